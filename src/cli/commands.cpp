@@ -1,0 +1,327 @@
+#include "cli/commands.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fmt/format.h>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/project.h"
+#include "compile/compile.h"
+#include "eval/evaluate.h"
+#include "eval/solution_run.h"
+#include "report/table.h"
+#include "store/store.h"
+#include "task/catalog.h"
+#include "task/task.h"
+#include "util/files.h"
+
+namespace ptxbench {
+namespace {
+
+using nlohmann::json;
+
+struct Context {
+  ProjectPaths paths;
+  TaskRegistry registry;
+};
+
+Context open_project(const CommonOptions& common) {
+  Context ctx{find_project(common.root, common.data), {}};
+  ctx.registry = TaskRegistry::load(ctx.paths.tasks());
+  return ctx;
+}
+
+const Task* find_task_or_complain(const Context& ctx, const std::string& id) {
+  const Task* task = ctx.registry.find(id);
+  if (!task) std::fprintf(stderr, "ptxbench: no task '%s' (ptxbench tasks lists them)\n", id.c_str());
+  return task;
+}
+
+bool read_solution(const std::string& file, std::string& source) {
+  try {
+    source = read_file(file);
+    return true;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ptxbench: %s\n", e.what());
+    return false;
+  }
+}
+
+CompileOptions compile_options(const ProjectPaths& paths, const Task& task, bool no_cache) {
+  CompileOptions options;
+  if (const char* nvcc = std::getenv("PTXBENCH_NVCC"); nvcc && *nvcc) options.nvcc = nvcc;
+  options.cache_dir = paths.compile_cache();
+  options.include_dirs = paths.include_dirs(find_arch(task.arch)->kit);
+  options.use_cache = !no_cache;
+  return options;
+}
+
+int exit_code_for(OverallStatus status) {
+  switch (status) {
+    case OverallStatus::passed: return kExitOk;
+    case OverallStatus::failed: return kExitRejected;
+    case OverallStatus::incomplete: return kExitIncomplete;
+    case OverallStatus::error: return kExitHarness;
+  }
+  return kExitHarness;
+}
+
+std::string percent(std::optional<double> value) { return value ? fmt::format("{:.1f}%", *value * 100) : "-"; }
+std::string ratio(std::optional<double> value) { return value ? fmt::format("{:.3f}x", *value) : "-"; }
+
+// One cell per stage: "ok", "FAIL", "TIME", "CRASH", "-" (skipped), "ERR" (harness).
+std::string stage_cell(const Verdict& v, const std::string& name) {
+  const StageResult* s = v.stage(name);
+  if (!s) return "?";
+  switch (s->status) {
+    case StageStatus::passed: return "ok";
+    case StageStatus::failed: return "FAIL";
+    case StageStatus::timeout: return "TIME";
+    case StageStatus::runtime_error: return "CRASH";
+    case StageStatus::skipped: return "-";
+    case StageStatus::harness_error: return "ERR";
+  }
+  return "?";
+}
+
+void print_verdict_text(const Verdict& v) {
+  std::cout << fmt::format("task      {}\nsolution  {} ({})\nhost      {}\nverdict   {}\n\n", v.task_id, v.source_name,
+                           v.submission_hash.substr(0, 12), v.host, v.summary());
+  for (const auto& s : v.stages) {
+    std::cout << fmt::format("[{:<12}] {:<13} {:6.2f} s\n", s.name, to_string(s.status), s.wall_s);
+    if (!s.message.empty()) {
+      std::string indented = "    " + s.message;
+      for (size_t p = indented.find('\n'); p != std::string::npos; p = indented.find('\n', p + 1))
+        indented.insert(p + 1, "    ");
+      std::cout << indented << "\n";
+    }
+  }
+}
+
+void print_task_text(const Task& t) {
+  const FamilyInfo* family = find_family(t.family);
+  const ArchInfo* arch = find_arch(t.arch);
+  std::cout << fmt::format("{}\n{}\n\n{}\n\n", t.id, t.title, t.description);
+  std::cout << fmt::format("family        {} ({})\narchitecture  {} ({}), {}\ndtype         {}\n", t.family,
+                           family->semantics, t.arch, arch->marketing,
+                           t.mode == TaskMode::full ? "run, checked and timed on a GPU"
+                                                    : "static-only: compiled and checked, not run",
+                           t.dtype);
+  std::cout << "shapes\n";
+  for (const auto& s : t.all_shapes())
+    std::cout << fmt::format("  {:<9} {}   ({:.3g} GFLOP)\n", s.label, s.to_string(), static_cast<double>(t.flops(s)) / 1e9);
+  std::cout << fmt::format("FLOPs         {}\ntolerance     |out - ref| <= {} + {} * |ref| for every element (fp32 "
+                           "reference; NaN and Inf never pass)\n",
+                           t.flops_formula, t.tolerance.atol, t.tolerance.rtol);
+  std::cout << "must execute\n";
+  for (const auto& f : t.required)
+    std::cout << fmt::format("  {:<12} PTX {:<36} SASS {}{}\n", f.name, fmt::format("{}", fmt::join(f.ptx, ", ")),
+                             fmt::join(f.sass, ", "), f.does_the_math ? "  (does the math)" : "");
+  std::cout << fmt::format("coverage      the MMA family must account for >= {:.0f}% of the FLOPs\n",
+                           t.coverage_threshold * 100);
+  std::cout << fmt::format("baseline      {}\n\nentry point (include/ptxbench/abi.h):\n{}\n\n", t.baseline,
+                           family->signature);
+  std::cout << fmt::format(
+      "Solutions may include the ABI and the {} kit:\n  #include <ptxbench/abi.h>\n  #include <{}.cuh>   // "
+      "kits/{}/ptx: PTX template functions\n",
+      arch->marketing, arch->kit, arch->kit);
+}
+
+}  // namespace
+
+int tasks_command(const CommonOptions& common, const TasksOptions& options) {
+  Context ctx = open_project(common);
+  if (!options.id.empty()) {
+    const Task* task = find_task_or_complain(ctx, options.id);
+    if (!task) return kExitUsage;
+    if (common.json) std::cout << to_json(*task).dump(2) << "\n";
+    else print_task_text(*task);
+    return kExitOk;
+  }
+  json list = json::array();
+  TextTable table({"TASK", "ARCH", "MODE", "MAIN SHAPE", "MUST EXECUTE"});
+  for (const auto& t : ctx.registry.all()) {
+    if (!options.arch.empty() && t.arch != options.arch) continue;
+    std::vector<std::string> names;
+    for (const auto& f : t.required) names.push_back(f.name);
+    table.add_row({t.id, t.arch, to_string(t.mode), t.main_shape.to_string(), fmt::format("{}", fmt::join(names, ", "))});
+    list.push_back(to_json(t));
+  }
+  if (common.json) std::cout << list.dump(2) << "\n";
+  else std::cout << table.render();
+  return kExitOk;
+}
+
+int compile_command(const CommonOptions& common, const CompileCommandOptions& options) {
+  Context ctx = open_project(common);
+  const Task* task = find_task_or_complain(ctx, options.task);
+  std::string source;
+  if (!task || !read_solution(options.solution, source)) return kExitUsage;
+  const CompileResult result = compile_solution(source, *task, compile_options(ctx.paths, *task, options.no_cache));
+  const StageResult compile = compile_stage(result);
+  const StageResult checks = static_stage(result);
+  if (common.json) {
+    json doc = to_json(result);
+    doc["task"] = task->id;
+    doc["static_status"] = to_string(checks.status);
+    doc["library"] = result.library.string();
+    std::cout << doc.dump(2) << "\n";
+  } else {
+    std::cout << fmt::format("compile: {} in {:.2f} s{}\n", to_string(compile.status), result.wall_s,
+                             result.cached ? " (cached)" : "");
+    if (!compile.message.empty()) std::cout << compile.message << "\n";
+    for (const auto& k : result.kernels)
+      std::cout << fmt::format("kernel {}: {} registers, {} B static smem, {} B stack, {} B spilled\n", k.name,
+                               k.registers, k.shared_bytes, k.stack_bytes, k.spill_store_bytes + k.spill_load_bytes);
+    if (result.ok()) {
+      for (const auto& [family, count] : result.inventory.required_counts)
+        std::cout << fmt::format("required family {}: {} PTX instruction(s)\n", family, count);
+      std::cout << fmt::format("static: {}{}{}\n", to_string(checks.status), checks.message.empty() ? "" : ": ",
+                               checks.message);
+      std::cout << "library: " << result.library.string() << "\n";
+    }
+  }
+  if (compile.status == StageStatus::harness_error) return kExitHarness;
+  return compile.status == StageStatus::passed && checks.status == StageStatus::passed ? kExitOk : kExitRejected;
+}
+
+int eval_command(const CommonOptions& common, const EvalCommandOptions& options) {
+  Context ctx = open_project(common);
+  const Task* task = find_task_or_complain(ctx, options.task);
+  std::string source;
+  if (!task || !read_solution(options.solution, source)) return kExitUsage;
+  EvalOptions eval{compile_options(ctx.paths, *task, options.no_cache), detect_gpu()};
+  const Verdict verdict =
+      evaluate({source, std::filesystem::path(options.solution).filename().string()}, *task, eval);
+  int64_t id = 0;
+  if (!options.no_store) id = Store(ctx.paths.store()).add_evaluation(verdict, source);
+  if (common.json) {
+    json doc = to_json(verdict);
+    if (id) doc["evaluation_id"] = id;
+    std::cout << doc.dump(2) << "\n";
+  } else {
+    print_verdict_text(verdict);
+    if (id) std::cout << fmt::format("\nstored as evaluation {} in {}\n", id, ctx.paths.store().string());
+  }
+  return exit_code_for(verdict.overall());
+}
+
+int run_command(const CommonOptions& common, const RunCommandOptions& options) {
+  Context ctx = open_project(common);
+  const GpuInfo gpu = detect_gpu();
+  SolutionRunOptions run_options{.task_glob = options.tasks};
+  if (options.arch == "all") {
+    for (const auto& a : all_archs()) run_options.archs.push_back(a.name);
+  } else if (!options.arch.empty()) {
+    if (!find_arch(options.arch)) {
+      std::fprintf(stderr, "ptxbench: unknown architecture '%s'\n", options.arch.c_str());
+      return kExitUsage;
+    }
+    run_options.archs.push_back(options.arch);
+  } else {
+    std::string local = "sm_90a";  // with no GPU here, Hopper: its tasks' CPU stages still run
+    for (const auto& a : all_archs())
+      if (gpu.present && a.compute_capability == gpu.compute_capability) local = a.name;
+    run_options.archs.push_back(local);
+  }
+
+  Store store(ctx.paths.store());
+  const int64_t run_id = store.begin_run("solutions", {{"tasks", options.tasks}, {"archs", run_options.archs}});
+  if (!common.json)
+    std::cerr << fmt::format("run {}: shipped solutions on {} tasks matching '{}' ({}; store {})\n", run_id,
+                             fmt::join(run_options.archs, ", "), options.tasks, gpu.present ? gpu.describe() : gpu.absent_reason,
+                             ctx.paths.store().string());
+  auto progress = [&](const SolutionRunRow& row) {
+    if (!common.json)
+      std::cerr << fmt::format("  {:<34} {:<40} {}\n", row.task_id, row.solution, row.verdict.summary());
+  };
+  auto options_for = [&](const Task& task) { return EvalOptions{compile_options(ctx.paths, task, false), gpu}; };
+  const auto rows = run_shipped_solutions(ctx.paths.solutions(), ctx.registry, run_options, options_for, store,
+                                          run_id, progress);
+  store.finish_run(run_id);
+
+  int mismatched = 0;
+  for (const auto& row : rows) mismatched += !row.mismatches.empty();
+  if (common.json) {
+    json out = json::array();
+    for (const auto& row : rows)
+      out.push_back({{"evaluation_id", row.evaluation_id},
+                     {"task", row.task_id},
+                     {"solution", row.solution},
+                     {"status", to_string(row.verdict.overall())},
+                     {"summary", row.verdict.summary()},
+                     {"speedup", row.verdict.speedup ? json(*row.verdict.speedup) : json(nullptr)},
+                     {"coverage", row.verdict.coverage ? json(*row.verdict.coverage) : json(nullptr)},
+                     {"expectation_mismatches", row.mismatches},
+                     {"expectations_unchecked", row.unchecked}});
+    std::cout << json{{"run_id", run_id}, {"host", gpu.describe()}, {"evaluations", out}}.dump(2) << "\n";
+  } else {
+    TextTable table({"TASK", "SOLUTION", "VERDICT", "COMPILE", "STATIC", "SANITIZE", "CORRECT", "INSTR", "TIME",
+                     "SPEEDUP", "COVERAGE", "AS EXPECTED"});
+    for (const auto& row : rows) {
+      const Verdict& v = row.verdict;
+      std::string expected = !row.mismatches.empty() ? "NO: " + row.mismatches.front()
+                             : row.unchecked        ? fmt::format("yes ({} unchecked)", row.unchecked)
+                                                    : "yes";
+      table.add_row({row.task_id, row.solution, to_string(v.overall()), stage_cell(v, "compile"),
+                     stage_cell(v, "static"), stage_cell(v, "sanitize"), stage_cell(v, "correct"),
+                     stage_cell(v, "instructions"), stage_cell(v, "time"), ratio(v.speedup), percent(v.coverage),
+                     expected});
+    }
+    std::cout << table.render();
+    std::cout << fmt::format("\n{} evaluations in run {} on {}; {} differ from their expectation.\n", rows.size(),
+                             run_id, gpu.describe(), mismatched);
+    if (!gpu.present) std::cout << "GPU stages (sanitize, correct, instructions, time) skipped: " << gpu.absent_reason << ".\n";
+    std::cout << fmt::format("Verdicts: ptxbench results --run {}  |  one in full: ptxbench results --id N\n", run_id);
+  }
+  return mismatched ? kExitRejected : kExitOk;
+}
+
+int results_command(const CommonOptions& common, const ResultsCommandOptions& options) {
+  const ProjectPaths paths = find_project(common.root, common.data);
+  if (!std::filesystem::exists(paths.store())) {
+    std::fprintf(stderr, "ptxbench: no results yet (%s does not exist)\n", paths.store().string().c_str());
+    return kExitUsage;
+  }
+  Store store(paths.store());
+  if (options.id) {
+    auto verdict = store.verdict(options.id);
+    if (!verdict) {
+      std::fprintf(stderr, "ptxbench: no evaluation %lld\n", options.id);
+      return kExitUsage;
+    }
+    if (common.json) std::cout << to_json(*verdict).dump(2) << "\n";
+    else print_verdict_text(*verdict);
+    return kExitOk;
+  }
+  if (options.runs) {
+    json out = json::array();
+    TextTable table({"RUN", "KIND", "STARTED", "FINISHED", "EVALUATIONS", "ARGS"});
+    for (const auto& r : store.runs(options.limit)) {
+      table.add_row({std::to_string(r.id), r.kind, r.started_at, r.finished_at.empty() ? "(unfinished)" : r.finished_at,
+                     std::to_string(r.evaluations), r.args.dump()});
+      out.push_back({{"id", r.id}, {"kind", r.kind}, {"started_at", r.started_at}, {"finished_at", r.finished_at},
+                     {"evaluations", r.evaluations}, {"args", r.args}});
+    }
+    std::cout << (common.json ? out.dump(2) + "\n" : table.render());
+    return kExitOk;
+  }
+  EvaluationFilter filter{.task_glob = options.tasks, .limit = options.limit};
+  if (options.run) filter.run_id = options.run;
+  json out = json::array();
+  TextTable table({"ID", "RUN", "TASK", "SOLUTION", "STATUS", "SPEEDUP", "COVERAGE", "WHEN", "SUMMARY"});
+  for (const auto& e : store.evaluations(filter)) {
+    table.add_row({std::to_string(e.id), e.run_id ? std::to_string(e.run_id) : "-", e.task_id, e.source_name, e.status,
+                   ratio(e.speedup), percent(e.coverage), e.created_at, e.summary});
+    out.push_back({{"id", e.id}, {"run_id", e.run_id}, {"task", e.task_id}, {"submission", e.submission_hash},
+                   {"source_name", e.source_name}, {"status", e.status},
+                   {"speedup", e.speedup ? json(*e.speedup) : json(nullptr)},
+                   {"coverage", e.coverage ? json(*e.coverage) : json(nullptr)}, {"created_at", e.created_at},
+                   {"summary", e.summary}});
+  }
+  std::cout << (common.json ? out.dump(2) + "\n" : table.render());
+  return kExitOk;
+}
+
+}  // namespace ptxbench

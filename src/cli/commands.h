@@ -1,0 +1,61 @@
+// The ptxbench subcommands. Each parses nothing itself: it gets its options filled in by main.cpp (CLI11),
+// calls the modules and prints. Exit codes are documented in docs/cli.md and in `ptxbench --help`.
+#pragma once
+
+#include <string>
+
+namespace ptxbench {
+
+enum ExitCode : int {
+  kExitOk = 0,           // done; for eval: every stage passed
+  kExitRejected = 1,     // the submission was judged and failed; for run: a verdict differs from its expectation
+  kExitUsage = 2,        // bad arguments, unknown task, unreadable solution file
+  kExitIncomplete = 3,   // nothing failed, but stages were skipped (no GPU here, or a static-only task)
+  kExitConfig = 4,       // a broken task file or solutions manifest, or no project folder
+  kExitHarness = 5,      // ptxbench itself could not judge (no nvcc, store not writable, internal error)
+};
+
+struct CommonOptions {
+  std::string root;  // project folder
+  std::string data;  // store and cache folder
+  bool json = false;
+};
+
+struct TasksOptions {
+  std::string id;
+  std::string arch;  // filter
+};
+
+struct CompileCommandOptions {
+  std::string solution;
+  std::string task;
+  bool no_cache = false;
+};
+
+struct EvalCommandOptions {
+  std::string solution;
+  std::string task;
+  bool no_cache = false;
+  bool no_store = false;
+};
+
+struct RunCommandOptions {
+  std::string tasks = "*";
+  std::string arch;  // "", "all" or an architecture; "" = the local GPU's, else sm_90a
+};
+
+struct ResultsCommandOptions {
+  long long id = 0;      // show one verdict
+  long long run = 0;     // evaluations of one run
+  std::string tasks = "*";
+  int limit = 50;
+  bool runs = false;     // list runs instead
+};
+
+int tasks_command(const CommonOptions& common, const TasksOptions& options);
+int compile_command(const CommonOptions& common, const CompileCommandOptions& options);
+int eval_command(const CommonOptions& common, const EvalCommandOptions& options);
+int run_command(const CommonOptions& common, const RunCommandOptions& options);
+int results_command(const CommonOptions& common, const ResultsCommandOptions& options);
+
+}  // namespace ptxbench

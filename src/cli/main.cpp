@@ -1,0 +1,94 @@
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <exception>
+
+#include "cli/commands.h"
+#include "task/task.h"
+
+using namespace ptxbench;
+
+namespace {
+
+constexpr const char* kExitCodes = R"(Exit codes:
+  0  done; for eval: every stage passed
+  1  the submission was judged and failed (run: a verdict differs from its expectation)
+  2  bad arguments, unknown task or unreadable solution file
+  3  nothing failed, but stages were skipped (no GPU here, or a static-only task)
+  4  a broken task file or solutions manifest, or no project folder
+  5  ptxbench itself could not judge (no nvcc, store not writable, internal error))";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"ptxbench: benchmark GPU kernels that must use an architecture's own PTX instructions"};
+  app.footer(kExitCodes);
+  app.set_version_flag("--version", PTXBENCH_VERSION);
+  app.require_subcommand(1);
+  CommonOptions common;
+  app.add_option("--root", common.root, "Project folder with tasks/, kits/, include/, solutions/ [$PTXBENCH_ROOT]");
+  app.add_option("--data", common.data, "Folder for the results store and compile cache [$PTXBENCH_DATA, ./ptxbench-data]");
+
+  auto add_json = [&](CLI::App* sub) { sub->add_flag("--json", common.json, "Print JSON instead of text"); };
+
+  TasksOptions tasks;
+  auto* tasks_cmd = app.add_subcommand("tasks", "List the tasks, or show one (shapes, instructions, tolerances, ABI)");
+  tasks_cmd->add_option("id", tasks.id, "Task id to show");
+  tasks_cmd->add_option("--arch", tasks.arch, "Only tasks of this architecture (sm_90a, sm_100a)");
+  add_json(tasks_cmd);
+
+  CompileCommandOptions compile;
+  auto* compile_cmd = app.add_subcommand("compile", "Run the compile stage alone: nvcc, ptxas report, PTX inventory, forbidden-means scan");
+  compile_cmd->add_option("solution", compile.solution, "The solution .cu file")->required();
+  compile_cmd->add_option("--task", compile.task, "Task id")->required();
+  compile_cmd->add_flag("--no-cache", compile.no_cache, "Compile again even when a cached result exists");
+  add_json(compile_cmd);
+
+  EvalCommandOptions eval;
+  auto* eval_cmd = app.add_subcommand("eval", "Evaluate one solution on one task: every stage, one verdict");
+  eval_cmd->add_option("solution", eval.solution, "The solution .cu file")->required();
+  eval_cmd->add_option("--task", eval.task, "Task id")->required();
+  eval_cmd->add_flag("--no-cache", eval.no_cache, "Compile again even when a cached result exists");
+  eval_cmd->add_flag("--no-store", eval.no_store, "Do not store the verdict");
+  add_json(eval_cmd);
+
+  RunCommandOptions run;
+  auto* run_cmd = app.add_subcommand(
+      "run", "The main job. Default: evaluate the solutions shipped in solutions/ on every task of the local "
+             "architecture, store the verdicts, print a summary table");
+  run_cmd->add_option("--tasks", run.tasks, "Only tasks whose id matches this glob")->capture_default_str();
+  run_cmd->add_option("--arch", run.arch,
+                      "Task architecture: sm_90a, sm_100a or all (default: the local GPU's, else sm_90a)");
+  add_json(run_cmd);
+
+  ResultsCommandOptions results;
+  auto* results_cmd = app.add_subcommand("results", "Show what the store holds: evaluations, one verdict, or runs");
+  results_cmd->add_option("--id", results.id, "Show the full verdict of this evaluation");
+  results_cmd->add_option("--run", results.run, "Only evaluations of this run");
+  results_cmd->add_option("--tasks", results.tasks, "Only tasks whose id matches this glob")->capture_default_str();
+  results_cmd->add_option("--limit", results.limit, "At most this many rows")->capture_default_str();
+  results_cmd->add_flag("--runs", results.runs, "List the runs instead");
+  add_json(results_cmd);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitUsage;
+  }
+
+  try {
+    if (tasks_cmd->parsed()) return tasks_command(common, tasks);
+    if (compile_cmd->parsed()) return compile_command(common, compile);
+    if (eval_cmd->parsed()) return eval_command(common, eval);
+    if (run_cmd->parsed()) return run_command(common, run);
+    if (results_cmd->parsed()) return results_command(common, results);
+  } catch (const ConfigError& e) {
+    std::fprintf(stderr, "ptxbench: %s\n", e.what());
+    return kExitConfig;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ptxbench: %s\n", e.what());
+    return kExitHarness;
+  }
+  return kExitUsage;
+}

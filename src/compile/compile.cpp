@@ -1,0 +1,203 @@
+#include "compile/compile.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <regex>
+
+#include "compile/diagnostics.h"
+#include "task/catalog.h"
+#include "util/files.h"
+#include "util/hash.h"
+#include "util/subprocess.h"
+
+namespace ptxbench {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kSourceName = "solution.cu";
+
+// Bump when the compile flags or the cached layout change, so old cache entries are not reused.
+constexpr int kCacheFormat = 1;
+
+std::vector<std::string> nvcc_flags(const ArchInfo& arch, const CompileOptions& options) {
+  std::vector<std::string> flags = {"-gencode", arch.gencode, "-std=c++20", "-O3", "-lineinfo", "-shared",
+                                    "-Xcompiler", "-fPIC", "-cudart", "shared", "-Xptxas", "-v"};
+  for (const auto& dir : options.include_dirs) flags.push_back("-I" + dir.string());
+  return flags;
+}
+
+// The content of every header a solution may include, so that a kit change invalidates the cache.
+std::string include_dirs_digest(const std::vector<fs::path>& dirs) {
+  std::string all;
+  for (const auto& dir : dirs) {
+    if (!fs::is_directory(dir)) continue;
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::recursive_directory_iterator(dir))
+      if (entry.is_regular_file()) files.push_back(entry.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) all += f.lexically_relative(dir).string() + '\0' + sha256_hex(read_file(f)) + '\0';
+  }
+  return sha256_hex(all);
+}
+
+fs::path fresh_work_dir(const fs::path& cache_dir) {
+  static std::mt19937_64 rng{std::random_device{}()};
+  fs::path dir = cache_dir / fmt::format("tmp-{}-{:016x}", getpid(), rng());
+  fs::create_directories(dir / "keep");
+  return dir;
+}
+
+// What a compile leaves in its cache folder besides the artifacts: what nvcc said and how it ended.
+struct RawCompile {
+  CompileResult::Status status = CompileResult::Status::toolchain_error;
+  std::string output;  // nvcc's stdout + stderr
+  double wall_s = 0;
+};
+
+RawCompile run_nvcc(const std::string& source, const fs::path& work_dir, const std::vector<std::string>& command,
+                    double time_limit_s) {
+  write_file(work_dir / kSourceName, source);
+  ProcessResult r = run_process({.argv = command,
+                                 .working_dir = work_dir.string(),
+                                 .time_limit = std::chrono::milliseconds(static_cast<long>(time_limit_s * 1000))});
+  RawCompile raw;
+  raw.wall_s = r.wall_s;
+  raw.output = r.out + r.err;
+  if (r.spawn_failed) raw.status = CompileResult::Status::toolchain_error, raw.output = r.describe();
+  else if (r.timed_out) raw.status = CompileResult::Status::timeout;
+  else if (r.ok()) raw.status = CompileResult::Status::ok;
+  else if (r.exited) raw.status = CompileResult::Status::compile_error;
+  else raw.status = CompileResult::Status::toolchain_error, raw.output += "\nnvcc " + r.describe();
+  if (raw.status == CompileResult::Status::ok) {
+    fs::rename(work_dir / "keep" / "solution.ptx", work_dir / "solution.ptx");
+    fs::rename(work_dir / "keep" / "solution.cubin", work_dir / "solution.cubin");
+  }
+  fs::remove_all(work_dir / "keep");
+  return raw;
+}
+
+CompileResult::Status status_from_string(const std::string& text) {
+  for (auto s : {CompileResult::Status::ok, CompileResult::Status::compile_error, CompileResult::Status::timeout,
+                 CompileResult::Status::toolchain_error})
+    if (to_string(s) == text) return s;
+  return CompileResult::Status::toolchain_error;
+}
+
+}  // namespace
+
+std::string to_string(CompileResult::Status status) {
+  switch (status) {
+    case CompileResult::Status::ok: return "ok";
+    case CompileResult::Status::compile_error: return "compile_error";
+    case CompileResult::Status::timeout: return "timeout";
+    case CompileResult::Status::toolchain_error: return "toolchain_error";
+  }
+  return "toolchain_error";
+}
+
+std::string nvcc_version(const fs::path& nvcc) {
+  static std::mutex mutex;
+  static std::map<fs::path, std::string> known;
+  std::lock_guard lock(mutex);
+  if (auto it = known.find(nvcc); it != known.end()) return it->second;
+  ProcessResult r = run_process({.argv = {nvcc.string(), "--version"}, .time_limit = std::chrono::seconds(30)});
+  static const std::regex release(R"(, V(\d+\.\d+\.\d+))");
+  std::smatch m;
+  std::string version = r.ok() && std::regex_search(r.out, m, release) ? m[1].str() : "";
+  return known[nvcc] = version;
+}
+
+CompileResult compile_solution(const std::string& source, const Task& task, const CompileOptions& options) {
+  CompileResult result;
+  const ArchInfo* arch = find_arch(task.arch);
+  if (!arch) throw std::runtime_error("unknown architecture " + task.arch);
+  result.nvcc_version = nvcc_version(options.nvcc);
+  if (result.nvcc_version.empty()) {
+    result.diagnostics = fmt::format("nvcc not found or not working at {}", options.nvcc.string());
+    return result;
+  }
+  const auto flags = nvcc_flags(*arch, options);
+  result.command = {options.nvcc.string()};
+  result.command.insert(result.command.end(), flags.begin(), flags.end());
+  result.command.insert(result.command.end(), {"-keep", "-keep-dir", "keep", "-o", "solution.so", kSourceName});
+
+  // The key covers everything the artifacts depend on. Task fields other than the architecture only matter to
+  // the checks below, which are cheap and run again on every hit.
+  std::string key_material = fmt::format("format {}\nnvcc {}\n", kCacheFormat, result.nvcc_version);
+  for (const auto& flag : flags)
+    key_material += flag.starts_with("-I") ? "" : flag + "\n";  // include dirs: by content, not path
+  key_material += "headers " + include_dirs_digest(options.include_dirs) + "\nsource\n" + source;
+  result.cache_key = sha256_hex(key_material);
+  const fs::path entry = options.cache_dir / result.cache_key;
+  const fs::path record = entry / "compile.json";
+
+  RawCompile raw;
+  if (options.use_cache && fs::exists(record)) {
+    json doc = json::parse(read_file(record));
+    raw = {status_from_string(doc.at("status")), doc.at("output"), doc.at("wall_s")};
+    result.cached = true;
+  } else {
+    fs::path work_dir = fresh_work_dir(options.cache_dir);
+    raw = run_nvcc(source, work_dir, result.command, options.time_limit_s);
+    write_file(work_dir / "compile.json",
+               json{{"status", to_string(raw.status)}, {"output", raw.output}, {"wall_s", raw.wall_s}}.dump(1));
+    // Timeouts and toolchain failures are not properties of the source: they are not kept. Everything else
+    // is published with one rename, so a reader never sees half an entry.
+    std::error_code ec;
+    if (raw.status == CompileResult::Status::ok || raw.status == CompileResult::Status::compile_error) {
+      fs::remove_all(entry, ec);
+      fs::rename(work_dir, entry, ec);
+    }
+    fs::remove_all(work_dir, ec);  // left only when not published, or when a concurrent twin published first
+  }
+  const fs::path& artifacts = entry;
+
+  result.status = raw.status;
+  result.wall_s = raw.wall_s;
+  const PtxasReport ptxas = parse_ptxas_report(raw.output);
+  result.kernels = ptxas.kernels;
+  result.ptxas_warnings = ptxas.warnings;
+  const auto trimmed = trim_diagnostics(raw.output, "");
+  result.diagnostics = trimmed.text;
+  result.error_count = trimmed.errors;
+  if (raw.status == CompileResult::Status::timeout)
+    result.diagnostics = fmt::format("nvcc did not finish within {:.0f} s\n", options.time_limit_s) + result.diagnostics;
+
+  if (result.ok()) {
+    result.library = artifacts / "solution.so";
+    result.ptx = artifacts / "solution.ptx";
+    result.cubin = artifacts / "solution.cubin";
+    result.inventory = take_inventory(read_file(result.ptx), task);
+    result.violations = scan_library(result.library);
+  }
+  auto from_source = scan_source(source);
+  result.violations.insert(result.violations.begin(), from_source.begin(), from_source.end());
+  return result;
+}
+
+json to_json(const CompileResult& r) {
+  json kernels = json::array();
+  for (const auto& k : r.kernels) kernels.push_back(to_json(k));
+  json violations = json::array();
+  for (const auto& v : r.violations) violations.push_back(to_json(v));
+  return {{"status", to_string(r.status)},
+          {"cached", r.cached},
+          {"cache_key", r.cache_key},
+          {"nvcc_version", r.nvcc_version},
+          {"command", r.command},
+          {"diagnostics", r.diagnostics},
+          {"error_count", r.error_count},
+          {"ptxas_warnings", r.ptxas_warnings},
+          {"kernels", kernels},
+          {"inventory", to_json(r.inventory)},
+          {"violations", violations}};
+}
+
+}  // namespace ptxbench

@@ -1,0 +1,75 @@
+#include "compile/diagnostics.h"
+
+#include <fmt/format.h>
+#include <regex>
+#include <sstream>
+#include <vector>
+
+namespace ptxbench {
+namespace {
+
+void replace_all(std::string& text, const std::string& from, const std::string& to) {
+  if (from.empty()) return;
+  for (size_t pos = text.find(from); pos != std::string::npos; pos = text.find(from, pos + to.size()))
+    text.replace(pos, from.size(), to);
+}
+
+}  // namespace
+
+TrimmedDiagnostics trim_diagnostics(const std::string& compiler_output, const std::string& work_dir,
+                                    int max_errors, size_t max_chars) {
+  std::string output = compiler_output;
+  if (!work_dir.empty()) {
+    replace_all(output, work_dir + "/", "");
+    replace_all(output, work_dir, ".");
+  }
+
+  // A diagnostic is a header line ("solution.cu(12): error: ...", "ptxas ... error : ...", "... fatal error")
+  // followed by its excerpt lines (the source line and the caret), up to the next header or blank line.
+  static const std::regex header(R"((^\S.*?(\(\d+\))?: (catastrophic error|fatal error|error|warning)\b)|(^ptxas.*(error|warning)\s*:))");
+  static const std::regex is_error(R"(\b(error|fatal)\b)");
+  struct Diagnostic {
+    bool error;
+    std::string text;
+  };
+  std::vector<Diagnostic> diagnostics;
+  std::istringstream lines(output);
+  std::string line;
+  bool in_diagnostic = false;
+  while (std::getline(lines, line)) {
+    if (line.starts_with("ptxas info") || line.find("bytes stack frame") != std::string::npos)
+      continue;  // the resource report: parsed separately
+    if (line.find("detected in the compilation of") != std::string::npos) continue;
+    std::smatch m;
+    if (std::regex_search(line, m, header)) {
+      std::string kind = m[3].matched ? m[3].str() : m[5].str();
+      diagnostics.push_back({kind != "warning", line});
+      in_diagnostic = true;
+    } else if (in_diagnostic && !line.empty()) {
+      diagnostics.back().text += "\n" + line;
+    } else {
+      in_diagnostic = false;
+      if (!line.empty() && std::regex_search(line, is_error)) diagnostics.push_back({true, line});  // linker etc.
+    }
+  }
+
+  TrimmedDiagnostics result;
+  for (const auto& d : diagnostics) (d.error ? result.errors : result.warnings)++;
+  int kept_errors = 0, kept_warnings = 0;
+  auto append = [&](const std::string& text) {
+    if (result.text.size() + text.size() + 1 > max_chars) return false;
+    result.text += text + "\n";
+    return true;
+  };
+  for (const auto& d : diagnostics)
+    if (d.error && kept_errors < max_errors && append(d.text)) ++kept_errors;
+  for (const auto& d : diagnostics)
+    if (!d.error && kept_errors + kept_warnings < max_errors && append(d.text)) ++kept_warnings;
+  if (kept_errors < result.errors || kept_warnings < result.warnings)
+    result.text += fmt::format("({} more errors and {} more warnings not shown)\n", result.errors - kept_errors,
+                               result.warnings - kept_warnings);
+  if (diagnostics.empty() && !output.empty()) result.text = output.substr(0, max_chars);  // unknown format: raw
+  return result;
+}
+
+}  // namespace ptxbench

@@ -1,0 +1,246 @@
+#include "compile/forbidden.h"
+
+#include <cxxabi.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fmt/format.h>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "util/subprocess.h"
+
+namespace ptxbench {
+namespace {
+
+struct Rule {
+  const char* rule;
+  const char* what;  // the reason, in words a model can act on
+  std::vector<std::string> includes;  // header prefixes
+  std::vector<std::string> symbols;   // exact C symbols (source identifiers and imported symbols)
+  std::vector<std::string> demangled_prefixes;  // C++ library entry points, as demangled imports start
+};
+
+const std::vector<Rule>& rules() {
+  static const std::vector<Rule> table = {
+      {"vendor-library",
+       "vendor libraries do the work the solution must do itself",
+       {"cublas", "cublasLt", "cudnn", "cutlass/", "cute/", "cusparse", "cufft", "nvjet"},
+       {},
+       {}},
+      {"dynamic-loading",
+       "loading code at run time is not allowed",
+       {"dlfcn.h", "link.h"},
+       {"dlopen", "dlmopen", "dlsym", "dlvsym", "dlinfo", "dl_iterate_phdr", "cudaLibraryLoadFromFile",
+        "cudaLibraryLoadData"},
+       {}},
+      {"process",
+       "creating or replacing processes is not allowed",
+       {"spawn.h", "sys/wait.h"},
+       {"fork", "vfork", "clone", "clone3", "execve", "execv", "execvp", "execvpe", "execl", "execlp", "execle",
+        "fexecve", "system", "popen", "posix_spawn", "posix_spawnp", "ptrace", "kill", "exit", "_exit",
+        "_Exit", "quick_exit", "abort"},
+       {}},
+      {"thread",
+       "host threads are not allowed: all work goes on the given stream",
+       {"thread", "future", "pthread.h", "threads.h"},
+       {"pthread_create", "thrd_create"},
+       {"std::thread::_M_start_thread", "std::jthread"}},
+      {"file",
+       "file access is not allowed",
+       {"fstream", "filesystem", "dirent.h"},
+       {"fopen", "fopen64", "freopen", "open", "open64", "openat", "openat64", "creat", "opendir", "readlink",
+        "getenv", "secure_getenv", "mmap"},
+       {"std::basic_filebuf", "std::filesystem", "std::basic_ifstream", "std::basic_ofstream",
+        "std::basic_fstream"}},
+      {"network",
+       "network access is not allowed",
+       {"sys/socket.h", "netinet/", "arpa/inet.h", "netdb.h", "curl/"},
+       {"socket", "connect", "bind", "listen", "accept", "getaddrinfo", "gethostbyname", "sendto", "recvfrom"},
+       {}},
+      {"abi",
+       "the ABI forbids allocating, synchronising, creating streams or events, and host callbacks in the call",
+       {},
+       {"cudaMalloc", "cudaMallocAsync", "cudaMallocManaged", "cudaMallocHost", "cudaMallocPitch", "cudaHostAlloc",
+        "cudaFree", "cudaFreeAsync", "cudaFreeHost", "cudaDeviceSynchronize", "cudaStreamSynchronize",
+        "cudaEventSynchronize", "cudaStreamCreate", "cudaStreamCreateWithFlags", "cudaStreamCreateWithPriority",
+        "cudaEventCreate", "cudaEventCreateWithFlags", "cudaMemcpy", "cudaMemset", "cudaMemcpyToSymbol",
+        "cudaDeviceReset", "cudaSetDevice", "cudaLaunchHostFunc", "cudaStreamAddCallback", "cudaProfilerStart",
+        "cudaProfilerStop", "cudaDeviceSetLimit", "syscall"},
+       {}},
+  };
+  return table;
+}
+
+// Libraries a solution's shared library may need: the CUDA runtime and the C/C++ runtime.
+bool allowed_needed_library(const std::string& name) {
+  static const std::vector<std::string> allowed = {"libcudart.so", "libstdc++.so", "libm.so", "libgcc_s.so",
+                                                   "libc.so", "ld-linux"};
+  return std::any_of(allowed.begin(), allowed.end(), [&](const auto& a) { return name.starts_with(a); });
+}
+
+// Replaces the contents of string and character literals with spaces (quotes kept), so that names inside
+// strings are not taken for calls. Expects comments already removed.
+std::string blank_literals(const std::string& code) {
+  std::string out = code;
+  for (size_t i = 0; i < out.size(); ++i) {
+    char quote = out[i];
+    if (quote != '"' && quote != '\'') continue;
+    size_t j = i + 1;
+    for (; j < out.size() && out[j] != quote && out[j] != '\n'; ++j) {
+      if (out[j] == '\\' && j + 1 < out.size()) out[j++] = ' ';
+      out[j] = ' ';
+    }
+    i = j;
+  }
+  return out;
+}
+
+std::string demangle(const std::string& name) {
+  int status = 0;
+  std::unique_ptr<char, decltype(&std::free)> out(abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status),
+                                                  &std::free);
+  return status == 0 && out ? std::string(out.get()) : name;
+}
+
+std::vector<std::string> output_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+}  // namespace
+
+std::string strip_comments(const std::string& source) {
+  std::string out;
+  out.reserve(source.size());
+  for (size_t i = 0; i < source.size(); ++i) {
+    char c = source[i];
+    if (c == '"' || c == '\'') {  // copy a literal whole, so "//" inside it is not a comment
+      size_t j = i + 1;
+      while (j < source.size() && source[j] != c && source[j] != '\n') j += source[j] == '\\' ? 2 : 1;
+      j = std::min(j, source.size() - 1);
+      out.append(source, i, j - i + 1);
+      i = j;
+    } else if (source.compare(i, 2, "//") == 0) {
+      while (i + 1 < source.size() && source[i + 1] != '\n') ++i;
+    } else if (source.compare(i, 2, "/*") == 0) {
+      size_t end = source.find("*/", i + 2);
+      if (end == std::string::npos) end = source.size() - 2;
+      for (size_t k = i; k < end + 2; ++k)
+        if (source[k] == '\n') out += '\n';
+      out += ' ';
+      i = end + 1;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::vector<Violation> scan_source(const std::string& source) {
+  std::vector<Violation> found;
+  const auto lines = output_lines(strip_comments(source));
+  static const std::regex include(R"(^\s*#\s*include\s*[<"]([^>"]+)[>"])");
+  static const std::regex identifier(R"([A-Za-z_][A-Za-z0-9_]*)");
+  for (size_t n = 0; n < lines.size(); ++n) {
+    const int line_no = static_cast<int>(n + 1);
+    std::smatch m;
+    if (std::regex_search(lines[n], m, include)) {
+      const std::string header = m[1];
+      for (const auto& rule : rules())
+        for (const auto& prefix : rule.includes)
+          if (header.starts_with(prefix))
+            found.push_back({rule.rule, "#include <" + header + ">", line_no,
+                             fmt::format("line {}: #include <{}>: {}", line_no, header, rule.what)});
+      continue;
+    }
+    const std::string code = blank_literals(lines[n]);
+    for (auto it = std::sregex_iterator(code.begin(), code.end(), identifier); it != std::sregex_iterator(); ++it) {
+      const std::string name = it->str();
+      for (const auto& rule : rules()) {
+        bool vendor_call = std::string(rule.rule) == "vendor-library" &&
+                           (name.starts_with("cublas") || name.starts_with("cudnn") || name == "cutlass" ||
+                            name == "cute");
+        bool listed = std::find(rule.symbols.begin(), rule.symbols.end(), name) != rule.symbols.end();
+        // A listed C function counts when it is called: the name followed by '('. (A member such as
+        // options.open or a variable named `open` would otherwise be flagged; the import scan still sees calls
+        // hidden behind macros.)
+        size_t after = static_cast<size_t>(it->position() + it->length());
+        while (after < code.size() && code[after] == ' ') ++after;
+        bool called = after < code.size() && code[after] == '(';
+        bool member = it->position() > 0 && (code[it->position() - 1] == '.' ||
+                                             (it->position() > 1 && code.compare(it->position() - 2, 2, "->") == 0));
+        if (vendor_call || (listed && called && !member))
+          found.push_back({rule.rule, name, line_no, fmt::format("line {}: {}: {}", line_no, name, rule.what)});
+      }
+    }
+  }
+  return found;
+}
+
+std::vector<Violation> scan_imports(const std::vector<std::string>& undefined_symbols,
+                                    const std::vector<std::string>& needed) {
+  std::vector<Violation> found;
+  std::set<std::string> reported;
+  auto add = [&](const std::string& rule, const std::string& evidence, const std::string& what) {
+    if (reported.insert(evidence).second)
+      found.push_back({rule, evidence, 0, fmt::format("the compiled library imports {}: {}", evidence, what)});
+  };
+  for (const auto& library : needed)
+    if (!allowed_needed_library(library))
+      found.push_back({"vendor-library", library, 0,
+                       fmt::format("the compiled library needs {}: only the CUDA runtime and the C/C++ runtime "
+                                   "may be linked",
+                                   library)});
+  for (const auto& symbol : undefined_symbols) {
+    const std::string readable = demangle(symbol);
+    for (const auto& rule : rules()) {
+      bool hit = std::find(rule.symbols.begin(), rule.symbols.end(), symbol) != rule.symbols.end();
+      if (std::string(rule.rule) == "vendor-library")
+        hit = symbol.starts_with("cublas") || symbol.starts_with("cudnn");
+      for (const auto& prefix : rule.demangled_prefixes) hit = hit || readable.starts_with(prefix);
+      if (hit) add(rule.rule, readable, rule.what);
+    }
+  }
+  return found;
+}
+
+std::vector<Violation> scan_library(const std::filesystem::path& library) {
+  auto run = [&](std::vector<std::string> argv) {
+    ProcessResult r = run_process({.argv = std::move(argv), .time_limit = std::chrono::seconds(60)});
+    if (!r.ok()) throw std::runtime_error(fmt::format("{}: {}: {}", argv[0], r.describe(), r.err));
+    return r.out;
+  };
+  std::vector<std::string> symbols, needed;
+  for (const auto& line : output_lines(run({"nm", "-D", "--undefined-only", "--format=posix", library.string()}))) {
+    std::string name = line.substr(0, line.find(' '));
+    name = name.substr(0, name.find('@'));  // drop the version: "dlopen@GLIBC_2.34"
+    if (!name.empty()) symbols.push_back(name);
+  }
+  static const std::regex needed_entry(R"(\(NEEDED\)\s+Shared library: \[([^\]]+)\])");
+  for (const auto& line : output_lines(run({"readelf", "-d", library.string()}))) {
+    std::smatch m;
+    if (std::regex_search(line, m, needed_entry)) needed.push_back(m[1]);
+  }
+  auto found = scan_imports(symbols, needed);
+  // A raw system call in host code needs no import at all.
+  static const std::regex syscall_instruction(R"(\s(syscall|sysenter|int\s+\$0x80)\b)");
+  for (const auto& line : output_lines(run({"objdump", "-d", "--no-show-raw-insn", library.string()})))
+    if (std::regex_search(line, syscall_instruction)) {
+      found.push_back({"process", "syscall instruction", 0,
+                       "the compiled library contains a raw system call instruction: system calls are not allowed"});
+      break;
+    }
+  return found;
+}
+
+nlohmann::json to_json(const Violation& v) {
+  return {{"rule", v.rule}, {"evidence", v.evidence}, {"line", v.line}, {"message", v.message}};
+}
+
+}  // namespace ptxbench

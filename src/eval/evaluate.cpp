@@ -1,0 +1,162 @@
+#include "eval/evaluate.h"
+
+#include <chrono>
+#include <ctime>
+#include <fmt/format.h>
+#include <sstream>
+
+#include "task/catalog.h"
+#include "util/hash.h"
+#include "util/subprocess.h"
+
+namespace ptxbench {
+namespace {
+
+StageResult skipped(const std::string& name, const std::string& why) {
+  return {.name = name, .status = StageStatus::skipped, .message = why};
+}
+
+std::string family_list(const Task& task, const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& name : names)
+    for (const auto& f : task.required)
+      if (f.name == name) out += fmt::format("{}{} ({})", out.empty() ? "" : ", ", name, fmt::join(f.ptx, " / "));
+  return out;
+}
+
+// The instruction stage as far as the compiled code decides it. A family absent from the PTX cannot have run
+// (the forbidden-means scan rules out foreign code), so that is a failure here already. Presence decides
+// nothing for a full task (the code may never run): the GPU stage counts executed instructions. For a
+// static-only task presence is all that can be checked, and the verdict says so.
+StageResult static_instruction_stage(const CompileResult& compiled, const Task& task, const std::string& gpu_reason) {
+  StageResult stage{.name = "instructions"};
+  stage.details = {{"decided_by", "static PTX inventory"}, {"ptx_counts", compiled.inventory.required_counts}};
+  if (!compiled.inventory.missing_families.empty()) {
+    stage.status = StageStatus::failed;
+    stage.message = fmt::format("required instruction families not in the compiled code, so never executed: {}",
+                                family_list(task, compiled.inventory.missing_families));
+    return stage;
+  }
+  stage.status = StageStatus::skipped;
+  stage.message = task.mode == TaskMode::static_only
+                      ? fmt::format("every required family is in the PTX; execution not verified: {}", gpu_reason)
+                      : fmt::format("every required family is in the PTX; execution is checked on a GPU: {}",
+                                    gpu_reason);
+  return stage;
+}
+
+}  // namespace
+
+std::string GpuInfo::describe() const {
+  return present ? fmt::format("{} (sm_{})", name, compute_capability) : "no GPU";
+}
+
+GpuInfo detect_gpu() {
+  GpuInfo gpu;
+  ProcessResult r = run_process({.argv = {"nvidia-smi", "--query-gpu=name,compute_cap", "--format=csv,noheader"},
+                                 .time_limit = std::chrono::seconds(20)});
+  if (!r.ok() || r.out.empty()) {
+    gpu.absent_reason = r.spawn_failed ? "no NVIDIA driver here (nvidia-smi not found)"
+                                       : "nvidia-smi found no usable GPU (" + r.describe() + ")";
+    return gpu;
+  }
+  std::string first = r.out.substr(0, r.out.find('\n'));
+  auto comma = first.rfind(',');
+  gpu.name = first.substr(0, comma);
+  std::string cc = comma == std::string::npos ? "" : first.substr(comma + 1);
+  int major = 0, minor = 0;
+  if (std::sscanf(cc.c_str(), " %d.%d", &major, &minor) != 2) {
+    gpu.absent_reason = "nvidia-smi did not report a compute capability: " + first;
+    return gpu;
+  }
+  gpu.compute_capability = major * 10 + minor;
+  gpu.present = true;
+  return gpu;
+}
+
+std::string utc_now_iso8601() {
+  std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buffer;
+}
+
+StageResult compile_stage(const CompileResult& r) {
+  StageResult stage{.name = "compile", .wall_s = r.wall_s, .details = to_json(r)};
+  switch (r.status) {
+    case CompileResult::Status::ok:
+      stage.status = StageStatus::passed;
+      if (!r.ptxas_warnings.empty())
+        stage.message = fmt::format("ptxas warnings:\n{}", fmt::join(r.ptxas_warnings, "\n"));
+      break;
+    case CompileResult::Status::compile_error:
+      stage.status = StageStatus::failed;
+      stage.message = fmt::format("{} compile error{}, the first: {}\n{}", r.error_count, r.error_count == 1 ? "" : "s",
+                                  r.diagnostics.substr(0, r.diagnostics.find('\n')), r.diagnostics);
+      break;
+    case CompileResult::Status::timeout:
+      stage.status = StageStatus::timeout;
+      stage.message = r.diagnostics;
+      break;
+    case CompileResult::Status::toolchain_error:
+      stage.status = StageStatus::harness_error;
+      stage.message = r.diagnostics;
+      break;
+  }
+  return stage;
+}
+
+StageResult static_stage(const CompileResult& r) {
+  StageResult stage{.name = "static"};
+  if (!r.ok()) return skipped("static", "the solution did not compile");
+  nlohmann::json violations = nlohmann::json::array();
+  for (const auto& v : r.violations) violations.push_back(to_json(v));
+  stage.details = {{"violations", violations}, {"ptx_inventory", to_json(r.inventory)}};
+  if (r.violations.empty()) {
+    stage.status = StageStatus::passed;
+    return stage;
+  }
+  stage.status = StageStatus::failed;
+  std::string lines;
+  for (const auto& v : r.violations) lines += fmt::format("\n- [{}] {}", v.rule, v.message);
+  stage.message = fmt::format("{} forbidden means found:{}", r.violations.size(), lines);
+  return stage;
+}
+
+Verdict evaluate(const Submission& submission, const Task& task, const EvalOptions& options) {
+  Verdict verdict;
+  verdict.task_id = task.id;
+  verdict.arch = task.arch;
+  verdict.submission_hash = sha256_hex(submission.source);
+  verdict.source_name = submission.name;
+  verdict.created_at = utc_now_iso8601();
+  verdict.ptxbench_version = PTXBENCH_VERSION;
+  verdict.host = options.gpu.describe();
+
+  const CompileResult compiled = compile_solution(submission.source, task, options.compile);
+  verdict.stages.push_back(compile_stage(compiled));
+  verdict.stages.push_back(static_stage(compiled));
+
+  // Why the GPU stages cannot run here, if they cannot.
+  const ArchInfo* arch = find_arch(task.arch);
+  std::string no_gpu;
+  if (!compiled.ok()) no_gpu = "the solution did not compile";
+  else if (!compiled.violations.empty()) no_gpu = "forbidden means found: the solution is not run";
+  else if (task.mode == TaskMode::static_only)
+    no_gpu = fmt::format("{} is a static-only task: no {} GPU runs it", task.id, arch->marketing);
+  else if (!options.gpu.present) no_gpu = options.gpu.absent_reason;
+  else if (options.gpu.compute_capability != arch->compute_capability)
+    no_gpu = fmt::format("this GPU ({}) is not a {} GPU (sm_{})", options.gpu.describe(), arch->marketing,
+                         arch->compute_capability);
+  else no_gpu = "the GPU stages are not part of this build yet";
+
+  for (const char* name : {"sanitize", "correct"}) verdict.stages.push_back(skipped(name, no_gpu));
+  if (compiled.ok()) verdict.stages.push_back(static_instruction_stage(compiled, task, no_gpu));
+  else verdict.stages.push_back(skipped("instructions", no_gpu));
+  verdict.stages.push_back(skipped("time", no_gpu));
+  return verdict;
+}
+
+}  // namespace ptxbench

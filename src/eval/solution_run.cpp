@@ -1,0 +1,94 @@
+#include "eval/solution_run.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "util/errors.h"
+#include "util/files.h"
+
+namespace ptxbench {
+
+std::vector<ShippedSolution> load_solution_manifest(const std::filesystem::path& solutions_dir) {
+  const auto file = solutions_dir / "solutions.json";
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(read_file(file));
+  } catch (const nlohmann::json::exception& e) {
+    throw ConfigError(fmt::format("{}: {}", file.string(), e.what()));
+  }
+  std::vector<ShippedSolution> out;
+  auto fail = [&](size_t i, const std::string& what) {
+    throw ConfigError(fmt::format("{}: entry {}: {}", file.string(), i, what));
+  };
+  if (!doc.is_array()) fail(0, "the manifest must be a JSON array");
+  for (size_t i = 0; i < doc.size(); ++i) {
+    const auto& e = doc[i];
+    if (!e.is_object() || !e.contains("path") || !e.contains("tasks") || !e.contains("purpose"))
+      fail(i, "needs \"path\", \"tasks\" and \"purpose\"");
+    ShippedSolution s{e["path"].get<std::string>(), e["tasks"].get<std::string>(), e["purpose"].get<std::string>(),
+                      {}};
+    if (!std::filesystem::is_regular_file(solutions_dir / s.path)) fail(i, s.path.string() + " does not exist");
+    const nlohmann::json expect = e.value("expect", nlohmann::json::object());
+    for (const auto& [stage, status] : expect.items()) {
+      bool known = stage == "overall" || std::any_of(std::begin(kStageNames), std::end(kStageNames),
+                                                     [&](const char* n) { return stage == n; });
+      if (!known) fail(i, "expect: unknown stage '" + stage + "'");
+      s.expect[stage] = status.get<std::string>();
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+namespace {
+
+void compare_with_expectations(const ShippedSolution& solution, SolutionRunRow& row) {
+  for (const auto& [stage, expected] : solution.expect) {
+    std::string actual;
+    if (stage == "overall") {
+      actual = to_string(row.verdict.overall());
+      if (actual == "incomplete") {  // skipped stages: an overall expectation cannot be checked here
+        ++row.unchecked;
+        continue;
+      }
+    } else {
+      const StageResult* s = row.verdict.stage(stage);
+      actual = s ? to_string(s->status) : "missing";
+      if (s && s->status == StageStatus::skipped && expected != "skipped") {
+        ++row.unchecked;
+        continue;
+      }
+    }
+    if (actual != expected) row.mismatches.push_back(fmt::format("{}: expected {}, got {}", stage, expected, actual));
+  }
+}
+
+}  // namespace
+
+std::vector<SolutionRunRow> run_shipped_solutions(const std::filesystem::path& solutions_dir,
+                                                  const TaskRegistry& registry, const SolutionRunOptions& options,
+                                                  const std::function<EvalOptions(const Task&)>& eval_options,
+                                                  Store& store, int64_t run_id,
+                                                  const std::function<void(const SolutionRunRow&)>& progress) {
+  std::vector<SolutionRunRow> rows;
+  for (const auto& solution : load_solution_manifest(solutions_dir)) {
+    const std::string source = read_file(solutions_dir / solution.path);
+    for (const Task* task : registry.matching(solution.tasks)) {
+      if (fnmatch(options.task_glob.c_str(), task->id.c_str(), 0) != 0) continue;
+      if (std::find(options.archs.begin(), options.archs.end(), task->arch) == options.archs.end()) continue;
+      SolutionRunRow row{.task_id = task->id,
+                         .solution = solution.path.string(),
+                         .verdict = evaluate({source, solution.path.string()}, *task, eval_options(*task))};
+      row.evaluation_id = store.add_evaluation(row.verdict, source, run_id);
+      compare_with_expectations(solution, row);
+      progress(row);
+      rows.push_back(std::move(row));
+    }
+  }
+  return rows;
+}
+
+}  // namespace ptxbench

@@ -1,0 +1,50 @@
+// The main job's embedded default: evaluate the solutions shipped in solutions/ on every task they are meant
+// for, store the verdicts, and compare each with what its manifest entry expects.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "eval/evaluate.h"
+#include "store/store.h"
+#include "task/task.h"
+
+namespace ptxbench {
+
+// One entry of solutions/solutions.json.
+struct ShippedSolution {
+  std::filesystem::path path;  // relative to solutions/
+  std::string tasks;           // glob over task ids
+  std::string purpose;         // one line, for people
+  // Expected status per stage ("compile": "failed") or "overall". A stage that was skipped here cannot be
+  // compared and counts as unchecked, not as a mismatch.
+  std::map<std::string, std::string> expect;
+};
+
+std::vector<ShippedSolution> load_solution_manifest(const std::filesystem::path& solutions_dir);
+
+struct SolutionRunRow {
+  std::string task_id;
+  std::string solution;  // path relative to solutions/
+  Verdict verdict;
+  int64_t evaluation_id = 0;
+  std::vector<std::string> mismatches;  // "correct: expected passed, got failed"
+  int unchecked = 0;                    // expectations on skipped stages
+};
+
+struct SolutionRunOptions {
+  std::string task_glob = "*";
+  std::vector<std::string> archs;  // task architectures to include
+};
+
+// Evaluates every (solution, task) pair; `progress` is called after each one.
+std::vector<SolutionRunRow> run_shipped_solutions(const std::filesystem::path& solutions_dir,
+                                                  const TaskRegistry& registry, const SolutionRunOptions& options,
+                                                  const std::function<EvalOptions(const Task&)>& eval_options,
+                                                  Store& store, int64_t run_id,
+                                                  const std::function<void(const SolutionRunRow&)>& progress);
+
+}  // namespace ptxbench

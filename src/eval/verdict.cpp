@@ -1,0 +1,153 @@
+#include "eval/verdict.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <stdexcept>
+
+namespace ptxbench {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr StageStatus kAllStatuses[] = {StageStatus::passed,        StageStatus::failed,  StageStatus::timeout,
+                                        StageStatus::runtime_error, StageStatus::skipped, StageStatus::harness_error};
+
+bool is_failure(StageStatus s) {
+  return s == StageStatus::failed || s == StageStatus::timeout || s == StageStatus::runtime_error;
+}
+
+}  // namespace
+
+std::string to_string(StageStatus status) {
+  switch (status) {
+    case StageStatus::passed: return "passed";
+    case StageStatus::failed: return "failed";
+    case StageStatus::timeout: return "timeout";
+    case StageStatus::runtime_error: return "runtime_error";
+    case StageStatus::skipped: return "skipped";
+    case StageStatus::harness_error: return "harness_error";
+  }
+  return "harness_error";
+}
+
+StageStatus stage_status_from_string(const std::string& text) {
+  for (auto s : kAllStatuses)
+    if (to_string(s) == text) return s;
+  throw std::invalid_argument("unknown stage status '" + text + "'");
+}
+
+std::string to_string(OverallStatus status) {
+  switch (status) {
+    case OverallStatus::passed: return "passed";
+    case OverallStatus::failed: return "failed";
+    case OverallStatus::incomplete: return "incomplete";
+    case OverallStatus::error: return "error";
+  }
+  return "error";
+}
+
+OverallStatus Verdict::overall() const {
+  auto any = [&](auto pred) { return std::any_of(stages.begin(), stages.end(), pred); };
+  if (any([](const StageResult& s) { return is_failure(s.status); })) return OverallStatus::failed;
+  if (any([](const StageResult& s) { return s.status == StageStatus::harness_error; })) return OverallStatus::error;
+  if (stages.empty() || any([](const StageResult& s) { return s.status == StageStatus::skipped; }))
+    return OverallStatus::incomplete;
+  return OverallStatus::passed;
+}
+
+const StageResult* Verdict::stage(const std::string& name) const {
+  for (const auto& s : stages)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+StageResult& Verdict::stage_mut(const std::string& name) {
+  for (auto& s : stages)
+    if (s.name == name) return s;
+  return stages.emplace_back(StageResult{.name = name});
+}
+
+std::string Verdict::summary() const {
+  const OverallStatus status = overall();
+  for (const auto& s : stages)
+    if (is_failure(s.status) || (status == OverallStatus::error && s.status == StageStatus::harness_error)) {
+      std::string first_line = s.message.substr(0, s.message.find('\n'));
+      return fmt::format("{} at {}: {}", to_string(status), s.name, first_line);
+    }
+  if (status == OverallStatus::incomplete) {
+    std::vector<std::string> skipped;
+    std::string reason;
+    for (const auto& s : stages)
+      if (s.status == StageStatus::skipped) {
+        skipped.push_back(s.name);
+        if (reason.empty()) reason = s.message;
+      }
+    return fmt::format("incomplete: {} skipped ({})", fmt::join(skipped, ", "), reason);
+  }
+  std::string out = to_string(status);
+  if (speedup) out += fmt::format(": {:.3f}x the baseline", *speedup);
+  if (coverage) out += fmt::format(", coverage {:.1f}%", *coverage * 100);
+  return out;
+}
+
+std::string Verdict::feedback() const {
+  std::string out = fmt::format("Verdict for task {}: {}\n", task_id, summary());
+  for (const auto& s : stages) {
+    if (s.status == StageStatus::passed && s.message.empty()) {
+      out += fmt::format("[{}] passed\n", s.name);
+      continue;
+    }
+    out += fmt::format("[{}] {}{}{}\n", s.name, to_string(s.status), s.message.empty() ? "" : ": ", s.message);
+  }
+  return out;
+}
+
+json to_json(const Verdict& v) {
+  json stages = json::array();
+  for (const auto& s : v.stages)
+    stages.push_back({{"name", s.name},
+                      {"status", to_string(s.status)},
+                      {"wall_s", s.wall_s},
+                      {"message", s.message},
+                      {"details", s.details}});
+  return {{"schema", Verdict::kSchemaVersion},
+          {"task", v.task_id},
+          {"arch", v.arch},
+          {"submission", v.submission_hash},
+          {"source_name", v.source_name},
+          {"created_at", v.created_at},
+          {"ptxbench_version", v.ptxbench_version},
+          {"host", v.host},
+          {"status", to_string(v.overall())},
+          {"summary", v.summary()},
+          {"speedup", v.speedup ? json(*v.speedup) : json(nullptr)},
+          {"coverage", v.coverage ? json(*v.coverage) : json(nullptr)},
+          {"stages", stages},
+          {"feedback", v.feedback()}};
+}
+
+Verdict verdict_from_json(const json& doc) {
+  if (doc.value("schema", 0) != Verdict::kSchemaVersion)
+    throw std::invalid_argument(fmt::format("verdict schema {} is not {}", doc.value("schema", 0),
+                                            Verdict::kSchemaVersion));
+  Verdict v;
+  v.task_id = doc.at("task");
+  v.arch = doc.at("arch");
+  v.submission_hash = doc.at("submission");
+  v.source_name = doc.at("source_name");
+  v.created_at = doc.at("created_at");
+  v.ptxbench_version = doc.at("ptxbench_version");
+  v.host = doc.at("host");
+  if (!doc.at("speedup").is_null()) v.speedup = doc.at("speedup").get<double>();
+  if (!doc.at("coverage").is_null()) v.coverage = doc.at("coverage").get<double>();
+  for (const auto& s : doc.at("stages"))
+    v.stages.push_back({.name = s.at("name"),
+                        .status = stage_status_from_string(s.at("status")),
+                        .wall_s = s.at("wall_s"),
+                        .message = s.at("message"),
+                        .details = s.at("details")});
+  return v;
+}
+
+}  // namespace ptxbench

@@ -1,0 +1,66 @@
+// The verdict: one JSON document per evaluation, every stage's status, numbers and the text a model should
+// see. docs/verdict.md documents the format.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ptxbench {
+
+enum class StageStatus {
+  passed,
+  failed,         // the submission is wrong at this stage (does not compile, wrong numbers, missing instructions)
+  timeout,        // the submission ran past the stage's time limit and was killed
+  runtime_error,  // the submission crashed or returned an error (CUDA error text in the message)
+  skipped,        // not run: the reason is in the message (no GPU, an earlier stage failed, static-only task)
+  harness_error,  // ptxbench itself could not run the stage; says nothing about the submission
+};
+
+// The stages, in the order they run.
+inline constexpr const char* kStageNames[] = {"compile", "static", "sanitize", "correct", "instructions", "time"};
+
+struct StageResult {
+  std::string name;
+  StageStatus status = StageStatus::skipped;
+  double wall_s = 0;
+  std::string message;                            // one or a few lines a person or a model can act on
+  nlohmann::json details = nlohmann::json::object();  // the stage's numbers
+};
+
+enum class OverallStatus {
+  passed,      // every stage passed
+  failed,      // some stage failed, timed out or crashed: the submission is rejected
+  incomplete,  // nothing failed, but stages were skipped (no GPU here, or a static-only task)
+  error,       // the harness could not judge (a harness_error and no failure)
+};
+
+struct Verdict {
+  static constexpr int kSchemaVersion = 1;
+  std::string task_id;
+  std::string arch;
+  std::string submission_hash;  // sha256 of the source
+  std::string source_name;      // the file name given, for people
+  std::string created_at;       // UTC, ISO 8601
+  std::string ptxbench_version;
+  std::string host;             // "NVIDIA H200 (sm_90)" or "no GPU"
+  std::vector<StageResult> stages;
+  std::optional<double> speedup;   // baseline time / solution time, main shape
+  std::optional<double> coverage;  // share of the FLOPs done by the required MMA instruction
+
+  OverallStatus overall() const;
+  const StageResult* stage(const std::string& name) const;
+  StageResult& stage_mut(const std::string& name);
+  std::string summary() const;   // one line: "failed at correct: 3 of 4 shapes mismatch"
+  std::string feedback() const;  // the compact text a model sees on its next turn
+};
+
+std::string to_string(StageStatus status);
+StageStatus stage_status_from_string(const std::string& text);
+std::string to_string(OverallStatus status);
+nlohmann::json to_json(const Verdict& verdict);
+Verdict verdict_from_json(const nlohmann::json& doc);
+
+}  // namespace ptxbench

@@ -1,0 +1,374 @@
+#include "task/task.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <cctype>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "task/catalog.h"
+#include "util/files.h"
+
+namespace ptxbench {
+
+using nlohmann::json;
+
+TaskFileError::TaskFileError(const std::filesystem::path& file_path, const std::string& field_name,
+                             const std::string& problem)
+    : ConfigError(fmt::format("{}: field '{}': {}", file_path.string(), field_name, problem)),
+      file(file_path),
+      field(field_name) {}
+
+std::string Shape::to_string() const {
+  std::string out;
+  for (const auto& [name, value] : dims) out += fmt::format("{}{}={}", out.empty() ? "" : " ", name, value);
+  return out;
+}
+
+std::string to_string(TaskMode mode) { return mode == TaskMode::full ? "full" : "static"; }
+
+// ---------------------------------------------------------------------------------------------------------
+// Expressions: a tiny recursive-descent evaluator for FLOP formulas such as "2*M*N*K".
+
+namespace {
+
+class ExpressionParser {
+ public:
+  ExpressionParser(const std::string& text, const std::map<std::string, int64_t>& values)
+      : text_(text), values_(values) {}
+
+  int64_t parse() {
+    int64_t value = sum();
+    skip_space();
+    if (pos_ != text_.size()) fail(fmt::format("unexpected '{}'", text_[pos_]));
+    return value;
+  }
+
+ private:
+  int64_t sum() {
+    int64_t value = product();
+    for (;;) {
+      if (accept('+')) value += product();
+      else if (accept('-')) value -= product();
+      else return value;
+    }
+  }
+  int64_t product() {
+    int64_t value = factor();
+    for (;;) {
+      if (accept('*')) {
+        value *= factor();
+      } else if (accept('/')) {
+        int64_t divisor = factor();
+        if (divisor == 0) fail("division by zero");
+        value /= divisor;
+      } else {
+        return value;
+      }
+    }
+  }
+  int64_t factor() {
+    skip_space();
+    if (accept('(')) {
+      int64_t value = sum();
+      if (!accept(')')) fail("missing ')'");
+      return value;
+    }
+    if (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
+      size_t end = pos_;
+      while (end < text_.size() && std::isdigit(static_cast<unsigned char>(text_[end]))) ++end;
+      int64_t value = std::stoll(text_.substr(pos_, end - pos_));
+      pos_ = end;
+      return value;
+    }
+    size_t end = pos_;
+    while (end < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[end])) || text_[end] == '_')) ++end;
+    if (end == pos_) fail(pos_ < text_.size() ? fmt::format("unexpected '{}'", text_[pos_]) : "unexpected end");
+    std::string name = text_.substr(pos_, end - pos_);
+    auto it = values_.find(name);
+    if (it == values_.end()) fail(fmt::format("unknown name '{}'", name));
+    pos_ = end;
+    return it->second;
+  }
+  bool accept(char c) {
+    skip_space();
+    if (pos_ < text_.size() && text_[pos_] == c) return ++pos_, true;
+    return false;
+  }
+  void skip_space() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+  }
+  [[noreturn]] void fail(const std::string& what) {
+    throw std::invalid_argument(fmt::format("in \"{}\" at position {}: {}", text_, pos_, what));
+  }
+
+  const std::string& text_;
+  const std::map<std::string, int64_t>& values_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+int64_t evaluate_expression(const std::string& expression, const std::map<std::string, int64_t>& values) {
+  return ExpressionParser(expression, values).parse();
+}
+
+int64_t Task::flops(const Shape& shape) const { return evaluate_expression(flops_formula, shape.dims); }
+
+std::vector<Shape> Task::all_shapes() const {
+  std::vector<Shape> shapes{main_shape};
+  shapes.insert(shapes.end(), check_shapes.begin(), check_shapes.end());
+  return shapes;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Loading. Every field is checked; unknown fields are errors too, so that a misspelt optional field is not
+// silently ignored.
+
+namespace {
+
+class TaskReader {
+ public:
+  explicit TaskReader(std::filesystem::path file) : file_(std::move(file)) {}
+
+  Task read() {
+    json doc;
+    try {
+      doc = json::parse(read_file(file_));
+    } catch (const json::parse_error& e) {
+      throw TaskFileError(file_, "(document)", fmt::format("not valid JSON: {}", e.what()));
+    }
+    if (!doc.is_object()) fail("(document)", "must be a JSON object");
+    only_known(doc, "",
+               {"id", "title", "family", "arch", "dtype", "mode", "description", "shapes", "required",
+                "coverage_threshold", "tolerance", "baseline", "flops"});
+
+    Task task;
+    task.file = file_;
+    task.id = string_field(doc, "id");
+    if (task.id != file_.stem().string())
+      fail("id", fmt::format("'{}' must equal the file name without .json ('{}')", task.id, file_.stem().string()));
+    task.title = string_field(doc, "title");
+    task.family = string_field(doc, "family");
+    const FamilyInfo* family = find_family(task.family);
+    if (!family) fail("family", fmt::format("unknown family '{}' (known: {})", task.family, family_names()));
+    task.arch = string_field(doc, "arch");
+    if (!find_arch(task.arch)) fail("arch", fmt::format("unknown architecture '{}' (known: {})", task.arch, arch_names()));
+    task.dtype = string_field(doc, "dtype");
+    if (task.dtype != "bf16") fail("dtype", fmt::format("'{}' is not supported (known: bf16)", task.dtype));
+    std::string mode = string_field(doc, "mode");
+    if (mode == "full") task.mode = TaskMode::full;
+    else if (mode == "static") task.mode = TaskMode::static_only;
+    else fail("mode", fmt::format("'{}' must be \"full\" or \"static\"", mode));
+    task.description = string_field(doc, "description");
+    task.baseline = string_field(doc, "baseline");
+
+    const json& shapes = object_field(doc, "shapes");
+    only_known(shapes, "shapes.", {"main", "check"});
+    task.main_shape = read_shape(object_field(shapes, "main", "shapes."), "shapes.main", *family);
+    task.main_shape.label = "main";
+    const json& checks = array_field(shapes, "check", "shapes.");
+    for (size_t i = 0; i < checks.size(); ++i) {
+      std::string where = fmt::format("shapes.check[{}]", i);
+      if (!checks[i].is_object()) fail(where, "must be an object");
+      Shape shape = read_shape(checks[i], where, *family);
+      if (!checks[i].contains("label")) fail(where + ".label", "is missing (say why this shape is checked)");
+      task.check_shapes.push_back(std::move(shape));
+    }
+
+    task.flops_formula = string_field(doc, "flops");
+    for (const Shape& shape : task.all_shapes()) {
+      try {
+        if (task.flops(shape) <= 0) fail("flops", fmt::format("is not positive for {}", shape.to_string()));
+      } catch (const std::invalid_argument& e) {
+        fail("flops", e.what());
+      }
+    }
+
+    const json& tolerance = object_field(doc, "tolerance");
+    only_known(tolerance, "tolerance.", {"rtol", "atol"});
+    task.tolerance.rtol = number_field(tolerance, "rtol", "tolerance.");
+    task.tolerance.atol = number_field(tolerance, "atol", "tolerance.");
+    if (task.tolerance.rtol < 0 || task.tolerance.atol < 0 || task.tolerance.rtol + task.tolerance.atol <= 0)
+      fail("tolerance", "rtol and atol must be non-negative and not both zero");
+
+    const json& required = array_field(doc, "required");
+    if (required.empty()) fail("required", "must name at least one instruction family");
+    int math_families = 0;
+    std::set<std::string> names;
+    for (size_t i = 0; i < required.size(); ++i) {
+      RequiredFamily f = read_family(required[i], fmt::format("required[{}]", i));
+      if (!names.insert(f.name).second) fail(fmt::format("required[{}].name", i), "'" + f.name + "' appears twice");
+      math_families += f.does_the_math;
+      task.required.push_back(std::move(f));
+    }
+    if (math_families != 1)
+      fail("required", "exactly one family must have \"does_the_math\": true (the MMA instruction)");
+    task.coverage_threshold = number_field(doc, "coverage_threshold");
+    if (task.coverage_threshold <= 0 || task.coverage_threshold > 1)
+      fail("coverage_threshold", "must be in (0, 1]");
+    return task;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& field, const std::string& problem) const {
+    throw TaskFileError(file_, field, problem);
+  }
+
+  void only_known(const json& object, const std::string& prefix, std::initializer_list<const char*> known) const {
+    for (const auto& [key, value] : object.items())
+      if (std::none_of(known.begin(), known.end(), [&](const char* k) { return key == k; }))
+        fail(prefix + key, "unknown field (misspelt?)");
+  }
+
+  const json& field(const json& object, const std::string& name, const std::string& prefix) const {
+    auto it = object.find(name);
+    if (it == object.end()) fail(prefix + name, "is missing");
+    return *it;
+  }
+  std::string string_field(const json& object, const std::string& name, const std::string& prefix = "") const {
+    const json& value = field(object, name, prefix);
+    if (!value.is_string() || value.get<std::string>().empty()) fail(prefix + name, "must be a non-empty string");
+    return value.get<std::string>();
+  }
+  double number_field(const json& object, const std::string& name, const std::string& prefix = "") const {
+    const json& value = field(object, name, prefix);
+    if (!value.is_number()) fail(prefix + name, "must be a number");
+    return value.get<double>();
+  }
+  const json& object_field(const json& object, const std::string& name, const std::string& prefix = "") const {
+    const json& value = field(object, name, prefix);
+    if (!value.is_object()) fail(prefix + name, "must be an object");
+    return value;
+  }
+  const json& array_field(const json& object, const std::string& name, const std::string& prefix = "") const {
+    const json& value = field(object, name, prefix);
+    if (!value.is_array()) fail(prefix + name, "must be an array");
+    return value;
+  }
+  std::vector<std::string> string_list(const json& object, const std::string& name, const std::string& where) const {
+    const json& list = array_field(object, name, where + ".");
+    std::vector<std::string> out;
+    for (const json& item : list) {
+      if (!item.is_string() || item.get<std::string>().empty())
+        fail(where + "." + name, "must be a list of non-empty strings");
+      out.push_back(item.get<std::string>());
+    }
+    if (out.empty()) fail(where + "." + name, "must not be empty");
+    return out;
+  }
+
+  Shape read_shape(const json& object, const std::string& where, const FamilyInfo& family) const {
+    Shape shape;
+    for (const auto& [key, value] : object.items()) {
+      if (key == "label") {
+        if (!value.is_string() || value.get<std::string>().empty()) fail(where + ".label", "must be a non-empty string");
+        shape.label = value.get<std::string>();
+        continue;
+      }
+      if (std::find(family.dims.begin(), family.dims.end(), key) == family.dims.end())
+        fail(where + "." + key, fmt::format("not a dimension of family '{}'", family.name));
+      if (!value.is_number_integer() || value.get<int64_t>() <= 0)
+        fail(where + "." + key, "must be a positive integer");
+      shape.dims[key] = value.get<int64_t>();
+    }
+    for (const auto& dim : family.dims)
+      if (!shape.dims.contains(dim)) fail(where + "." + dim, "is missing");
+    return shape;
+  }
+
+  RequiredFamily read_family(const json& object, const std::string& where) const {
+    if (!object.is_object()) fail(where, "must be an object");
+    only_known(object, where + ".", {"name", "ptx", "sass", "does_the_math"});
+    RequiredFamily f;
+    f.name = string_field(object, "name", where + ".");
+    f.ptx = string_list(object, "ptx", where);
+    f.sass = string_list(object, "sass", where);
+    if (object.contains("does_the_math")) {
+      if (!object["does_the_math"].is_boolean()) fail(where + ".does_the_math", "must be true or false");
+      f.does_the_math = object["does_the_math"].get<bool>();
+    }
+    return f;
+  }
+
+  static std::string family_names() {
+    std::string out;
+    for (const auto& f : all_families()) out += (out.empty() ? "" : ", ") + f.name;
+    return out;
+  }
+  static std::string arch_names() {
+    std::string out;
+    for (const auto& a : all_archs()) out += (out.empty() ? "" : ", ") + a.name;
+    return out;
+  }
+
+  std::filesystem::path file_;
+};
+
+}  // namespace
+
+Task load_task_file(const std::filesystem::path& file) { return TaskReader(file).read(); }
+
+TaskRegistry TaskRegistry::load(const std::filesystem::path& dir) {
+  if (!std::filesystem::is_directory(dir))
+    throw ConfigError(dir.string() + ": task folder not found");
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir))
+    if (entry.is_regular_file() && entry.path().extension() == ".json") files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  TaskRegistry registry;
+  for (const auto& file : files) {
+    Task task = load_task_file(file);
+    if (const Task* other = registry.find(task.id))
+      throw TaskFileError(file, "id", fmt::format("'{}' is also the id of {}", task.id, other->file.string()));
+    registry.tasks_.push_back(std::move(task));
+  }
+  return registry;
+}
+
+const Task* TaskRegistry::find(const std::string& id) const {
+  for (const auto& t : tasks_)
+    if (t.id == id) return &t;
+  return nullptr;
+}
+
+std::vector<const Task*> TaskRegistry::matching(const std::string& glob) const {
+  std::vector<const Task*> out;
+  for (const auto& t : tasks_)
+    if (fnmatch(glob.c_str(), t.id.c_str(), 0) == 0) out.push_back(&t);
+  return out;
+}
+
+json to_json(const Task& task) {
+  auto shape_json = [](const Shape& s) {
+    json j = s.dims;
+    j["label"] = s.label;
+    return j;
+  };
+  json checks = json::array();
+  for (const auto& s : task.check_shapes) checks.push_back(shape_json(s));
+  json required = json::array();
+  for (const auto& f : task.required)
+    required.push_back({{"name", f.name}, {"ptx", f.ptx}, {"sass", f.sass}, {"does_the_math", f.does_the_math}});
+  const FamilyInfo* family = find_family(task.family);
+  return {{"id", task.id},
+          {"title", task.title},
+          {"family", task.family},
+          {"arch", task.arch},
+          {"dtype", task.dtype},
+          {"mode", to_string(task.mode)},
+          {"description", task.description},
+          {"shapes", {{"main", shape_json(task.main_shape)}, {"check", checks}}},
+          {"required", required},
+          {"coverage_threshold", task.coverage_threshold},
+          {"tolerance", {{"rtol", task.tolerance.rtol}, {"atol", task.tolerance.atol}}},
+          {"baseline", task.baseline},
+          {"flops", task.flops_formula},
+          {"flops_main", task.flops(task.main_shape)},
+          {"entry_point", family ? family->signature : ""},
+          {"file", task.file.string()}};
+}
+
+}  // namespace ptxbench

@@ -1,0 +1,94 @@
+// Tasks: what a solution must compute, on which architecture, with which instructions. One JSON file per task
+// under tasks/; see docs/tasks.md for the fields.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "util/errors.h"
+
+namespace ptxbench {
+
+// A problem size: named dimensions (M, N, K for GEMM) and a label saying why it is checked.
+struct Shape {
+  std::string label;  // "main", "small-m", "odd-m", ...
+  std::map<std::string, int64_t> dims;
+  int64_t operator[](const std::string& name) const { return dims.at(name); }
+  std::string to_string() const;  // "M=8192 N=4096 K=4096"
+};
+
+// An instruction family a solution must execute, with what proves it statically (PTX opcode prefixes) and
+// dynamically (SASS opcode prefixes, as Nsight Compute names them).
+struct RequiredFamily {
+  std::string name;               // "wgmma", "tma", "mbarrier", "tcgen05.mma"
+  std::vector<std::string> ptx;   // PTX opcode prefixes, e.g. "wgmma.mma_async"
+  std::vector<std::string> sass;  // SASS opcode prefixes, e.g. "HGMMA"
+  bool does_the_math = false;     // its instructions account for the task's FLOPs (coverage)
+};
+
+struct Tolerance {
+  double rtol = 0;
+  double atol = 0;
+};
+
+enum class TaskMode {
+  full,         // compiled here, then run, checked and timed on a GPU of the task's architecture
+  static_only,  // compiled and checked statically only (no GPU of this architecture to run on)
+};
+
+struct Task {
+  std::string id;
+  std::string title;
+  std::string family;  // "gemm"
+  std::string arch;    // "sm_90a", "sm_100a"
+  std::string dtype;   // "bf16"
+  TaskMode mode = TaskMode::full;
+  std::string description;
+  Shape main_shape;
+  std::vector<Shape> check_shapes;
+  std::vector<RequiredFamily> required;
+  double coverage_threshold = 0;  // share of the FLOPs the does_the_math family must account for
+  Tolerance tolerance;
+  std::string baseline;       // "cublaslt"
+  std::string flops_formula;  // over the shape's dimensions, e.g. "2*M*N*K"
+  std::filesystem::path file;
+
+  int64_t flops(const Shape& shape) const;
+  std::vector<Shape> all_shapes() const;  // main first
+};
+
+// A task file that cannot be used: names the file, the field and what is wrong.
+struct TaskFileError : ConfigError {
+  TaskFileError(const std::filesystem::path& file, const std::string& field, const std::string& problem);
+  std::filesystem::path file;
+  std::string field;
+};
+
+Task load_task_file(const std::filesystem::path& file);
+
+// Evaluates an integer expression of + - * / and parentheses over named values; throws std::invalid_argument.
+int64_t evaluate_expression(const std::string& expression, const std::map<std::string, int64_t>& values);
+
+class TaskRegistry {
+ public:
+  // Loads every *.json below `dir`. Any broken file, or two files with one id, is an error.
+  static TaskRegistry load(const std::filesystem::path& dir);
+
+  const std::vector<Task>& all() const { return tasks_; }
+  const Task* find(const std::string& id) const;
+  std::vector<const Task*> matching(const std::string& glob) const;  // fnmatch pattern over ids
+
+ private:
+  std::vector<Task> tasks_;
+};
+
+nlohmann::json to_json(const Task& task);
+std::string to_string(TaskMode mode);
+
+}  // namespace ptxbench

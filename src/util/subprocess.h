@@ -1,0 +1,39 @@
+// Running a child process with a time limit, captured output and a clean kill of everything it started.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ptxbench {
+
+struct ProcessSpec {
+  std::vector<std::string> argv;  // argv[0] is looked up on PATH
+  std::string working_dir;        // empty: the caller's
+  std::chrono::milliseconds time_limit{std::chrono::minutes(5)};
+  std::map<std::string, std::string> env_overrides;  // added to (or replacing in) the caller's environment
+  std::string stdin_data;
+  size_t output_limit = 4 << 20;  // bytes kept of each of stdout and stderr; the rest is counted, not kept
+};
+
+struct ProcessResult {
+  int exit_code = -1;      // valid when exited
+  int term_signal = 0;     // non-zero when killed by a signal
+  bool exited = false;
+  bool timed_out = false;  // killed by us at the time limit
+  bool spawn_failed = false;
+  std::string out;
+  std::string err;
+  double wall_s = 0;
+
+  bool ok() const { return exited && exit_code == 0 && !timed_out; }
+  // "exit code 2", "killed by signal 11 (Segmentation fault)", "timed out after 30.0 s", ...
+  std::string describe() const;
+};
+
+// Runs the process in its own process group; at the time limit the whole group is killed with SIGKILL.
+ProcessResult run_process(const ProcessSpec& spec);
+
+}  // namespace ptxbench
