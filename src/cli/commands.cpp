@@ -57,6 +57,11 @@ CompileOptions compile_options(const ProjectPaths& paths, const Task& task, bool
   return options;
 }
 
+GpuInfo gpu_for(bool cpu_only) {
+  if (!cpu_only) return detect_gpu();
+  return {.absent_reason = "--cpu-only: GPU stages not requested"};
+}
+
 int exit_code_for(OverallStatus status) {
   switch (status) {
     case OverallStatus::passed: return kExitOk;
@@ -191,7 +196,7 @@ int eval_command(const CommonOptions& common, const EvalCommandOptions& options)
   const Task* task = find_task_or_complain(ctx, options.task);
   std::string source;
   if (!task || !read_solution(options.solution, source)) return kExitUsage;
-  EvalOptions eval{compile_options(ctx.paths, *task, options.no_cache), detect_gpu()};
+  EvalOptions eval{compile_options(ctx.paths, *task, options.no_cache), gpu_for(options.cpu_only)};
   const Verdict verdict =
       evaluate({source, std::filesystem::path(options.solution).filename().string()}, *task, eval);
   int64_t id = 0;
@@ -209,7 +214,7 @@ int eval_command(const CommonOptions& common, const EvalCommandOptions& options)
 
 int run_command(const CommonOptions& common, const RunCommandOptions& options) {
   Context ctx = open_project(common);
-  const GpuInfo gpu = detect_gpu();
+  const GpuInfo gpu = gpu_for(options.cpu_only);
   SolutionRunOptions run_options{.task_glob = options.tasks};
   if (options.arch == "all") {
     for (const auto& a : all_archs()) run_options.archs.push_back(a.name);

@@ -37,11 +37,13 @@ struct EvalCommandOptions {
   std::string task;
   bool no_cache = false;
   bool no_store = false;
+  bool cpu_only = false;
 };
 
 struct RunCommandOptions {
   std::string tasks = "*";
   std::string arch;  // "", "all" or an architecture; "" = the local GPU's, else sm_90a
+  bool cpu_only = false;
 };
 
 struct ResultsCommandOptions {

@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
   eval_cmd->add_option("--task", eval.task, "Task id")->required();
   eval_cmd->add_flag("--no-cache", eval.no_cache, "Compile again even when a cached result exists");
   eval_cmd->add_flag("--no-store", eval.no_store, "Do not store the verdict");
+  eval_cmd->add_flag("--cpu-only", eval.cpu_only, "Run only the CPU stages, even on a GPU host");
   add_json(eval_cmd);
 
   RunCommandOptions run;
@@ -59,6 +60,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--tasks", run.tasks, "Only tasks whose id matches this glob")->capture_default_str();
   run_cmd->add_option("--arch", run.arch,
                       "Task architecture: sm_90a, sm_100a or all (default: the local GPU's, else sm_90a)");
+  run_cmd->add_flag("--cpu-only", run.cpu_only, "Run only the CPU stages, even on a GPU host");
   add_json(run_cmd);
 
   ResultsCommandOptions results;

@@ -23,7 +23,10 @@ TaskFileError::TaskFileError(const std::filesystem::path& file_path, const std::
 
 std::string Shape::to_string() const {
   std::string out;
-  for (const auto& [name, value] : dims) out += fmt::format("{}{}={}", out.empty() ? "" : " ", name, value);
+  for (const auto& name : order) out += fmt::format("{}{}={}", out.empty() ? "" : " ", name, dims.at(name));
+  for (const auto& [name, value] : dims)
+    if (std::find(order.begin(), order.end(), name) == order.end())
+      out += fmt::format("{}{}={}", out.empty() ? "" : " ", name, value);
   return out;
 }
 
@@ -262,6 +265,7 @@ class TaskReader {
 
   Shape read_shape(const json& object, const std::string& where, const FamilyInfo& family) const {
     Shape shape;
+    shape.order = family.dims;
     for (const auto& [key, value] : object.items()) {
       if (key == "label") {
         if (!value.is_string() || value.get<std::string>().empty()) fail(where + ".label", "must be a non-empty string");

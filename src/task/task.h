@@ -19,6 +19,7 @@ namespace ptxbench {
 struct Shape {
   std::string label;  // "main", "small-m", "odd-m", ...
   std::map<std::string, int64_t> dims;
+  std::vector<std::string> order;  // the family's order of dimensions, for printing
   int64_t operator[](const std::string& name) const { return dims.at(name); }
   std::string to_string() const;  // "M=8192 N=4096 K=4096"
 };

@@ -1,0 +1,157 @@
+// The ptxbench command as a user runs it: exit codes, output formats, error messages.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "util/files.h"
+#include "util/subprocess.h"
+
+using namespace ptxbench;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kRoot = PTXBENCH_SOURCE_DIR;
+const fs::path kData = PTXBENCH_TEST_DATA;
+const char* kTask = "gemm-bf16-n4096-k4096-sm90a";
+
+class Cli : public testing::Test {
+ protected:
+  void SetUp() override {
+    data_ = fs::temp_directory_path() /
+            ("ptxbench-cli-" + std::to_string(getpid()) + "-" + testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(data_);
+  }
+  void TearDown() override { fs::remove_all(data_); }
+
+  ProcessResult ptxbench(std::vector<std::string> args, const fs::path& root = kRoot) {
+    std::vector<std::string> argv = {PTXBENCH_BINARY, "--root", root.string(), "--data", data_.string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run_process({.argv = argv, .time_limit = std::chrono::minutes(5)});
+  }
+  static std::string example(const std::string& name) { return (kRoot / "solutions" / "examples" / name).string(); }
+  static std::string test_solution(const std::string& name) { return (kData / "solutions" / name).string(); }
+
+  fs::path data_;
+};
+
+}  // namespace
+
+TEST_F(Cli, HelpListsExitCodesAndEverySubcommandHasHelp) {
+  auto r = ptxbench({"--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("Exit codes"), std::string::npos);
+  for (const char* sub : {"tasks", "compile", "eval", "run", "results"}) {
+    auto h = ptxbench({sub, "--help"});
+    EXPECT_EQ(h.exit_code, 0) << sub;
+    EXPECT_NE(h.out.find("--json"), std::string::npos) << sub;
+  }
+}
+
+TEST_F(Cli, UsageErrorsExitWithTwo) {
+  EXPECT_EQ(ptxbench({"frobnicate"}).exit_code, 2);
+  EXPECT_EQ(ptxbench({}).exit_code, 2);
+  EXPECT_EQ(ptxbench({"compile", example("gemm_simt.cu")}).exit_code, 2);  // --task missing
+  auto unknown = ptxbench({"tasks", "no-such-task"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("no task 'no-such-task'"), std::string::npos);
+  auto missing = ptxbench({"eval", "/nonexistent/solution.cu", "--task", kTask});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("/nonexistent/solution.cu"), std::string::npos);
+  EXPECT_EQ(ptxbench({"run", "--arch", "sm_75"}).exit_code, 2);
+}
+
+TEST_F(Cli, TasksListsAndShows) {
+  auto list = ptxbench({"tasks", "--json"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_EQ(json::parse(list.out).size(), 8u);
+  auto hopper = ptxbench({"tasks", "--arch", "sm_90a"});
+  EXPECT_NE(hopper.out.find(kTask), std::string::npos);
+  EXPECT_EQ(hopper.out.find("sm100a"), std::string::npos);
+  auto show = ptxbench({"tasks", kTask});
+  ASSERT_EQ(show.exit_code, 0);
+  for (const char* expected : {"ptxbench_gemm_bf16", "M=8192 N=4096 K=4096", "HGMMA", "UTMALDG", "odd-m",
+                               "#include <hopper.cuh>", "0.01"})
+    EXPECT_NE(show.out.find(expected), std::string::npos) << expected << "\n" << show.out;
+  auto show_json = json::parse(ptxbench({"tasks", kTask, "--json"}).out);
+  EXPECT_EQ(show_json["flops_main"], 2LL * 8192 * 4096 * 4096);
+}
+
+TEST_F(Cli, BrokenTaskFileIsAConfigErrorNamingFileAndField) {
+  fs::path root = data_ / "project";
+  write_file(root / "tasks" / "broken.json", R"({"id": "broken", "title": "x"})");
+  auto r = ptxbench({"tasks"}, root);
+  EXPECT_EQ(r.exit_code, 4);
+  EXPECT_NE(r.err.find("broken.json"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("field 'family'"), std::string::npos) << r.err;
+  EXPECT_EQ(ptxbench({"tasks"}, data_ / "not-a-project").exit_code, 4);
+}
+
+TEST_F(Cli, CompileStageAlone) {
+  auto ok = ptxbench({"compile", example("gemm_simt.cu"), "--task", kTask, "--json"});
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  auto doc = json::parse(ok.out);
+  EXPECT_EQ(doc["status"], "ok");
+  EXPECT_EQ(doc["static_status"], "passed");
+  EXPECT_TRUE(fs::exists(doc["library"].get<std::string>()));
+  auto bad = ptxbench({"compile", example("gemm_does_not_compile.cu"), "--task", kTask});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.out.find("load_accumulator"), std::string::npos);
+  EXPECT_EQ(ptxbench({"compile", test_solution("dlopen_by_token_pasting.cu"), "--task", kTask}).exit_code, 1);
+}
+
+TEST_F(Cli, EvalOnTheCpuSaysWhatWasSkippedAndWhy) {
+  auto simt = ptxbench({"eval", example("gemm_simt.cu"), "--task", kTask, "--cpu-only", "--json"});
+  EXPECT_EQ(simt.exit_code, 1) << simt.err;
+  auto verdict = json::parse(simt.out);
+  EXPECT_EQ(verdict["status"], "failed");
+  std::map<std::string, json> stages;
+  for (const auto& s : verdict["stages"]) stages[s["name"]] = s;
+  EXPECT_EQ(stages["compile"]["status"], "passed");
+  EXPECT_EQ(stages["instructions"]["status"], "failed");
+  EXPECT_NE(stages["instructions"]["message"].get<std::string>().find("wgmma"), std::string::npos);
+  EXPECT_EQ(stages["correct"]["status"], "skipped");
+  EXPECT_NE(stages["correct"]["message"].get<std::string>().find("--cpu-only"), std::string::npos);
+  EXPECT_TRUE(verdict.contains("evaluation_id"));
+
+  auto dead = ptxbench({"eval", test_solution("families_in_dead_code.cu"), "--task", kTask, "--cpu-only"});
+  EXPECT_EQ(dead.exit_code, 3) << dead.out;  // nothing failed here; the GPU stages would decide
+  EXPECT_NE(dead.out.find("incomplete"), std::string::npos);
+
+  auto cheat = ptxbench({"eval", test_solution("dlopen_by_token_pasting.cu"), "--task", kTask, "--cpu-only"});
+  EXPECT_EQ(cheat.exit_code, 1);
+  EXPECT_NE(cheat.out.find("dynamic-loading"), std::string::npos);
+
+  auto blackwell = ptxbench({"eval", example("gemm_simt.cu"), "--task", "gemm-bf16-n4096-k4096-sm100a", "--cpu-only"});
+  EXPECT_EQ(blackwell.exit_code, 1);
+  EXPECT_NE(blackwell.out.find("tcgen05.mma"), std::string::npos);
+}
+
+TEST_F(Cli, RunStoresVerdictsThatResultsShows) {
+  EXPECT_EQ(ptxbench({"results"}).exit_code, 2);  // nothing stored yet
+  auto run = ptxbench({"run", "--cpu-only", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  auto doc = json::parse(run.out);
+  ASSERT_EQ(doc["evaluations"].size(), 8u);  // 2 examples x 4 Hopper tasks
+  for (const auto& e : doc["evaluations"]) {
+    EXPECT_EQ(e["status"], "failed");
+    EXPECT_TRUE(e["expectation_mismatches"].empty()) << e.dump();
+  }
+  auto text = ptxbench({"run", "--cpu-only", "--tasks", "*-n4096-k4096-*", "--arch", "all"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("AS EXPECTED"), std::string::npos);
+  EXPECT_NE(text.out.find("gemm-bf16-n4096-k4096-sm100a"), std::string::npos);
+
+  auto results = json::parse(ptxbench({"results", "--json"}).out);
+  EXPECT_EQ(results.size(), 12u);
+  auto first_run = json::parse(ptxbench({"results", "--run", "1", "--json"}).out);
+  EXPECT_EQ(first_run.size(), 8u);
+  auto runs = json::parse(ptxbench({"results", "--runs", "--json"}).out);
+  EXPECT_EQ(runs.size(), 2u);
+  auto one = ptxbench({"results", "--id", "1", "--json"});
+  ASSERT_EQ(one.exit_code, 0);
+  EXPECT_EQ(json::parse(one.out)["schema"], 1);
+  EXPECT_EQ(ptxbench({"results", "--id", "999"}).exit_code, 2);
+}

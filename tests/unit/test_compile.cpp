@@ -1,0 +1,151 @@
+// The compile stage against the real nvcc (CUDA 13 at /usr/local/cuda, or $PTXBENCH_NVCC).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "compile/compile.h"
+#include "compile/diagnostics.h"
+#include "util/files.h"
+
+using namespace ptxbench;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kRoot = PTXBENCH_SOURCE_DIR;
+const fs::path kData = PTXBENCH_TEST_DATA;
+
+class CompileStage : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    cache_ = fs::temp_directory_path() / ("ptxbench-compile-" + std::to_string(getpid()));
+    fs::remove_all(cache_);
+    task_ = new Task(load_task_file(kRoot / "tasks" / "sm90a" / "gemm-bf16-n4096-k4096-sm90a.json"));
+  }
+  static void TearDownTestSuite() {
+    fs::remove_all(cache_);
+    delete task_;
+  }
+
+  static CompileOptions options() {
+    CompileOptions o;
+    if (const char* nvcc = std::getenv("PTXBENCH_NVCC")) o.nvcc = nvcc;
+    o.cache_dir = cache_;
+    o.include_dirs = {kRoot / "include", kRoot / "kits" / "hopper" / "ptx"};
+    return o;
+  }
+  static CompileResult compile(const fs::path& file, CompileOptions o = options()) {
+    return compile_solution(read_file(file), *task_, o);
+  }
+
+  static fs::path cache_;
+  static Task* task_;
+};
+fs::path CompileStage::cache_;
+Task* CompileStage::task_ = nullptr;
+
+}  // namespace
+
+TEST_F(CompileStage, NvccIsThere) {
+  // Every other test here needs it; fail loudly rather than skip.
+  ASSERT_FALSE(nvcc_version(options().nvcc).empty()) << "nvcc not found at " << options().nvcc;
+}
+
+TEST_F(CompileStage, SimtExampleCompilesWithoutHopperInstructions) {
+  const auto r = compile(kRoot / "solutions" / "examples" / "gemm_simt.cu");
+  ASSERT_TRUE(r.ok()) << r.diagnostics;
+  EXPECT_TRUE(fs::exists(r.library));
+  EXPECT_TRUE(fs::exists(r.ptx));
+  EXPECT_TRUE(fs::exists(r.cubin));
+  ASSERT_EQ(r.kernels.size(), 1u);
+  EXPECT_NE(r.kernels[0].name.find("gemm_simt_kernel"), std::string::npos);
+  EXPECT_GT(r.kernels[0].registers, 0);
+  EXPECT_GT(r.kernels[0].shared_bytes, 0);  // its two staging tiles
+  EXPECT_EQ(r.inventory.missing_families, (std::vector<std::string>{"wgmma", "tma", "mbarrier"}));
+  EXPECT_GT(r.inventory.opcodes.at("fma.rn"), 0);
+  EXPECT_TRUE(r.violations.empty()) << r.violations.front().message;
+  EXPECT_EQ(r.command.front(), options().nvcc.string());
+}
+
+TEST_F(CompileStage, SecondCompileComesFromTheCache) {
+  const fs::path file = kRoot / "solutions" / "examples" / "gemm_simt.cu";
+  const auto first = compile(file);
+  const auto second = compile(file);
+  ASSERT_TRUE(second.ok());
+  EXPECT_TRUE(second.cached);
+  EXPECT_EQ(first.cache_key, second.cache_key);
+  EXPECT_EQ(second.kernels.size(), first.kernels.size());
+  EXPECT_EQ(second.inventory.opcodes, first.inventory.opcodes);
+  // Another source is another key.
+  const auto other = compile_solution(read_file(file) + "\n// changed\n", *task_, options());
+  EXPECT_NE(other.cache_key, first.cache_key);
+  EXPECT_FALSE(other.cached);
+}
+
+TEST_F(CompileStage, CompileErrorsAreTrimmedAndPointAtTheSource) {
+  const auto r = compile(kRoot / "solutions" / "examples" / "gemm_does_not_compile.cu");
+  ASSERT_EQ(r.status, CompileResult::Status::compile_error);
+  EXPECT_EQ(r.error_count, 2);
+  EXPECT_NE(r.diagnostics.find("solution.cu(11): error"), std::string::npos) << r.diagnostics;
+  EXPECT_NE(r.diagnostics.find("load_accumulator"), std::string::npos) << r.diagnostics;
+  EXPECT_EQ(r.diagnostics.find(cache_.string()), std::string::npos) << "no harness paths: " << r.diagnostics;
+  EXPECT_EQ(r.diagnostics.find("detected in the compilation"), std::string::npos);
+  EXPECT_TRUE(r.library.empty());
+  EXPECT_TRUE(compile(kRoot / "solutions" / "examples" / "gemm_does_not_compile.cu").cached)
+      << "a compile error is a property of the source and is cached";
+}
+
+TEST_F(CompileStage, InstructionNamesInCommentsAndStringsDoNotCount) {
+  const auto r = compile(kData / "solutions" / "families_in_comments_and_strings.cu");
+  ASSERT_TRUE(r.ok()) << r.diagnostics;
+  EXPECT_EQ(r.inventory.missing_families, (std::vector<std::string>{"wgmma", "tma", "mbarrier"}));
+}
+
+TEST_F(CompileStage, InstructionsInDeadCodeAreStaticallyPresent) {
+  const auto r = compile(kData / "solutions" / "families_in_dead_code.cu");
+  ASSERT_TRUE(r.ok()) << r.diagnostics;
+  EXPECT_TRUE(r.inventory.missing_families.empty());
+  EXPECT_GE(r.inventory.required_counts.at("wgmma"), 1);
+  EXPECT_GE(r.inventory.required_counts.at("tma"), 1);
+  EXPECT_GE(r.inventory.required_counts.at("mbarrier"), 1);
+}
+
+TEST_F(CompileStage, ImportScanSeesWhatMacrosHide) {
+  const auto r = compile(kData / "solutions" / "dlopen_by_token_pasting.cu");
+  ASSERT_TRUE(r.ok()) << r.diagnostics;
+  ASSERT_EQ(r.violations.size(), 1u);
+  EXPECT_EQ(r.violations[0].rule, "dynamic-loading");
+  EXPECT_EQ(r.violations[0].evidence, "dlopen");
+  EXPECT_EQ(r.violations[0].line, 0);
+}
+
+TEST_F(CompileStage, TimeLimitIsEnforcedAndNotCached) {
+  CompileOptions o = options();
+  o.time_limit_s = 0.05;
+  o.use_cache = false;
+  const auto r = compile(kRoot / "solutions" / "examples" / "gemm_simt.cu", o);
+  EXPECT_EQ(r.status, CompileResult::Status::timeout);
+  EXPECT_NE(r.diagnostics.find("did not finish"), std::string::npos);
+  o.time_limit_s = 120;
+  EXPECT_FALSE(compile(kRoot / "solutions" / "examples" / "gemm_simt.cu", o).cached);
+}
+
+TEST_F(CompileStage, MissingNvccIsAToolchainError) {
+  CompileOptions o = options();
+  o.nvcc = "/nonexistent/nvcc";
+  const auto r = compile(kRoot / "solutions" / "examples" / "gemm_simt.cu", o);
+  EXPECT_EQ(r.status, CompileResult::Status::toolchain_error);
+  EXPECT_NE(r.diagnostics.find("nvcc not found"), std::string::npos);
+}
+
+TEST(Diagnostics, KeepsTheFirstErrorsAndCountsTheRest) {
+  std::string output;
+  for (int i = 1; i <= 12; ++i) output += "solution.cu(" + std::to_string(i) + "): error: bad thing\n  code\n  ^\n\n";
+  output += "12 errors detected in the compilation of \"solution.cu\".\n";
+  const auto trimmed = trim_diagnostics(output, "", 3);
+  EXPECT_EQ(trimmed.errors, 12);
+  EXPECT_NE(trimmed.text.find("solution.cu(3): error"), std::string::npos);
+  EXPECT_EQ(trimmed.text.find("solution.cu(4): error"), std::string::npos);
+  EXPECT_NE(trimmed.text.find("9 more errors"), std::string::npos);
+}

@@ -1,0 +1,126 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "compile/forbidden.h"
+
+using namespace ptxbench;
+
+namespace {
+
+bool has_rule(const std::vector<Violation>& found, const std::string& rule, const std::string& evidence = "") {
+  return std::any_of(found.begin(), found.end(), [&](const Violation& v) {
+    return v.rule == rule && (evidence.empty() || v.evidence.find(evidence) != std::string::npos);
+  });
+}
+
+struct SourceCase {
+  const char* code;
+  const char* rule;
+  const char* evidence;
+};
+
+}  // namespace
+
+class ForbiddenSource : public testing::TestWithParam<SourceCase> {};
+
+TEST_P(ForbiddenSource, IsFound) {
+  const auto& c = GetParam();
+  const auto found = scan_source(std::string("#include <ptxbench/abi.h>\n") + c.code);
+  EXPECT_TRUE(has_rule(found, c.rule, c.evidence)) << c.code;
+  for (const auto& v : found) EXPECT_EQ(v.line, 2) << v.message;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryRule, ForbiddenSource,
+    testing::Values(SourceCase{"#include <cublas_v2.h>", "vendor-library", "cublas_v2.h"},
+                    SourceCase{"#include <cublasLt.h>", "vendor-library", "cublasLt.h"},
+                    SourceCase{"#include <cudnn.h>", "vendor-library", "cudnn.h"},
+                    SourceCase{"#include <cutlass/gemm/device/gemm.h>", "vendor-library", "cutlass"},
+                    SourceCase{"#include <cute/tensor.hpp>", "vendor-library", "cute"},
+                    SourceCase{"void f(cublasHandle_t h) { cublasGemmEx(h); }", "vendor-library", "cublasGemmEx"},
+                    SourceCase{"#include <dlfcn.h>", "dynamic-loading", "dlfcn.h"},
+                    SourceCase{"void* h = dlopen(\"libcublas.so\", 1);", "dynamic-loading", "dlopen"},
+                    SourceCase{"auto f = dlsym(h, \"x\");", "dynamic-loading", "dlsym"},
+                    SourceCase{"int pid = fork();", "process", "fork"},
+                    SourceCase{"system(\"nvidia-smi\");", "process", "system"},
+                    SourceCase{"FILE* p = popen(\"ls\", \"r\");", "process", "popen"},
+                    SourceCase{"execve(path, argv, envp);", "process", "execve"},
+                    SourceCase{"if (M == 8192) exit(0);", "process", "exit"},
+                    SourceCase{"return system(\"x\");", "process", "system"},
+                    SourceCase{"#include <thread>", "thread", "thread"},
+                    SourceCase{"pthread_create(&t, 0, f, 0);", "thread", "pthread_create"},
+                    SourceCase{"#include <fstream>", "file", "fstream"},
+                    SourceCase{"FILE* f = fopen(\"/etc/passwd\", \"r\");", "file", "fopen"},
+                    SourceCase{"int fd = open(\"/proc/self/maps\", 0);", "file", "open"},
+                    SourceCase{"const char* s = getenv(\"PTXBENCH_SEED\");", "file", "getenv"},
+                    SourceCase{"#include <sys/socket.h>", "network", "sys/socket.h"},
+                    SourceCase{"int s = socket(2, 1, 0);", "network", "socket"},
+                    SourceCase{"cudaMalloc(&p, 1024);", "abi", "cudaMalloc"},
+                    SourceCase{"cudaDeviceSynchronize();", "abi", "cudaDeviceSynchronize"},
+                    SourceCase{"cudaStreamSynchronize(stream);", "abi", "cudaStreamSynchronize"},
+                    SourceCase{"cudaStreamCreate(&s);", "abi", "cudaStreamCreate"},
+                    SourceCase{"cudaLaunchHostFunc(stream, f, 0);", "abi", "cudaLaunchHostFunc"}),
+    [](const auto& test) {
+      std::string name = std::string(test.param.rule) + "_" + std::to_string(test.index);
+      std::replace(name.begin(), name.end(), '-', '_');
+      return name;
+    });
+
+TEST(ForbiddenSource, CommentsStringsAndMembersAreNotCalls) {
+  const std::string code = R"(#include <ptxbench/abi.h>
+// dlopen("libcublas.so") and #include <cublas_v2.h> in a comment
+/* system("rm -rf /"); fork(); */
+const char* text = "dlopen( fopen( cudaMalloc(";
+struct Options { bool open; void system(); } options;
+void g() { options.system(); bool b = options.open; (void)b; }
+int my_open_counter = 0;
+)";
+  const auto found = scan_source(code);
+  for (const auto& v : found) ADD_FAILURE() << v.message;
+}
+
+TEST(ForbiddenSource, AllowsWhatTheAbiAllows) {
+  const std::string code = R"(#include <ptxbench/abi.h>
+#include <cuda.h>
+#include <cstdio>
+void f(cudaStream_t s) { cudaMemcpyAsync(0, 0, 0, cudaMemcpyDeviceToDevice, s); cudaMemsetAsync(0, 0, 0, s);
+  cudaFuncSetAttribute(0, cudaFuncAttributeMaxDynamicSharedMemorySize, 0); printf("x"); }
+)";
+  EXPECT_TRUE(scan_source(code).empty());
+}
+
+TEST(StripComments, KeepsLinesAndLiterals) {
+  EXPECT_EQ(strip_comments("a // b\nc /* d\ne */ f \"// g\" '/'"), "a \nc \n  f \"// g\" '/'");
+}
+
+TEST(ForbiddenImports, SymbolsAndLibrariesAreFound) {
+  const std::vector<std::string> needed = {"libcudart.so.13", "libstdc++.so.6", "libc.so.6", "libcublas.so.13"};
+  const std::vector<std::string> symbols = {
+      "cudaLaunchKernel",  // allowed
+      "dlopen", "dlsym", "fork", "pthread_create", "fopen", "socket", "cudaMalloc", "cudaStreamSynchronize",
+      "cublasGemmEx",
+      "_ZNSt6thread15_M_start_threadESt10unique_ptrINS_6_StateESt14default_deleteIS1_EEPFvvE",
+      "_ZNSt13basic_filebufIcSt11char_traitsIcEE4openEPKcSt13_Ios_Openmode"};
+  const auto found = scan_imports(symbols, needed);
+  EXPECT_TRUE(has_rule(found, "vendor-library", "libcublas.so.13"));
+  EXPECT_TRUE(has_rule(found, "vendor-library", "cublasGemmEx"));
+  EXPECT_TRUE(has_rule(found, "dynamic-loading", "dlopen"));
+  EXPECT_TRUE(has_rule(found, "dynamic-loading", "dlsym"));
+  EXPECT_TRUE(has_rule(found, "process", "fork"));
+  EXPECT_TRUE(has_rule(found, "thread", "pthread_create"));
+  EXPECT_TRUE(has_rule(found, "thread", "std::thread::_M_start_thread"));
+  EXPECT_TRUE(has_rule(found, "file", "fopen"));
+  EXPECT_TRUE(has_rule(found, "file", "std::basic_filebuf"));
+  EXPECT_TRUE(has_rule(found, "network", "socket"));
+  EXPECT_TRUE(has_rule(found, "abi", "cudaMalloc"));
+  EXPECT_TRUE(has_rule(found, "abi", "cudaStreamSynchronize"));
+  EXPECT_FALSE(has_rule(found, "abi", "cudaLaunchKernel"));
+  for (const auto& v : found) EXPECT_EQ(v.line, 0);
+}
+
+TEST(ForbiddenImports, ACleanLibraryPasses) {
+  EXPECT_TRUE(scan_imports({"cudaLaunchKernel", "__cudaRegisterFatBinary", "__cxa_atexit", "memcpy", "exit"},
+                           {"libcudart.so.13", "libstdc++.so.6", "libgcc_s.so.1", "libc.so.6", "libm.so.6"})
+                  .empty());
+}
