@@ -1,7 +1,5 @@
 #include "compile/forbidden.h"
 
-#include <cxxabi.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -12,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "util/names.h"
 #include "util/subprocess.h"
 
 namespace ptxbench {
@@ -115,13 +114,6 @@ std::string blank_literals(const std::string& code) {
     i = j;
   }
   return out;
-}
-
-std::string demangle(const std::string& name) {
-  int status = 0;
-  std::unique_ptr<char, decltype(&std::free)> out(abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status),
-                                                  &std::free);
-  return status == 0 && out ? std::string(out.get()) : name;
 }
 
 std::vector<std::string> output_lines(const std::string& text) {

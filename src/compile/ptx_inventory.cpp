@@ -3,6 +3,8 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
+#include "util/names.h"
+
 namespace ptxbench {
 namespace {
 
@@ -47,11 +49,6 @@ std::string inventory_key(const std::string& opcode) {
 }
 
 }  // namespace
-
-bool opcode_has_prefix(const std::string& opcode, const std::string& prefix) {
-  return opcode.compare(0, prefix.size(), prefix) == 0 &&
-         (opcode.size() == prefix.size() || opcode[prefix.size()] == '.');
-}
 
 std::vector<std::string> ptx_instructions(const std::string& ptx) {
   std::vector<std::string> out;

@@ -24,8 +24,6 @@ struct PtxInventory {
 
 // Full opcodes ("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16") of every instruction in `ptx`.
 std::vector<std::string> ptx_instructions(const std::string& ptx);
-// True when `opcode` is `prefix` or `prefix` followed by more modifiers ("mma" does not match "mma_async").
-bool opcode_has_prefix(const std::string& opcode, const std::string& prefix);
 PtxInventory take_inventory(const std::string& ptx, const Task& task);
 nlohmann::json to_json(const PtxInventory& inventory);
 

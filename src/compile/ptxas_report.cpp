@@ -1,22 +1,15 @@
 #include "compile/ptxas_report.h"
 
-#include <cxxabi.h>
-
 #include <cstdlib>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 
+#include "util/names.h"
+
 namespace ptxbench {
 namespace {
-
-std::string demangle(const std::string& name) {
-  int status = 0;
-  std::unique_ptr<char, decltype(&std::free)> out(abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status),
-                                                  &std::free);
-  return status == 0 && out ? std::string(out.get()) : name;
-}
 
 int to_int(const std::string& digits) { return std::stoi(digits); }
 

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "compile/ptx_inventory.h"
+#include "util/names.h"
 
 using namespace ptxbench;
 

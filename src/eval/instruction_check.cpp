@@ -1,0 +1,439 @@
+#include "eval/instruction_check.h"
+
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "util/names.h"
+
+namespace ptxbench {
+
+using nlohmann::json;
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------------------
+// Kernel names. ncu prints "void mine::scale_kernel<4>(float *, int)", c++filt "void
+// mine::scale_kernel<4>(float*, int)": the signature key drops all spaces; the base name drops return type,
+// template arguments and parameters.
+
+std::string without_spaces(std::string_view text) {
+  std::string out;
+  for (const char c : text)
+    if (c != ' ') out += c;
+  return out;
+}
+
+std::string base_name(std::string_view signature) {
+  // Parameters: the parenthesised group that ends the name (the name itself may hold "(anonymous
+  // namespace)").
+  if (!signature.empty() && signature.back() == ')') {
+    int depth = 0;
+    for (size_t i = signature.size(); i-- > 0;) {
+      if (signature[i] == ')') ++depth;
+      if (signature[i] == '(' && --depth == 0) {
+        signature = signature.substr(0, i);
+        break;
+      }
+    }
+  }
+  // Return type (printed for templates): whatever precedes the last space outside brackets.
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i < signature.size(); ++i) {
+    const char c = signature[i];
+    if (c == '<' || c == '(') ++depth;
+    if (c == '>' || c == ')') --depth;
+    if (c == ' ' && depth == 0) start = i + 1;
+  }
+  signature = signature.substr(start);
+  std::string out;
+  depth = 0;
+  for (const char c : signature) {
+    if (c == '<')
+      ++depth;
+    else if (c == '>')
+      --depth;
+    else if (depth == 0 && c != ' ')
+      out += c;
+  }
+  return out;
+}
+
+std::string group_thousands(int64_t value) {
+  std::string digits = std::to_string(value < 0 ? -value : value);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return value < 0 ? "-" + out : out;
+}
+
+std::string human_flops(double flops) {
+  static constexpr std::pair<double, const char*> kUnits[] = {
+      {1e15, "PFLOP"}, {1e12, "TFLOP"}, {1e9, "GFLOP"}, {1e6, "MFLOP"}, {1e3, "kFLOP"}};
+  for (const auto& [scale, unit] : kUnits)
+    if (flops >= scale) return fmt::format("{:.3g} {}", flops / scale, unit);
+  return fmt::format("{:.0f} FLOP", flops);
+}
+
+std::string percent(double share) {
+  const double value = share * 100;
+  return value >= 0.1 || value == 0 ? fmt::format("{:.1f}%", value) : fmt::format("{:.2g}%", value);
+}
+
+std::string join(const std::vector<std::string>& items, std::string_view separator) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : std::string(separator)) + item;
+  return out;
+}
+
+// Base opcode of "HGMMA.64x8x16.F32.BF16" is "HGMMA": the form ncu gives without modifiers.
+std::string_view base_opcode(std::string_view opcode) {
+  return opcode.substr(0, opcode.find('.'));
+}
+
+// Opcodes the launch executed that its compiled kernel does not contain. Without modifiers in the dynamic
+// counts, the comparison is on base opcodes.
+std::vector<std::string> opcodes_missing_from(const NcuLaunch& launch, const SassFunction& compiled,
+                                              bool with_modifiers) {
+  std::set<std::string, std::less<>> present;
+  for (const auto& [opcode, count] : compiled.opcodes)
+    present.insert(with_modifiers ? opcode : std::string(base_opcode(opcode)));
+  std::vector<std::string> missing;
+  for (const auto& [opcode, count] : launch.opcodes)
+    if (count > 0 && !present.contains(opcode)) missing.push_back(opcode);
+  return missing;
+}
+
+}  // namespace
+
+// -----------------------------------------------------------------------------------------------------------
+
+bool same_kernel(const std::string& ncu_name, const std::string& compiled_name) {
+  const std::string compiled = demangle(compiled_name);
+  if (without_spaces(ncu_name) == without_spaces(compiled)) return true;
+  const std::string base = base_name(ncu_name);
+  return !base.empty() && base == base_name(compiled);
+}
+
+std::optional<MmaShape> parse_mma_shape(std::string_view opcode) {
+  const std::string_view name = base_opcode(opcode);
+  std::vector<std::string_view> parts;
+  for (std::string_view rest = opcode; !rest.empty();) {
+    const auto dot = rest.find('.');
+    parts.push_back(rest.substr(0, dot));
+    rest = dot == std::string_view::npos ? std::string_view{} : rest.substr(dot + 1);
+  }
+  auto number = [](std::string_view text, int64_t& value) {
+    if (text.empty() || text.size() > 6) return false;
+    value = 0;
+    for (const char c : text) {
+      if (c < '0' || c > '9') return false;
+      value = value * 10 + (c - '0');
+    }
+    return value > 0;
+  };
+  // Warpgroup MMA (wgmma): HGMMA / QGMMA / IGMMA / BGMMA with an "MxNxK" part.
+  if (name.size() == 5 && name.substr(1) == "GMMA") {
+    for (const auto part : parts) {
+      const auto x1 = part.find('x');
+      const auto x2 = x1 == std::string_view::npos ? x1 : part.find('x', x1 + 1);
+      if (x2 == std::string_view::npos) continue;
+      MmaShape shape;
+      if (number(part.substr(0, x1), shape.m) && number(part.substr(x1 + 1, x2 - x1 - 1), shape.n) &&
+          number(part.substr(x2 + 1), shape.k)) {
+        shape.warps_per_instruction = 4;
+        return shape;
+      }
+    }
+    return std::nullopt;
+  }
+  // Warp MMA (mma.sync): HMMA.16816 = m16n8k16, and the other shapes PTX allows.
+  if (name == "HMMA" || name == "IMMA") {
+    static constexpr struct {
+      std::string_view code;
+      int64_t m, n, k;
+    } kWarpShapes[] = {{"16816", 16, 8, 16}, {"16832", 16, 8, 32}, {"1688", 16, 8, 8},
+                       {"1684", 16, 8, 4},   {"884", 8, 8, 4},     {"8816", 8, 8, 16}};
+    for (const auto part : parts)
+      for (const auto& shape : kWarpShapes)
+        if (part == shape.code) return MmaShape{shape.m, shape.n, shape.k, 1};
+  }
+  return std::nullopt;
+}
+
+CoverageEstimate estimate_coverage(const std::map<std::string, int64_t>& math_opcodes, int64_t task_flops) {
+  CoverageEstimate estimate;
+  estimate.task_flops = task_flops;
+  for (const auto& [opcode, count] : math_opcodes) {
+    if (count <= 0) continue;
+    if (const auto shape = parse_mma_shape(opcode))
+      estimate.mma_flops += count * shape->flops_per_count();
+    else
+      estimate.unknown_shape_opcodes[opcode] = count;
+  }
+  if (task_flops <= 0) {
+    estimate.note = "the task's FLOP count is not positive";
+    return estimate;
+  }
+  const double known = static_cast<double>(estimate.mma_flops) / static_cast<double>(task_flops);
+  if (estimate.unknown_shape_opcodes.empty()) {
+    estimate.coverage = known;
+  } else {
+    std::vector<std::string> names;
+    for (const auto& [opcode, count] : estimate.unknown_shape_opcodes) names.push_back(opcode);
+    estimate.note = fmt::format(
+        "the MMA shape of {} is not in the opcode name, so its FLOPs are unknown{}", join(names, ", "),
+        estimate.mma_flops > 0 ? fmt::format(" (the other MMA opcodes did {} of the FLOPs)", percent(known))
+                               : "");
+  }
+  return estimate;
+}
+
+InstructionCheck check_instructions(const NcuReport& report, const Task& task, const Shape& shape,
+                                    const InstructionCheckInput& input) {
+  InstructionCheck check;
+  check.ncu_problems = report.errors;
+
+  // Which launches are the submission's.
+  std::vector<std::string> compiled_names = input.submission_kernels;
+  if (input.static_sass)
+    for (const auto& function : input.static_sass->functions) compiled_names.push_back(function.name);
+  auto compiled_function = [&](const std::string& kernel) -> const SassFunction* {
+    if (!input.static_sass) return nullptr;
+    for (const auto& function : input.static_sass->functions)
+      if (same_kernel(kernel, function.name)) return &function;
+    return nullptr;
+  };
+  for (const auto& launch : report.launches) {
+    LaunchCheck entry;
+    entry.id = launch.id;
+    entry.kernel = launch.kernel_name;
+    entry.stream = launch.stream_id;
+    entry.instructions = launch.instructions_executed;
+    entry.from_submission =
+        std::any_of(compiled_names.begin(), compiled_names.end(),
+                    [&](const std::string& name) { return same_kernel(launch.kernel_name, name); });
+    if (input.static_sass) {
+      if (const auto* function = compiled_function(launch.kernel_name)) {
+        entry.opcodes_not_in_compiled_code =
+            opcodes_missing_from(launch, *function, report.opcodes_have_modifiers);
+        if (!entry.opcodes_not_in_compiled_code.empty()) entry.from_submission = false;
+      } else {
+        entry.from_submission = false;  // the submission's cubin has no such kernel
+      }
+    }
+    check.launches.push_back(std::move(entry));
+  }
+
+  // The solution's stream: given, else the one with most submission launches (ties: the earliest launch's).
+  check.solution_stream_given = input.solution_stream.has_value();
+  if (input.solution_stream) {
+    check.solution_stream = input.solution_stream;
+  } else {
+    std::map<int64_t, int> launches_per_stream;
+    for (const auto& launch : check.launches)
+      if (launch.from_submission) ++launches_per_stream[launch.stream];
+    int most = 0;
+    for (const auto& launch : check.launches) {
+      if (!launch.from_submission) continue;
+      if (launches_per_stream[launch.stream] > most) {
+        most = launches_per_stream[launch.stream];
+        check.solution_stream = launch.stream;
+      }
+    }
+  }
+  for (auto& launch : check.launches) {
+    launch.on_solution_stream = !check.solution_stream || launch.stream == *check.solution_stream;
+    const std::string label = fmt::format("{} (stream {})", launch.kernel, launch.stream);
+    if (!launch.from_submission)
+      check.foreign_kernels.push_back(label);
+    else if (!launch.on_solution_stream)
+      check.off_stream_kernels.push_back(label);
+  }
+
+  // Families: executed counts over the submission's launches; the math family's opcodes for the coverage.
+  std::map<std::string, int64_t> math_opcodes;
+  for (const auto& required : task.required) {
+    FamilyExecution family{required.name, required.sass, required.does_the_math, 0, true, 0, {}};
+    // Base opcodes only ("SYNCS"): a prefix with modifiers can only be matched on its base.
+    auto matches = [&](const std::string& opcode) {
+      return std::any_of(required.sass.begin(), required.sass.end(), [&](const std::string& prefix) {
+        if (report.opcodes_have_modifiers) return opcode_has_prefix(opcode, prefix);
+        return opcode_has_prefix(opcode, base_opcode(prefix));
+      });
+    };
+    if (!report.opcodes_have_modifiers)
+      family.exact = std::none_of(required.sass.begin(), required.sass.end(), [](const std::string& prefix) {
+        return prefix.find('.') != std::string::npos;
+      });
+    for (size_t i = 0; i < report.launches.size(); ++i) {
+      for (const auto& [opcode, count] : report.launches[i].opcodes) {
+        if (!matches(opcode)) continue;
+        if (!check.launches[i].from_submission) {
+          family.executed_elsewhere += count;
+          continue;
+        }
+        family.executed += count;
+        family.opcodes[opcode] += count;
+        if (required.does_the_math) math_opcodes[opcode] += count;
+      }
+    }
+    check.families.push_back(std::move(family));
+  }
+
+  const bool has_math_family = std::any_of(task.required.begin(), task.required.end(),
+                                           [](const RequiredFamily& family) { return family.does_the_math; });
+  std::string math_name;
+  for (const auto& family : task.required)
+    if (family.does_the_math) math_name += (math_name.empty() ? "" : "+") + family.name;
+  int64_t task_flops = 0;
+  std::string flops_problem;
+  try {
+    task_flops = task.flops(shape);
+  } catch (const std::exception& error) {
+    flops_problem =
+        fmt::format("cannot compute the task's FLOPs for {}: {}", shape.to_string(), error.what());
+  }
+  if (has_math_family) {
+    check.coverage = estimate_coverage(math_opcodes, task_flops);
+    if (!report.opcodes_have_modifiers && !report.launches.empty() && !check.coverage.coverage) {
+      check.coverage.note =
+          "ncu gave opcodes without modifiers (sass__inst_executed_per_opcode), so MMA shapes "
+          "are unknown; profile with sass__inst_executed_per_opcode_with_modifier_all";
+    }
+  }
+
+  // The decision. Failures say what the submission did wrong; problems say why ptxbench cannot judge.
+  std::vector<std::string> failures;
+  std::vector<std::string> problems;
+  if (!report.errors.empty()) problems.push_back("Nsight Compute reported: " + report.errors.front());
+  if (!flops_problem.empty()) problems.push_back(flops_problem);
+  if (report.launches.empty()) {
+    if (report.errors.empty())
+      failures.push_back("no kernel launch was profiled in the solution's call: its GPU work was not seen");
+  } else if (report.opcode_metric.empty()) {
+    problems.push_back("ncu's output has no per-opcode counts");
+  } else {
+    std::vector<std::string> missing;
+    bool ran_elsewhere = false;
+    bool math_missing = false;
+    for (const auto& family : check.families) {
+      if (family.executed > 0) continue;
+      math_missing = math_missing || family.does_the_math;
+      missing.push_back(fmt::format("{} ({})", family.name, join(family.sass_prefixes, "/")));
+      ran_elsewhere = ran_elsewhere || family.executed_elsewhere > 0;
+    }
+    std::vector<std::string> inexact;
+    for (const auto& family : check.families)
+      if (family.executed > 0 && !family.exact)
+        inexact.push_back(fmt::format("{} ({})", family.name, join(family.sass_prefixes, "/")));
+    if (!inexact.empty())
+      problems.push_back(
+          fmt::format("ncu gave base opcodes only, which cannot confirm {}", join(inexact, ", ")));
+    if (!missing.empty())
+      failures.push_back(
+          fmt::format("not executed: {}{}", join(missing, ", "),
+                      ran_elsewhere ? " (some ran, but only in kernels not built from the submission)" : ""));
+    if (!check.foreign_kernels.empty())
+      failures.push_back(
+          fmt::format("kernels not built from the submission ran: {}", join(check.foreign_kernels, ", ")));
+    for (const auto& launch : check.launches)
+      if (!launch.opcodes_not_in_compiled_code.empty())
+        failures.push_back(
+            fmt::format("{} executed instructions its compiled code lacks ({}): it is not the "
+                        "submission's kernel",
+                        launch.kernel, join(launch.opcodes_not_in_compiled_code, ", ")));
+    if (!check.off_stream_kernels.empty())
+      failures.push_back(
+          fmt::format("work launched on a stream other than the solution's (stream {}): {}; all GPU "
+                      "work must be enqueued on the stream passed in",
+                      check.solution_stream.value_or(-1), join(check.off_stream_kernels, ", ")));
+    // A missing math family already says it all; "did 0% of the FLOPs" would add nothing.
+    if (has_math_family && flops_problem.empty() && !math_missing) {
+      const auto& coverage = check.coverage;
+      if (coverage.coverage && *coverage.coverage < task.coverage_threshold) {
+        failures.push_back(fmt::format("{} did {} of the FLOPs ({} of {} for {}); at least {} required",
+                                       math_name, percent(*coverage.coverage),
+                                       human_flops(static_cast<double>(coverage.mma_flops)),
+                                       human_flops(static_cast<double>(coverage.task_flops)),
+                                       shape.to_string(), percent(task.coverage_threshold)));
+      } else if (!coverage.coverage && missing.empty()) {
+        problems.push_back("coverage unknown: " + coverage.note);
+      }
+    }
+  }
+
+  if (!failures.empty()) {
+    check.status = StageStatus::failed;
+    check.message = join(failures, "; ");
+    if (!problems.empty()) check.message += " (also: " + join(problems, "; ") + ")";
+  } else if (!problems.empty()) {
+    check.status = StageStatus::harness_error;
+    check.message = join(problems, "; ");
+  } else {
+    check.status = StageStatus::passed;
+    std::vector<std::string> counts;
+    for (const auto& family : check.families)
+      counts.push_back(fmt::format("{} {}", family.name, group_thousands(family.executed)));
+    check.message =
+        counts.empty() ? "no instruction family is required" : "executed (warp-level): " + join(counts, ", ");
+    if (has_math_family && check.coverage.coverage)
+      check.message += fmt::format("; {} did {} of the FLOPs", math_name, percent(*check.coverage.coverage));
+  }
+  return check;
+}
+
+json to_json(const FamilyExecution& family) {
+  return json{{"name", family.name},
+              {"sass", family.sass_prefixes},
+              {"does_the_math", family.does_the_math},
+              {"executed", family.executed},
+              {"exact", family.exact},
+              {"executed_elsewhere", family.executed_elsewhere},
+              {"opcodes", family.opcodes}};
+}
+
+json to_json(const LaunchCheck& launch) {
+  return json{{"id", launch.id},
+              {"kernel", launch.kernel},
+              {"stream", launch.stream},
+              {"from_submission", launch.from_submission},
+              {"on_solution_stream", launch.on_solution_stream},
+              {"instructions", launch.instructions},
+              {"opcodes_not_in_compiled_code", launch.opcodes_not_in_compiled_code}};
+}
+
+json to_json(const CoverageEstimate& coverage) {
+  return json{{"coverage", coverage.coverage ? json(*coverage.coverage) : json(nullptr)},
+              {"mma_flops", coverage.mma_flops},
+              {"task_flops", coverage.task_flops},
+              {"unknown_shape_opcodes", coverage.unknown_shape_opcodes},
+              {"note", coverage.note}};
+}
+
+json to_json(const InstructionCheck& check) {
+  json families = json::array();
+  for (const auto& family : check.families) families.push_back(to_json(family));
+  json launches = json::array();
+  for (const auto& launch : check.launches) launches.push_back(to_json(launch));
+  return json{{"status", to_string(check.status)},
+              {"message", check.message},
+              {"families", std::move(families)},
+              {"launches", std::move(launches)},
+              {"solution_stream", check.solution_stream ? json(*check.solution_stream) : json(nullptr)},
+              {"solution_stream_given", check.solution_stream_given},
+              {"foreign_kernels", check.foreign_kernels},
+              {"off_stream_kernels", check.off_stream_kernels},
+              {"coverage", to_json(check.coverage)},
+              {"ncu_problems", check.ncu_problems}};
+}
+
+}  // namespace ptxbench

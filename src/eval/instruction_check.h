@@ -1,0 +1,118 @@
+// The instruction stage's arithmetic: from Nsight Compute's per-opcode counts of the launches in the
+// solution's call, decide whether the solution executed every required instruction family, whether its
+// required MMA instruction did the task's FLOPs (coverage), and whether all the work came from the
+// submission's own kernels on the stream it was given. Pure functions: the stage driver runs ncu and passes
+// the parsed report in.
+//
+// What counts, and why:
+// - Only launches of kernels built from the submission count toward the families and the coverage. A library
+//   kernel (cuBLAS' nvjet_sm90_..., which executes HGMMA, UTMALDG and SYNCS itself) would otherwise pass.
+// - A kernel is "from the submission" when its name matches a kernel of the compile stage (ptxas report or
+//   cuobjdump): same demangled signature, spaces ignored, or, where the two demanglers differ, the same
+//   qualified name without template arguments and parameters. A name can be copied (an extern "C" kernel
+//   named like a cuBLAS kernel), so when the submission's static SASS is given each launch must also have
+//   executed only opcodes present in that kernel's compiled code; a launch that ran other opcodes is not the
+//   submission's kernel.
+// - The solution's stream is the one the harness passed (its cudaStreamGetId, which is what ncu prints as
+//   Stream). Without it, the stream with most launches of submission kernels is taken. The ABI puts all GPU
+//   work on that stream: a launch on another stream escapes the timing, so it fails the stage.
+// - Counts are warp-level. One wgmma (HGMMA/QGMMA/IGMMA/BGMMA) is issued by the 4 warps of a warpgroup and
+//   counted 4 times: it does 2*M*N*K FLOPs, read from the `64xNxK` part of the opcode, per 4 counts. mma.sync
+//   (HMMA/IMMA .16816 and friends) is per warp. Opcodes whose shape is not in the name (Blackwell UTCHMMA)
+//   make the coverage unknown, and the stage says so instead of guessing.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "eval/ncu_report.h"
+#include "eval/sass_inventory.h"
+#include "eval/verdict.h"
+#include "task/task.h"
+
+namespace ptxbench {
+
+struct InstructionCheckInput {
+  // Kernel names built from the submission, mangled or demangled (the compile stage's ptxas report).
+  std::vector<std::string> submission_kernels;
+  // cudaStreamGetId() of the stream handed to the solution in the profiled call; ncu prints the same id.
+  std::optional<int64_t> solution_stream;
+  // `cuobjdump -sass` of the submission's cubin, when available: its kernels count as the submission's, and
+  // each launch's executed opcodes are checked against its compiled code.
+  const SassInventory* static_sass = nullptr;
+};
+
+struct FamilyExecution {
+  std::string name;                        // "wgmma"
+  std::vector<std::string> sass_prefixes;  // "HGMMA"
+  bool does_the_math = false;
+  int64_t executed = 0;  // warp-level, over the submission's launches
+  // False when ncu gave base opcodes only and a prefix names modifiers ("SYNCS.PHASECHK"): then `executed`
+  // counts every opcode of that base ("SYNCS"), an upper bound. Zero is still a real zero.
+  bool exact = true;
+  int64_t executed_elsewhere = 0;          // warp-level, in launches of kernels not built from the submission
+  std::map<std::string, int64_t> opcodes;  // the matching opcodes of the submission's launches
+};
+
+struct LaunchCheck {
+  int id = 0;
+  std::string kernel;
+  int64_t stream = -1;
+  bool from_submission = false;
+  bool on_solution_stream = true;
+  int64_t instructions = 0;
+  // Opcodes this launch executed that its kernel's compiled code lacks (only with static SASS).
+  std::vector<std::string> opcodes_not_in_compiled_code;
+};
+
+// The MMA an opcode performs, when its name says: HGMMA.64x128x16.F32.BF16 -> {64, 128, 16, 4 warps}.
+struct MmaShape {
+  int64_t m = 0, n = 0, k = 0;
+  int64_t warps_per_instruction = 1;  // 4 for warpgroup MMA: ncu counts each of the 4 warps
+  int64_t flops_per_count() const { return 2 * m * n * k / warps_per_instruction; }
+};
+
+struct CoverageEstimate {
+  std::optional<double> coverage;  // mma_flops / task_flops; absent when unknown
+  int64_t mma_flops = 0;           // from the opcodes with a known shape
+  int64_t task_flops = 0;
+  std::map<std::string, int64_t>
+      unknown_shape_opcodes;  // executed MMA opcodes whose shape is not in the name
+  std::string note;           // why the coverage is unknown, if it is
+};
+
+struct InstructionCheck {
+  StageStatus status = StageStatus::failed;
+  std::string message;  // what failed and by how much, for a person or a model
+  std::vector<FamilyExecution> families;
+  std::vector<LaunchCheck> launches;
+  std::optional<int64_t> solution_stream;
+  bool solution_stream_given = false;
+  std::vector<std::string> foreign_kernels;     // "nvjet_sm90_tst_128x64_64x8_1x2_h_bz_TNT (stream 13)"
+  std::vector<std::string> off_stream_kernels;  // "plain_c_kernel (stream 14)"
+  CoverageEstimate coverage;
+  std::vector<std::string> ncu_problems;  // ncu's errors: the counts may be incomplete
+};
+
+// Entry: the stage's decision for the launches profiled in the solution's call on `shape` (the main shape).
+InstructionCheck check_instructions(const NcuReport& report, const Task& task, const Shape& shape,
+                                    const InstructionCheckInput& input);
+
+// Pieces, exposed for tests and for the report.
+std::optional<MmaShape> parse_mma_shape(std::string_view opcode);
+CoverageEstimate estimate_coverage(const std::map<std::string, int64_t>& math_opcodes, int64_t task_flops);
+// Whether a kernel name printed by ncu and one from the compile stage name the same kernel (see above).
+bool same_kernel(const std::string& ncu_name, const std::string& compiled_name);
+
+nlohmann::json to_json(const FamilyExecution& family);
+nlohmann::json to_json(const LaunchCheck& launch);
+nlohmann::json to_json(const CoverageEstimate& coverage);
+nlohmann::json to_json(const InstructionCheck& check);
+
+}  // namespace ptxbench

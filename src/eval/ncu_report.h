@@ -1,0 +1,63 @@
+// Parsing Nsight Compute's per-opcode executed counts, as printed by
+//   ncu --clock-control none --profile-from-start off
+//       --metrics sass__inst_executed_per_opcode_with_modifier_all
+//       --print-metric-instances details --csv --page raw <program>
+// The output holds the program's own stdout and ncu's ==PROF==/==WARNING==/==ERROR== lines, then (if any
+// kernel was profiled) one CSV table: a header row, a units row, and one row per profiled kernel launch.
+// Instanced metric cells look like `847,109 (UIADD3: 232,896; HGMMA.64x64x16.F32.BF16: 65,536; ...)`: the
+// total, then each opcode's warp-level executed count. tests/data/ncu/ holds real outputs from an H200.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace ptxbench {
+
+struct Dim3 {
+  int64_t x = 0, y = 0, z = 0;
+};
+
+// One profiled kernel launch (one CSV row).
+struct NcuLaunch {
+  int id = 0;               // ncu's ID: the order of the profiled launches, from 0
+  std::string kernel_name;  // demangled as ncu prints it: "void mine::scale_kernel<4>(float *, int)"
+  int64_t stream_id = -1;   // ncu's Stream column; equals cudaStreamGetId() of the launch's stream
+  Dim3 grid;
+  Dim3 block;
+  int64_t instructions_executed = 0;       // the per-opcode cell's total, warp-level
+  std::map<std::string, int64_t> opcodes;  // opcode (with modifiers when available) -> warp-level count
+};
+
+struct NcuReport {
+  std::vector<NcuLaunch> launches;
+  // The column the opcode counts were read from; empty when no launch was profiled or no such column exists.
+  std::string opcode_metric;
+  bool opcodes_have_modifiers = false;  // true for ..._with_modifier_all ("HGMMA.64x8x16.F32.BF16")
+  bool no_kernels_profiled = false;     // ncu said "No kernels were profiled", or the output has no table
+  std::vector<std::string> errors;      // ==ERROR== lines (text after the tag) and problems reading the table
+  std::vector<std::string> warnings;    // ==WARNING== lines (text after the tag)
+  std::vector<std::string> program_output;  // the profiled program's own lines, before the table
+};
+
+// Entry: reads ncu's whole output (stdout and stderr together). Never throws on odd input: what cannot be
+// read is named in `errors`.
+NcuReport parse_ncu_report(const std::string& output);
+
+// Pieces, exposed for tests and for other ncu pages.
+// RFC 4180 records: comma-separated, double-quoted fields may hold commas, "" and newlines.
+std::vector<std::vector<std::string>> parse_csv(std::string_view text);
+// `1,234 (IMAD: 96; HGMMA.64x8x16.F32.BF16: 4)` -> total 1234 and the instance map. A cell without instances
+// ("0") gives its total and an empty map. Returns false when the cell is not of that form.
+bool parse_instanced_counts(std::string_view cell, int64_t& total, std::map<std::string, int64_t>& instances);
+// "12,345" -> 12345 (ncu prints thousands separators). Returns false for anything else.
+bool parse_count(std::string_view text, int64_t& value);
+
+nlohmann::json to_json(const NcuLaunch& launch);
+nlohmann::json to_json(const NcuReport& report);
+
+}  // namespace ptxbench

@@ -1,0 +1,87 @@
+// Planted bugs for compute-sanitizer fixtures (tests/data/sanitizer/*.txt). One case per run, named by argv[1]:
+//   clean             every access in bounds: memcheck and synccheck must report 0 errors
+//   oob_global        64 threads write past the end of a 128-float buffer. Seen on the H200: memcheck reported
+//                     NOTHING, because the writes land inside the next cudaMalloc'd buffer (`bytes`, allocated
+//                     right after): memcheck checks "inside some allocation", not "inside the intended one".
+//   oob_shared        one thread writes far past a static shared array (memcheck: Invalid __shared__ write)
+//   misaligned        a 4-byte load from an address off by one byte (memcheck: ... is misaligned)
+//   divergent_warp    __syncthreads reached by half of one warp (synccheck: Barrier error)
+//   divergent_block   __syncthreads reached by two of four warps, the others still running. Seen on the H200:
+//                     synccheck reported nothing (0 errors).
+// Build: nvcc -gencode arch=compute_90a,code=sm_90a -lineinfo -o sanitizer_cases sanitizer_cases.cu
+#include <cstdio>
+#include <cstring>
+
+__global__ void clean_kernel(float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = 2.0f * static_cast<float>(i);
+}
+
+__global__ void oob_global_kernel(float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  out[i + n / 2] = 1.0f;  // the upper half of the threads write past the end
+}
+
+__global__ void oob_shared_kernel(float* out, int offset) {
+  __shared__ float tile[256];
+  tile[threadIdx.x] = static_cast<float>(threadIdx.x);
+  __syncthreads();
+  if (threadIdx.x == 5) tile[threadIdx.x + offset] = 3.0f;  // offset comes from the host: not foldable
+  __syncthreads();
+  out[threadIdx.x] = tile[threadIdx.x];
+}
+
+__global__ void misaligned_kernel(const char* bytes, float* out) {
+  const float* p = reinterpret_cast<const float*>(bytes + 1);
+  out[threadIdx.x] = p[threadIdx.x];
+}
+
+__global__ void divergent_warp_kernel(float* out) {
+  __shared__ float s[128];
+  s[threadIdx.x] = 1.0f;
+  if (threadIdx.x % 32 < 16) __syncthreads();
+  out[threadIdx.x] = s[(threadIdx.x + 1) % 128];
+}
+
+__global__ void divergent_block_kernel(float* out, int spin) {
+  __shared__ float s[128];
+  s[threadIdx.x] = 1.0f;
+  if (threadIdx.x < 64) {
+    __syncthreads();
+  } else {
+    float acc = 0;
+    for (int i = 0; i < spin; ++i) acc += s[(threadIdx.x + i) % 128];
+    s[threadIdx.x] = acc;
+  }
+  out[threadIdx.x] = s[threadIdx.x];
+}
+
+static int check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::printf("host: %s failed: %s (%s)\n", what, cudaGetErrorName(e), cudaGetErrorString(e));
+    return 1;
+  }
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  const char* mode = argc > 1 ? argv[1] : "clean";
+  const int n = 128;
+  float* out = nullptr;
+  char* bytes = nullptr;
+  if (check(cudaMalloc(&out, n * sizeof(float)), "cudaMalloc")) return 2;
+  if (check(cudaMalloc(&bytes, 4096), "cudaMalloc")) return 2;
+  if (!std::strcmp(mode, "clean")) clean_kernel<<<1, n>>>(out, n);
+  else if (!std::strcmp(mode, "oob_global")) oob_global_kernel<<<1, n>>>(out, n);
+  else if (!std::strcmp(mode, "oob_shared")) oob_shared_kernel<<<1, 128>>>(out, 1 << 20);
+  else if (!std::strcmp(mode, "misaligned")) misaligned_kernel<<<1, 32>>>(bytes, out);
+  else if (!std::strcmp(mode, "divergent_warp")) divergent_warp_kernel<<<1, 128>>>(out);
+  else if (!std::strcmp(mode, "divergent_block")) divergent_block_kernel<<<1, 128>>>(out, 1000);
+  else { std::printf("unknown mode %s\n", mode); return 2; }
+  int failed = check(cudaGetLastError(), "launch");
+  failed |= check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  float host[n];
+  failed |= check(cudaMemcpy(host, out, sizeof(host), cudaMemcpyDeviceToHost), "cudaMemcpy");
+  std::printf("mode=%s out[1]=%f failed=%d\n", mode, host[1], failed);
+  return failed;
+}
