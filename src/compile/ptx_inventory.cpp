@@ -56,8 +56,8 @@ std::vector<std::string> ptx_instructions(const std::string& ptx) {
   size_t start = 0;
   for (size_t i = 0; i <= text.size(); ++i) {
     if (i < text.size() && text[i] != ';' && text[i] != '{' && text[i] != '}') continue;
-    // One statement: skip labels ("$L__BB0_2:") and a predicate guard ("@%p1", "@!%p1"); the next token is
-    // the opcode, unless the statement is a directive (".reg", ".entry ...") or data ("1, 2, 3").
+    // One statement: skip labels ("$L__BB0_2:"), a predicate guard ("@%p1", "@!%p1") and directive lines
+    // (".loc 1 12 3" has no ';'); the next token is the opcode, unless the statement is data ("1, 2, 3").
     size_t pos = start;
     start = i + 1;
     for (;;) {
@@ -69,6 +69,11 @@ std::vector<std::string> ptx_instructions(const std::string& ptx) {
       bool label = token.back() == ':' && (token.size() < 2 || token[token.size() - 2] != ':');
       if (label || token[0] == '@') {
         pos = end;
+        continue;
+      }
+      if (token[0] == '.') {  // a directive: some (.loc, .file, .maxntid) end at the line, not at a ';'
+        pos = text.find('\n', end);
+        if (pos == std::string::npos || pos > i) break;
         continue;
       }
       if (is_opcode(token)) out.push_back(token);

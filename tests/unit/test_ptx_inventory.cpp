@@ -61,6 +61,23 @@ TEST(PtxInventory, CommentsAndDataDoNotCount) {
   EXPECT_EQ(inventory.opcodes.size(), 1u);
 }
 
+TEST(PtxInventory, InstructionsAfterLineDirectivesCount) {
+  // -lineinfo puts .loc lines, which end without ';', right before instructions.
+  const auto ops = ptx_instructions(R"(
+	mov.b32 %r1, 0;
+	.loc	1 122 9
+	.loc	5 33 3, function_name $L__info_string8, inlined_at 1 166 9
+	// begin inline asm
+	cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3}], [%r4];
+	// end inline asm
+	.loc	1 130 2
+	@%p1 bra $L__BB0_4;
+)");
+  ASSERT_EQ(ops.size(), 3u);
+  EXPECT_EQ(ops[1], "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes");
+  EXPECT_EQ(ops[2], "bra");
+}
+
 TEST(PtxInventory, PrefixesMatchWholeModifiers) {
   EXPECT_TRUE(opcode_has_prefix("wgmma.mma_async.sync.aligned", "wgmma.mma_async"));
   EXPECT_TRUE(opcode_has_prefix("wgmma.fence", "wgmma.fence"));

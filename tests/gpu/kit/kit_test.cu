@@ -1,0 +1,805 @@
+// GPU test of the Hopper kit (kits/hopper/ptx): runs every template function on an sm_90a device and checks what
+// it did against a host computation. Prints one line per kit function (PASS/FAIL, and the tests that used it) and
+// exits non-zero if any failed. Build and run: tests/gpu/kit/run.sh.
+#include <hopper.cuh>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace ptxkit::hopper;
+
+#define CUDA_CHECK(x)                                                                          \
+  do {                                                                                         \
+    cudaError_t err_ = (x);                                                                    \
+    if (err_ != cudaSuccess) {                                                                 \
+      std::printf("CUDA error %s at %s:%d: %s\n", cudaGetErrorName(err_), __FILE__, __LINE__, #x); \
+      std::exit(2);                                                                            \
+    }                                                                                          \
+  } while (0)
+
+// ------------------------------------------------------------------------------------------------ bookkeeping
+
+struct Outcome {
+  bool ok = true;
+  std::string tests;
+};
+static std::map<std::string, Outcome> g_functions;
+
+// Records that test `test` used the functions in `fns` and passed or failed.
+static void record(const char* test, bool ok, std::initializer_list<const char*> fns) {
+  std::printf("  test %-40s %s\n", test, ok ? "ok" : "FAILED");
+  std::fflush(stdout);
+  for (const char* f : fns) {
+    Outcome& o = g_functions[f];
+    o.ok = o.ok && ok;
+    if (!o.tests.empty()) o.tests += ", ";
+    o.tests += test;
+  }
+}
+
+static void sync_or_die(const char* what) {
+  cudaError_t e = cudaGetLastError();
+  if (e == cudaSuccess) e = cudaDeviceSynchronize();
+  if (e != cudaSuccess) {
+    std::printf("CUDA error %s after %s: %s\n", cudaGetErrorName(e), what, cudaGetErrorString(e));
+    std::exit(2);
+  }
+}
+
+static uint16_t bf16_bits(float f) {
+  __nv_bfloat16 b = __float2bfloat16(f);
+  uint16_t u;
+  std::memcpy(&u, &b, 2);
+  return u;
+}
+static float bf16_value(uint16_t u) {
+  uint32_t w = static_cast<uint32_t>(u) << 16;
+  float f;
+  std::memcpy(&f, &w, 4);
+  return f;
+}
+
+// Where element (r, c) of a box with 128-byte rows lands in shared memory under 128B swizzle (tile 1024-aligned):
+// the 16-byte chunk index is XORed with the row index modulo 8.
+static int swizzled128(int r, int c_elems, int elem_bytes) {
+  int per_chunk = 16 / elem_bytes, per_row = 128 / elem_bytes;
+  return r * per_row + (((c_elems / per_chunk) ^ (r % 8)) * per_chunk) + c_elems % per_chunk;
+}
+
+// ------------------------------------------------------------------------------------------------ TMA, rank 1-5
+
+// Loads one box with TMA (complete_tx on an mbarrier), copies the shared box to `raw` with ordinary loads and
+// stores it back with TMA.
+template <int R>
+__global__ void tma_rank_kernel(const __grid_constant__ CUtensorMap in, const __grid_constant__ CUtensorMap out,
+                                int4 c03, int c4, uint32_t box_bytes, uint16_t* raw) {
+  __shared__ alignas(128) uint16_t box[4096];
+  __shared__ uint64_t bar;
+  if (threadIdx.x == 0) {
+    mbarrier_init(&bar, 1);
+    fence_mbarrier_init();
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    mbarrier_arrive_expect_tx(&bar, box_bytes);
+    if constexpr (R == 1) tma_load_1d(box, &in, &bar, c03.x);
+    if constexpr (R == 2) tma_load_2d(box, &in, &bar, c03.x, c03.y);
+    if constexpr (R == 3) tma_load_3d(box, &in, &bar, c03.x, c03.y, c03.z);
+    if constexpr (R == 4) tma_load_4d(box, &in, &bar, c03.x, c03.y, c03.z, c03.w);
+    if constexpr (R == 5) tma_load_5d(box, &in, &bar, c03.x, c03.y, c03.z, c03.w, c4);
+  }
+  mbarrier_wait(&bar, 0);
+  for (uint32_t i = threadIdx.x; i < box_bytes / 2; i += blockDim.x) raw[i] = box[i];
+  if (threadIdx.x == 0) {
+    if constexpr (R == 1) tma_store_1d(&out, box, c03.x);
+    if constexpr (R == 2) tma_store_2d(&out, box, c03.x, c03.y);
+    if constexpr (R == 3) tma_store_3d(&out, box, c03.x, c03.y, c03.z);
+    if constexpr (R == 4) tma_store_4d(&out, box, c03.x, c03.y, c03.z, c03.w);
+    if constexpr (R == 5) tma_store_5d(&out, box, c03.x, c03.y, c03.z, c03.w, c4);
+    tma_store_commit();
+    tma_store_wait<0>();
+  }
+}
+
+template <int R>
+static void test_tma_rank(std::vector<uint64_t> dims, std::vector<uint32_t> box, std::vector<int> coord) {
+  size_t total = 1;
+  for (auto d : dims) total *= d;
+  std::vector<uint16_t> h_in(total);
+  for (size_t i = 0; i < total; ++i) h_in[i] = static_cast<uint16_t>(i * 7 + 3);
+  size_t box_elems = 1;
+  for (auto b : box) box_elems *= b;
+  uint16_t *d_in, *d_out, *d_raw;
+  CUDA_CHECK(cudaMalloc(&d_in, total * 2));
+  CUDA_CHECK(cudaMalloc(&d_out, total * 2));
+  CUDA_CHECK(cudaMalloc(&d_raw, box_elems * 2));
+  CUDA_CHECK(cudaMemcpy(d_in, h_in.data(), total * 2, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemset(d_out, 0xFF, total * 2));
+  CUDA_CHECK(cudaMemset(d_raw, 0xFF, box_elems * 2));
+  std::vector<uint64_t> strides;
+  uint64_t s = 2;
+  for (int i = 0; i + 1 < R; ++i) strides.push_back(s *= dims[i]);
+  CUtensorMap m_in, m_out;
+  bool ok = make_tensor_map(&m_in, CU_TENSOR_MAP_DATA_TYPE_UINT16, R, d_in, dims.data(), strides.data(), box.data(),
+                            CU_TENSOR_MAP_SWIZZLE_NONE) == cudaSuccess &&
+            make_tensor_map(&m_out, CU_TENSOR_MAP_DATA_TYPE_UINT16, R, d_out, dims.data(), strides.data(),
+                            box.data(), CU_TENSOR_MAP_SWIZZLE_NONE) == cudaSuccess;
+  if (!ok) {  // say why: call the encoder directly for its CUresult
+    cuuint32_t es[5] = {1, 1, 1, 1, 1};
+    CUresult r = tensor_map_encoder()(&m_in, CU_TENSOR_MAP_DATA_TYPE_UINT16, R, d_in,
+                                      reinterpret_cast<const cuuint64_t*>(dims.data()),
+                                      reinterpret_cast<const cuuint64_t*>(strides.data()), box.data(), es,
+                                      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                                      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    std::printf("    rank %d: make_tensor_map failed (cuTensorMapEncodeTiled returned %d)\n", R, int(r));
+  }
+  if (ok) {
+    coord.resize(5, 0);
+    tma_rank_kernel<R><<<1, 128>>>(m_in, m_out, make_int4(coord[0], coord[1], coord[2], coord[3]), coord[4],
+                                   static_cast<uint32_t>(box_elems * 2), d_raw);
+    sync_or_die("tma_rank_kernel");
+    std::vector<uint16_t> h_out(total), h_raw(box_elems);
+    CUDA_CHECK(cudaMemcpy(h_out.data(), d_out, total * 2, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(h_raw.data(), d_raw, box_elems * 2, cudaMemcpyDeviceToHost));
+    int bad = 0;
+    // Every element of the box: in bounds -> the input element, out of bounds -> zero.
+    for (size_t b = 0; b < box_elems; ++b) {
+      size_t rem = b, gidx = 0, gstride = 1;
+      bool inside = true;
+      for (int d = 0; d < R; ++d) {
+        int64_t g = coord[d] + static_cast<int64_t>(rem % box[d]);
+        rem /= box[d];
+        if (g < 0 || g >= static_cast<int64_t>(dims[d])) inside = false;
+        gidx += g * gstride;
+        gstride *= dims[d];
+      }
+      uint16_t expect = inside ? h_in[gidx] : 0;
+      if (h_raw[b] != expect && bad++ < 5)
+        std::printf("    rank %d box elem %zu: got %u want %u\n", R, b, h_raw[b], expect);
+    }
+    // The store wrote exactly the in-bounds part of the box.
+    for (size_t i = 0; i < total; ++i) {
+      size_t rem = i;
+      bool in_box = true;
+      for (int d = 0; d < R; ++d) {
+        int64_t g = static_cast<int64_t>(rem % dims[d]);
+        rem /= dims[d];
+        if (g < coord[d] || g >= coord[d] + static_cast<int64_t>(box[d])) in_box = false;
+      }
+      uint16_t expect = in_box ? h_in[i] : 0xFFFF;
+      if (h_out[i] != expect && bad++ < 10)
+        std::printf("    rank %d out elem %zu: got %u want %u\n", R, i, h_out[i], expect);
+    }
+    ok = bad == 0;
+  }
+  CUDA_CHECK(cudaFree(d_in));
+  CUDA_CHECK(cudaFree(d_out));
+  CUDA_CHECK(cudaFree(d_raw));
+  static const char* loads[] = {"", "tma_load_1d", "tma_load_2d", "tma_load_3d", "tma_load_4d", "tma_load_5d"};
+  static const char* stores[] = {"", "tma_store_1d", "tma_store_2d", "tma_store_3d", "tma_store_4d", "tma_store_5d"};
+  char name[64];
+  std::snprintf(name, sizeof name, "tma rank %d load+store, partly OOB", R);
+  record(name, ok,
+         {loads[R], stores[R], "tensor_map_encoder", "make_tensor_map", "mbarrier_init", "fence_mbarrier_init",
+          "mbarrier_arrive_expect_tx", "mbarrier_wait", "mbarrier_try_wait_parity", "tma_store_commit",
+          "tma_store_wait"});
+}
+
+// ------------------------------------------------------------------------------------------------ TMA, 128B swizzle
+
+// Prefetches, then loads a 64 x 64 bf16 box with 128B swizzle and dumps the raw shared bytes.
+__global__ void tma_swizzle_kernel(const __grid_constant__ CUtensorMap map, int c0, int c1, uint16_t* raw) {
+  __shared__ alignas(1024) uint16_t tile[64 * 64];
+  __shared__ uint64_t bar;
+  if (threadIdx.x == 0) {
+    prefetch_tensormap(&map);
+    tma_prefetch_2d(&map, c0, c1);
+    mbarrier_init(&bar, 1);
+    fence_mbarrier_init();
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    mbarrier_arrive_expect_tx(&bar, sizeof(tile));
+    tma_load_2d(tile, &map, &bar, c0, c1);
+  }
+  mbarrier_wait(&bar, 0);
+  for (int i = threadIdx.x; i < 64 * 64; i += blockDim.x) raw[i] = tile[i];
+}
+
+static void test_tma_swizzle() {
+  const int rows = 256, cols = 192;
+  std::vector<uint16_t> h(rows * cols);
+  for (int i = 0; i < rows * cols; ++i) h[i] = static_cast<uint16_t>(i);
+  uint16_t *d, *d_raw;
+  CUDA_CHECK(cudaMalloc(&d, h.size() * 2));
+  CUDA_CHECK(cudaMalloc(&d_raw, 64 * 64 * 2));
+  CUDA_CHECK(cudaMemcpy(d, h.data(), h.size() * 2, cudaMemcpyHostToDevice));
+  CUtensorMap map;
+  bool ok = make_tensor_map_2d_bf16(&map, reinterpret_cast<__nv_bfloat16*>(d), rows, cols, 64, 64) == cudaSuccess;
+  const int c0 = 64, c1 = 128;
+  if (ok) {
+    tma_swizzle_kernel<<<1, 128>>>(map, c0, c1, d_raw);
+    sync_or_die("tma_swizzle_kernel");
+    std::vector<uint16_t> raw(64 * 64);
+    CUDA_CHECK(cudaMemcpy(raw.data(), d_raw, raw.size() * 2, cudaMemcpyDeviceToHost));
+    int bad = 0;
+    for (int r = 0; r < 64; ++r)
+      for (int c = 0; c < 64; ++c) {
+        uint16_t want = h[(c1 + r) * cols + c0 + c];
+        uint16_t got = raw[swizzled128(r, c, 2)];
+        if (got != want && bad++ < 5) std::printf("    swizzle (%d,%d): got %u want %u\n", r, c, got, want);
+      }
+    ok = bad == 0;
+  }
+  CUDA_CHECK(cudaFree(d));
+  CUDA_CHECK(cudaFree(d_raw));
+  record("tma 2d bf16 128B swizzle + prefetch", ok,
+         {"make_tensor_map_2d_bf16", "tma_load_2d", "tma_prefetch_2d", "prefetch_tensormap"});
+}
+
+// ------------------------------------------------------------------------------------------------ TMA store paths
+
+// Threads write a float tile with ordinary stores, fence to the async proxy, then one thread stores it with TMA
+// and adds it once more with a TMA reduction: the covered global elements end up 2x the tile.
+__global__ void tma_store_reduce_kernel(const __grid_constant__ CUtensorMap map, int c0, int c1) {
+  __shared__ alignas(128) float tile[16 * 32];
+  for (int i = threadIdx.x; i < 16 * 32; i += blockDim.x) tile[i] = static_cast<float>(i) + 0.5f;
+  fence_proxy_async_shared();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    tma_store_2d(&map, tile, c0, c1);
+    tma_store_commit();
+    tma_store_wait<0>();  // the store must land before the reduction adds to it
+    tma_reduce_add_2d(&map, tile, c0, c1);
+    tma_store_commit();
+    tma_store_wait_read<0>();  // shared source no longer needed
+    tma_store_wait<0>();
+  }
+}
+
+static void test_tma_store_reduce() {
+  const int rows = 32, cols = 64;
+  float* d;
+  CUDA_CHECK(cudaMalloc(&d, rows * cols * 4));
+  std::vector<float> h(rows * cols, -1.0f);
+  CUDA_CHECK(cudaMemcpy(d, h.data(), h.size() * 4, cudaMemcpyHostToDevice));
+  const uint64_t dims[2] = {cols, rows}, strides[1] = {cols * 4};
+  const uint32_t box[2] = {32, 16};
+  CUtensorMap map;
+  bool ok = make_tensor_map(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, d, dims, strides, box,
+                            CU_TENSOR_MAP_SWIZZLE_NONE) == cudaSuccess;
+  const int c0 = 48, c1 = 24;  // clipped at both the right and the bottom edge
+  if (ok) {
+    tma_store_reduce_kernel<<<1, 128>>>(map, c0, c1);
+    sync_or_die("tma_store_reduce_kernel");
+    CUDA_CHECK(cudaMemcpy(h.data(), d, h.size() * 4, cudaMemcpyDeviceToHost));
+    int bad = 0;
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < cols; ++c) {
+        bool in = r >= c1 && r < c1 + 16 && c >= c0 && c < c0 + 32;
+        float want = in ? 2.0f * ((r - c1) * 32 + (c - c0) + 0.5f) : -1.0f;
+        if (h[r * cols + c] != want && bad++ < 5)
+          std::printf("    store/reduce (%d,%d): got %g want %g\n", r, c, h[r * cols + c], want);
+      }
+    ok = bad == 0;
+  }
+  CUDA_CHECK(cudaFree(d));
+  record("tma store + reduce-add from generic writes", ok,
+         {"fence_proxy_async_shared", "tma_store_2d", "tma_reduce_add_2d", "tma_store_commit", "tma_store_wait",
+          "tma_store_wait_read"});
+}
+
+// ------------------------------------------------------------------------------------------------ cluster: multicast
+
+// Cluster of 2: each CTA loads half of a 64 x 64 bf16 tile and multicasts it to both; both must see the whole tile.
+__global__ void __cluster_dims__(2, 1, 1)
+    tma_multicast_kernel(const __grid_constant__ CUtensorMap half_map, int c0, int c1, uint16_t* raw) {
+  __shared__ alignas(1024) uint16_t tile[64 * 64];
+  __shared__ uint64_t bar;
+  const uint32_t rank = cluster_ctarank();
+  if (threadIdx.x == 0) {
+    mbarrier_init(&bar, 1);
+    fence_mbarrier_init();  // the peer's multicast completes on this barrier
+  }
+  cluster_sync();  // both barriers initialised before either CTA issues a copy
+  if (threadIdx.x == 0) {
+    mbarrier_expect_tx(&bar, sizeof(tile));  // both halves land here, one from each CTA
+    mbarrier_arrive(&bar);
+    tma_load_2d_multicast(tile + rank * 32 * 64, &half_map, &bar, 0b11, c0, c1 + rank * 32);
+  }
+  mbarrier_wait(&bar, 0);
+  for (int i = threadIdx.x; i < 64 * 64; i += blockDim.x) raw[rank * 64 * 64 + i] = tile[i];
+  cluster_sync();  // no CTA leaves while the peer may still write into its shared memory
+}
+
+static void test_tma_multicast() {
+  const int rows = 128, cols = 128;
+  std::vector<uint16_t> h(rows * cols);
+  for (int i = 0; i < rows * cols; ++i) h[i] = static_cast<uint16_t>(i * 3 + 1);
+  uint16_t *d, *d_raw;
+  CUDA_CHECK(cudaMalloc(&d, h.size() * 2));
+  CUDA_CHECK(cudaMalloc(&d_raw, 2 * 64 * 64 * 2));
+  CUDA_CHECK(cudaMemcpy(d, h.data(), h.size() * 2, cudaMemcpyHostToDevice));
+  CUtensorMap map;
+  bool ok = make_tensor_map_2d_bf16(&map, reinterpret_cast<__nv_bfloat16*>(d), rows, cols, 32, 64) == cudaSuccess;
+  const int c0 = 64, c1 = 32;
+  if (ok) {
+    tma_multicast_kernel<<<2, 128>>>(map, c0, c1, d_raw);
+    sync_or_die("tma_multicast_kernel");
+    std::vector<uint16_t> raw(2 * 64 * 64);
+    CUDA_CHECK(cudaMemcpy(raw.data(), d_raw, raw.size() * 2, cudaMemcpyDeviceToHost));
+    int bad = 0;
+    for (int cta = 0; cta < 2; ++cta)
+      for (int r = 0; r < 64; ++r)
+        for (int c = 0; c < 64; ++c) {
+          uint16_t want = h[(c1 + r) * cols + c0 + c];
+          uint16_t got = raw[cta * 4096 + swizzled128(r, c, 2)];
+          if (got != want && bad++ < 5)
+            std::printf("    multicast cta %d (%d,%d): got %u want %u\n", cta, r, c, got, want);
+        }
+    ok = bad == 0;
+  }
+  CUDA_CHECK(cudaFree(d));
+  CUDA_CHECK(cudaFree(d_raw));
+  record("tma multicast, cluster of 2", ok,
+         {"tma_load_2d_multicast", "cluster_ctarank", "cluster_sync", "cluster_arrive", "cluster_wait",
+          "fence_mbarrier_init", "mbarrier_expect_tx", "mbarrier_arrive", "mbarrier_wait"});
+}
+
+// ------------------------------------------------------------------------------------------------ cluster: DSMEM
+
+// Cluster of 2: each CTA writes a word into the peer's shared memory and then arrives on the peer's barrier
+// (release, cluster scope); the peer waits (acquire, cluster scope) and must then see the word.
+__global__ void __cluster_dims__(2, 1, 1) cluster_dsmem_kernel(uint32_t* out) {
+  __shared__ uint32_t word;
+  __shared__ uint64_t bar, done;
+  const uint32_t rank = cluster_ctarank(), peer = rank ^ 1;
+  if (threadIdx.x == 0) {
+    word = 0;
+    mbarrier_init(&bar, 1);
+    mbarrier_init(&done, 1);
+    fence_mbarrier_init();
+  }
+  cluster_sync();
+  if (threadIdx.x == 0) {
+    st_shared_cluster(mapa(smem_addr(&word), peer), 100 + rank);
+    mbarrier_arrive_cluster_release(mapa(smem_addr(&bar), peer));
+    mbarrier_wait_cluster(&bar, 0);
+    out[rank * 5 + 0] = word;                                            // written by the peer
+    out[rank * 5 + 1] = ld_shared_cluster(mapa(smem_addr(&word), rank));  // own word through the cluster window
+    out[rank * 5 + 2] = cluster_nctarank();
+    out[rank * 5 + 3] = mbarrier_try_wait_parity_cluster(&bar, 0) ? 1 : 0;
+    // A plain (CTA-scope release) remote arrive: only the phase completion is checked.
+    mbarrier_arrive_cluster(mapa(smem_addr(&done), peer));
+    mbarrier_wait(&done, 0);
+    out[rank * 5 + 4] = mbarrier_try_wait_parity(&done, 0) ? 1 : 0;
+  }
+  cluster_arrive_relaxed();  // keep shared memory alive until the peer is done with it
+  cluster_wait();
+}
+
+static void test_cluster_dsmem() {
+  uint32_t* d;
+  CUDA_CHECK(cudaMalloc(&d, 10 * 4));
+  CUDA_CHECK(cudaMemset(d, 0, 10 * 4));
+  cluster_dsmem_kernel<<<2, 64>>>(d);
+  sync_or_die("cluster_dsmem_kernel");
+  uint32_t h[10];
+  CUDA_CHECK(cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost));
+  bool ok = true;
+  for (int r = 0; r < 2; ++r) {
+    uint32_t want[5] = {100u + (r ^ 1), 100u + (r ^ 1), 2u, 1u, 1u};
+    for (int i = 0; i < 5; ++i)
+      if (h[r * 5 + i] != want[i]) {
+        ok = false;
+        std::printf("    dsmem cta %d field %d: got %u want %u\n", r, i, h[r * 5 + i], want[i]);
+      }
+  }
+  CUDA_CHECK(cudaFree(d));
+  record("cluster dsmem + remote mbarrier arrive", ok,
+         {"mapa", "st_shared_cluster", "ld_shared_cluster", "mbarrier_arrive_cluster_release",
+          "mbarrier_arrive_cluster", "mbarrier_wait_cluster",
+          "mbarrier_try_wait_parity_cluster", "cluster_nctarank", "cluster_arrive_relaxed", "cluster_wait",
+          "cluster_ctarank"});
+}
+
+// ------------------------------------------------------------------------------------------------ mbarrier phases
+
+// 64 threads, barrier count 64: checks the parity answers before any arrival and after each of 4 phases.
+__global__ void mbarrier_phase_kernel(uint32_t* out) {
+  __shared__ uint64_t bar;
+  if (threadIdx.x == 0) mbarrier_init(&bar, 64);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    out[0] = mbarrier_try_wait_parity(&bar, 0);  // phase 0 not complete: 0
+    out[1] = mbarrier_try_wait_parity(&bar, 1);  // "the phase before 0" counts as complete: 1
+  }
+  __syncthreads();
+  for (int ph = 0; ph < 4; ++ph) {
+    mbarrier_arrive(&bar);
+    mbarrier_wait(&bar, ph & 1);
+    if (threadIdx.x == 0) {
+      out[2 + 2 * ph] = mbarrier_try_wait_parity(&bar, ph & 1);            // just completed: 1
+      out[3 + 2 * ph] = mbarrier_try_wait_parity(&bar, (ph + 1) & 1);      // next phase open: 0
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) mbarrier_inval(&bar);
+}
+
+static void test_mbarrier_phases() {
+  uint32_t* d;
+  CUDA_CHECK(cudaMalloc(&d, 10 * 4));
+  CUDA_CHECK(cudaMemset(d, 0xFF, 10 * 4));
+  mbarrier_phase_kernel<<<1, 64>>>(d);
+  sync_or_die("mbarrier_phase_kernel");
+  uint32_t h[10];
+  CUDA_CHECK(cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost));
+  const uint32_t want[10] = {0, 1, 1, 0, 1, 0, 1, 0, 1, 0};
+  bool ok = std::memcmp(h, want, sizeof h) == 0;
+  if (!ok)
+    for (int i = 0; i < 10; ++i) std::printf("    mbarrier out[%d] = %u want %u\n", i, h[i], want[i]);
+  CUDA_CHECK(cudaFree(d));
+  record("mbarrier phases and parity", ok,
+         {"mbarrier_init", "mbarrier_arrive", "mbarrier_try_wait_parity", "mbarrier_wait", "mbarrier_inval"});
+}
+
+// ------------------------------------------------------------------------------------------------ elect, named barriers
+
+__global__ void elect_bar_kernel(uint32_t* out) {
+  __shared__ uint32_t value;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (elect_one()) atomicAdd(&out[warp], 1u + 100u * lane);  // exactly one lane, lane 0
+  if (lane >= 8) {
+    if (elect_one(0xFFFFFF00u)) atomicAdd(&out[4 + warp], 1u + 100u * lane);  // lane 8
+  }
+  // Named barrier 1 over warps 0 and 1: warp 0 produces, warp 1 consumes.
+  if (warp == 0) {
+    if (lane == 0) value = 4242;
+    bar_arrive(1, 64);
+  } else if (warp == 1) {
+    bar_sync(1, 64);
+    if (lane == 0) out[8] = value;
+  }
+}
+
+static void test_elect_bar() {
+  uint32_t* d;
+  CUDA_CHECK(cudaMalloc(&d, 9 * 4));
+  CUDA_CHECK(cudaMemset(d, 0, 9 * 4));
+  elect_bar_kernel<<<1, 128>>>(d);
+  sync_or_die("elect_bar_kernel");
+  uint32_t h[9];
+  CUDA_CHECK(cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost));
+  bool ok_elect = true;
+  for (int w = 0; w < 4; ++w) ok_elect = ok_elect && h[w] == 1 && h[4 + w] == 801;
+  record("elect.sync, full and partial mask", ok_elect, {"elect_one"});
+  record("named barrier arrive/sync", h[8] == 4242, {"bar_arrive", "bar_sync"});
+  CUDA_CHECK(cudaFree(d));
+}
+
+// ------------------------------------------------------------------------------------------------ setmaxnreg pipeline
+
+// Warp-specialised ring of 4 stages over 16 tiles of 64 x 64 uint16: warpgroup 0 (40 registers) produces with
+// TMA, warpgroups 1 and 2 (232 registers each) consume, each summing its 32 rows of every tile.
+constexpr int kPipeStages = 4, kPipeTiles = 16;
+__global__ void __launch_bounds__(384, 1)
+    setmaxnreg_pipeline_kernel(const __grid_constant__ CUtensorMap map, unsigned long long* sums) {
+  __shared__ alignas(1024) uint16_t stage[kPipeStages][64 * 64];
+  __shared__ uint64_t full[kPipeStages], empty[kPipeStages];
+  const int wg = threadIdx.x / 128;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kPipeStages; ++s) {
+      mbarrier_init(&full[s], 1);
+      mbarrier_init(&empty[s], 256);
+    }
+    fence_mbarrier_init();
+  }
+  __syncthreads();
+  if (wg == 0) {
+    setmaxnreg_dec<40>();
+    if (threadIdx.x == 0) {
+      for (int t = 0; t < kPipeTiles; ++t) {
+        const int s = t % kPipeStages, round = t / kPipeStages;
+        mbarrier_wait(&empty[s], (round & 1) ^ 1);  // first round passes at once
+        mbarrier_arrive_expect_tx(&full[s], 64 * 64 * 2);
+        tma_load_2d(stage[s], &map, &full[s], 0, t * 64);
+      }
+    }
+  } else {
+    setmaxnreg_inc<232>();
+    unsigned long long sum = 0;
+    const int t_in = threadIdx.x - 128 * wg;
+    for (int t = 0; t < kPipeTiles; ++t) {
+      const int s = t % kPipeStages, round = t / kPipeStages;
+      mbarrier_wait(&full[s], round & 1);
+      for (int i = t_in; i < 32 * 64; i += 128) sum += stage[s][(wg - 1) * 32 * 64 + i];
+      mbarrier_arrive(&empty[s]);
+    }
+    atomicAdd(&sums[wg - 1], sum);
+  }
+}
+
+static void test_setmaxnreg_pipeline() {
+  const int rows = kPipeTiles * 64, cols = 64;
+  std::vector<uint16_t> h(rows * cols);
+  unsigned long long want[2] = {0, 0};
+  for (int i = 0; i < rows * cols; ++i) {
+    h[i] = static_cast<uint16_t>((i * 2654435761u) >> 16);
+    want[(i / cols) % 64 < 32 ? 0 : 1] += h[i];
+  }
+  uint16_t* d;
+  unsigned long long* d_sums;
+  CUDA_CHECK(cudaMalloc(&d, h.size() * 2));
+  CUDA_CHECK(cudaMalloc(&d_sums, 16));
+  CUDA_CHECK(cudaMemset(d_sums, 0, 16));
+  CUDA_CHECK(cudaMemcpy(d, h.data(), h.size() * 2, cudaMemcpyHostToDevice));
+  CUtensorMap map;
+  const uint64_t dims[2] = {cols, rows}, strides[1] = {cols * 2};
+  const uint32_t box[2] = {64, 64};
+  bool ok = make_tensor_map(&map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, d, dims, strides, box,
+                            CU_TENSOR_MAP_SWIZZLE_NONE) == cudaSuccess;
+  if (ok) {
+    setmaxnreg_pipeline_kernel<<<1, 384>>>(map, d_sums);
+    sync_or_die("setmaxnreg_pipeline_kernel");
+    unsigned long long got[2];
+    CUDA_CHECK(cudaMemcpy(got, d_sums, 16, cudaMemcpyDeviceToHost));
+    ok = got[0] == want[0] && got[1] == want[1];
+    if (!ok) std::printf("    sums %llu %llu want %llu %llu\n", got[0], got[1], want[0], want[1]);
+  }
+  CUDA_CHECK(cudaFree(d));
+  CUDA_CHECK(cudaFree(d_sums));
+  record("setmaxnreg producer/consumer ring", ok,
+         {"setmaxnreg_dec", "setmaxnreg_inc", "mbarrier_wait", "mbarrier_arrive", "mbarrier_arrive_expect_tx",
+          "tma_load_2d"});
+}
+
+// ------------------------------------------------------------------------------------------------ ldmatrix / stmatrix
+
+// One warp: stmatrix four 8x8 matrices with known values, read them back with ldmatrix; the same through the
+// .trans forms. Also checks pack_bf16x2's half order.
+__global__ void matrix_kernel(uint16_t* plain, uint16_t* trans, uint32_t* regs) {
+  __shared__ alignas(16) uint16_t s_plain[4 * 64], s_trans[4 * 64];
+  const int l = threadIdx.x;
+  uint32_t r[4];
+  for (int m = 0; m < 4; ++m) {
+    const int row = l / 4, col = 2 * (l % 4);
+    const uint32_t lo = m * 64 + row * 8 + col, hi = lo + 1;
+    r[m] = lo | (hi << 16);
+  }
+  uint16_t* my_row_plain = s_plain + (l / 8) * 64 + (l % 8) * 8;
+  uint16_t* my_row_trans = s_trans + (l / 8) * 64 + (l % 8) * 8;
+  stmatrix_x4(my_row_plain, r);
+  stmatrix_x4_trans(my_row_trans, r);
+  __syncwarp();
+  uint32_t back[4], back_t[4];
+  ldmatrix_x4(back, my_row_plain);
+  ldmatrix_x4_trans(back_t, my_row_trans);
+  for (int i = l; i < 256; i += 32) {
+    plain[i] = s_plain[i];
+    trans[i] = s_trans[i];
+  }
+  for (int m = 0; m < 4; ++m) {
+    regs[(0 * 4 + m) * 32 + l] = back[m] ^ r[m];    // 0 when the round trip is exact
+    regs[(1 * 4 + m) * 32 + l] = back_t[m] ^ r[m];
+  }
+  if (l == 0) regs[256] = pack_bf16x2(1.0f, 2.0f);  // 2.0 = 0x4000 high, 1.0 = 0x3F80 low
+}
+
+static void test_matrix() {
+  uint16_t *d_plain, *d_trans;
+  uint32_t* d_regs;
+  CUDA_CHECK(cudaMalloc(&d_plain, 512));
+  CUDA_CHECK(cudaMalloc(&d_trans, 512));
+  CUDA_CHECK(cudaMalloc(&d_regs, 257 * 4));
+  matrix_kernel<<<1, 32>>>(d_plain, d_trans, d_regs);
+  sync_or_die("matrix_kernel");
+  std::vector<uint16_t> plain(256), trans(256);
+  std::vector<uint32_t> regs(257);
+  CUDA_CHECK(cudaMemcpy(plain.data(), d_plain, 512, cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(trans.data(), d_trans, 512, cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(regs.data(), d_regs, 257 * 4, cudaMemcpyDeviceToHost));
+  bool st = true, st_t = true, ld = true, ld_t = true;
+  for (int m = 0; m < 4; ++m)
+    for (int row = 0; row < 8; ++row)
+      for (int col = 0; col < 8; ++col) {
+        const uint16_t v = static_cast<uint16_t>(m * 64 + row * 8 + col);
+        st = st && plain[m * 64 + row * 8 + col] == v;
+        st_t = st_t && trans[m * 64 + col * 8 + row] == v;
+      }
+  for (int i = 0; i < 128; ++i) {
+    ld = ld && regs[i] == 0;
+    ld_t = ld_t && regs[128 + i] == 0;
+  }
+  record("stmatrix x4 layout", st, {"stmatrix_x4"});
+  record("stmatrix x4 .trans layout", st_t, {"stmatrix_x4_trans"});
+  record("ldmatrix x4 round trip", ld && st, {"ldmatrix_x4"});
+  record("ldmatrix x4 .trans round trip", ld_t && st_t, {"ldmatrix_x4_trans"});
+  record("pack_bf16x2 half order", regs[256] == 0x40003F80u, {"pack_bf16x2"});
+  CUDA_CHECK(cudaFree(d_plain));
+  CUDA_CHECK(cudaFree(d_trans));
+  CUDA_CHECK(cudaFree(d_regs));
+}
+
+// ------------------------------------------------------------------------------------------------ wgmma
+
+// One warpgroup computes D[64 x N] = A[64 x 64] * B[N x 64]^T with 4 k-steps of m64nNk16 in two commit groups.
+// TA / TB = 0: A / B are K-major tiles (TMA box 64 x rows, 128B swizzle). TA / TB = 1: they are stored transposed
+// (K rows of M / N elements) and loaded as 64-wide blocks, 8 KB apart. RS = true: A comes from registers built
+// from global memory with the documented fragment layout.
+template <int N, int TA, int TB, bool RS>
+__global__ void __launch_bounds__(128, 1)
+    wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                 const __nv_bfloat16* a_global, float* out) {
+  constexpr int B_ELEMS = (N + 63) / 64 * 64 * 64;
+  __shared__ alignas(1024) __nv_bfloat16 sa[64 * 64];
+  __shared__ alignas(1024) __nv_bfloat16 sb[B_ELEMS];
+  __shared__ uint64_t bar;
+  const int t = threadIdx.x;
+  if (t == 0) {
+    mbarrier_init(&bar, 1);
+    fence_mbarrier_init();
+  }
+  __syncthreads();
+  if (t == 0) {
+    constexpr uint32_t bytes_b = (TB ? (N + 63) / 64 * 64 : N) * 64 * 2;
+    mbarrier_arrive_expect_tx(&bar, (RS ? 0 : 64 * 64 * 2) + bytes_b);
+    if (!RS) tma_load_2d(sa, &map_a, &bar, 0, 0);
+    if (TB) {
+      for (int j = 0; j < N / 64; ++j) tma_load_2d(sb + j * 64 * 64, &map_b, &bar, j * 64, 0);
+    } else {
+      tma_load_2d(sb, &map_b, &bar, 0, 0);
+    }
+  }
+  uint32_t afrag[4][4];
+  if constexpr (RS) {
+    const uint16_t* a16 = reinterpret_cast<const uint16_t*>(a_global);
+    for (int ks = 0; ks < 4; ++ks)
+      for (int r = 0; r < 4; ++r) {
+        const int row = wgmma_a_row(r, t), k = 16 * ks + wgmma_a_col(r, t);
+        afrag[ks][r] = a16[row * 64 + k] | (static_cast<uint32_t>(a16[row * 64 + k + 1]) << 16);
+      }
+  }
+  mbarrier_wait(&bar, 0);
+
+  float d[N / 2];
+  const uint64_t desc_a = TA ? make_desc_mn128(sa, 8192) : make_desc_k128(sa);
+  const uint64_t desc_b = TB ? make_desc_mn128(sb, 8192) : make_desc_k128(sb);
+  const uint32_t k_step_bytes_a = TA ? 16 * 128 : 32, k_step_bytes_b = TB ? 16 * 128 : 32;
+  wgmma_fence();
+  for (int g = 0; g < 2; ++g) {
+#pragma unroll
+    for (int kk = 0; kk < 2; ++kk) {
+      const int ks = 2 * g + kk;
+      const uint64_t db = desc_advance(desc_b, ks * k_step_bytes_b);
+      if constexpr (RS)
+        wgmma_bf16_rs<N, TB>(d, afrag[ks], db, ks > 0);
+      else
+        wgmma_bf16_ss<N, TA, TB>(d, desc_advance(desc_a, ks * k_step_bytes_a), db, ks > 0);
+    }
+    wgmma_commit();
+  }
+  wgmma_wait<1>();
+  wgmma_wait<0>();
+#pragma unroll
+  for (int i = 0; i < N / 2; ++i) out[wgmma_acc_row(i, t) * N + wgmma_acc_col(i, t)] = d[i];
+}
+
+template <int N, int TA, int TB, bool RS>
+static void test_wgmma(std::mt19937& rng) {
+  std::normal_distribution<float> nd;
+  // Logical A[64][64] (M x K) and B[N][64] (N x K), bf16.
+  std::vector<uint16_t> a(64 * 64), b(N * 64);
+  for (auto& x : a) x = bf16_bits(nd(rng));
+  for (auto& x : b) x = bf16_bits(nd(rng));
+  // Stored forms: K-major as is; transposed = [64 K rows][M or N].
+  std::vector<uint16_t> a_store(a), b_store(b);
+  if (TA)
+    for (int m = 0; m < 64; ++m)
+      for (int k = 0; k < 64; ++k) a_store[k * 64 + m] = a[m * 64 + k];
+  if (TB)
+    for (int n = 0; n < N; ++n)
+      for (int k = 0; k < 64; ++k) b_store[k * N + n] = b[n * 64 + k];
+  uint16_t *d_a, *d_a_kmajor, *d_b;
+  float* d_out;
+  CUDA_CHECK(cudaMalloc(&d_a, a.size() * 2));
+  CUDA_CHECK(cudaMalloc(&d_a_kmajor, a.size() * 2));
+  CUDA_CHECK(cudaMalloc(&d_b, b.size() * 2));
+  CUDA_CHECK(cudaMalloc(&d_out, 64 * N * 4));
+  CUDA_CHECK(cudaMemcpy(d_a, a_store.data(), a.size() * 2, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(d_a_kmajor, a.data(), a.size() * 2, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(d_b, b_store.data(), b.size() * 2, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemset(d_out, 0xFF, 64 * N * 4));  // NaN everywhere: unwritten outputs fail
+  CUtensorMap map_a, map_b;
+  auto* bf_a = reinterpret_cast<__nv_bfloat16*>(d_a);
+  auto* bf_b = reinterpret_cast<__nv_bfloat16*>(d_b);
+  bool ok = make_tensor_map_2d_bf16(&map_a, bf_a, 64, 64, 64, 64) == cudaSuccess &&
+            (TB ? make_tensor_map_2d_bf16(&map_b, bf_b, 64, N, 64, 64)
+                : make_tensor_map_2d_bf16(&map_b, bf_b, N, 64, N, 64)) == cudaSuccess;
+  double max_err = 0;
+  if (ok) {
+    wgmma_kernel<N, TA, TB, RS><<<1, 128>>>(map_a, map_b, reinterpret_cast<__nv_bfloat16*>(d_a_kmajor), d_out);
+    sync_or_die("wgmma_kernel");
+    std::vector<float> out(64 * N);
+    CUDA_CHECK(cudaMemcpy(out.data(), d_out, out.size() * 4, cudaMemcpyDeviceToHost));
+    for (int m = 0; m < 64; ++m)
+      for (int n = 0; n < N; ++n) {
+        double ref = 0;
+        for (int k = 0; k < 64; ++k) ref += double(bf16_value(a[m * 64 + k])) * bf16_value(b[n * 64 + k]);
+        double err = std::fabs(out[m * N + n] - ref);
+        if (!(err <= 1e-3 + 1e-3 * std::fabs(ref))) ok = false;
+        if (!(err <= max_err)) max_err = err;  // NaN propagates into max_err
+      }
+  }
+  CUDA_CHECK(cudaFree(d_a));
+  CUDA_CHECK(cudaFree(d_a_kmajor));
+  CUDA_CHECK(cudaFree(d_b));
+  CUDA_CHECK(cudaFree(d_out));
+  char name[80];
+  std::snprintf(name, sizeof name, "wgmma %s m64n%dk16 trans_a=%d trans_b=%d", RS ? "RS" : "SS", N, TA, TB);
+  if (!ok) std::printf("    %s: max abs error %g\n", name, max_err);
+  if (RS)
+    record(name, ok,
+           {"wgmma_bf16_rs", "wgmma_a_row", "wgmma_a_col", "wgmma_acc_row", "wgmma_acc_col", "wgmma_fence",
+            "wgmma_commit", "wgmma_wait", TB ? "make_desc_mn128" : "make_desc_k128", "make_smem_desc",
+            "desc_advance"});
+  else
+    record(name, ok,
+           {"wgmma_bf16_ss", "wgmma_acc_row", "wgmma_acc_col", "wgmma_fence", "wgmma_commit", "wgmma_wait",
+            (TA || TB) ? "make_desc_mn128" : "make_desc_k128", "make_smem_desc", "desc_advance"});
+}
+
+template <int TA, int TB, bool RS, int... Ns>
+static void test_wgmma_all(std::mt19937& rng, std::integer_sequence<int, Ns...>) {
+  (test_wgmma<Ns, TA, TB, RS>(rng), ...);
+}
+
+// ------------------------------------------------------------------------------------------------ main
+
+int main() {
+  cudaDeviceProp prop;
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("device: %s, sm_%d%d, %d SMs\n", prop.name, prop.major, prop.minor, prop.multiProcessorCount);
+  if (prop.major != 9) {
+    std::printf("needs a Hopper (sm_90) device\n");
+    return 2;
+  }
+  std::mt19937 rng(1234);
+
+  test_tma_rank<1>({1000}, {64}, {960});
+  test_tma_rank<2>({96, 50}, {32, 16}, {64, 40});
+  test_tma_rank<3>({40, 12, 7}, {16, 4, 3}, {24, 8, 5});
+  test_tma_rank<4>({24, 6, 5, 4}, {8, 4, 2, 2}, {16, 4, 3, 2});
+  test_tma_rank<5>({16, 5, 4, 3, 3}, {8, 2, 2, 2, 2}, {8, 4, 3, 2, 1});
+  test_tma_swizzle();
+  test_tma_store_reduce();
+  test_tma_multicast();
+  test_cluster_dsmem();
+  test_mbarrier_phases();
+  test_elect_bar();
+  test_setmaxnreg_pipeline();
+  test_matrix();
+
+  using AllN = std::integer_sequence<int, 16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256>;
+  test_wgmma_all<0, 0, false>(rng, AllN{});
+  test_wgmma_all<0, 0, true>(rng, AllN{});
+  test_wgmma_all<0, 1, false>(rng, std::integer_sequence<int, 64, 128, 256>{});
+  test_wgmma_all<0, 1, true>(rng, std::integer_sequence<int, 64, 128, 256>{});
+  test_wgmma_all<1, 0, false>(rng, std::integer_sequence<int, 64, 128>{});
+  test_wgmma_all<1, 1, false>(rng, std::integer_sequence<int, 128>{});
+
+  int failed = 0;
+  std::printf("\nper function:\n");
+  for (const auto& [name, o] : g_functions) {
+    std::printf("%-4s %-34s (%s)\n", o.ok ? "PASS" : "FAIL", name.c_str(), o.tests.c_str());
+    failed += !o.ok;
+  }
+  std::printf("\n%zu functions, %d failed\n", g_functions.size(), failed);
+  return failed ? 1 : 0;
+}
