@@ -1,5 +1,7 @@
 #include "cli/commands.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fmt/format.h>
@@ -52,6 +54,7 @@ CompileOptions compile_options(const ProjectPaths& paths, const Task& task, bool
   CompileOptions options;
   if (const char* nvcc = std::getenv("PTXBENCH_NVCC"); nvcc && *nvcc) options.nvcc = nvcc;
   options.cache_dir = paths.compile_cache();
+  options.display_root = paths.root;
   options.include_dirs = paths.include_dirs(find_arch(task.arch)->kit);
   options.use_cache = !no_cache;
   return options;
@@ -60,6 +63,15 @@ CompileOptions compile_options(const ProjectPaths& paths, const Task& task, bool
 GpuInfo gpu_for(bool cpu_only) {
   if (!cpu_only) return detect_gpu();
   return {.absent_reason = "--cpu-only: GPU stages not requested"};
+}
+
+EvalOptions eval_options(const ProjectPaths& paths, const Task& task, bool no_cache, const GpuInfo& gpu,
+                         double stage_time_limit_s) {
+  EvalOptions options{compile_options(paths, task, no_cache), gpu, {}};
+  options.tools.runner = find_runner();
+  options.tools.scratch = paths.data / "scratch" / std::to_string(getpid());
+  if (stage_time_limit_s > 0) options.tools.set_all_limits(stage_time_limit_s);
+  return options;
 }
 
 int exit_code_for(OverallStatus status) {
@@ -196,7 +208,8 @@ int eval_command(const CommonOptions& common, const EvalCommandOptions& options)
   const Task* task = find_task_or_complain(ctx, options.task);
   std::string source;
   if (!task || !read_solution(options.solution, source)) return kExitUsage;
-  EvalOptions eval{compile_options(ctx.paths, *task, options.no_cache), gpu_for(options.cpu_only)};
+  const EvalOptions eval = eval_options(ctx.paths, *task, options.no_cache, gpu_for(options.cpu_only),
+                                         options.stage_time_limit_s);
   const Verdict verdict =
       evaluate({source, std::filesystem::path(options.solution).filename().string()}, *task, eval);
   int64_t id = 0;
@@ -241,8 +254,12 @@ int run_command(const CommonOptions& common, const RunCommandOptions& options) {
     if (!common.json)
       std::cerr << fmt::format("  {:<34} {:<40} {}\n", row.task_id, row.solution, row.verdict.summary());
   };
-  auto options_for = [&](const Task& task) { return EvalOptions{compile_options(ctx.paths, task, false), gpu}; };
-  const auto rows = run_shipped_solutions(ctx.paths.solutions(), ctx.registry, run_options, options_for, store,
+  auto options_for = [&](const Task& task) {
+    return eval_options(ctx.paths, task, false, gpu, options.stage_time_limit_s);
+  };
+  const std::filesystem::path solutions =
+      options.solutions.empty() ? ctx.paths.solutions() : std::filesystem::path(options.solutions);
+  const auto rows = run_shipped_solutions(solutions, ctx.registry, run_options, options_for, store,
                                           run_id, progress);
   store.finish_run(run_id);
 

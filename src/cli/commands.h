@@ -38,12 +38,15 @@ struct EvalCommandOptions {
   bool no_cache = false;
   bool no_store = false;
   bool cpu_only = false;
+  double stage_time_limit_s = 0;  // 0: the defaults
 };
 
 struct RunCommandOptions {
   std::string tasks = "*";
   std::string arch;  // "", "all" or an architecture; "" = the local GPU's, else sm_90a
+  std::string solutions;  // folder with solutions.json; "" = the project's solutions/
   bool cpu_only = false;
+  double stage_time_limit_s = 0;
 };
 
 struct ResultsCommandOptions {

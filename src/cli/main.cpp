@@ -51,6 +51,9 @@ int main(int argc, char** argv) {
   eval_cmd->add_flag("--no-cache", eval.no_cache, "Compile again even when a cached result exists");
   eval_cmd->add_flag("--no-store", eval.no_store, "Do not store the verdict");
   eval_cmd->add_flag("--cpu-only", eval.cpu_only, "Run only the CPU stages, even on a GPU host");
+  eval_cmd->add_option("--stage-time-limit", eval.stage_time_limit_s,
+                       "Seconds each GPU stage's process may run (default: 240 under the sanitizer or profiler, 120 otherwise)")
+      ->check(CLI::PositiveNumber);
   add_json(eval_cmd);
 
   RunCommandOptions run;
@@ -61,6 +64,9 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--arch", run.arch,
                       "Task architecture: sm_90a, sm_100a or all (default: the local GPU's, else sm_90a)");
   run_cmd->add_flag("--cpu-only", run.cpu_only, "Run only the CPU stages, even on a GPU host");
+  run_cmd->add_option("--solutions", run.solutions, "Folder holding solutions.json and the solutions it lists (default: solutions/)");
+  run_cmd->add_option("--stage-time-limit", run.stage_time_limit_s, "Seconds each GPU stage's process may run")
+      ->check(CLI::PositiveNumber);
   add_json(run_cmd);
 
   ResultsCommandOptions results;

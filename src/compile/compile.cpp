@@ -164,7 +164,7 @@ CompileResult compile_solution(const std::string& source, const Task& task, cons
   const PtxasReport ptxas = parse_ptxas_report(raw.output);
   result.kernels = ptxas.kernels;
   result.ptxas_warnings = ptxas.warnings;
-  const auto trimmed = trim_diagnostics(raw.output, "");
+  const auto trimmed = trim_diagnostics(raw.output, "", 8, 4000, options.display_root.string());
   result.diagnostics = trimmed.text;
   result.error_count = trimmed.errors;
   if (raw.status == CompileResult::Status::timeout)

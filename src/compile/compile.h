@@ -19,6 +19,7 @@ struct CompileOptions {
   std::filesystem::path nvcc = "/usr/local/cuda/bin/nvcc";
   std::filesystem::path cache_dir;              // where artifacts live, one folder per cache key
   std::vector<std::filesystem::path> include_dirs;  // the ABI header and the architecture's kit
+  std::filesystem::path display_root;  // paths below it appear relative to it in diagnostics (the project)
   double time_limit_s = 120;
   bool use_cache = true;  // false: compile again even when a cached result exists (and replace it)
 };

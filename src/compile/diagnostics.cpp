@@ -17,11 +17,12 @@ void replace_all(std::string& text, const std::string& from, const std::string& 
 }  // namespace
 
 TrimmedDiagnostics trim_diagnostics(const std::string& compiler_output, const std::string& work_dir,
-                                    int max_errors, size_t max_chars) {
+                                    int max_errors, size_t max_chars, const std::string& display_root) {
   std::string output = compiler_output;
-  if (!work_dir.empty()) {
-    replace_all(output, work_dir + "/", "");
-    replace_all(output, work_dir, ".");
+  for (const std::string& dir : {work_dir, display_root}) {
+    if (dir.empty()) continue;
+    replace_all(output, dir + "/", "");
+    replace_all(output, dir, ".");
   }
 
   // A diagnostic is a header line ("solution.cu(12): error: ...", "ptxas ... error : ...", "... fatal error")

@@ -150,8 +150,12 @@ Verdict evaluate(const Submission& submission, const Task& task, const EvalOptio
   else if (options.gpu.compute_capability != arch->compute_capability)
     no_gpu = fmt::format("this GPU ({}) is not a {} GPU (sm_{})", options.gpu.describe(), arch->marketing,
                          arch->compute_capability);
-  else no_gpu = "the GPU stages are not part of this build yet";
+  else if (options.tools.runner.empty()) no_gpu = "ptxbench-runner was not built (no CUDA toolkit at build time)";
 
+  if (no_gpu.empty()) {
+    run_gpu_stages(compiled, task, options.tools, verdict);
+    return verdict;
+  }
   for (const char* name : {"sanitize", "correct"}) verdict.stages.push_back(skipped(name, no_gpu));
   if (compiled.ok()) verdict.stages.push_back(static_instruction_stage(compiled, task, no_gpu));
   else verdict.stages.push_back(skipped("instructions", no_gpu));

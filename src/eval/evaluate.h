@@ -5,6 +5,7 @@
 #include <string>
 
 #include "compile/compile.h"
+#include "eval/gpu_stages.h"
 #include "eval/verdict.h"
 #include "task/task.h"
 
@@ -24,6 +25,7 @@ GpuInfo detect_gpu();
 struct EvalOptions {
   CompileOptions compile;
   GpuInfo gpu;
+  GpuTools tools;  // used when a GPU of the task's architecture is present
 };
 
 struct Submission {

@@ -116,8 +116,14 @@ std::vector<std::string> opcodes_missing_from(const NcuLaunch& launch, const Sas
 
 // -----------------------------------------------------------------------------------------------------------
 
-bool same_kernel(const std::string& ncu_name, const std::string& compiled_name) {
-  const std::string compiled = demangle(compiled_name);
+bool same_kernel(const std::string& ncu_name_as_printed, const std::string& compiled_name) {
+  // ncu prints an anonymous namespace as "<unnamed>", the C++ demangler as "(anonymous namespace)".
+  auto ncu_spelling = [](std::string name) {
+    for (size_t at; (at = name.find("(anonymous namespace)")) != std::string::npos;) name.replace(at, 21, "<unnamed>");
+    return name;
+  };
+  const std::string ncu_name = ncu_spelling(ncu_name_as_printed);
+  const std::string compiled = ncu_spelling(demangle(compiled_name));
   if (without_spaces(ncu_name) == without_spaces(compiled)) return true;
   const std::string base = base_name(ncu_name);
   return !base.empty() && base == base_name(compiled);

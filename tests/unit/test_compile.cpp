@@ -139,6 +139,20 @@ TEST_F(CompileStage, MissingNvccIsAToolchainError) {
   EXPECT_NE(r.diagnostics.find("nvcc not found"), std::string::npos);
 }
 
+TEST_F(CompileStage, KitHeadersCompileAndErrorsInThemNameTheProjectPath) {
+  CompileOptions o = options();
+  o.display_root = kRoot;
+  const std::string uses_kit = "#include <ptxbench/abi.h>\n#include <hopper.cuh>\n"
+                               "__global__ void k() { float d[4] = {}; ptxkit::hopper::wgmma_bf16_ss<8>(d, 0, 0, 0); }\n";
+  const auto r = compile_solution(uses_kit, *task_, o);
+  ASSERT_EQ(r.status, CompileResult::Status::compile_error);  // the kit offers N = 16, 32, ..., 256
+  EXPECT_NE(r.diagnostics.find("kits/hopper/ptx/wgmma.cuh("), std::string::npos) << r.diagnostics;
+  EXPECT_EQ(r.diagnostics.find(kRoot.string()), std::string::npos) << r.diagnostics;
+  const auto ok = compile(kData / "solutions" / "token_wgmma.cu");
+  ASSERT_TRUE(ok.ok()) << ok.diagnostics;
+  EXPECT_TRUE(ok.inventory.missing_families.empty());
+}
+
 TEST(Diagnostics, KeepsTheFirstErrorsAndCountsTheRest) {
   std::string output;
   for (int i = 1; i <= 12; ++i) output += "solution.cu(" + std::to_string(i) + "): error: bad thing\n  code\n  ^\n\n";

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The GPU evaluation end to end on a GPU host, recorded: bench/harness.md says what it showed.
+#   bench/harness/run.sh [shipped|tests|repeat|all]
+# Uses build/ptxbench and build/ptxbench-runner (or $PTXBENCH_BIN); writes logs and the store under $OUT
+# (default bench/harness/out).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+bin=${PTXBENCH_BIN:-build}
+out=${OUT:-bench/harness/out}
+mkdir -p "$out"
+export PTXBENCH_ROOT=$PWD PTXBENCH_DATA=$out/data PTXBENCH_RUNNER=$bin/ptxbench-runner
+what=${1:-all}
+task=gemm-bf16-n4096-k4096-sm90a
+
+nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv,noheader | tee "$out/gpu.txt"
+date -u +%FT%TZ | tee -a "$out/gpu.txt"
+if ldd "$bin/ptxbench" "$bin/ptxbench-runner" | grep "not found"; then echo "missing libraries"; exit 2; fi
+
+status=0
+if [[ $what == tests || $what == all ]]; then
+  # The test solutions (tests/data/solutions/solutions.json) with their expected verdicts; a hanging kernel
+  # among them, followed by the reference.
+  /usr/bin/time -f "tests run: %e s" "$bin/ptxbench" run --solutions tests/data/solutions --tasks "$task" \
+    --stage-time-limit 60 2>&1 | tee "$out/tests.txt" || status=1
+fi
+if [[ $what == repeat || $what == all ]]; then
+  # The same solution twice: the speedups must agree within 3%.
+  for i in 1 2; do
+    "$bin/ptxbench" eval solutions/reference/gemm_bf16_sm90a.cu --task "$task" --json > "$out/reference_$i.json"
+    echo "reference eval $i: exit $?"
+  done
+  python3 - "$out" <<'PY'
+import json, sys
+v = [json.load(open(f"{sys.argv[1]}/reference_{i}.json")) for i in (1, 2)]
+for i, d in enumerate(v, 1):
+    print(f"eval {i}: {d['status']}, speedup {d['speedup']}, coverage {d['coverage']}, " +
+          ", ".join(f"{s['name']} {s['status']} {s['wall_s']:.1f}s" for s in d['stages']) +
+          f", total {sum(s['wall_s'] for s in d['stages']):.1f} s")
+a, b = v[0]['speedup'], v[1]['speedup']
+print(f"speedup difference: {abs(a - b) / max(a, b) * 100:.2f}%")
+PY
+fi
+if [[ $what == shipped || $what == all ]]; then
+  /usr/bin/time -f "shipped run: %e s" "$bin/ptxbench" run 2>&1 | tee "$out/shipped.txt" || status=1
+fi
+exit $status

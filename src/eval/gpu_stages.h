@@ -1,0 +1,46 @@
+// The GPU stages: sanitize, correct, instructions, time. Each runs the solution in a fresh ptxbench-runner child
+// process (under compute-sanitizer or Nsight Compute where the stage needs them), with a time limit; the parent
+// only reads what the child reports and how it ended, so a hanging or crashing solution costs one stage, never
+// the judge.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "compile/compile.h"
+#include "eval/verdict.h"
+#include "task/task.h"
+
+namespace ptxbench {
+
+struct GpuTools {
+  std::filesystem::path runner;  // ptxbench-runner
+  std::filesystem::path compute_sanitizer = "compute-sanitizer";
+  std::filesystem::path ncu = "ncu";
+  std::filesystem::path cuobjdump = "cuobjdump";
+  std::filesystem::path scratch;  // for tool logs
+  // Per runner process. Sanitizer and profiler runs are slower than plain ones.
+  double sanitize_limit_s = 240;
+  double correct_limit_s = 120;
+  double profile_limit_s = 240;
+  double time_limit_s = 120;
+  void set_all_limits(double seconds) { sanitize_limit_s = correct_limit_s = profile_limit_s = time_limit_s = seconds; }
+  int trials = 3;
+  int warmup = 10;
+  int repetitions = 50;
+};
+
+// The runner next to this executable, or $PTXBENCH_RUNNER; empty when there is none.
+std::filesystem::path find_runner();
+
+// Appends the four GPU stage results to `verdict` and sets its speedup and coverage.
+void run_gpu_stages(const CompileResult& compiled, const Task& task, const GpuTools& tools, Verdict& verdict);
+
+// Pieces, exposed for tests: what one stage makes of the runner's result document and how the process ended.
+StageResult correct_stage_from(const nlohmann::json& result);
+StageResult time_stage_from(const nlohmann::json& result);
+std::string describe_failed_trial(const nlohmann::json& shape_result);
+
+}  // namespace ptxbench

@@ -1,0 +1,93 @@
+// A task family: everything the runner needs to know about one kind of kernel (GEMM now, attention later).
+// The modes in session.cpp drive any family through this interface; a new family is one class implementing
+// it, made by make_family().
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <cuda_runtime.h>
+#include <nlohmann/json.hpp>
+
+#include "runner/kernels.h"
+
+namespace ptxbench::runner {
+
+// The runner writes its JSON with the fields in the order it sets them (status before details).
+using Json = nlohmann::ordered_json;
+
+struct ShapeSpec {
+  std::string label;
+  std::vector<std::pair<std::string, int64_t>> dims;  // in the request's order: {"M", 8192}, {"N", 4096}, ...
+  std::optional<int64_t> dim(const std::string& name) const;
+  int64_t volume() const;         // product of the dimensions, to pick the smallest shape
+  std::string to_string() const;  // "main (M=8192 N=4096 K=4096)"
+  Json dims_json() const;         // {"M": 8192, "N": 4096, "K": 4096}
+};
+
+struct Tolerance {
+  double rtol = 0;
+  double atol = 0;
+};
+
+// One output compared with its reference, viewed as rows x cols (row-major).
+struct OutputCheck {
+  std::string name;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  Comparison comparison;
+  bool passed() const { return comparison.mismatches == 0; }
+};
+
+class TaskFamily {
+ public:
+  virtual ~TaskFamily() = default;
+
+  // Takes the entry point looked up in the solution library (checked non-null by the caller).
+  virtual void bind(void* entry_point) = 0;
+
+  // Allocates, for one shape, the inputs, pristine copies of them for the reference, the outputs, a snapshot
+  // of the outputs and the reference outputs; frees the previous shape's. Throws std::invalid_argument for a
+  // shape the family cannot take (a missing or non-positive dimension).
+  virtual void allocate(const ShapeSpec& shape) = 0;
+
+  // Writes fresh random inputs derived from `key`, and the same values into the pristine copies.
+  virtual void fill_inputs(uint64_t key, cudaStream_t stream) = 0;
+
+  // Fills the outputs with NaN so that an element the solution does not write fails.
+  virtual void poison_outputs(cudaStream_t stream) = 0;
+
+  // Calls the solution's entry point on the current buffers; returns its return code. Launches nothing else.
+  virtual int call_solution(cudaStream_t stream) = 0;
+
+  // Copies the outputs aside: what the solution had written when the runner took it to be done.
+  virtual void snapshot_outputs(cudaStream_t stream) = 0;
+
+  // Elements of the outputs that differ from the snapshot (something wrote after it). Synchronises `stream`.
+  virtual uint64_t outputs_changed_since_snapshot(cudaStream_t stream) = 0;
+
+  // Per input, the elements that differ from the pristine copy. Synchronises `stream`.
+  virtual std::vector<std::pair<std::string, uint64_t>> changed_inputs(cudaStream_t stream) = 0;
+
+  // Computes the reference outputs from the pristine copies.
+  virtual void compute_reference(cudaStream_t stream) = 0;
+
+  // Compares the snapshot of every output with the reference. Synchronises `stream`.
+  virtual std::vector<OutputCheck> compare(const Tolerance& tolerance, cudaStream_t stream) = 0;
+
+  // Floating-point operations of one call on the current shape.
+  virtual double flops() const = 0;
+
+  // Runs the baseline (a vendor library) on the pristine copies into an output of its own.
+  virtual void call_baseline(cudaStream_t stream) = 0;
+  virtual Json describe_baseline() const = 0;  // {"name": "cublaslt", ...}
+};
+
+// The family for a request's "family" and "entry_point"; nullptr if there is none.
+std::unique_ptr<TaskFamily> make_family(const std::string& family, const std::string& entry_point);
+
+}  // namespace ptxbench::runner

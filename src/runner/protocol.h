@@ -1,0 +1,191 @@
+// clang-format off
+// The protocol between `ptxbench eval` (the parent) and `ptxbench-runner` (the GPU child process): the field
+// names of the one JSON request the runner reads on stdin and of the one JSON result it writes on stdout.
+// Shared by both sides; header-only and free of CUDA, so the parent can include it without the toolkit.
+//
+// Invocation: `ptxbench-runner < request.json > result.json`. The runner reads stdin to its end and closes it
+// before it loads the solution library. Everything the solution prints goes to stderr: the runner keeps a
+// private copy of its original stdout for the result and points fd 1 at stderr. Exit code 0 means the result
+// document was written, whatever its status; any other exit (code, signal, timeout) means it was not, and the
+// parent judges that itself. The runner hangs when the solution never ends: the parent enforces time limits.
+// Under ncu or compute-sanitizer the tools also print on stdout: give them --log-file (and ncu --export) so
+// that stdout holds the result document alone.
+//
+// ---- Request ----------------------------------------------------------------------------------------------
+// {
+//   "mode": "check" | "time" | "profile" | "sanitize",
+//   "library": "/abs/path/solution.so",         // built with nvcc -shared -cudart shared
+//   "family": "gemm",
+//   "entry_point": "ptxbench_gemm_bf16",
+//   "shapes": [{"label": "main", "M": 8192, "N": 4096, "K": 4096}, {"label": "odd-m", "M": 1999, ...}],
+//                                               // shapes[0] is the main shape; every key but "label" is a
+//                                               // dimension, kept in the given order
+//   "tolerance": {"rtol": 0.01, "atol": 0.01},  // optional, default 0.01 / 0.01
+//   "trials": 3,                                // optional (check), default 3: fresh inputs per trial
+//   "seed": 1234567,                            // required, the parent's secret: all inputs derive from it
+//   "warmup": 10,                               // optional (time), default 10
+//   "repetitions": 50,                          // optional (time), default 50, at least 30
+//   "device": 0                                 // optional, default 0
+// }
+// Modes:
+//   check    every shape, `trials` trials each, each on a fresh non-blocking stream of the runner's.
+//   time     main shape: solution and baseline alternate, each call with fresh inputs and a cold L2; then the
+//            last timed output is re-checked. Failed when that re-check fails or hidden_work_suspected.
+//   profile  main shape: one warm-up call, then one call between cudaProfilerStart/Stop (for
+//            ncu --profile-from-start off), then checked.
+//   sanitize the smallest shape (fewest elements over its dimensions), one call, checked (for
+//            compute-sanitizer).
+//
+// ---- Result -----------------------------------------------------------------------------------------------
+// {
+//   "protocol": 1,
+//   "mode": "check",
+//   "status": "passed" | "failed" | "runtime_error" | "harness_error",
+//   "message": "one line a person or a model can act on",
+//   "device": {"name", "compute_capability", "sm_count", "l2_bytes", "driver_version", "runtime_version",
+//              "cublaslt_version"},
+//   "shapes": [{"label", "dims": {"M": .., ...}, "passed", "trials": [Trial, ...]}],  // check, sanitize
+//   "timing": Timing,                                                                // time
+//   "profile": {"stream_handle": "0x..", "stream_id": n, "trial": Trial},            // profile
+//   "runtime_error": {"shape", "trial", "where", "return_code", "cuda_error",        // runtime_error only
+//                     "cuda_error_string"}
+// }
+// status:
+//   passed         every check held.
+//   failed         wrong output, changed inputs, or work outside `stream`.
+//   runtime_error  the solution returned non-zero, a CUDA error followed its call, or its library did not
+//                  load or lacks the entry point.
+//   harness_error  the runner could not judge (bad request, no GPU, cuBLASLt failed): says nothing about the
+//                  solution.
+// runtime_error: "where" names the call and what happened ("trial 0: the solution returned 7", "timed call 3:
+//   the solution's work on the stream failed"); "return_code", "cuda_error" (e.g. "cudaErrorIllegalAddress")
+//   and "cuda_error_string" are null where they do not apply; "shape" is null when the library did not load.
+//   Shapes and trials finished before the fault stay in "shapes".
+// Trial: {"trial", "key" (hex of the input key derived from the seed, not the seed), "stream_handle",
+//   "return_code", "passed", "inputs_unchanged", "changed_inputs": {"A": n, "B": n} (elements that differ
+//   from the pristine copies), "output_stable" (false when an output changed after `stream` was
+//   synchronised, i.e. work hidden on another stream), "outputs": [Output, ...]}
+// Output: {"name", "rows", "cols", "elements", "passed", "mismatches", "non_finite", "max_abs_error",
+//   "max_rel_error" (over elements with |expected| > atol), "max_error_ratio" (max of |actual - expected| /
+//   (atol + rtol |expected|): at most 1 passes), "first_mismatches": [{"row", "col", "expected", "actual"}]
+//   (up to 10, in index order; a non-finite value is written as the string "nan", "inf" or "-inf")}
+//   An element passes when it is finite and |actual - expected| <= atol + rtol |expected|; the expected
+//   values are cuBLASLt's fp32 result (bf16 inputs, fp32 compute) on pristine copies of the inputs.
+// Timing: {"shape": {"label", "dims"}, "flops", "warmup", "repetitions", "l2_flush_bytes", "stream_handle",
+//   "solution": Series, "baseline": Series + {"name": "cublaslt", "compute", "workspace_limit_bytes",
+//   "algo": {"algo_id", "tile_id", "stages_id", "splitk", "workspace_bytes"}},
+//   "speedup" (baseline event median / solution event median), "speedup_wall" (the same over wall medians),
+//   "hidden_work_suspected" (the solution's wall - event gap exceeds the baseline's by more than
+//   max(20 us, 10% of the solution's event median)), "recheck": Trial}
+// Series: {"event_us": Stats, "wall_us": Stats, "tflops" (flops / event median), "tflops_wall"}
+// Stats: {"median", "min", "max", "p10", "p90", "mean"}, microseconds. event_us: CUDA events on the stream
+//   around the call (the GPU is idle before it, so the call's launch latency counts); wall_us: host clock
+//   around the call plus cudaDeviceSynchronize, so that work on other streams counts too.
+// clang-format on
+#pragma once
+
+namespace ptxbench::protocol {
+
+inline constexpr int kVersion = 1;
+
+// Request fields.
+inline constexpr const char* kMode = "mode";
+inline constexpr const char* kLibrary = "library";
+inline constexpr const char* kFamily = "family";
+inline constexpr const char* kEntryPoint = "entry_point";
+inline constexpr const char* kShapes = "shapes";
+inline constexpr const char* kLabel = "label";
+inline constexpr const char* kTolerance = "tolerance";
+inline constexpr const char* kRtol = "rtol";
+inline constexpr const char* kAtol = "atol";
+inline constexpr const char* kTrials = "trials";
+inline constexpr const char* kSeed = "seed";
+inline constexpr const char* kWarmup = "warmup";
+inline constexpr const char* kRepetitions = "repetitions";
+inline constexpr const char* kDevice = "device";
+
+// Request values and defaults.
+inline constexpr const char* kModeCheck = "check";
+inline constexpr const char* kModeTime = "time";
+inline constexpr const char* kModeProfile = "profile";
+inline constexpr const char* kModeSanitize = "sanitize";
+inline constexpr double kDefaultRtol = 0.01;
+inline constexpr double kDefaultAtol = 0.01;
+inline constexpr int kDefaultTrials = 3;
+inline constexpr int kDefaultWarmup = 10;
+inline constexpr int kDefaultRepetitions = 50;
+inline constexpr int kMinRepetitions = 30;
+inline constexpr int kMaxReportedMismatches = 10;
+
+// Result fields (top level).
+inline constexpr const char* kProtocol = "protocol";
+inline constexpr const char* kStatus = "status";
+inline constexpr const char* kMessage = "message";
+inline constexpr const char* kDeviceInfo = "device";
+inline constexpr const char* kShapeResults = "shapes";
+inline constexpr const char* kTiming = "timing";
+inline constexpr const char* kProfile = "profile";
+inline constexpr const char* kRuntimeError = "runtime_error";
+
+// Result status values.
+inline constexpr const char* kPassed = "passed";
+inline constexpr const char* kFailed = "failed";
+inline constexpr const char* kRuntimeErrorStatus = "runtime_error";
+inline constexpr const char* kHarnessError = "harness_error";
+
+// Shape, trial and output fields.
+inline constexpr const char* kDims = "dims";
+inline constexpr const char* kTrialList = "trials";
+inline constexpr const char* kTrial = "trial";
+inline constexpr const char* kKey = "key";
+inline constexpr const char* kStreamHandle = "stream_handle";
+inline constexpr const char* kStreamId = "stream_id";
+inline constexpr const char* kReturnCode = "return_code";
+inline constexpr const char* kPassedField = "passed";
+inline constexpr const char* kInputsUnchanged = "inputs_unchanged";
+inline constexpr const char* kChangedInputs = "changed_inputs";
+inline constexpr const char* kOutputStable = "output_stable";
+inline constexpr const char* kOutputs = "outputs";
+inline constexpr const char* kName = "name";
+inline constexpr const char* kRows = "rows";
+inline constexpr const char* kCols = "cols";
+inline constexpr const char* kElements = "elements";
+inline constexpr const char* kMismatches = "mismatches";
+inline constexpr const char* kNonFinite = "non_finite";
+inline constexpr const char* kMaxAbsError = "max_abs_error";
+inline constexpr const char* kMaxRelError = "max_rel_error";
+inline constexpr const char* kMaxErrorRatio = "max_error_ratio";
+inline constexpr const char* kFirstMismatches = "first_mismatches";
+inline constexpr const char* kRow = "row";
+inline constexpr const char* kCol = "col";
+inline constexpr const char* kExpected = "expected";
+inline constexpr const char* kActual = "actual";
+
+// Runtime error fields.
+inline constexpr const char* kShape = "shape";
+inline constexpr const char* kWhere = "where";
+inline constexpr const char* kCudaError = "cuda_error";
+inline constexpr const char* kCudaErrorString = "cuda_error_string";
+
+// Timing fields.
+inline constexpr const char* kFlops = "flops";
+inline constexpr const char* kL2FlushBytes = "l2_flush_bytes";
+inline constexpr const char* kSolution = "solution";
+inline constexpr const char* kBaseline = "baseline";
+inline constexpr const char* kEventUs = "event_us";
+inline constexpr const char* kWallUs = "wall_us";
+inline constexpr const char* kTflops = "tflops";
+inline constexpr const char* kTflopsWall = "tflops_wall";
+inline constexpr const char* kSpeedup = "speedup";
+inline constexpr const char* kSpeedupWall = "speedup_wall";
+inline constexpr const char* kHiddenWorkSuspected = "hidden_work_suspected";
+inline constexpr const char* kRecheck = "recheck";
+inline constexpr const char* kAlgo = "algo";
+inline constexpr const char* kMedian = "median";
+inline constexpr const char* kMin = "min";
+inline constexpr const char* kMax = "max";
+inline constexpr const char* kP10 = "p10";
+inline constexpr const char* kP90 = "p90";
+inline constexpr const char* kMean = "mean";
+
+}  // namespace ptxbench::protocol

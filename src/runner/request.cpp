@@ -1,0 +1,105 @@
+#include "runner/request.h"
+
+#include "runner/protocol.h"
+
+namespace ptxbench::runner {
+namespace {
+
+namespace p = ptxbench::protocol;
+
+const Json& require(const Json& object, const char* field) {
+  if (!object.contains(field)) throw RequestError(std::string("request: missing field \"") + field + "\"");
+  return object.at(field);
+}
+
+std::string require_string(const Json& object, const char* field) {
+  const Json& value = require(object, field);
+  if (!value.is_string() || value.get<std::string>().empty()) {
+    throw RequestError(std::string("request: \"") + field + "\" must be a non-empty string");
+  }
+  return value.get<std::string>();
+}
+
+int optional_int(const Json& object, const char* field, int fallback, int min_value) {
+  if (!object.contains(field)) return fallback;
+  const Json& value = object.at(field);
+  if (!value.is_number_integer() || value.get<int64_t>() < min_value || value.get<int64_t>() > 1000000) {
+    throw RequestError(std::string("request: \"") + field +
+                       "\" must be an integer >= " + std::to_string(min_value));
+  }
+  return value.get<int>();
+}
+
+double optional_non_negative(const Json& object, const char* field, double fallback) {
+  if (!object.contains(field)) return fallback;
+  const Json& value = object.at(field);
+  if (!value.is_number() || value.get<double>() < 0) {
+    throw RequestError(std::string("request: \"") + field + "\" must be a number >= 0");
+  }
+  return value.get<double>();
+}
+
+Mode parse_mode(const std::string& name) {
+  if (name == p::kModeCheck) return Mode::check;
+  if (name == p::kModeTime) return Mode::time;
+  if (name == p::kModeProfile) return Mode::profile;
+  if (name == p::kModeSanitize) return Mode::sanitize;
+  throw RequestError("request: unknown mode \"" + name + "\" (check, time, profile or sanitize)");
+}
+
+ShapeSpec parse_shape(const Json& object, size_t index) {
+  const std::string where = "request: shapes[" + std::to_string(index) + "]";
+  if (!object.is_object()) throw RequestError(where + " must be an object");
+  ShapeSpec shape;
+  shape.label = require_string(object, p::kLabel);
+  for (const auto& [name, value] : object.items()) {
+    if (name == p::kLabel) continue;
+    if (!value.is_number_integer()) throw RequestError(where + "." + name + " must be an integer");
+    shape.dims.emplace_back(name, value.get<int64_t>());
+  }
+  if (shape.dims.empty()) throw RequestError(where + " has no dimensions");
+  return shape;
+}
+
+}  // namespace
+
+Request parse_request(const std::string& text) {
+  Json doc;
+  try {
+    doc = Json::parse(text);
+  } catch (const Json::parse_error& error) {
+    throw RequestError(std::string("request: not JSON: ") + error.what());
+  }
+  if (!doc.is_object()) throw RequestError("request: must be a JSON object");
+
+  Request request;
+  request.mode_name = require_string(doc, p::kMode);
+  request.mode = parse_mode(request.mode_name);
+  request.library = require_string(doc, p::kLibrary);
+  request.family = require_string(doc, p::kFamily);
+  request.entry_point = require_string(doc, p::kEntryPoint);
+
+  const Json& shapes = require(doc, p::kShapes);
+  if (!shapes.is_array() || shapes.empty())
+    throw RequestError("request: \"shapes\" must be a non-empty array");
+  for (size_t i = 0; i < shapes.size(); ++i) request.shapes.push_back(parse_shape(shapes[i], i));
+
+  // The seed is the parent's secret: a positive integer up to 2^64 - 1, never defaulted.
+  const Json& seed = require(doc, p::kSeed);
+  if (!seed.is_number_unsigned()) throw RequestError("request: \"seed\" must be a non-negative integer");
+  request.seed = seed.get<uint64_t>();
+
+  const Json no_tolerance = Json::object();
+  const Json& tolerance = doc.contains(p::kTolerance) ? doc.at(p::kTolerance) : no_tolerance;
+  if (!tolerance.is_object()) throw RequestError("request: \"tolerance\" must be an object");
+  request.tolerance.rtol = optional_non_negative(tolerance, p::kRtol, p::kDefaultRtol);
+  request.tolerance.atol = optional_non_negative(tolerance, p::kAtol, p::kDefaultAtol);
+
+  request.trials = optional_int(doc, p::kTrials, p::kDefaultTrials, 1);
+  request.warmup = optional_int(doc, p::kWarmup, p::kDefaultWarmup, 0);
+  request.repetitions = optional_int(doc, p::kRepetitions, p::kDefaultRepetitions, p::kMinRepetitions);
+  request.device = optional_int(doc, p::kDevice, 0, 0);
+  return request;
+}
+
+}  // namespace ptxbench::runner

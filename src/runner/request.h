@@ -1,0 +1,37 @@
+// The runner's request (protocol.h documents the JSON), parsed and validated.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "runner/family.h"
+
+namespace ptxbench::runner {
+
+enum class Mode { check, time, profile, sanitize };
+
+struct Request {
+  Mode mode = Mode::check;
+  std::string mode_name;
+  std::string library;
+  std::string family;
+  std::string entry_point;
+  std::vector<ShapeSpec> shapes;  // [0] is the main shape
+  Tolerance tolerance;
+  int trials = 0;
+  uint64_t seed = 0;
+  int warmup = 0;
+  int repetitions = 0;
+  int device = 0;
+};
+
+// A request the runner cannot act on; says which field and why. The parent's fault, never the solution's.
+struct RequestError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+Request parse_request(const std::string& text);
+
+}  // namespace ptxbench::runner

@@ -1,0 +1,478 @@
+#include "runner/session.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include <cuda_profiler_api.h>
+
+#include "runner/cuda_check.h"
+#include "runner/device_buffer.h"
+#include "runner/kernels.h"
+#include "runner/protocol.h"
+
+namespace ptxbench::runner {
+namespace {
+
+namespace p = ptxbench::protocol;
+
+// ---- small helpers ----------------------------------------------------------------------------------------
+
+// Inputs are derived from the secret seed per mode, shape and trial, so no two calls ever see the same data
+// unless the runner means them to.
+enum class Purpose : uint64_t { check = 1, time = 2, profile = 3, sanitize = 4 };
+
+uint64_t input_key(uint64_t seed, Purpose purpose, size_t shape_index, uint64_t trial) {
+  return derive_key(derive_key(derive_key(seed, static_cast<uint64_t>(purpose)), shape_index), trial);
+}
+
+std::string hex(uint64_t value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "0x%llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+std::string stream_handle(cudaStream_t stream) {
+  return hex(reinterpret_cast<uintptr_t>(stream));
+}
+
+// JSON has no NaN or infinity: such values are written as strings.
+Json number_or_name(float value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  return static_cast<double>(value);
+}
+
+// Where in the run the solution is, for the runtime_error report.
+struct Where {
+  std::string shape;
+  int trial = 0;      // the trial, or the index of the warm-up or timed call
+  std::string phase;  // "trial 2", "warm-up call 3", "timed call 7", "profiled call"
+};
+
+Where trial_where(const std::string& shape, int trial) {
+  return {shape, trial, "trial " + std::to_string(trial)};
+}
+
+[[noreturn]] void fault(const Where& where, const std::string& what, std::optional<int> return_code,
+                        std::optional<cudaError_t> error) {
+  std::string message = "shape " + where.shape + ", " + where.phase + ": " + what;
+  if (error) message += ": " + std::string(cudaGetErrorName(*error)) + ": " + cudaGetErrorString(*error);
+  throw SolutionFault(message, where.shape, where.trial, where.phase + ": " + what, return_code, error);
+}
+
+// ---- one call of the solution -----------------------------------------------------------------------------
+
+// Calls the solution on `stream`; a non-zero return, or an error from its launches or CUDA calls, is a fault.
+void call_solution(Session& session, cudaStream_t stream, const Where& where) {
+  (void)cudaGetLastError();  // start clean, so the error read below is one the call caused
+  session.solution_called = true;
+  const int return_code = session.family.call_solution(stream);
+  if (return_code != 0) {
+    fault(where, "the solution returned " + std::to_string(return_code) + " (0 means success)", return_code,
+          std::nullopt);
+  }
+  if (const cudaError_t error = cudaGetLastError(); error != cudaSuccess) {
+    fault(where, "a CUDA call or kernel launch of the solution failed", return_code, error);
+  }
+}
+
+// Waits for `stream` alone: all the ABI lets the solution use.
+void wait_stream(cudaStream_t stream, const Where& where) {
+  if (const cudaError_t error = cudaStreamSynchronize(stream); error != cudaSuccess) {
+    fault(where, "the solution's work on the stream failed", 0, error);
+  }
+}
+
+// Waits for the whole device, so that work the solution left on other streams ends, and its faults show,
+// before anything is compared.
+void wait_device(const Where& where) {
+  if (const cudaError_t error = cudaDeviceSynchronize(); error != cudaSuccess) {
+    fault(where, "the solution's work failed (seen at cudaDeviceSynchronize)", 0, error);
+  }
+}
+
+// The checks after a call, on the snapshot taken when `stream` was done: inputs unchanged, outputs not
+// written after the snapshot, outputs within tolerance of the reference.
+Json judge(Session& session, cudaStream_t harness, Json trial) {
+  TaskFamily& family = session.family;
+  const uint64_t late_writes = family.outputs_changed_since_snapshot(harness);
+  Json changed = Json::object();
+  bool inputs_unchanged = true;
+  for (const auto& [name, count] : family.changed_inputs(harness)) {
+    changed[name] = count;
+    inputs_unchanged = inputs_unchanged && count == 0;
+  }
+  family.compute_reference(harness);
+  Json outputs = Json::array();
+  bool outputs_pass = true;
+  for (const OutputCheck& check : family.compare(session.request.tolerance, harness)) {
+    const Comparison& c = check.comparison;
+    Json first = Json::array();
+    for (const Mismatch& m : c.first_mismatches) {
+      first.push_back({{p::kRow, m.index / check.cols},
+                       {p::kCol, m.index % check.cols},
+                       {p::kExpected, number_or_name(m.expected)},
+                       {p::kActual, number_or_name(m.actual)}});
+    }
+    outputs.push_back({{p::kName, check.name},
+                       {p::kRows, check.rows},
+                       {p::kCols, check.cols},
+                       {p::kElements, check.rows * check.cols},
+                       {p::kPassedField, check.passed()},
+                       {p::kMismatches, c.mismatches},
+                       {p::kNonFinite, c.non_finite},
+                       {p::kMaxAbsError, number_or_name(c.max_abs_error)},
+                       {p::kMaxRelError, number_or_name(c.max_rel_error)},
+                       {p::kMaxErrorRatio, number_or_name(c.max_error_ratio)},
+                       {p::kFirstMismatches, first}});
+    outputs_pass = outputs_pass && check.passed();
+  }
+  trial[p::kPassedField] = outputs_pass && inputs_unchanged && late_writes == 0;
+  trial[p::kInputsUnchanged] = inputs_unchanged;
+  trial[p::kChangedInputs] = changed;
+  trial[p::kOutputStable] = late_writes == 0;
+  trial[p::kOutputs] = outputs;
+  return trial;
+}
+
+Json trial_header(int trial, uint64_t key, cudaStream_t stream) {
+  return {{p::kTrial, trial},
+          {p::kKey, hex(key)},
+          {p::kStreamHandle, stream_handle(stream)},
+          {p::kReturnCode, 0}};
+}
+
+// One trial: fresh inputs, poisoned outputs, one call on a fresh stream of the runner's, then the checks.
+Json run_trial(Session& session, const Where& where, uint64_t key, cudaStream_t harness) {
+  TaskFamily& family = session.family;
+  family.fill_inputs(key, harness);
+  family.poison_outputs(harness);
+  PTXBENCH_CUDA(cudaStreamSynchronize(harness));
+
+  const Stream stream;
+  call_solution(session, stream.get(), where);
+  wait_stream(stream.get(), where);
+  family.snapshot_outputs(stream.get());
+  wait_stream(stream.get(), where);
+  wait_device(where);
+  return judge(session, harness, trial_header(where.trial, key, stream.get()));
+}
+
+// One line saying why a trial failed, for the result's message.
+std::string describe_failure(const std::string& shape, const Json& trial) {
+  std::string text = "shape " + shape + " trial " + std::to_string(trial[p::kTrial].get<int>()) + ": ";
+  if (!trial[p::kInputsUnchanged].get<bool>()) {
+    std::string names;
+    for (const auto& [name, count] : trial[p::kChangedInputs].items()) {
+      if (count.get<uint64_t>() != 0) names += (names.empty() ? "" : ", ") + name;
+    }
+    return text + "the solution wrote to its input(s) " + names;
+  }
+  for (const Json& output : trial[p::kOutputs]) {
+    if (output[p::kPassedField].get<bool>()) continue;
+    text += std::to_string(output[p::kMismatches].get<uint64_t>()) + " of " +
+            std::to_string(output[p::kElements].get<int64_t>()) + " elements of " +
+            output[p::kName].get<std::string>() + " are wrong";
+    if (!output[p::kFirstMismatches].empty()) {
+      const Json& first = output[p::kFirstMismatches][0];
+      text += "; first at row " + std::to_string(first[p::kRow].get<int64_t>()) + ", col " +
+              std::to_string(first[p::kCol].get<int64_t>()) + ": expected " + first[p::kExpected].dump() +
+              ", got " + first[p::kActual].dump();
+    }
+    if (!trial[p::kOutputStable].get<bool>()) {
+      text += " (the output was still changing after the stream was synchronised: work outside `stream`)";
+    }
+    return text;
+  }
+  return text + "the output was still changing after the stream was synchronised: work outside `stream`";
+}
+
+void allocate(Session& session, const ShapeSpec& shape) {
+  try {
+    session.family.allocate(shape);
+  } catch (const std::invalid_argument& error) {
+    throw RequestError(std::string("request: ") + error.what());
+  }
+}
+
+void set_status(Session& session, bool passed, const std::string& message) {
+  session.result[p::kStatus] = passed ? p::kPassed : p::kFailed;
+  session.result[p::kMessage] = message;
+}
+
+// ---- modes ------------------------------------------------------------------------------------------------
+
+// Runs `trials` trials of each listed shape and reports them under "shapes".
+void run_trials(Session& session, const std::vector<size_t>& shape_indices, int trials, Purpose purpose) {
+  const Request& request = session.request;
+  const Stream harness;
+  Json& shapes = session.result[p::kShapeResults] = Json::array();
+  std::string first_failure;
+  int trial_count = 0;
+  for (const size_t index : shape_indices) {
+    const ShapeSpec& shape = request.shapes[index];
+    allocate(session, shape);
+    shapes.push_back({{p::kLabel, shape.label},
+                      {p::kDims, shape.dims_json()},
+                      {p::kPassedField, true},
+                      {p::kTrialList, Json::array()}});
+    Json& shape_result = shapes.back();
+    for (int trial = 0; trial < trials; ++trial) {
+      const uint64_t key = input_key(request.seed, purpose, index, static_cast<uint64_t>(trial));
+      Json result = run_trial(session, trial_where(shape.label, trial), key, harness.get());
+      if (!result[p::kPassedField].get<bool>()) {
+        shape_result[p::kPassedField] = false;
+        if (first_failure.empty()) first_failure = describe_failure(shape.to_string(), result);
+      }
+      shape_result[p::kTrialList].push_back(std::move(result));
+      ++trial_count;
+    }
+  }
+  set_status(session, first_failure.empty(),
+             first_failure.empty() ? "all " + std::to_string(trial_count) + " trials over " +
+                                         std::to_string(shape_indices.size()) + " shape(s) passed"
+                                   : first_failure);
+}
+
+void run_check(Session& session) {
+  std::vector<size_t> all(session.request.shapes.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  run_trials(session, all, session.request.trials, Purpose::check);
+}
+
+void run_sanitize(Session& session) {
+  const auto& shapes = session.request.shapes;
+  const auto smallest =
+      std::min_element(shapes.begin(), shapes.end(),
+                       [](const ShapeSpec& a, const ShapeSpec& b) { return a.volume() < b.volume(); });
+  run_trials(session, {static_cast<size_t>(smallest - shapes.begin())}, 1, Purpose::sanitize);
+}
+
+// Exactly the kernels of one call between cudaProfilerStart and cudaProfilerStop, for ncu
+// --profile-from-start off; the runner's own kernels (inputs, poison, reference, comparison) stay outside.
+void run_profile(Session& session) {
+  const Request& request = session.request;
+  const ShapeSpec& shape = request.shapes[0];
+  const Where warmup{shape.label, 0, "warm-up call"}, where{shape.label, 0, "profiled call"};
+  TaskFamily& family = session.family;
+  allocate(session, shape);
+  const Stream harness, stream;
+  const uint64_t key = input_key(request.seed, Purpose::profile, 0, 0);
+
+  family.fill_inputs(key, harness.get());
+  family.poison_outputs(harness.get());
+  PTXBENCH_CUDA(cudaStreamSynchronize(harness.get()));
+  call_solution(session, stream.get(), warmup);  // module load and first-launch costs stay outside the window
+  wait_stream(stream.get(), warmup);
+  wait_device(warmup);
+
+  family.fill_inputs(key, harness.get());
+  family.poison_outputs(harness.get());
+  PTXBENCH_CUDA(cudaStreamSynchronize(harness.get()));
+  PTXBENCH_CUDA(cudaProfilerStart());
+  call_solution(session, stream.get(), where);
+  wait_stream(stream.get(), where);
+  wait_device(where);
+  PTXBENCH_CUDA(cudaProfilerStop());
+
+  family.snapshot_outputs(stream.get());
+  wait_stream(stream.get(), where);
+  unsigned long long stream_id = 0;
+  PTXBENCH_CUDA(cudaStreamGetId(stream.get(), &stream_id));
+  Json trial = judge(session, harness.get(), trial_header(0, key, stream.get()));
+  const bool passed = trial[p::kPassedField].get<bool>();
+  const std::string failure = passed ? "" : describe_failure(shape.to_string(), trial);
+  session.result[p::kProfile] = {{p::kStreamHandle, stream_handle(stream.get())},
+                                 {p::kStreamId, stream_id},
+                                 {p::kTrial, std::move(trial)}};
+  set_status(session, passed, passed ? "profiled one call of " + shape.to_string() : failure);
+}
+
+// ---- timing -----------------------------------------------------------------------------------------------
+
+struct Samples {
+  std::vector<double> event_us;
+  std::vector<double> wall_us;
+};
+
+// Linear interpolation between order statistics (numpy's default).
+double percentile(const std::vector<double>& sorted, double fraction) {
+  const double position = fraction * static_cast<double>(sorted.size() - 1);
+  const auto below = static_cast<size_t>(std::floor(position));
+  const size_t above = std::min(below + 1, sorted.size() - 1);
+  return sorted[below] + (position - static_cast<double>(below)) * (sorted[above] - sorted[below]);
+}
+
+Json summarize(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  double sum = 0;
+  for (const double v : values) sum += v;
+  return {{p::kMedian, percentile(values, 0.5)},
+          {p::kMin, values.front()},
+          {p::kMax, values.back()},
+          {p::kP10, percentile(values, 0.1)},
+          {p::kP90, percentile(values, 0.9)},
+          {p::kMean, sum / static_cast<double>(values.size())}};
+}
+
+Json series(const Samples& samples, double flops) {
+  Json result = {{p::kEventUs, summarize(samples.event_us)}, {p::kWallUs, summarize(samples.wall_us)}};
+  result[p::kTflops] = flops / (result[p::kEventUs][p::kMedian].get<double>() * 1e-6) / 1e12;
+  result[p::kTflopsWall] = flops / (result[p::kWallUs][p::kMedian].get<double>() * 1e-6) / 1e12;
+  return result;
+}
+
+// Times one call with a cold L2. The flush ends before the clocks start; the events bracket the call on the
+// stream; the host clock brackets the call and a device-wide synchronisation, so that work the call hid on
+// other streams is counted there. The events include the launch latency of the call, for solution and
+// baseline alike.
+template <typename Call>
+void time_one(cudaStream_t stream, const DeviceBuffer& flush, uint32_t salt, const Where& where,
+              Samples& samples, Call&& call) {
+  const Event start, stop;
+  flush_l2(flush.get(), flush.bytes(), salt, stream);
+  PTXBENCH_CUDA(cudaStreamSynchronize(stream));
+  const auto t0 = std::chrono::steady_clock::now();
+  PTXBENCH_CUDA(cudaEventRecord(start.get(), stream));
+  call();
+  PTXBENCH_CUDA(cudaEventRecord(stop.get(), stream));
+  wait_device(where);
+  const auto t1 = std::chrono::steady_clock::now();
+  float event_ms = 0;
+  PTXBENCH_CUDA(cudaEventElapsedTime(&event_ms, start.get(), stop.get()));
+  samples.event_us.push_back(static_cast<double>(event_ms) * 1e3);
+  samples.wall_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+}
+
+size_t l2_flush_bytes(int device) {
+  int l2_bytes = 0;
+  PTXBENCH_CUDA(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
+  return std::max<size_t>(size_t{2} * static_cast<size_t>(l2_bytes), size_t{64} << 20) / 16 * 16;
+}
+
+// Solution and baseline alternate, each call with fresh inputs and a poisoned output before its flush, so
+// that drift of clocks or temperature hits both alike and a solution that skips work on repeated calls is
+// caught by the re-check of the last call's output. Fails when that re-check fails or when the call's work
+// runs outside `stream`.
+void run_time(Session& session) {
+  const Request& request = session.request;
+  const ShapeSpec& shape = request.shapes[0];
+  TaskFamily& family = session.family;
+  allocate(session, shape);
+  const Stream harness, stream;
+  const DeviceBuffer flush(l2_flush_bytes(request.device));
+  const auto key = [&](int iteration) {
+    return input_key(request.seed, Purpose::time, 0, static_cast<uint64_t>(iteration));
+  };
+  const auto fresh_inputs = [&](int iteration) {
+    family.fill_inputs(key(iteration), harness.get());
+    family.poison_outputs(harness.get());
+    PTXBENCH_CUDA(cudaStreamSynchronize(harness.get()));
+  };
+
+  fresh_inputs(0);
+  const Where warmup{shape.label, 0, "warm-up calls"};
+  for (int i = 0; i < request.warmup; ++i) {
+    call_solution(session, stream.get(), {shape.label, i, "warm-up call " + std::to_string(i)});
+  }
+  wait_device(warmup);
+  for (int i = 0; i < request.warmup + 1; ++i) family.call_baseline(stream.get());  // +1: plans the algorithm
+  wait_device(warmup);
+
+  Samples solution, baseline;
+  for (int i = 0; i < request.repetitions; ++i) {
+    const Where where{shape.label, i, "timed call " + std::to_string(i)};
+    fresh_inputs(i + 1);
+    time_one(stream.get(), flush, static_cast<uint32_t>(2 * i), where, solution,
+             [&] { call_solution(session, stream.get(), where); });
+    time_one(stream.get(), flush, static_cast<uint32_t>(2 * i + 1), where, baseline,
+             [&] { family.call_baseline(stream.get()); });
+  }
+
+  // The last timed call's output, already complete after the device synchronisation above.
+  family.snapshot_outputs(harness.get());
+  PTXBENCH_CUDA(cudaStreamSynchronize(harness.get()));
+  Json recheck = judge(session, harness.get(),
+                       trial_header(request.repetitions - 1, key(request.repetitions), stream.get()));
+
+  const double flops = family.flops();
+  Json timing = {{p::kShape, {{p::kLabel, shape.label}, {p::kDims, shape.dims_json()}}},
+                 {p::kFlops, flops},
+                 {p::kWarmup, request.warmup},
+                 {p::kRepetitions, request.repetitions},
+                 {p::kL2FlushBytes, flush.bytes()},
+                 {p::kStreamHandle, stream_handle(stream.get())},
+                 {p::kSolution, series(solution, flops)},
+                 {p::kBaseline, family.describe_baseline()}};
+  timing[p::kBaseline].update(series(baseline, flops));
+  const auto median = [&](const char* who, const char* clock) {
+    return timing.at(who).at(clock).at(p::kMedian).get<double>();
+  };
+  timing[p::kSpeedup] = median(p::kBaseline, p::kEventUs) / median(p::kSolution, p::kEventUs);
+  timing[p::kSpeedupWall] = median(p::kBaseline, p::kWallUs) / median(p::kSolution, p::kWallUs);
+  const double solution_gap = median(p::kSolution, p::kWallUs) - median(p::kSolution, p::kEventUs);
+  const double baseline_gap = median(p::kBaseline, p::kWallUs) - median(p::kBaseline, p::kEventUs);
+  timing[p::kHiddenWorkSuspected] =
+      solution_gap > baseline_gap + std::max(20.0, 0.1 * median(p::kSolution, p::kEventUs));
+  char summary[256];
+  std::snprintf(summary, sizeof(summary),
+                "%s: solution %.1f us (%.1f TFLOP/s), baseline %.1f us, speedup %.3f",
+                shape.to_string().c_str(), median(p::kSolution, p::kEventUs),
+                timing[p::kSolution][p::kTflops].get<double>(), median(p::kBaseline, p::kEventUs),
+                timing[p::kSpeedup].get<double>());
+  // Work outside `stream` breaks the ABI and makes the event times meaningless: fail rather than report them.
+  const bool hidden_work = timing[p::kHiddenWorkSuspected].get<bool>();
+  const bool recheck_passed = recheck[p::kPassedField].get<bool>();
+  const bool passed = recheck_passed && !hidden_work;
+  char hidden[256];
+  std::snprintf(
+      hidden, sizeof(hidden),
+      "work outside `stream`: the call plus cudaDeviceSynchronize took %.1f us (median) but the events "
+      "on `stream` saw %.1f us",
+      median(p::kSolution, p::kWallUs), median(p::kSolution, p::kEventUs));
+  const std::string failure =
+      !recheck_passed ? "re-check of the last timed call: " + describe_failure(shape.to_string(), recheck)
+                      : std::string(hidden);
+  timing[p::kRecheck] = std::move(recheck);
+  session.result[p::kTiming] = std::move(timing);  // `median` reads `timing`: no use of it past here
+  set_status(session, passed, passed ? summary : failure);
+}
+
+}  // namespace
+
+SolutionFault::SolutionFault(const std::string& message, std::string shape_label, int trial_index,
+                             std::string where_text, std::optional<int> return_code,
+                             std::optional<cudaError_t> cuda_error)
+    : std::runtime_error(message),
+      shape(std::move(shape_label)),
+      trial(trial_index),
+      where(std::move(where_text)),
+      code(return_code),
+      error(cuda_error) {}
+
+Json SolutionFault::details() const {
+  Json details = {
+      {p::kShape, shape.empty() ? Json(nullptr) : Json(shape)}, {p::kTrial, trial}, {p::kWhere, where}};
+  details[p::kReturnCode] = code ? Json(*code) : Json(nullptr);
+  details[p::kCudaError] = error ? Json(cudaGetErrorName(*error)) : Json(nullptr);
+  details[p::kCudaErrorString] = error ? Json(cudaGetErrorString(*error)) : Json(nullptr);
+  return details;
+}
+
+void run_mode(Session& session) {
+  switch (session.request.mode) {
+    case Mode::check:
+      return run_check(session);
+    case Mode::time:
+      return run_time(session);
+    case Mode::profile:
+      return run_profile(session);
+    case Mode::sanitize:
+      return run_sanitize(session);
+  }
+}
+
+}  // namespace ptxbench::runner

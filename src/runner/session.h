@@ -1,0 +1,41 @@
+// The runner's four modes (check, time, profile, sanitize) over any task family.
+#pragma once
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include <cuda_runtime.h>
+
+#include "runner/family.h"
+#include "runner/request.h"
+
+namespace ptxbench::runner {
+
+// The solution failed at run time: it returned non-zero, or a CUDA error showed up around its call. The
+// result's status is runtime_error; `details()` is its "runtime_error" object.
+struct SolutionFault : std::runtime_error {
+  SolutionFault(const std::string& message, std::string shape_label, int trial_index, std::string where_text,
+                std::optional<int> return_code, std::optional<cudaError_t> cuda_error);
+  Json details() const;
+
+  std::string shape;
+  int trial;
+  std::string where;
+  std::optional<int> code;
+  std::optional<cudaError_t> error;
+};
+
+// What a mode needs and what it fills in. `result` is filled as the mode goes, so that the shapes and trials
+// done before a fault are still reported.
+struct Session {
+  const Request& request;
+  TaskFamily& family;
+  Json& result;
+  bool solution_called = false;  // from then on a kernel fault anywhere is most likely the solution's
+};
+
+// Runs the request's mode; sets result["status"] and result["message"] unless it throws.
+void run_mode(Session& session);
+
+}  // namespace ptxbench::runner

@@ -1,0 +1,230 @@
+#!/usr/bin/env bash
+# GPU tests of ptxbench-runner (run on a GPU host, not in CI): builds the runner and the test solutions, runs every
+# mode and checks that each solution gets the outcome it must get. Prints each result document and a summary;
+# exits non-zero when an expected outcome was not seen.
+#
+#   tests/gpu/runner/run.sh [log_dir]
+#
+# Environment: PTXBENCH_RUNNER=<a prebuilt ptxbench-runner> skips the CMake build; PTXBENCH_CMAKE_ARGS adds
+# arguments to its configure step; NVCC (default nvcc); SEED (default 20261130). ncu and compute-sanitizer checks
+# run when the tools are on the PATH, and are reported as skipped otherwise.
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../../.." && pwd)
+logs=${1:-$root/build/gpu-runner-logs}
+solutions=$root/build/gpu-runner-solutions
+nvcc=${NVCC:-nvcc}
+seed=${SEED:-20261130}
+mkdir -p "$logs" "$solutions"
+
+passed=0
+failed=0
+skipped=0
+summary=()
+note() { summary+=("$1"); echo "$1"; }
+pass() { passed=$((passed + 1)); note "PASS  $1"; }
+fail() { failed=$((failed + 1)); note "FAIL  $1"; }
+skip() { skipped=$((skipped + 1)); note "SKIP  $1"; }
+
+# ---- build --------------------------------------------------------------------------------------------------------
+runner=${PTXBENCH_RUNNER:-}
+if [[ -z $runner ]]; then
+  # shellcheck disable=SC2086  # PTXBENCH_CMAKE_ARGS is a list of arguments
+  if ! { cmake -S "$root/src/runner" -B "$root/build/runner" -DCMAKE_BUILD_TYPE=Release ${PTXBENCH_CMAKE_ARGS:-} &&
+         cmake --build "$root/build/runner" -j; } >"$logs/runner-build.log" 2>&1; then
+    tail -40 "$logs/runner-build.log"
+    echo "FAIL  the runner did not build"
+    exit 1
+  fi
+  runner=$root/build/runner/ptxbench-runner
+fi
+echo "== runner: $runner"
+ldd "$runner" | tee "$logs/runner-ldd.txt"
+if grep -q "not found" "$logs/runner-ldd.txt"; then
+  fail "runner: a shared library is missing (ldd)"
+fi
+
+for source in "$here"/solutions/*.cu; do
+  name=$(basename "$source" .cu)
+  link=$(sed -n 's|^// link: ||p' "$source")  # extra libraries a test solution names in its first line
+  # shellcheck disable=SC2086  # $link is a list of arguments
+  "$nvcc" -gencode arch=compute_90a,code=sm_90a -std=c++20 -O3 -shared -Xcompiler -fPIC -cudart shared \
+    -I "$root/include" -o "$solutions/$name.so" "$source" $link >"$logs/nvcc-$name.log" 2>&1 &
+done
+wait
+for source in "$here"/solutions/*.cu; do
+  name=$(basename "$source" .cu)
+  [[ -f $solutions/$name.so ]] || { cat "$logs/nvcc-$name.log"; echo "FAIL  $name did not compile"; exit 1; }
+done
+
+# ---- requests -----------------------------------------------------------------------------------------------------
+check_shapes='[{"label":"main","M":8192,"N":4096,"K":4096},{"label":"small-m","M":128,"N":4096,"K":4096},{"label":"odd-m","M":1999,"N":4096,"K":4096}]'
+small_shapes='[{"label":"main","M":2048,"N":2048,"K":2048},{"label":"odd-m","M":1999,"N":1024,"K":512}]'
+time_shape='[{"label":"main","M":8192,"N":4096,"K":4096}]'
+profile_shape='[{"label":"main","M":1024,"N":1024,"K":1024}]'
+sanitize_shapes='[{"label":"main","M":2048,"N":2048,"K":2048},{"label":"tiny","M":65,"N":256,"K":128}]'
+
+request() {  # mode solution shapes
+  printf '{"mode":"%s","library":"%s","family":"gemm","entry_point":"ptxbench_gemm_bf16","shapes":%s,' \
+    "$1" "$solutions/$2.so" "$3"
+  printf '"tolerance":{"rtol":0.01,"atol":0.01},"trials":3,"seed":%s,"warmup":10,"repetitions":50,"device":0}\n' \
+    "$seed"
+}
+
+# expect ID SOLUTION MODE SHAPES STATUS CONDITION [WRAPPER...]: runs the runner (under WRAPPER, e.g. ncu) and
+# checks its exit code 0, the status, and CONDITION, a Python expression over the result document `r`, its first
+# shape's first trial `t` and that trial's first output `o`.
+expect() {
+  local id=$1 solution=$2 mode=$3 shapes=$4 status=$5 condition=$6
+  shift 6
+  local out=$logs/$id.json
+  request "$mode" "$solution" "$shapes" >"$logs/$id.request.json"
+  timeout 300 "$@" "$runner" <"$logs/$id.request.json" >"$out" 2>"$logs/$id.stderr"
+  local code=$?
+  echo "== $id: exit code $code"
+  cat "$out"
+  if [[ $code -ne 0 ]]; then
+    tail -5 "$logs/$id.stderr"
+    fail "$id: exit code $code"
+    return
+  fi
+  local verdict
+  verdict=$(python3 - "$out" "$status" "$condition" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+ok = r["status"] == sys.argv[2]
+try:
+    names = {"r": r}
+    if r.get("shapes") and r["shapes"][0]["trials"]:
+        names["t"] = r["shapes"][0]["trials"][0]
+        names["o"] = names["t"]["outputs"][0]
+    ok = ok and bool(eval("(" + sys.argv[3] + ")", names))
+except Exception as error:  # a missing field is a failed expectation
+    ok = False
+    print(f"condition raised {error!r}: ", end="")
+print(("ok" if ok else "unexpected") + f": status {r['status']}: {r['message']}")
+PY
+)
+  if [[ $verdict == ok* ]]; then pass "$id: $verdict"; else fail "$id: $verdict (wanted $status and $condition)"; fi
+}
+
+# ---- check --------------------------------------------------------------------------------------------------------
+expect correct.check correct check "$check_shapes" passed \
+  'len(r["shapes"]) == 3 and all(len(s["trials"]) == 3 and s["passed"] for s in r["shapes"])'
+expect unwritten.check unwritten check "$small_shapes" failed \
+  'o["mismatches"] == 2048 and o["first_mismatches"][0]["row"] == 2047 and o["first_mismatches"][0]["col"] == 0
+   and o["first_mismatches"][0]["actual"] == "nan" and len(o["first_mismatches"]) == 10'
+expect writes_inputs.check writes_inputs check "$small_shapes" failed \
+  'not t["inputs_unchanged"] and t["changed_inputs"]["A"] == 1 and t["changed_inputs"]["B"] == 0'
+expect private_stream.check private_stream check "$small_shapes" failed \
+  'not t["passed"] and not t["output_stable"]'
+expect default_stream.check default_stream check "$small_shapes" failed \
+  'not t["passed"] and not t["output_stable"]'
+expect caching.check caching check "$small_shapes" failed \
+  't["passed"] and not r["shapes"][0]["trials"][1]["passed"]'
+expect noisy.check noisy check "$small_shapes" passed 'all(s["passed"] for s in r["shapes"])'
+if grep -q "noisy: loaded" "$logs/noisy.check.stderr" && grep -q "noisy: device printf" "$logs/noisy.check.stderr"; then
+  pass "noisy.check: the solution's prints went to stderr"
+else
+  fail "noisy.check: the solution's prints are not on stderr"
+fi
+expect returns_error.check returns_error check "$small_shapes" runtime_error \
+  'r["runtime_error"]["return_code"] == 7 and r["runtime_error"]["trial"] == 0'
+expect illegal_address.check illegal_address check "$small_shapes" runtime_error \
+  'r["runtime_error"]["cuda_error"] == "cudaErrorIllegalAddress"'
+
+# ---- time ---------------------------------------------------------------------------------------------------------
+expect correct.time correct time "$time_shape" passed \
+  'r["timing"]["recheck"]["passed"] and r["timing"]["repetitions"] == 50 and r["timing"]["baseline"]["tflops"] > 100
+   and not r["timing"]["hidden_work_suspected"]'
+# The same GEMM as the baseline, timed twice: the speedup must be near 1 and the two runs show the spread.
+expect cublaslt_call.check cublaslt_call check "$check_shapes" passed 'all(s["passed"] for s in r["shapes"])'
+for run in 1 2; do
+  expect "cublaslt_call.time.$run" cublaslt_call time "$time_shape" passed \
+    '0.9 < r["timing"]["speedup"] < 1.1 and r["timing"]["recheck"]["passed"] and not r["timing"]["hidden_work_suspected"]'
+done
+expect private_stream.time private_stream time '[{"label":"main","M":2048,"N":2048,"K":2048}]' failed \
+  'r["timing"]["hidden_work_suspected"]'
+expect caching.time caching time '[{"label":"main","M":2048,"N":2048,"K":2048}]' failed \
+  'not r["timing"]["recheck"]["passed"]'
+
+# ---- profile (under ncu when it is there) -------------------------------------------------------------------------
+# Checks what ncu saw between cudaProfilerStart and Stop: only the solution's kernel, on the stream the runner
+# reports ("same") or on another one ("other").
+ncu_kernels() {  # ncu_csv result_json same|other
+  python3 - "$@" <<'PY'
+import csv, json, sys
+rows = list(csv.DictReader(line for line in open(sys.argv[1]) if not line.startswith("==")))
+stream = json.load(open(sys.argv[2]))["profile"]["stream_id"]
+names = sorted({row["Kernel Name"] for row in rows})
+streams = sorted({int(row["Stream"]) for row in rows})
+where = "same" if streams == [stream] else "other"
+ok = len(names) == 1 and "gemm_kernel" in names[0] and where == sys.argv[3]
+print(("ok" if ok else "unexpected") + f": kernels {names} on streams {streams}, runner's stream {stream}: {where}")
+PY
+}
+if command -v ncu >/dev/null; then
+  for solution in correct private_stream; do
+    expect "$solution.profile" "$solution" profile "$profile_shape" passed 'r["profile"]["stream_id"] > 0' \
+      ncu --profile-from-start off --clock-control none --metrics gpu__time_duration.sum --csv \
+      --log-file "$logs/$solution.profile.ncu.csv"
+    want=$([[ $solution == correct ]] && echo same || echo other)
+    seen=$(ncu_kernels "$logs/$solution.profile.ncu.csv" "$logs/$solution.profile.json" "$want" 2>&1)
+    if [[ $seen == ok* ]]; then pass "$solution.profile ncu $seen"
+    else head -20 "$logs/$solution.profile.ncu.csv"; fail "$solution.profile ncu $seen"; fi
+  done
+else
+  expect correct.profile correct profile "$profile_shape" passed 'r["profile"]["stream_id"] > 0'
+  skip "profile under ncu: ncu is not on the PATH"
+fi
+
+# ---- sanitize (under compute-sanitizer when it is there) ----------------------------------------------------------
+if command -v compute-sanitizer >/dev/null; then
+  expect correct.sanitize correct sanitize "$sanitize_shapes" passed \
+    'r["shapes"][0]["label"] == "tiny" and r["shapes"][0]["passed"]' \
+    compute-sanitizer --tool memcheck --log-file "$logs/correct.sanitize.memcheck.txt"
+  if grep -q "ERROR SUMMARY: 0 errors" "$logs/correct.sanitize.memcheck.txt"; then
+    pass "correct.sanitize memcheck: 0 errors"
+  else
+    fail "correct.sanitize memcheck: $(grep "ERROR SUMMARY" "$logs/correct.sanitize.memcheck.txt")"
+  fi
+  expect illegal_address.sanitize illegal_address sanitize "$sanitize_shapes" runtime_error 'True' \
+    compute-sanitizer --tool memcheck --log-file "$logs/illegal_address.sanitize.memcheck.txt"
+  if grep -q "Invalid __global__ write" "$logs/illegal_address.sanitize.memcheck.txt"; then
+    pass "illegal_address.sanitize memcheck: invalid global write reported"
+  else
+    fail "illegal_address.sanitize memcheck: no invalid write reported"
+  fi
+else
+  expect correct.sanitize correct sanitize "$sanitize_shapes" passed 'r["shapes"][0]["label"] == "tiny"'
+  skip "sanitize under compute-sanitizer: compute-sanitizer is not on the PATH"
+fi
+
+# ---- a call that never ends (last: its killed context must not disturb the timings above) ----------------------
+request check never_ends "$small_shapes" >"$logs/never_ends.request.json"
+timeout 20 "$runner" <"$logs/never_ends.request.json" >"$logs/never_ends.json" 2>"$logs/never_ends.stderr"
+code=$?
+if [[ $code -eq 124 ]]; then pass "never_ends.check: killed by timeout 20 (exit 124), as the parent would"
+else fail "never_ends.check: exit code $code, wanted 124"; fi
+
+# ---- summary ------------------------------------------------------------------------------------------------------
+python3 - "$logs" <<'PY'
+import json, pathlib, sys
+logs = pathlib.Path(sys.argv[1])
+for path in sorted(logs.glob("*.time*.json")):
+    if path.name.endswith(".request.json"):
+        continue
+    t = json.loads(path.read_text()).get("timing")
+    if not t:
+        continue
+    s, b = t["solution"], t["baseline"]
+    print(f"{path.stem:24} solution {s['event_us']['median']:9.1f} us ({s['tflops']:6.1f} TFLOP/s, wall "
+          f"{s['wall_us']['median']:9.1f} us)  cuBLASLt {b['event_us']['median']:8.1f} us ({b['tflops']:6.1f} "
+          f"TFLOP/s, p10 {b['event_us']['p10']:.1f} p90 {b['event_us']['p90']:.1f}, wall {b['wall_us']['median']:.1f})"
+          f"  speedup {t['speedup']:.4f}")
+PY
+echo
+echo "== summary: $passed passed, $failed failed, $skipped skipped"
+printf '%s\n' "${summary[@]}"
+[[ $failed -eq 0 ]]
