@@ -149,19 +149,15 @@ StageResult sanitize_stage(const CompileResult& compiled, const Task& task, cons
   return stage;
 }
 
-std::string dims_text(const json& dims) {
-  std::string out;
-  for (const auto& [k, v] : dims.items()) out += fmt::format("{}{}={}", out.empty() ? "" : " ", k, v.dump());
-  return out;
-}
-
 }  // namespace
 
-std::string describe_failed_trial(const json& shape) {
+std::string describe_failed_trial(const json& shape, const Task& task) {
+  std::string dims = "?";
+  for (const Shape& s : task.all_shapes())
+    if (s.label == shape.value(proto::kLabel, std::string())) dims = s.to_string();
   for (const auto& trial : shape.value(proto::kTrialList, json::array())) {
     if (trial.value(proto::kPassedField, true)) continue;
-    std::string text = fmt::format("shape {} ({}), trial {}:", shape.value(proto::kLabel, std::string("?")),
-                                   dims_text(shape.value(proto::kDims, json::object())),
+    std::string text = fmt::format("shape {} ({}), trial {}:", shape.value(proto::kLabel, std::string("?")), dims,
                                    trial.value(proto::kTrial, 0));
     if (!trial.value(proto::kInputsUnchanged, true))
       text += fmt::format(" the solution modified its inputs ({});", trial.value(proto::kChangedInputs, json()).dump());
@@ -186,7 +182,7 @@ std::string describe_failed_trial(const json& shape) {
   return "";
 }
 
-StageResult correct_stage_from(const json& result) {
+StageResult correct_stage_from(const json& result, const Task& task) {
   StageResult stage{.name = "correct", .status = status_of(result)};
   stage.details = {{"shapes", result.value(proto::kShapeResults, json::array())},
                    {"device", result.value(proto::kDeviceInfo, json::object())}};
@@ -196,7 +192,7 @@ StageResult correct_stage_from(const json& result) {
     ++shapes;
     if (shape.value(proto::kPassedField, false)) continue;
     ++failed;
-    if (first_failure.empty()) first_failure = describe_failed_trial(shape);
+    if (first_failure.empty()) first_failure = describe_failed_trial(shape, task);
   }
   switch (stage.status) {
     case StageStatus::passed:
@@ -214,7 +210,7 @@ StageResult correct_stage_from(const json& result) {
   return stage;
 }
 
-StageResult time_stage_from(const json& result) {
+StageResult time_stage_from(const json& result, const Task& task) {
   StageResult stage{.name = "time", .status = status_of(result)};
   const json timing = result.value(proto::kTiming, json::object());
   stage.details = timing;
@@ -222,7 +218,8 @@ StageResult time_stage_from(const json& result) {
     if (stage.status == StageStatus::runtime_error) stage.message = runtime_error_text(result);
     else if (stage.status == StageStatus::failed)
       stage.message = "the output of the timed calls was wrong: " +
-                      describe_failed_trial({{proto::kLabel, "main"}, {proto::kTrialList, {timing.value(proto::kRecheck, json())}}});
+                      describe_failed_trial({{proto::kLabel, "main"}, {proto::kTrialList, {timing.value(proto::kRecheck, json())}}},
+                                            task);
     else stage.message = result.value(proto::kMessage, std::string("no timing"));
     return stage;
   }
@@ -268,7 +265,7 @@ void run_gpu_stages(const CompileResult& compiled, const Task& task, const GpuTo
   if (stop_after_timeout(verdict.stages.back(), {"correct", "instructions", "time"})) return;
 
   RunnerCall check = call_runner(tools, request_for(task, compiled, proto::kModeCheck, tools), {}, tools.correct_limit_s);
-  StageResult correct = check.result ? correct_stage_from(*check.result)
+  StageResult correct = check.result ? correct_stage_from(*check.result, task)
                                      : process_failure("correct", check, tools.correct_limit_s);
   correct.wall_s = check.process.wall_s;
   verdict.stages.push_back(correct);
@@ -317,7 +314,7 @@ void run_gpu_stages(const CompileResult& compiled, const Task& task, const GpuTo
     return;
   }
   RunnerCall timed = call_runner(tools, request_for(task, compiled, proto::kModeTime, tools), {}, tools.time_limit_s);
-  StageResult time = timed.result ? time_stage_from(*timed.result) : process_failure("time", timed, tools.time_limit_s);
+  StageResult time = timed.result ? time_stage_from(*timed.result, task) : process_failure("time", timed, tools.time_limit_s);
   time.wall_s = timed.process.wall_s;
   if (time.status == StageStatus::passed) verdict.speedup = time.details.value(proto::kSpeedup, 0.0);
   verdict.stages.push_back(time);

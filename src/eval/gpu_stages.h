@@ -39,8 +39,8 @@ std::filesystem::path find_runner();
 void run_gpu_stages(const CompileResult& compiled, const Task& task, const GpuTools& tools, Verdict& verdict);
 
 // Pieces, exposed for tests: what one stage makes of the runner's result document and how the process ended.
-StageResult correct_stage_from(const nlohmann::json& result);
-StageResult time_stage_from(const nlohmann::json& result);
-std::string describe_failed_trial(const nlohmann::json& shape_result);
+StageResult correct_stage_from(const nlohmann::json& result, const Task& task);
+StageResult time_stage_from(const nlohmann::json& result, const Task& task);
+std::string describe_failed_trial(const nlohmann::json& shape_result, const Task& task);
 
 }  // namespace ptxbench

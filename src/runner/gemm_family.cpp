@@ -3,6 +3,7 @@
 #include <climits>
 #include <cmath>
 #include <stdexcept>
+#include <vector>
 
 #include "runner/cuda_check.h"
 #include "runner/kernels.h"
@@ -10,6 +11,9 @@
 
 namespace ptxbench::runner {
 namespace {
+
+// Unallocated memory after each buffer the solution sees (see GemmFamily::allocate).
+constexpr size_t kGuardBytes = size_t{2} << 20;
 
 int positive_int_dim(const ShapeSpec& shape, const char* name) {
   const std::optional<int64_t> value = shape.dim(name);
@@ -40,11 +44,20 @@ void GemmFamily::allocate(const ShapeSpec& shape) {
   m_ = m;
   n_ = n;
   k_ = k;
-  a_ = DeviceBuffer(bf16_bytes(m, k));
+  // Each buffer the solution sees is followed by a guard that is freed again once everything is allocated:
+  // unallocated memory, so that compute-sanitizer reports a write past the end of A, B or C instead of the
+  // write landing silently in the next buffer (seen on the H200: one element past C landed in B).
+  std::vector<DeviceBuffer> guards;
+  auto guarded = [&guards](size_t bytes) {
+    DeviceBuffer buffer(bytes);
+    guards.emplace_back(kGuardBytes);
+    return buffer;
+  };
+  a_ = guarded(bf16_bytes(m, k));
+  b_ = guarded(bf16_bytes(n, k));
+  c_ = guarded(bf16_bytes(m, n));
   a_copy_ = DeviceBuffer(bf16_bytes(m, k));
-  b_ = DeviceBuffer(bf16_bytes(n, k));
   b_copy_ = DeviceBuffer(bf16_bytes(n, k));
-  c_ = DeviceBuffer(bf16_bytes(m, n));
   c_snapshot_ = DeviceBuffer(bf16_bytes(m, n));
   c_reference_ = DeviceBuffer(static_cast<size_t>(m) * static_cast<size_t>(n) * sizeof(float));
 }
