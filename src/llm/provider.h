@@ -1,0 +1,76 @@
+// Model providers over one small interface. Each speaks its real wire protocol over HTTPS: OpenAI-compatible
+// Chat Completions, Anthropic Messages, Gemini generateContent. Keys come from environment variables named in
+// the model catalogue (models.json); nothing secret is stored.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ptxbench::llm {
+
+struct Message {
+  std::string role;  // "user" or "assistant"; the system prompt travels separately
+  std::string content;
+};
+
+// One entry of the model catalogue.
+struct ModelSpec {
+  std::string name;      // what --model takes: "gpt-5", "claude-opus", "qwen3-coder-local"
+  std::string provider;  // "openai" (any OpenAI-compatible server), "anthropic", "gemini", "reference"
+  std::string base_url;  // "https://api.openai.com/v1", "http://localhost:8000/v1", ...
+  std::string model_id;  // the provider's own model name
+  std::string api_key_env;  // environment variable holding the key; empty: no key (local servers)
+  int max_tokens = 16384;
+  std::optional<double> temperature;
+  nlohmann::json reasoning;  // provider-specific: {"effort": "high"} (OpenAI), {"budget_tokens": 8000}
+                             // (Anthropic thinking), {"thinking_budget": 8000} (Gemini); null: none
+  int concurrency = 4;       // requests in flight at once to this model
+  double timeout_s = 600;    // one HTTP request
+  int max_attempts = 6;      // retries on 429, 5xx, timeouts and broken replies
+};
+
+struct Request {
+  std::string system;
+  std::vector<Message> messages;
+};
+
+struct Usage {
+  int64_t input_tokens = 0;
+  int64_t output_tokens = 0;     // including reasoning tokens
+  int64_t reasoning_tokens = 0;  // where the provider reports them
+};
+
+struct Reply {
+  bool ok = false;
+  std::string text;           // the assistant's answer (reasoning text, if any, is not included)
+  std::string finish_reason;  // as the provider says: "stop", "length", "end_turn", "MAX_TOKENS", ...
+  Usage usage;
+  std::string error;          // when !ok: what went wrong, for people
+  int http_status = 0;        // of the last attempt
+  int attempts = 0;
+  double latency_s = 0;       // all attempts, waits included
+  nlohmann::json request_body;   // as sent (the last attempt), without headers: no key
+  std::string response_body;     // as received (the last attempt)
+};
+
+class Provider {
+ public:
+  virtual ~Provider() = default;
+  // Blocking; safe to call from several threads (the concurrency limit is enforced inside).
+  virtual Reply complete(const Request& request) = 0;
+};
+
+// The catalogue: a JSON array of ModelSpec objects (field names as above). Errors name the file and the entry.
+std::vector<ModelSpec> load_model_catalogue(const std::string& path);
+
+// A provider for spec.provider "openai", "anthropic" or "gemini"; throws std::invalid_argument otherwise, or when
+// the key's environment variable is named but unset.
+std::unique_ptr<Provider> make_provider(const ModelSpec& spec);
+
+}  // namespace ptxbench::llm
