@@ -33,6 +33,7 @@ struct ModelSpec {
   int concurrency = 4;       // requests in flight at once to this model
   double timeout_s = 600;    // one HTTP request
   int max_attempts = 6;      // retries on 429, 5xx, timeouts and broken replies
+  double retry_base_s = 2;   // first backoff wait, doubled per attempt (with jitter); Retry-After overrides it
 };
 
 struct Request {
@@ -67,7 +68,11 @@ class Provider {
 };
 
 // The catalogue: a JSON array of ModelSpec objects (field names as above). Errors name the file and the entry.
+// Throws ptxbench::ConfigError (util/errors.h).
 std::vector<ModelSpec> load_model_catalogue(const std::string& path);
+
+// The entry called `name`; throws std::invalid_argument listing the names there are.
+const ModelSpec& find_model(const std::vector<ModelSpec>& catalogue, const std::string& name);
 
 // A provider for spec.provider "openai", "anthropic" or "gemini"; throws std::invalid_argument otherwise, or when
 // the key's environment variable is named but unset.

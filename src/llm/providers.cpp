@@ -1,0 +1,197 @@
+// What the three protocols share: the key, HTTP, retries with backoff, the per-model concurrency limit.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <random>
+#include <semaphore>
+#include <stdexcept>
+#include <thread>
+
+#include "llm/http.h"
+#include "llm/protocols.h"
+#include "llm/provider.h"
+
+namespace ptxbench::llm {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Slots = std::counting_semaphore<>;
+
+constexpr double kMaxBackoffS = 60;      // exponential growth stops here
+constexpr double kMaxRetryAfterS = 300;  // a server asking for longer is treated as asking for this
+
+// One semaphore per model name for the whole process, so every Provider of one model shares the limit. The
+// first spec seen for a name sets its size.
+std::shared_ptr<Slots> slots_for(const ModelSpec& spec) {
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<Slots>> registry;
+  const std::lock_guard lock(mutex);
+  auto& slots = registry[spec.name];
+  if (!slots) slots = std::make_shared<Slots>(std::max<std::ptrdiff_t>(1, spec.concurrency));
+  return slots;
+}
+
+struct SlotGuard {
+  Slots& slots;
+  explicit SlotGuard(Slots& s) : slots(s) { slots.acquire(); }
+  ~SlotGuard() { slots.release(); }
+  SlotGuard(const SlotGuard&) = delete;
+  SlotGuard& operator=(const SlotGuard&) = delete;
+};
+
+// Equal jitter: half the exponential wait fixed, half random, so clients that failed together spread out.
+double backoff_s(double base_s, int attempt) {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  const double wait = std::min(kMaxBackoffS, base_s * std::pow(2.0, attempt - 1));
+  return wait / 2 + std::uniform_real_distribution<double>(0, wait / 2)(rng);
+}
+
+using BuildFn = WireRequest (*)(const ModelSpec&, const std::string&, const Request&);
+using ParseFn = WireReply (*)(const nlohmann::json&);
+
+// What one attempt came to.
+struct Outcome {
+  enum Kind { kDone, kFatal, kRetry } kind = kRetry;
+  WireReply reply;    // kDone; on kFatal whatever could be read (usage of a filtered reply)
+  std::string error;  // kFatal, kRetry
+};
+
+bool retryable_status(int status) {
+  return status == 408 || status == 429 || status >= 500;
+}
+
+Outcome judge(const HttpResponse& http, ParseFn parse) {
+  Outcome out;
+  if (http.status == 0) {
+    out.error = (http.timed_out ? "timed out: " : "no complete reply: ") + http.error;
+    return out;
+  }
+  if (http.status < 200 || http.status >= 300) {
+    out.kind = retryable_status(http.status) ? Outcome::kRetry : Outcome::kFatal;
+    out.error = "HTTP " + std::to_string(http.status) + ": " + error_text(http.body);
+    return out;
+  }
+  const auto json = nlohmann::json::parse(http.body, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded()) {
+    out.error = "HTTP " + std::to_string(http.status) + " with a body that is not JSON (" +
+                std::to_string(http.body.size()) + " bytes): " + error_text(http.body);
+    return out;
+  }
+  try {
+    out.reply = parse(json);
+  } catch (const std::exception& e) {  // the parsers do not throw by design; a bug here must not kill a run
+    out.error = std::string("could not read the reply: ") + e.what();
+    return out;
+  }
+  if (out.reply.error.empty()) {
+    out.kind = Outcome::kDone;
+  } else {
+    out.kind = out.reply.transient ? Outcome::kRetry : Outcome::kFatal;
+    out.error = out.reply.error;
+  }
+  return out;
+}
+
+class HttpProvider final : public Provider {
+ public:
+  HttpProvider(ModelSpec spec, std::string key, BuildFn build, ParseFn parse)
+      : spec_(std::move(spec)),
+        key_(std::move(key)),
+        build_(build),
+        parse_(parse),
+        slots_(slots_for(spec_)) {}
+
+  Reply complete(const Request& request) override {
+    const auto start = Clock::now();
+    Reply reply;
+    WireRequest wire;
+    try {
+      wire = build_(spec_, key_, request);
+    } catch (const std::exception& e) {
+      reply.error = "model " + spec_.name + ": bad request: " + e.what();
+      return reply;
+    }
+    reply.request_body = wire.body;
+    const HttpRequest http_request{wire.url, wire.headers, wire.body.dump(), spec_.timeout_s};
+    const int max_attempts = std::max(1, spec_.max_attempts);
+
+    for (int attempt = 1;; ++attempt) {
+      reply.attempts = attempt;
+      HttpResponse http;
+      {
+        const SlotGuard slot(*slots_);  // held for the request only, not during the waits between attempts
+        http = http_post(http_request);
+      }
+      reply.http_status = http.status;
+      reply.response_body = http.body;
+      Outcome outcome = judge(http, parse_);
+
+      if (outcome.kind != Outcome::kRetry || attempt == max_attempts) {
+        reply.ok = outcome.kind == Outcome::kDone;
+        reply.text = std::move(outcome.reply.text);
+        reply.finish_reason = std::move(outcome.reply.finish_reason);
+        reply.usage = outcome.reply.usage;
+        if (!reply.ok) {
+          reply.error = "model " + spec_.name + ": " + outcome.error;
+          if (outcome.kind == Outcome::kRetry)
+            reply.error += " (gave up after " + std::to_string(attempt) + " attempts)";
+        }
+        break;
+      }
+      double wait_s = backoff_s(spec_.retry_base_s, attempt);
+      if (http.retry_after_s) wait_s = std::min(*http.retry_after_s, kMaxRetryAfterS);
+      std::this_thread::sleep_for(std::chrono::duration<double>(wait_s));
+    }
+    reply.latency_s = std::chrono::duration<double>(Clock::now() - start).count();
+    return reply;
+  }
+
+ private:
+  ModelSpec spec_;
+  std::string key_;
+  BuildFn build_;
+  ParseFn parse_;
+  std::shared_ptr<Slots> slots_;
+};
+
+std::string key_for(const ModelSpec& spec) {
+  if (spec.api_key_env.empty()) return {};
+  const char* key = std::getenv(spec.api_key_env.c_str());
+  if (key == nullptr || *key == '\0')
+    throw std::invalid_argument("model " + spec.name + ": the environment variable " + spec.api_key_env +
+                                " (the key for " + spec.base_url + ") is not set");
+  return key;
+}
+
+}  // namespace
+
+std::unique_ptr<Provider> make_provider(const ModelSpec& spec) {
+  BuildFn build = nullptr;
+  ParseFn parse = nullptr;
+  if (spec.provider == "openai") {
+    build = openai_request;
+    parse = openai_reply;
+  } else if (spec.provider == "anthropic") {
+    build = anthropic_request;
+    parse = anthropic_reply;
+  } else if (spec.provider == "gemini") {
+    build = gemini_request;
+    parse = gemini_reply;
+  } else if (spec.provider == "reference") {
+    throw std::invalid_argument(
+        "model " + spec.name +
+        ": provider \"reference\" is the built-in offline model; the agent answers it "
+        "from the shipped solutions, no HTTP provider serves it");
+  } else {
+    throw std::invalid_argument("model " + spec.name + ": unknown provider \"" + spec.provider +
+                                "\" (openai, anthropic, gemini or reference)");
+  }
+  if (spec.base_url.empty()) throw std::invalid_argument("model " + spec.name + ": no base_url");
+  return std::make_unique<HttpProvider>(spec, key_for(spec), build, parse);
+}
+
+}  // namespace ptxbench::llm
