@@ -2,12 +2,19 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fmt/format.h>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "agent/agent_run.h"
+#include "agent/feedback.h"
+#include "agent/models.h"
+#include "agent/prompt.h"
+#include "agent/reference_model.h"
+#include "agent/summary.h"
 #include "cli/project.h"
 #include "compile/compile.h"
 #include "eval/evaluate.h"
@@ -225,24 +232,33 @@ int eval_command(const CommonOptions& common, const EvalCommandOptions& options)
   return exit_code_for(verdict.overall());
 }
 
-int run_command(const CommonOptions& common, const RunCommandOptions& options) {
-  Context ctx = open_project(common);
-  const GpuInfo gpu = gpu_for(options.cpu_only);
-  SolutionRunOptions run_options{.task_glob = options.tasks};
-  if (options.arch == "all") {
-    for (const auto& a : all_archs()) run_options.archs.push_back(a.name);
-  } else if (!options.arch.empty()) {
-    if (!find_arch(options.arch)) {
-      std::fprintf(stderr, "ptxbench: unknown architecture '%s'\n", options.arch.c_str());
-      return kExitUsage;
+namespace {
+
+// The task architectures a run covers: --arch A, all, or (default) the local GPU's, else sm_90a. False for an
+// unknown architecture (after saying so).
+bool select_archs(const std::string& arch, const GpuInfo& gpu, std::vector<std::string>& archs) {
+  if (arch == "all") {
+    for (const auto& a : all_archs()) archs.push_back(a.name);
+  } else if (!arch.empty()) {
+    if (!find_arch(arch)) {
+      std::fprintf(stderr, "ptxbench: unknown architecture '%s'\n", arch.c_str());
+      return false;
     }
-    run_options.archs.push_back(options.arch);
+    archs.push_back(arch);
   } else {
     std::string local = "sm_90a";  // with no GPU here, Hopper: its tasks' CPU stages still run
     for (const auto& a : all_archs())
       if (gpu.present && a.compute_capability == gpu.compute_capability) local = a.name;
-    run_options.archs.push_back(local);
+    archs.push_back(local);
   }
+  return true;
+}
+
+int run_manifest_command(const CommonOptions& common, const RunCommandOptions& options) {
+  Context ctx = open_project(common);
+  const GpuInfo gpu = gpu_for(options.cpu_only);
+  SolutionRunOptions run_options{.task_glob = options.tasks};
+  if (!select_archs(options.arch, gpu, run_options.archs)) return kExitUsage;
 
   Store store(ctx.paths.store());
   const int64_t run_id = store.begin_run("solutions", {{"tasks", options.tasks}, {"archs", run_options.archs}});
@@ -300,6 +316,171 @@ int run_command(const CommonOptions& common, const RunCommandOptions& options) {
   return mismatched ? kExitRejected : kExitOk;
 }
 
+// The options of agent mode (any of them selects it explicitly).
+constexpr const char* kAgentOptions[] = {"--model",      "--models", "--knowledge",          "--turns",
+                                         "--samples",    "--target-speedup", "--stop-when-verified",
+                                         "--resume",     "--parallel"};
+// What --resume takes from the stored run and so refuses on the command line.
+constexpr const char* kFixedByResume[] = {"--model", "--models", "--knowledge", "--turns", "--samples",
+                                          "--target-speedup", "--stop-when-verified", "--tasks", "--arch",
+                                          "--cpu-only"};
+
+bool given(const RunCommandOptions& options, const char* name) {
+  return std::find(options.given.begin(), options.given.end(), name) != options.given.end();
+}
+
+std::filesystem::path catalogue_path(const ProjectPaths& paths, const std::string& option) {
+  if (!option.empty()) return option;
+  if (const char* env = std::getenv("PTXBENCH_MODELS"); env && *env) return env;
+  return paths.root / "models.json";
+}
+
+int run_agent_command(const CommonOptions& common, const RunCommandOptions& options) {
+  Context ctx = open_project(common);
+  Store store(ctx.paths.store());
+
+  agent::AgentRunSettings settings;
+  int64_t run_id = options.resume;
+  if (run_id) {
+    for (const char* name : kFixedByResume)
+      if (given(options, name)) {
+        std::fprintf(stderr, "ptxbench: --resume continues run %lld with its stored settings; %s cannot be given with it\n",
+                     options.resume, name);
+        return kExitUsage;
+      }
+    const auto run = store.run(run_id);
+    if (!run || run->kind != "agent") {
+      std::fprintf(stderr, "ptxbench: no agent run %lld in %s (ptxbench results --runs lists them)\n", options.resume,
+                   ctx.paths.store().string().c_str());
+      return kExitUsage;
+    }
+    settings = agent::agent_settings_from_json(run->args);
+    store.reopen_run(run_id);
+  } else {
+    if (!agent::knowledge_level_from_string(options.knowledge)) {
+      std::fprintf(stderr, "ptxbench: unknown knowledge level '%s' (params, templates or contracts)\n",
+                   options.knowledge.c_str());
+      return kExitUsage;
+    }
+    settings.model = options.model;
+    settings.knowledge = options.knowledge;
+    settings.tasks_pattern = options.tasks;
+    settings.samples = options.samples;
+    settings.loop.max_turns = options.turns;
+    settings.cpu_only = options.cpu_only;
+    if (options.target_speedup > 0) settings.loop.target_speedup = options.target_speedup;
+    // A target speed only means something as a stop condition; the reference model has nothing more to try
+    // once its solution passed.
+    settings.loop.stop_when_verified =
+        options.stop_when_verified || settings.loop.target_speedup || options.model == "reference";
+  }
+
+  const GpuInfo gpu = gpu_for(settings.cpu_only);
+  agent::ModelChoice model;
+  try {
+    model = agent::choose_model(settings.model, catalogue_path(ctx.paths, options.models), ctx.paths.solutions(),
+                                ctx.registry);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "ptxbench: %s\n", e.what());
+    return kExitUsage;
+  }
+
+  if (!run_id) {
+    if (!select_archs(options.arch, gpu, settings.archs)) return kExitUsage;
+    for (const Task* task : ctx.registry.matching(settings.tasks_pattern))
+      if (std::find(settings.archs.begin(), settings.archs.end(), task->arch) != settings.archs.end())
+        settings.task_ids.push_back(task->id);
+    std::sort(settings.task_ids.begin(), settings.task_ids.end());
+    if (settings.task_ids.empty()) {
+      std::fprintf(stderr, "ptxbench: no task of %s matches '%s' (ptxbench tasks lists them)\n",
+                   fmt::format("{}", fmt::join(settings.archs, ", ")).c_str(), settings.tasks_pattern.c_str());
+      return kExitUsage;
+    }
+    settings.model_spec = model.spec;
+    run_id = agent::start_agent_run(store, settings);
+  }
+
+  agent::LocalEvaluator evaluator([&](const Task& task) {
+    return eval_options(ctx.paths, task, false, gpu, options.stage_time_limit_s);
+  });
+  const int total = static_cast<int>(settings.task_ids.size()) * settings.samples;
+  int ended = 0;
+  for (const auto& t : store.trajectories(run_id)) ended += agent::is_terminal(t.status);
+  std::cerr << fmt::format("run {}{}: model {} on {} task(s) x {} sample(s), knowledge {}, up to {} turns{}; {}; store {}\n",
+                           run_id, options.resume ? " (resumed)" : "", settings.model, settings.task_ids.size(),
+                           settings.samples, settings.knowledge, settings.loop.max_turns,
+                           settings.loop.stop_when_verified ? ", stopping when verified" : "",
+                           gpu.present ? gpu.describe() : gpu.absent_reason, ctx.paths.store().string());
+  auto progress = [&](const agent::TurnEvent& e) {
+    if (e.turn == 0) {
+      ended += agent::is_terminal(e.status);
+      std::cerr << fmt::format("  [{}/{}] {} #{}: {}{}\n", ended, total, e.task_id, e.sample, e.status,
+                               e.status == agent::kError ? ": " + e.outcome : "");
+      return;
+    }
+    std::cerr << fmt::format("  {} #{} turn {}: {:<13} {}\n", e.task_id, e.sample, e.turn,
+                             e.error_class.empty() ? "ok" : e.error_class, e.outcome.substr(0, 160));
+  };
+  const agent::AgentRunResult result =
+      agent::run_agent(run_id, settings,
+                       {.store = &store, .registry = &ctx.registry, .provider = model.provider.get(),
+                        .evaluator = &evaluator, .kits_dir = ctx.paths.root / "kits",
+                        .parallel = std::max(1, options.parallel), .on_event = progress});
+
+  // The reference model checks the system itself: where a shipped solution exists, its last verdict must not fail.
+  std::vector<std::string> reference_failures;
+  if (model.reference) {
+    auto* reference = dynamic_cast<agent::ReferenceModel*>(model.provider.get());
+    for (const auto& t : store.trajectories(run_id)) {
+      if (!reference || !reference->has_reference(t.task_id)) continue;
+      const auto turns = store.turns(t.id);
+      std::optional<Verdict> last;
+      if (!turns.empty() && turns.back().evaluation_id) last = store.verdict(turns.back().evaluation_id);
+      if (!last || !agent::nothing_failed(*last))
+        reference_failures.push_back(fmt::format("{} #{}", t.task_id, t.sample));
+    }
+  }
+
+  const agent::RunSummary summary = agent::summarize_run(store, run_id);
+  if (common.json) {
+    std::cout << json{{"run_id", run_id},
+                      {"host", gpu.describe()},
+                      {"settings", agent::to_json(settings)},
+                      {"errors", result.errors},
+                      {"reference_failures", reference_failures},
+                      {"summary", agent::to_json(summary)}}
+                     .dump(2)
+              << "\n";
+  } else {
+    std::cout << agent::render(summary);
+    std::cout << fmt::format("\nRun {}: {} trajectories of {} ({} knowledge) on {}.\n", run_id, result.trajectories,
+                             settings.model, settings.knowledge, gpu.describe());
+    if (!gpu.present) std::cout << "GPU stages skipped: " << gpu.absent_reason << ": correctness and instructions cannot be verified here.\n";
+    if (result.errors)
+      std::cout << fmt::format("{} trajectories stopped on an error; continue them with: ptxbench run --resume {}\n",
+                               result.errors, run_id);
+    for (const auto& f : reference_failures) std::cout << "The reference model's last verdict failed: " << f << "\n";
+    std::cout << fmt::format("Turns: ptxbench results --run {}  |  trajectories as JSON: ptxbench results --run {} --export FILE\n",
+                             run_id, run_id);
+  }
+  if (result.errors) return kExitHarness;
+  return reference_failures.empty() ? kExitOk : kExitRejected;
+}
+
+}  // namespace
+
+int run_command(const CommonOptions& common, const RunCommandOptions& options) {
+  if (options.manifest) {
+    for (const char* name : kAgentOptions)
+      if (given(options, name)) {
+        std::fprintf(stderr, "ptxbench: --solutions evaluates a manifest; %s belongs to the agent run\n", name);
+        return kExitUsage;
+      }
+    return run_manifest_command(common, options);
+  }
+  return run_agent_command(common, options);
+}
+
 int results_command(const CommonOptions& common, const ResultsCommandOptions& options) {
   const ProjectPaths paths = find_project(common.root, common.data);
   if (!std::filesystem::exists(paths.store())) {
@@ -329,6 +510,27 @@ int results_command(const CommonOptions& common, const ResultsCommandOptions& op
     std::cout << (common.json ? out.dump(2) + "\n" : table.render());
     return kExitOk;
   }
+  std::optional<RunRow> run;
+  if (options.run) run = store.run(options.run);
+  const bool agent_run = run && run->kind == "agent";
+  if (!options.export_file.empty()) {
+    if (!agent_run) {
+      std::fprintf(stderr, "ptxbench: --export writes an agent run's trajectories: give --run N of an agent run\n");
+      return kExitUsage;
+    }
+    const json doc = {{"run",
+                       {{"id", run->id}, {"kind", run->kind}, {"started_at", run->started_at},
+                        {"finished_at", run->finished_at}, {"args", run->args}}},
+                      {"trajectories", agent::export_trajectories(store, run->id)}};
+    if (options.export_file == "-") {
+      std::cout << doc.dump(2) << "\n";
+    } else {
+      write_file(options.export_file, doc.dump(2) + "\n");
+      std::cerr << fmt::format("wrote {} trajectories of run {} to {}\n", doc["trajectories"].size(), run->id,
+                               options.export_file);
+    }
+    return kExitOk;
+  }
   EvaluationFilter filter{.task_glob = options.tasks, .limit = options.limit};
   if (options.run) filter.run_id = options.run;
   json out = json::array();
@@ -341,6 +543,19 @@ int results_command(const CommonOptions& common, const ResultsCommandOptions& op
                    {"speedup", e.speedup ? json(*e.speedup) : json(nullptr)},
                    {"coverage", e.coverage ? json(*e.coverage) : json(nullptr)}, {"created_at", e.created_at},
                    {"summary", e.summary}});
+  }
+  if (agent_run) {  // the run's summary first; in JSON an object with both
+    const agent::RunSummary summary = agent::summarize_run(store, run->id);
+    if (common.json) {
+      std::cout << json{{"run_id", run->id}, {"summary", agent::to_json(summary)}, {"evaluations", out}}.dump(2) << "\n";
+    } else {
+      std::cout << fmt::format("Run {} ({}, {} knowledge), {}:\n{}\nEvaluations:\n", run->id,
+                               run->args.value("model", std::string("?")), run->args.value("knowledge", std::string("?")),
+                               run->finished_at.empty() ? "unfinished" : "finished " + run->finished_at,
+                               agent::render(summary));
+      std::cout << table.render();
+    }
+    return kExitOk;
   }
   std::cout << (common.json ? out.dump(2) + "\n" : table.render());
   return kExitOk;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace ptxbench {
 
@@ -44,9 +45,24 @@ struct EvalCommandOptions {
 struct RunCommandOptions {
   std::string tasks = "*";
   std::string arch;  // "", "all" or an architecture; "" = the local GPU's, else sm_90a
-  std::string solutions;  // folder with solutions.json; "" = the project's solutions/
   bool cpu_only = false;
   double stage_time_limit_s = 0;
+
+  // Manifest mode (--solutions [DIR]): every solution in DIR/solutions.json on every matching task.
+  bool manifest = false;
+  std::string solutions;  // folder with solutions.json; "" = the project's solutions/
+
+  // Agent mode (the default): trajectories of a model on the tasks (docs/agent.md).
+  std::string model = "reference";
+  std::string models;  // the model catalogue; "" = $PTXBENCH_MODELS, else <root>/models.json
+  std::string knowledge = "contracts";
+  int turns = 8;
+  int samples = 1;
+  double target_speedup = 0;  // 0: none
+  bool stop_when_verified = false;
+  long long resume = 0;  // continue this run
+  int parallel = 4;
+  std::vector<std::string> given;  // the options given on the command line ("--model", ...), to check combinations
 };
 
 struct ResultsCommandOptions {
@@ -55,6 +71,7 @@ struct ResultsCommandOptions {
   std::string tasks = "*";
   int limit = 50;
   bool runs = false;     // list runs instead
+  std::string export_file;  // with --run: write the run's trajectories as JSON here ("-": stdout)
 };
 
 int tasks_command(const CommonOptions& common, const TasksOptions& options);

@@ -12,11 +12,13 @@ namespace {
 
 constexpr const char* kExitCodes = R"(Exit codes:
   0  done; for eval: every stage passed
-  1  the submission was judged and failed (run: a verdict differs from its expectation)
+  1  the submission was judged and failed (run --solutions: a verdict differs from its expectation;
+     run --model reference: a shipped solution's last verdict failed)
   2  bad arguments, unknown task or unreadable solution file
   3  nothing failed, but stages were skipped (no GPU here, or a static-only task)
   4  a broken task file or solutions manifest, or no project folder
-  5  ptxbench itself could not judge (no nvcc, store not writable, internal error))";
+  5  ptxbench itself could not judge (no nvcc, store not writable, internal error), or an agent trajectory
+     stopped on a model or judge error (continue it with run --resume N))";
 
 }  // namespace
 
@@ -58,15 +60,36 @@ int main(int argc, char** argv) {
 
   RunCommandOptions run;
   auto* run_cmd = app.add_subcommand(
-      "run", "The main job. Default: evaluate the solutions shipped in solutions/ on every task of the local "
-             "architecture, store the verdicts, print a summary table");
+      "run", "The main job. Default: the agent loop with the built-in reference model (--model reference) on every "
+             "task of the local architecture, every turn stored, a summary per task. With --solutions: evaluate a "
+             "solutions manifest instead");
   run_cmd->add_option("--tasks", run.tasks, "Only tasks whose id matches this glob")->capture_default_str();
   run_cmd->add_option("--arch", run.arch,
                       "Task architecture: sm_90a, sm_100a or all (default: the local GPU's, else sm_90a)");
   run_cmd->add_flag("--cpu-only", run.cpu_only, "Run only the CPU stages, even on a GPU host");
-  run_cmd->add_option("--solutions", run.solutions, "Folder holding solutions.json and the solutions it lists (default: solutions/)");
   run_cmd->add_option("--stage-time-limit", run.stage_time_limit_s, "Seconds each GPU stage's process may run")
       ->check(CLI::PositiveNumber);
+  auto* solutions_opt = run_cmd->add_option(
+      "--solutions", run.solutions,
+      "Manifest mode: evaluate the solutions listed in DIR/solutions.json (DIR defaults to the project's solutions/)");
+  solutions_opt->expected(0, 1);
+  run_cmd->add_option("--model", run.model, "Agent: the model, a name in the catalogue, or 'reference' (built in, offline)")
+      ->capture_default_str();
+  run_cmd->add_option("--models", run.models, "Agent: the model catalogue [$PTXBENCH_MODELS, else <root>/models.json]");
+  run_cmd->add_option("--knowledge", run.knowledge, "Agent: what the model is shown of the kit: params, templates or contracts")
+      ->check(CLI::IsMember({"params", "templates", "contracts"}))
+      ->capture_default_str();
+  run_cmd->add_option("--turns", run.turns, "Agent: turns per trajectory at most")->check(CLI::Range(1, 100))->capture_default_str();
+  run_cmd->add_option("--samples", run.samples, "Agent: trajectories per task")->check(CLI::Range(1, 10000))->capture_default_str();
+  run_cmd->add_option("--target-speedup", run.target_speedup,
+                      "Agent: stop a trajectory once verified and at least this fast against the baseline (implies "
+                      "--stop-when-verified)")
+      ->check(CLI::PositiveNumber);
+  run_cmd->add_flag("--stop-when-verified", run.stop_when_verified,
+                    "Agent: stop a trajectory at its first verified turn (always on for the reference model)");
+  run_cmd->add_option("--resume", run.resume, "Agent: continue this run (killed or stopped on an error) with its stored settings")
+      ->check(CLI::PositiveNumber);
+  run_cmd->add_option("--parallel", run.parallel, "Agent: trajectories driven at once")->check(CLI::Range(1, 256))->capture_default_str();
   add_json(run_cmd);
 
   ResultsCommandOptions results;
@@ -76,6 +99,9 @@ int main(int argc, char** argv) {
   results_cmd->add_option("--tasks", results.tasks, "Only tasks whose id matches this glob")->capture_default_str();
   results_cmd->add_option("--limit", results.limit, "At most this many rows")->capture_default_str();
   results_cmd->add_flag("--runs", results.runs, "List the runs instead");
+  results_cmd->add_option("--export", results.export_file,
+                          "With --run N of an agent run: write its trajectories (prompts, replies, code, verdicts) as "
+                          "JSON to this file ('-': standard output)");
   add_json(results_cmd);
 
   try {
@@ -89,7 +115,13 @@ int main(int argc, char** argv) {
     if (tasks_cmd->parsed()) return tasks_command(common, tasks);
     if (compile_cmd->parsed()) return compile_command(common, compile);
     if (eval_cmd->parsed()) return eval_command(common, eval);
-    if (run_cmd->parsed()) return run_command(common, run);
+    if (run_cmd->parsed()) {
+      run.manifest = solutions_opt->count() > 0;
+      for (const CLI::Option* option : run_cmd->get_options())
+        if (option->count() > 0)
+          for (const auto& name : option->get_lnames()) run.given.push_back("--" + name);
+      return run_command(common, run);
+    }
     if (results_cmd->parsed()) return results_command(common, results);
   } catch (const ConfigError& e) {
     std::fprintf(stderr, "ptxbench: %s\n", e.what());

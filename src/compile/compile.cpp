@@ -48,7 +48,7 @@ std::string include_dirs_digest(const std::vector<fs::path>& dirs) {
 }
 
 fs::path fresh_work_dir(const fs::path& cache_dir) {
-  static std::mt19937_64 rng{std::random_device{}()};
+  thread_local std::mt19937_64 rng{std::random_device{}()};
   fs::path dir = cache_dir / fmt::format("tmp-{}-{:016x}", getpid(), rng());
   fs::create_directories(dir / "keep");
   return dir;
@@ -149,13 +149,13 @@ CompileResult compile_solution(const std::string& source, const Task& task, cons
     write_file(work_dir / "compile.json",
                json{{"status", to_string(raw.status)}, {"output", raw.output}, {"wall_s", raw.wall_s}}.dump(1));
     // Timeouts and toolchain failures are not properties of the source: they are not kept. Everything else
-    // is published with one rename, so a reader never sees half an entry.
+    // is published with one rename, so a reader never sees half an entry. An entry, once published, is never
+    // replaced (another thread or process may be reading it): when a twin compile got there first, its
+    // artifacts are used and ours are dropped; they are the same compile of the same source.
     std::error_code ec;
-    if (raw.status == CompileResult::Status::ok || raw.status == CompileResult::Status::compile_error) {
-      fs::remove_all(entry, ec);
+    if (raw.status == CompileResult::Status::ok || raw.status == CompileResult::Status::compile_error)
       fs::rename(work_dir, entry, ec);
-    }
-    fs::remove_all(work_dir, ec);  // left only when not published, or when a concurrent twin published first
+    fs::remove_all(work_dir, ec);  // left only when not published
   }
   const fs::path& artifacts = entry;
 

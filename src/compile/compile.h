@@ -21,7 +21,7 @@ struct CompileOptions {
   std::vector<std::filesystem::path> include_dirs;  // the ABI header and the architecture's kit
   std::filesystem::path display_root;  // paths below it appear relative to it in diagnostics (the project)
   double time_limit_s = 120;
-  bool use_cache = true;  // false: compile again even when a cached result exists (and replace it)
+  bool use_cache = true;  // false: compile again even when a cached result exists (which is kept)
 };
 
 struct CompileResult {

@@ -22,6 +22,9 @@ struct Rule {
   std::vector<std::string> includes;  // header prefixes
   std::vector<std::string> symbols;   // exact C symbols (source identifiers and imported symbols)
   std::vector<std::string> demangled_prefixes;  // C++ library entry points, as demangled imports start
+  // Imported symbols only: names too common to flag in source (a helper called `read` or `link`), or data
+  // (environ), that no kernel's host code needs to import.
+  std::vector<std::string> imported = {};
 };
 
 const std::vector<Rule>& rules() {
@@ -35,15 +38,22 @@ const std::vector<Rule>& rules() {
        "loading code at run time is not allowed",
        {"dlfcn.h", "link.h"},
        {"dlopen", "dlmopen", "dlsym", "dlvsym", "dlinfo", "dl_iterate_phdr", "cudaLibraryLoadFromFile",
-        "cudaLibraryLoadData"},
-       {}},
+        "cudaLibraryLoadData", "dladdr", "dladdr1"},
+       {},
+       // Ways to find other libraries' code and symbol tables in memory (tests/adversarial/*: see
+       // docs/anti-cheat.md for what remains possible without any import).
+       {"_r_debug", "_dl_find_object", "getauxval"}},
       {"process",
        "creating or replacing processes is not allowed",
        {"spawn.h", "sys/wait.h"},
        {"fork", "vfork", "clone", "clone3", "execve", "execv", "execvp", "execvpe", "execl", "execlp", "execle",
         "fexecve", "system", "popen", "posix_spawn", "posix_spawnp", "ptrace", "kill", "exit", "_exit",
         "_Exit", "quick_exit", "abort"},
-       {}},
+       {},
+       // Signals, limits, memory protection, namespaces, other processes' memory.
+       {"signal", "sigaction", "sigaltstack", "prctl", "setrlimit", "prlimit", "prlimit64", "mprotect",
+        "pkey_mprotect", "mremap", "process_vm_readv", "process_vm_writev", "unshare", "setns", "mount",
+        "umount", "umount2", "chroot", "pidfd_open", "pidfd_getfd", "memfd_create"}},
       {"thread",
        "host threads are not allowed: all work goes on the given stream",
        {"thread", "future", "pthread.h", "threads.h"},
@@ -55,12 +65,20 @@ const std::vector<Rule>& rules() {
        {"fopen", "fopen64", "freopen", "open", "open64", "openat", "openat64", "creat", "opendir", "readlink",
         "getenv", "secure_getenv", "mmap"},
        {"std::basic_filebuf", "std::filesystem", "std::basic_ifstream", "std::basic_ofstream",
-        "std::basic_fstream"}},
+        "std::basic_fstream"},
+       // Descriptor-level I/O: how a solution would read the harness's pipes or write its result channel.
+       {"read", "write", "pread", "pread64", "pwrite", "pwrite64", "readv", "writev", "preadv", "pwritev",
+        "__read_chk", "__open_2", "__open64_2", "__openat_2", "close", "dup", "dup2", "dup3", "fcntl", "fcntl64",
+        "ioctl", "fstat", "fstat64", "stat", "stat64", "lstat", "fstatat", "statx", "unlink", "unlinkat",
+        "rename", "renameat", "link", "symlink", "chmod", "truncate", "ftruncate", "opendir", "readdir",
+        "fdopendir", "sendfile", "splice", "environ", "__environ", "mkfifo", "mknod"}},
       {"network",
        "network access is not allowed",
        {"sys/socket.h", "netinet/", "arpa/inet.h", "netdb.h", "curl/"},
        {"socket", "connect", "bind", "listen", "accept", "getaddrinfo", "gethostbyname", "sendto", "recvfrom"},
-       {}},
+       {},
+       {"socketpair", "accept4", "send", "recv", "sendmsg", "recvmsg", "getnameinfo", "gethostbyname2",
+        "gethostbyname_r", "res_query", "res_search"}},
       {"abi",
        "the ABI forbids allocating, synchronising, creating streams or events, and host callbacks in the call",
        {},
@@ -212,7 +230,8 @@ std::vector<Violation> scan_imports(const std::vector<std::string>& undefined_sy
     if (emitted_by_nvcc.contains(symbol)) continue;
     const std::string readable = demangle(symbol);
     for (const auto& rule : rules()) {
-      bool hit = std::find(rule.symbols.begin(), rule.symbols.end(), symbol) != rule.symbols.end();
+      bool hit = std::find(rule.symbols.begin(), rule.symbols.end(), symbol) != rule.symbols.end() ||
+                 std::find(rule.imported.begin(), rule.imported.end(), symbol) != rule.imported.end();
       if (std::string(rule.rule) == "vendor-library")
         hit = symbol.starts_with("cublas") || symbol.starts_with("cudnn");
       for (const auto& prefix : rule.demangled_prefixes) hit = hit || readable.starts_with(prefix);
@@ -223,8 +242,8 @@ std::vector<Violation> scan_imports(const std::vector<std::string>& undefined_sy
 }
 
 std::vector<Violation> scan_library(const std::filesystem::path& library) {
-  auto run = [&](std::vector<std::string> argv) {
-    ProcessResult r = run_process({.argv = std::move(argv), .time_limit = std::chrono::seconds(60)});
+  auto run = [&](const std::vector<std::string>& argv) {
+    ProcessResult r = run_process({.argv = argv, .time_limit = std::chrono::seconds(60)});
     if (!r.ok()) throw std::runtime_error(fmt::format("{}: {}: {}", argv[0], r.describe(), r.err));
     return r.out;
   };

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "eval/evaluate.h"
+#include "util/hash.h"
 
 namespace ptxbench {
 namespace {
@@ -69,11 +70,50 @@ void Store::migrate() {
       CREATE INDEX evaluations_by_run ON evaluations(run_id);
     )sql");
   }
+  if (version < 2) {
+    // The agent's trajectories (docs/agent.md). A turn row is written before the model is asked, so a crash
+    // leaves a trace of where it happened; `finished_at` marks a turn that needs nothing more.
+    db_.exec(R"sql(
+      CREATE TABLE trajectories (
+        id         INTEGER PRIMARY KEY,
+        run_id     INTEGER NOT NULL REFERENCES runs(id),
+        task_id    TEXT NOT NULL,
+        sample     INTEGER NOT NULL,
+        model      TEXT NOT NULL,
+        knowledge  TEXT NOT NULL,
+        status     TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        UNIQUE (run_id, task_id, sample)
+      );
+      CREATE TABLE turns (
+        id               INTEGER PRIMARY KEY,
+        trajectory_id    INTEGER NOT NULL REFERENCES trajectories(id),
+        turn             INTEGER NOT NULL,
+        request          TEXT NOT NULL,
+        reply            TEXT,
+        reply_meta       TEXT NOT NULL DEFAULT '{}',
+        input_tokens     INTEGER,
+        output_tokens    INTEGER,
+        reasoning_tokens INTEGER,
+        code_hash        TEXT REFERENCES submissions(hash),
+        evaluation_id    INTEGER REFERENCES evaluations(id),
+        error_class      TEXT,
+        outcome          TEXT,
+        feedback         TEXT,
+        requested_at     TEXT NOT NULL,
+        replied_at       TEXT,
+        finished_at      TEXT,
+        UNIQUE (trajectory_id, turn)
+      );
+    )sql");
+  }
   db_.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
   transaction.commit();
 }
 
 int64_t Store::begin_run(const std::string& kind, const nlohmann::json& args) {
+  std::lock_guard lock(mutex_);
   SQLite::Statement insert(db_, "INSERT INTO runs (kind, started_at, args) VALUES (?, ?, ?)");
   insert.bind(1, kind);
   insert.bind(2, utc_now_iso8601());
@@ -83,6 +123,7 @@ int64_t Store::begin_run(const std::string& kind, const nlohmann::json& args) {
 }
 
 void Store::finish_run(int64_t run_id) {
+  std::lock_guard lock(mutex_);
   SQLite::Statement update(db_, "UPDATE runs SET finished_at = ? WHERE id = ?");
   update.bind(1, utc_now_iso8601());
   update.bind(2, run_id);
@@ -90,7 +131,14 @@ void Store::finish_run(int64_t run_id) {
 }
 
 int64_t Store::add_evaluation(const Verdict& verdict, const std::string& source, int64_t run_id) {
+  std::lock_guard lock(mutex_);
   SQLite::Transaction transaction(db_);
+  const int64_t id = insert_evaluation(verdict, source, run_id);
+  transaction.commit();
+  return id;
+}
+
+int64_t Store::insert_evaluation(const Verdict& verdict, const std::string& source, int64_t run_id) {
   SQLite::Statement submission(db_, "INSERT OR IGNORE INTO submissions (hash, source, first_seen) VALUES (?, ?, ?)");
   submission.bind(1, verdict.submission_hash);
   submission.bind(2, source);
@@ -110,12 +158,11 @@ int64_t Store::add_evaluation(const Verdict& verdict, const std::string& source,
   insert.bind(8, verdict.created_at);
   insert.bind(9, to_json(verdict).dump());
   insert.exec();
-  const int64_t id = db_.getLastInsertRowid();
-  transaction.commit();
-  return id;
+  return db_.getLastInsertRowid();
 }
 
 std::vector<RunRow> Store::runs(int limit) {
+  std::lock_guard lock(mutex_);
   SQLite::Statement query(db_, R"sql(
     SELECT r.id, r.kind, r.started_at, COALESCE(r.finished_at, ''), r.args,
            (SELECT COUNT(*) FROM evaluations e WHERE e.run_id = r.id)
@@ -130,6 +177,7 @@ std::vector<RunRow> Store::runs(int limit) {
 }
 
 std::vector<EvaluationRow> Store::evaluations(const EvaluationFilter& filter) {
+  std::lock_guard lock(mutex_);
   SQLite::Statement query(db_, R"sql(
     SELECT id, COALESCE(run_id, 0), task_id, submission, source_name, status, speedup, coverage, created_at,
            json_extract(verdict, '$.summary')
@@ -156,6 +204,7 @@ std::vector<EvaluationRow> Store::evaluations(const EvaluationFilter& filter) {
 }
 
 std::optional<Verdict> Store::verdict(int64_t evaluation_id) {
+  std::lock_guard lock(mutex_);
   SQLite::Statement query(db_, "SELECT verdict FROM evaluations WHERE id = ?");
   query.bind(1, evaluation_id);
   if (!query.executeStep()) return std::nullopt;
@@ -163,10 +212,202 @@ std::optional<Verdict> Store::verdict(int64_t evaluation_id) {
 }
 
 std::optional<std::string> Store::source(const std::string& submission_hash) {
+  std::lock_guard lock(mutex_);
   SQLite::Statement query(db_, "SELECT source FROM submissions WHERE hash = ?");
   query.bind(1, submission_hash);
   if (!query.executeStep()) return std::nullopt;
   return query.getColumn(0).getString();
+}
+
+std::optional<RunRow> Store::run(int64_t run_id) {
+  std::lock_guard lock(mutex_);
+  SQLite::Statement query(db_, R"sql(
+    SELECT r.id, r.kind, r.started_at, COALESCE(r.finished_at, ''), r.args,
+           (SELECT COUNT(*) FROM evaluations e WHERE e.run_id = r.id)
+    FROM runs r WHERE r.id = ?)sql");
+  query.bind(1, run_id);
+  if (!query.executeStep()) return std::nullopt;
+  return RunRow{query.getColumn(0).getInt64(), query.getColumn(1).getString(), query.getColumn(2).getString(),
+                query.getColumn(3).getString(), nlohmann::json::parse(query.getColumn(4).getString()),
+                query.getColumn(5).getInt()};
+}
+
+void Store::reopen_run(int64_t run_id) {
+  std::lock_guard lock(mutex_);
+  SQLite::Statement update(db_, "UPDATE runs SET finished_at = NULL WHERE id = ?");
+  update.bind(1, run_id);
+  update.exec();
+}
+
+int64_t Store::add_trajectory(int64_t run_id, const std::string& task_id, int sample, const std::string& model,
+                              const std::string& knowledge) {
+  std::lock_guard lock(mutex_);
+  const std::string now = utc_now_iso8601();
+  SQLite::Statement insert(db_, R"sql(
+    INSERT OR IGNORE INTO trajectories (run_id, task_id, sample, model, knowledge, status, created_at, updated_at)
+    VALUES (?, ?, ?, ?, ?, 'pending', ?, ?))sql");
+  insert.bind(1, run_id);
+  insert.bind(2, task_id);
+  insert.bind(3, sample);
+  insert.bind(4, model);
+  insert.bind(5, knowledge);
+  insert.bind(6, now);
+  insert.bind(7, now);
+  insert.exec();
+  SQLite::Statement query(db_, "SELECT id FROM trajectories WHERE run_id = ? AND task_id = ? AND sample = ?");
+  query.bind(1, run_id);
+  query.bind(2, task_id);
+  query.bind(3, sample);
+  query.executeStep();
+  return query.getColumn(0).getInt64();
+}
+
+std::vector<TrajectoryRow> Store::trajectories(int64_t run_id) {
+  std::lock_guard lock(mutex_);
+  SQLite::Statement query(db_, R"sql(
+    SELECT id, run_id, task_id, sample, model, knowledge, status, created_at, updated_at
+    FROM trajectories WHERE run_id = ? ORDER BY task_id, sample)sql");
+  query.bind(1, run_id);
+  std::vector<TrajectoryRow> rows;
+  while (query.executeStep())
+    rows.push_back({.id = query.getColumn(0).getInt64(),
+                    .run_id = query.getColumn(1).getInt64(),
+                    .task_id = query.getColumn(2).getString(),
+                    .sample = query.getColumn(3).getInt(),
+                    .model = query.getColumn(4).getString(),
+                    .knowledge = query.getColumn(5).getString(),
+                    .status = query.getColumn(6).getString(),
+                    .created_at = query.getColumn(7).getString(),
+                    .updated_at = query.getColumn(8).getString()});
+  return rows;
+}
+
+void Store::set_trajectory_status(int64_t trajectory_id, const std::string& status) {
+  std::lock_guard lock(mutex_);
+  SQLite::Statement update(db_, "UPDATE trajectories SET status = ?, updated_at = ? WHERE id = ?");
+  update.bind(1, status);
+  update.bind(2, utc_now_iso8601());
+  update.bind(3, trajectory_id);
+  update.exec();
+}
+
+int64_t Store::begin_turn(int64_t trajectory_id, int index, const nlohmann::json& request) {
+  std::lock_guard lock(mutex_);
+  SQLite::Statement insert(db_, R"sql(
+    INSERT INTO turns (trajectory_id, turn, request, requested_at) VALUES (?, ?, ?, ?))sql");
+  insert.bind(1, trajectory_id);
+  insert.bind(2, index);
+  insert.bind(3, request.dump());
+  insert.bind(4, utc_now_iso8601());
+  insert.exec();
+  return db_.getLastInsertRowid();
+}
+
+void Store::mark_turn_requested(int64_t turn_id) {
+  std::lock_guard lock(mutex_);
+  SQLite::Statement update(db_, "UPDATE turns SET requested_at = ? WHERE id = ?");
+  update.bind(1, utc_now_iso8601());
+  update.bind(2, turn_id);
+  update.exec();
+}
+
+namespace {
+
+void bind_usage(SQLite::Statement& statement, int first, const nlohmann::json& meta) {
+  const nlohmann::json usage = meta.value("usage", nlohmann::json::object());
+  int i = first;
+  for (const char* key : {"input_tokens", "output_tokens", "reasoning_tokens"}) {
+    if (usage.contains(key) && usage[key].is_number_integer()) statement.bind(i, usage[key].get<int64_t>());
+    else statement.bind(i);
+    ++i;
+  }
+}
+
+}  // namespace
+
+void Store::record_reply(int64_t turn_id, const std::string& reply, const nlohmann::json& reply_meta,
+                         const std::optional<std::string>& code) {
+  std::lock_guard lock(mutex_);
+  const std::string now = utc_now_iso8601();
+  SQLite::Transaction transaction(db_);
+  std::optional<std::string> hash;
+  if (code) {
+    hash = sha256_hex(*code);
+    SQLite::Statement submission(db_, "INSERT OR IGNORE INTO submissions (hash, source, first_seen) VALUES (?, ?, ?)");
+    submission.bind(1, *hash);
+    submission.bind(2, *code);
+    submission.bind(3, now);
+    submission.exec();
+  }
+  SQLite::Statement update(db_, R"sql(
+    UPDATE turns SET reply = ?, reply_meta = ?, input_tokens = ?, output_tokens = ?, reasoning_tokens = ?,
+                     code_hash = ?, replied_at = ?
+    WHERE id = ?)sql");
+  update.bind(1, reply);
+  update.bind(2, reply_meta.dump());
+  bind_usage(update, 3, reply_meta);
+  if (hash) update.bind(6, *hash);
+  else update.bind(6);
+  update.bind(7, now);
+  update.bind(8, turn_id);
+  update.exec();
+  transaction.commit();
+}
+
+void Store::record_reply_error(int64_t turn_id, const nlohmann::json& reply_meta) {
+  std::lock_guard lock(mutex_);
+  SQLite::Statement update(db_, "UPDATE turns SET reply_meta = ? WHERE id = ?");
+  update.bind(1, reply_meta.dump());
+  update.bind(2, turn_id);
+  update.exec();
+}
+
+int64_t Store::finish_turn(int64_t turn_id, const TurnEnd& end, const Verdict* verdict, const std::string& source,
+                           int64_t run_id) {
+  std::lock_guard lock(mutex_);
+  SQLite::Transaction transaction(db_);
+  const int64_t evaluation_id = verdict ? insert_evaluation(*verdict, source, run_id) : 0;
+  SQLite::Statement update(db_, R"sql(
+    UPDATE turns SET evaluation_id = ?, error_class = ?, outcome = ?, feedback = ?, finished_at = ? WHERE id = ?)sql");
+  if (evaluation_id) update.bind(1, evaluation_id);
+  else update.bind(1);
+  update.bind(2, end.error_class);
+  update.bind(3, end.outcome);
+  update.bind(4, end.feedback);
+  update.bind(5, utc_now_iso8601());
+  update.bind(6, turn_id);
+  update.exec();
+  transaction.commit();
+  return evaluation_id;
+}
+
+std::vector<TurnRow> Store::turns(int64_t trajectory_id) {
+  std::lock_guard lock(mutex_);
+  SQLite::Statement query(db_, R"sql(
+    SELECT id, trajectory_id, turn, request, reply, reply_meta, COALESCE(code_hash, ''), COALESCE(evaluation_id, 0),
+           COALESCE(error_class, ''), COALESCE(outcome, ''), COALESCE(feedback, ''), requested_at,
+           COALESCE(replied_at, ''), COALESCE(finished_at, '')
+    FROM turns WHERE trajectory_id = ? ORDER BY turn)sql");
+  query.bind(1, trajectory_id);
+  std::vector<TurnRow> rows;
+  while (query.executeStep()) {
+    TurnRow row{.id = query.getColumn(0).getInt64(),
+                .trajectory_id = query.getColumn(1).getInt64(),
+                .index = query.getColumn(2).getInt(),
+                .request = nlohmann::json::parse(query.getColumn(3).getString())};
+    if (!query.getColumn(4).isNull()) row.reply = query.getColumn(4).getString();
+    row.reply_meta = nlohmann::json::parse(query.getColumn(5).getString());
+    row.code_hash = query.getColumn(6).getString();
+    row.evaluation_id = query.getColumn(7).getInt64();
+    row.error_class = query.getColumn(8).getString();
+    row.outcome = query.getColumn(9).getString();
+    row.feedback = query.getColumn(10).getString();
+    row.requested_at = query.getColumn(11).getString();
+    row.replied_at = query.getColumn(12).getString();
+    row.finished_at = query.getColumn(13).getString();
+    rows.push_back(std::move(row));
+  }
+  return rows;
 }
 
 }  // namespace ptxbench

@@ -61,6 +61,97 @@ TEST_F(Cli, UsageErrorsExitWithTwo) {
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("/nonexistent/solution.cu"), std::string::npos);
   EXPECT_EQ(ptxbench({"run", "--arch", "sm_75"}).exit_code, 2);
+  EXPECT_EQ(ptxbench({"run", "--solutions", "--arch", "sm_75"}).exit_code, 2);
+}
+
+TEST_F(Cli, RunHelpShowsBothModes) {
+  auto h = ptxbench({"run", "--help"});
+  for (const char* option : {"--solutions", "--model", "--knowledge", "--turns", "--samples", "--target-speedup",
+                             "--stop-when-verified", "--resume", "--parallel"})
+    EXPECT_NE(h.out.find(option), std::string::npos) << option;
+  EXPECT_NE(ptxbench({"results", "--help"}).out.find("--export"), std::string::npos);
+}
+
+TEST_F(Cli, AgentOptionsThatCannotWorkExitWithTwo) {
+  auto level = ptxbench({"run", "--cpu-only", "--knowledge", "everything"});
+  EXPECT_EQ(level.exit_code, 2);
+  auto model = ptxbench({"run", "--cpu-only", "--model", "no-such-model", "--models", (kData / "none.json").string()});
+  EXPECT_EQ(model.exit_code, 2);
+  EXPECT_NE(model.err.find("no-such-model"), std::string::npos) << model.err;
+  EXPECT_EQ(ptxbench({"run", "--cpu-only", "--turns", "0"}).exit_code, 2);
+  EXPECT_EQ(ptxbench({"run", "--cpu-only", "--samples", "0"}).exit_code, 2);
+  auto no_task = ptxbench({"run", "--cpu-only", "--tasks", "no-such-*"});
+  EXPECT_EQ(no_task.exit_code, 2);
+  EXPECT_NE(no_task.err.find("no task"), std::string::npos) << no_task.err;
+  auto mixed = ptxbench({"run", "--solutions", "--turns", "3"});
+  EXPECT_EQ(mixed.exit_code, 2);
+  EXPECT_NE(mixed.err.find("--turns"), std::string::npos);
+  auto no_run = ptxbench({"run", "--resume", "7"});
+  EXPECT_EQ(no_run.exit_code, 2);
+  EXPECT_NE(no_run.err.find("no agent run 7"), std::string::npos) << no_run.err;
+  EXPECT_EQ(ptxbench({"run", "--resume", "1", "--turns", "3"}).exit_code, 2);
+}
+
+TEST_F(Cli, TheDefaultRunIsTheReferenceAgentAndResultsShowIt) {
+  auto run = ptxbench({"run", "--cpu-only", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  auto doc = json::parse(run.out);
+  EXPECT_EQ(doc["settings"]["model"], "reference");
+  EXPECT_EQ(doc["settings"]["turns"], 8);
+  EXPECT_TRUE(doc["settings"]["stop_when_verified"].get<bool>());
+  ASSERT_EQ(doc["summary"]["tasks"].size(), 4u);  // the Hopper tasks: no GPU here
+  for (const auto& t : doc["summary"]["tasks"]) {
+    EXPECT_EQ(t["trajectories"], 1);
+    EXPECT_EQ(t["finished_turns"], 2) << t.dump();  // broken, then the reference (nothing fails, nothing verifiable)
+    EXPECT_EQ(t["error_classes"]["compile"], 1);
+    EXPECT_TRUE(t["correct_rate"].is_null());        // not judged on the CPU: unknown, not 0
+  }
+  EXPECT_NE(run.err.find("turn 1: compile"), std::string::npos) << run.err;  // progress on stderr
+
+  auto runs = json::parse(ptxbench({"results", "--runs", "--json"}).out);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0]["kind"], "agent");
+  EXPECT_EQ(runs[0]["evaluations"], 8);
+
+  auto results = ptxbench({"results", "--run", "1", "--json"});
+  ASSERT_EQ(results.exit_code, 0);
+  auto shown = json::parse(results.out);
+  EXPECT_EQ(shown["summary"]["total"]["trajectories"], 4);
+  EXPECT_EQ(shown["evaluations"].size(), 8u);
+  auto text = ptxbench({"results", "--run", "1"});
+  EXPECT_NE(text.out.find("TURNS TO OK"), std::string::npos);
+
+  const fs::path file = data_ / "trajectories.json";
+  ASSERT_EQ(ptxbench({"results", "--run", "1", "--export", file.string()}).exit_code, 0);
+  auto exported = json::parse(read_file(file));
+  ASSERT_EQ(exported["trajectories"].size(), 4u);
+  const auto& t = exported["trajectories"][0];
+  EXPECT_EQ(t["knowledge"], "contracts");
+  EXPECT_EQ(t["status"], "unverified");
+  ASSERT_EQ(t["turns"].size(), 2u);
+  const auto& first = t["turns"][0];
+  EXPECT_NE(first["code"].get<std::string>().find("ptxbench_check_arguments"), std::string::npos);
+  EXPECT_EQ(first["verdict"]["stages"][0]["status"], "failed");
+  EXPECT_EQ(first["error_class"], "compile");
+  const auto& second = t["turns"][1];
+  EXPECT_EQ(second["request"]["messages"].size(), 3u);
+  EXPECT_EQ(second["request"]["messages"][1]["content"].get<std::string>().find("```cuda\n"), 0u);
+  EXPECT_NE(second["request"]["messages"][2]["content"].get<std::string>().find("ptxbench_check_arguments"),
+            std::string::npos);
+  EXPECT_EQ(second["verdict"]["status"], "incomplete");
+  EXPECT_EQ(ptxbench({"results", "--export", file.string()}).exit_code, 2);  // which run?
+  EXPECT_EQ(ptxbench({"run", "--resume", "1", "--json"}).exit_code, 0);      // nothing left to do
+  EXPECT_EQ(json::parse(ptxbench({"results", "--runs", "--json"}).out)[0]["evaluations"], 8);
+}
+
+TEST_F(Cli, ReferenceModelWithoutAShippedSolutionFailsTheInstructionStage) {
+  auto run = ptxbench({"run", "--cpu-only", "--arch", "sm_100a", "--tasks", "*-n4096-k4096-*", "--turns", "2",
+                       "--knowledge", "params", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;  // the model failing is the measurement, not an error of ptxbench
+  auto doc = json::parse(run.out);
+  ASSERT_EQ(doc["summary"]["tasks"].size(), 1u);
+  EXPECT_EQ(doc["summary"]["tasks"][0]["error_classes"]["compile"], 1);
+  EXPECT_EQ(doc["summary"]["tasks"][0]["error_classes"]["instruction"], 1);
 }
 
 TEST_F(Cli, TasksListsAndShows) {
@@ -131,7 +222,7 @@ TEST_F(Cli, EvalOnTheCpuSaysWhatWasSkippedAndWhy) {
 
 TEST_F(Cli, RunStoresVerdictsThatResultsShows) {
   EXPECT_EQ(ptxbench({"results"}).exit_code, 2);  // nothing stored yet
-  auto run = ptxbench({"run", "--cpu-only", "--json"});
+  auto run = ptxbench({"run", "--solutions", "--cpu-only", "--json"});  // the project's solutions/
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
   auto doc = json::parse(run.out);
   ASSERT_EQ(doc["evaluations"].size(), 12u);  // the reference and 2 examples x 4 Hopper tasks
@@ -141,7 +232,8 @@ TEST_F(Cli, RunStoresVerdictsThatResultsShows) {
     EXPECT_EQ(e["status"], reference ? "incomplete" : "failed") << e.dump();
     EXPECT_TRUE(e["expectation_mismatches"].empty()) << e.dump();
   }
-  auto text = ptxbench({"run", "--cpu-only", "--tasks", "*-n4096-k4096-*", "--arch", "all"});
+  auto text = ptxbench({"run", "--solutions", (kRoot / "solutions").string(), "--cpu-only", "--tasks",
+                        "*-n4096-k4096-*", "--arch", "all"});
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("AS EXPECTED"), std::string::npos);
   EXPECT_NE(text.out.find("gemm-bf16-n4096-k4096-sm100a"), std::string::npos);

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "store/store.h"
+#include "util/hash.h"
 
 using namespace ptxbench;
 namespace fs = std::filesystem;
@@ -90,4 +91,87 @@ TEST(Store, TwoConnectionsCanWrite) {
   a.add_evaluation(verdict_for("t", "x", StageStatus::passed), "x");
   b.add_evaluation(verdict_for("t", "x", StageStatus::passed), "x");
   EXPECT_EQ(a.evaluations({}).size(), 2u);
+}
+
+TEST(Store, MigratesASchemaOneStoreKeepingItsRows) {
+  const fs::path db = fresh_db("v1");
+  fs::create_directories(db.parent_path());
+  {
+    // A store as schema 1 made it.
+    SQLite::Database raw(db.string(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    raw.exec(R"sql(
+      CREATE TABLE submissions (hash TEXT PRIMARY KEY, source TEXT NOT NULL, first_seen TEXT NOT NULL);
+      CREATE TABLE runs (id INTEGER PRIMARY KEY, kind TEXT NOT NULL, started_at TEXT NOT NULL, finished_at TEXT,
+                         args TEXT NOT NULL);
+      CREATE TABLE evaluations (id INTEGER PRIMARY KEY, run_id INTEGER REFERENCES runs(id),
+        submission TEXT NOT NULL REFERENCES submissions(hash), task_id TEXT NOT NULL, source_name TEXT NOT NULL,
+        status TEXT NOT NULL, speedup REAL, coverage REAL, created_at TEXT NOT NULL, verdict TEXT NOT NULL);
+      CREATE INDEX evaluations_by_task ON evaluations(task_id);
+      CREATE INDEX evaluations_by_run ON evaluations(run_id);
+      INSERT INTO runs (kind, started_at, args) VALUES ('solutions', '2026-11-01T00:00:00Z', '{}');
+      PRAGMA user_version = 1;
+    )sql");
+  }
+  Store store(db);
+  EXPECT_EQ(store.runs().size(), 1u);
+  EXPECT_EQ(store.runs()[0].kind, "solutions");
+  const int64_t trajectory = store.add_trajectory(1, "t", 1, "m", "params");
+  EXPECT_GT(trajectory, 0);
+  SQLite::Database raw(db.string());
+  EXPECT_EQ(raw.execAndGet("PRAGMA user_version").getInt(), 2);
+}
+
+TEST(Store, RoundTripsTrajectoriesAndTurns) {
+  const fs::path db = fresh_db("trajectories");
+  int64_t first_turn = 0, second_turn = 0, evaluation = 0, trajectory = 0;
+  const nlohmann::json request = {{"system", "s"}, {"messages", {{{"role", "user"}, {"content", "Task: t"}}}}};
+  {
+    Store store(db);
+    const int64_t run = store.begin_run("agent", {{"model", "m"}});
+    trajectory = store.add_trajectory(run, "task-a", 1, "m", "templates");
+    EXPECT_EQ(store.add_trajectory(run, "task-a", 1, "m", "templates"), trajectory);  // idempotent
+    store.add_trajectory(run, "task-a", 2, "m", "templates");
+    first_turn = store.begin_turn(trajectory, 1, request);
+    store.record_reply(first_turn, "```cuda\ncode one\n```", {{"finish_reason", "stop"}, {"usage", {{"input_tokens", 7}, {"output_tokens", 9}}}},
+                       std::string("code one\n"));
+    Verdict v = verdict_for("task-a", sha256_hex("code one\n"), StageStatus::failed);
+    evaluation = store.finish_turn(first_turn, {.error_class = "numerical", .outcome = "failed at correct", .feedback = "fix it"},
+                                   &v, "code one\n", run);
+    second_turn = store.begin_turn(trajectory, 2, request);
+    store.record_reply(second_turn, "no code here", {{"finish_reason", "stop"}}, std::nullopt);
+    store.finish_turn(second_turn, {.error_class = "extraction", .outcome = "no code", .feedback = "say it in code"},
+                      nullptr, "", run);
+    store.begin_turn(store.add_trajectory(run, "task-a", 2, "m", "templates"), 1, request);  // left unanswered
+    store.set_trajectory_status(trajectory, "solved");
+    EXPECT_THROW(store.begin_turn(trajectory, 2, request), SQLite::Exception);  // one row per turn index
+  }
+  Store store(db);
+  const auto trajectories = store.trajectories(1);
+  ASSERT_EQ(trajectories.size(), 2u);
+  EXPECT_EQ(trajectories[0].status, "solved");
+  EXPECT_EQ(trajectories[0].knowledge, "templates");
+  EXPECT_EQ(trajectories[1].status, "pending");
+  const auto turns = store.turns(trajectory);
+  ASSERT_EQ(turns.size(), 2u);
+  EXPECT_EQ(turns[0].request, request);
+  EXPECT_EQ(turns[0].reply, "```cuda\ncode one\n```");
+  EXPECT_EQ(turns[0].reply_meta["usage"]["output_tokens"], 9);
+  EXPECT_EQ(turns[0].code_hash, sha256_hex("code one\n"));
+  EXPECT_EQ(store.source(turns[0].code_hash), "code one\n");
+  EXPECT_EQ(turns[0].evaluation_id, evaluation);
+  EXPECT_EQ(store.verdict(evaluation)->task_id, "task-a");
+  EXPECT_EQ(turns[0].error_class, "numerical");
+  EXPECT_EQ(turns[0].feedback, "fix it");
+  EXPECT_TRUE(turns[0].finished());
+  EXPECT_TRUE(turns[1].code_hash.empty());
+  EXPECT_EQ(turns[1].evaluation_id, 0);
+  EXPECT_EQ(turns[1].error_class, "extraction");
+  const auto unanswered = store.turns(trajectories[1].id);
+  ASSERT_EQ(unanswered.size(), 1u);
+  EXPECT_FALSE(unanswered[0].answered());
+  EXPECT_FALSE(unanswered[0].finished());
+  SQLite::Database raw(db.string());
+  EXPECT_EQ(raw.execAndGet("SELECT input_tokens FROM turns WHERE id = " + std::to_string(first_turn)).getInt(), 7);
+  EXPECT_EQ(store.run(1)->kind, "agent");
+  EXPECT_FALSE(store.run(99));
 }

@@ -1,0 +1,120 @@
+#include "agent/agent_run.h"
+
+#include <atomic>
+#include <fmt/format.h>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include "agent/prompt.h"
+
+namespace ptxbench::agent {
+
+using nlohmann::json;
+
+json to_json(const AgentRunSettings& s) {
+  return {{"mode", "agent"},
+          {"model", s.model},
+          {"model_spec", s.model_spec},
+          {"knowledge", s.knowledge},
+          {"tasks", s.tasks_pattern},
+          {"archs", s.archs},
+          {"task_ids", s.task_ids},
+          {"samples", s.samples},
+          {"turns", s.loop.max_turns},
+          {"stop_when_verified", s.loop.stop_when_verified},
+          {"target_speedup", s.loop.target_speedup ? json(*s.loop.target_speedup) : json(nullptr)},
+          {"cpu_only", s.cpu_only}};
+}
+
+AgentRunSettings agent_settings_from_json(const json& args) {
+  try {
+    AgentRunSettings s;
+    s.model = args.at("model").get<std::string>();
+    s.model_spec = args.value("model_spec", json());
+    s.knowledge = args.at("knowledge").get<std::string>();
+    s.tasks_pattern = args.value("tasks", std::string("*"));
+    s.archs = args.value("archs", std::vector<std::string>{});
+    s.task_ids = args.at("task_ids").get<std::vector<std::string>>();
+    s.samples = args.at("samples").get<int>();
+    s.loop.max_turns = args.at("turns").get<int>();
+    s.loop.stop_when_verified = args.value("stop_when_verified", false);
+    if (args.contains("target_speedup") && !args["target_speedup"].is_null())
+      s.loop.target_speedup = args["target_speedup"].get<double>();
+    s.cpu_only = args.value("cpu_only", false);
+    return s;
+  } catch (const json::exception& e) {
+    throw std::invalid_argument(std::string("not the settings of an agent run: ") + e.what());
+  }
+}
+
+int64_t start_agent_run(Store& store, const AgentRunSettings& settings) {
+  const int64_t run_id = store.begin_run("agent", to_json(settings));
+  for (const auto& task : settings.task_ids)
+    for (int sample = 1; sample <= settings.samples; ++sample)
+      store.add_trajectory(run_id, task, sample, settings.model, settings.knowledge);
+  return run_id;
+}
+
+AgentRunResult run_agent(int64_t run_id, const AgentRunSettings& settings, const AgentRunContext& context) {
+  const auto level = knowledge_level_from_string(settings.knowledge);
+  if (!level) throw std::invalid_argument("unknown knowledge level '" + settings.knowledge + "'");
+
+  AgentRunResult result;
+  std::vector<TrajectoryRow> pending;
+  for (auto& row : context.store->trajectories(run_id)) {
+    ++result.trajectories;
+    if (!is_terminal(row.status)) pending.push_back(std::move(row));
+  }
+  result.driven = static_cast<int>(pending.size());
+
+  // The first message once per task: the kit files are read once.
+  std::map<std::string, std::string> first_messages;
+  for (const auto& row : pending) {
+    if (first_messages.count(row.task_id)) continue;
+    const Task* task = context.registry->find(row.task_id);
+    if (!task) throw std::invalid_argument("run " + std::to_string(run_id) + " has a task that no longer exists: " + row.task_id);
+    first_messages[row.task_id] = first_message(*task, knowledge_text(context.kits_dir, *task, *level));
+  }
+
+  std::mutex event_mutex;
+  auto on_event = [&](const TurnEvent& event) {
+    if (!context.on_event) return;
+    std::lock_guard lock(event_mutex);
+    context.on_event(event);
+  };
+  std::atomic<size_t> next{0};
+  std::atomic<int> errors{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < pending.size(); i = next++) {
+      TrajectoryContext c{.run_id = run_id,
+                          .row = pending[i],
+                          .task = context.registry->find(pending[i].task_id),
+                          .first_message = first_messages.at(pending[i].task_id),
+                          .options = settings.loop,
+                          .provider = context.provider,
+                          .evaluator = context.evaluator,
+                          .store = context.store,
+                          .on_event = on_event};
+      std::string status;
+      try {
+        status = run_trajectory(c);
+      } catch (const std::exception& e) {  // the store itself failed: leave the trajectory for --resume
+        status = kError;
+        on_event({.task_id = c.row.task_id, .sample = c.row.sample, .outcome = e.what(), .status = kError});
+      }
+      if (status == kError) ++errors;
+    }
+  };
+  const int threads = std::max(1, std::min<int>(context.parallel, static_cast<int>(pending.size())));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  result.errors = errors;
+  if (result.errors == 0) context.store->finish_run(run_id);
+  return result;
+}
+
+}  // namespace ptxbench::agent

@@ -1,0 +1,46 @@
+// The judge behind the agent loop, as an interface: today the local pipeline, later a remote evaluation service
+// (the loop only needs a verdict for a submission on a task).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "eval/evaluate.h"
+
+namespace ptxbench::agent {
+
+class Evaluator {
+ public:
+  virtual ~Evaluator() = default;
+  // Safe to call from several threads at once. Never throws for a bad submission (the verdict says what is
+  // wrong); throws only when the judge itself cannot work.
+  virtual Verdict evaluate(const Submission& submission, const Task& task) = 0;
+};
+
+// ptxbench::evaluate on this machine. Compiles run in parallel; the GPU stages run one evaluation at a time (one
+// GPU: the harness times kernels, and two at once would disturb each other's timings and profiles). The compile
+// is done first outside the GPU lock, so evaluate() under the lock finds it in the compile cache. Identical
+// sources are compiled one at a time: the second then finds the first's cache entry instead of replacing it
+// while the first still reads it (the compile cache replaces an entry published by a concurrent twin).
+class LocalEvaluator : public Evaluator {
+ public:
+  using OptionsFor = std::function<EvalOptions(const Task&)>;
+  explicit LocalEvaluator(OptionsFor options_for) : options_for_(std::move(options_for)) {}
+  Verdict evaluate(const Submission& submission, const Task& task) override;
+
+ private:
+  std::shared_ptr<std::mutex> source_lock(const std::string& source);
+
+  OptionsFor options_for_;
+  std::mutex gpu_;
+  std::mutex locks_mutex_;
+  std::map<std::string, std::weak_ptr<std::mutex>> source_locks_;  // by source hash
+};
+
+// Whether an evaluation of `task` with `options` would use the GPU here.
+bool uses_gpu(const Task& task, const EvalOptions& options);
+
+}  // namespace ptxbench::agent

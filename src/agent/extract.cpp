@@ -1,0 +1,98 @@
+#include "agent/extract.h"
+
+#include <algorithm>
+#include <cctype>
+#include <fmt/format.h>
+#include <set>
+#include <sstream>
+#include <vector>
+
+namespace ptxbench::agent {
+namespace {
+
+struct Fence {
+  char mark = 0;  // '`' or '~'
+  size_t length = 0;
+  std::string info;  // lower-case first word of the info string
+};
+
+// A fence line: up to 3 spaces, then at least 3 backticks or tildes, then an info string.
+bool parse_fence(const std::string& line, Fence& fence) {
+  size_t i = 0;
+  while (i < line.size() && i < 3 && line[i] == ' ') ++i;
+  if (i >= line.size() || (line[i] != '`' && line[i] != '~')) return false;
+  const char mark = line[i];
+  size_t n = 0;
+  while (i + n < line.size() && line[i + n] == mark) ++n;
+  if (n < 3) return false;
+  std::string rest = line.substr(i + n);
+  if (mark == '`' && rest.find('`') != std::string::npos) return false;  // inline code, not a fence
+  std::istringstream words(rest);
+  std::string info;
+  words >> info;
+  std::transform(info.begin(), info.end(), info.begin(), [](unsigned char c) { return std::tolower(c); });
+  fence = {mark, n, info};
+  return true;
+}
+
+bool closes(const std::string& line, const Fence& open) {
+  Fence f;
+  return parse_fence(line, f) && f.mark == open.mark && f.length >= open.length && f.info.empty();
+}
+
+bool is_code_language(const std::string& info) {
+  static const std::set<std::string> languages = {"", "cuda", "cu", "cuh", "cpp", "c++", "cxx", "cc", "c", "h", "hpp"};
+  return languages.count(info) > 0;
+}
+
+}  // namespace
+
+Extraction extract_code(const std::string& reply) {
+  std::vector<std::string> lines;
+  {
+    std::istringstream in(reply);
+    for (std::string line; std::getline(in, line);) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      lines.push_back(line);
+    }
+  }
+  Extraction best;
+  std::set<std::string> other_languages;
+  int blocks = 0;
+  bool empty_block = false;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    Fence open;
+    if (!parse_fence(lines[i], open)) continue;
+    ++blocks;
+    size_t end = i + 1;
+    while (end < lines.size() && !closes(lines[end], open)) ++end;
+    std::string code;
+    for (size_t j = i + 1; j < end; ++j) code += lines[j] + "\n";
+    const bool blank =
+        std::all_of(code.begin(), code.end(), [](unsigned char c) { return std::isspace(c) != 0; });
+    if (is_code_language(open.info) && blank) {
+      empty_block = true;  // an empty block is no solution; an earlier one with code still counts
+    } else if (is_code_language(open.info)) {
+      best.found = true;
+      best.code = code;
+      best.language = open.info;
+      best.unterminated = end >= lines.size();
+    } else {
+      other_languages.insert(open.info);
+    }
+    i = end;  // past the closing fence (or the end)
+  }
+  best.blocks = blocks;
+  if (best.found) return best;
+  best.problem = empty_block ? "Your reply's code block is empty, so there was nothing to compile. Answer with the "
+                               "whole .cu file in one ```cuda block."
+                 : other_languages.empty()
+                       ? "Your reply contained no fenced code block, so there was nothing to compile. Answer with the "
+                         "whole .cu file in one ```cuda block."
+                       : fmt::format("Your reply contained no CUDA/C++ code block (only blocks marked {}), so there "
+                                     "was nothing to compile. Answer with the whole .cu file in one ```cuda block.",
+                                     fmt::join(other_languages, ", "));
+  return best;
+}
+
+}  // namespace ptxbench::agent

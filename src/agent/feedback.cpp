@@ -1,0 +1,110 @@
+#include "agent/feedback.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <vector>
+
+namespace ptxbench::agent {
+namespace {
+
+std::string cap(const std::string& text, size_t max_chars, size_t max_lines) {
+  std::string out;
+  size_t lines = 0, pos = 0;
+  while (pos < text.size() && lines < max_lines) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    out += text.substr(pos, end - pos);
+    ++lines;
+    pos = end + 1;
+    if (pos < text.size() && lines < max_lines) out += '\n';
+  }
+  bool cut = pos < text.size();
+  if (out.size() > max_chars) {
+    out.resize(max_chars);
+    cut = true;
+  }
+  if (cut) out += "\n[... cut ...]";
+  return out;
+}
+
+}  // namespace
+
+std::string to_string(ErrorClass c) {
+  switch (c) {
+    case ErrorClass::none: return "";
+    case ErrorClass::compile: return "compile";
+    case ErrorClass::forbidden: return "forbidden";
+    case ErrorClass::memory_safety: return "memory_safety";
+    case ErrorClass::timeout: return "timeout";
+    case ErrorClass::runtime: return "runtime";
+    case ErrorClass::numerical: return "numerical";
+    case ErrorClass::instruction: return "instruction";
+    case ErrorClass::extraction: return "extraction";
+    case ErrorClass::harness: return "harness";
+    case ErrorClass::provider: return "provider";
+  }
+  return "";
+}
+
+std::optional<ErrorClass> error_class_from_string(const std::string& text) {
+  for (auto c : {ErrorClass::none, ErrorClass::compile, ErrorClass::forbidden, ErrorClass::memory_safety,
+                 ErrorClass::timeout, ErrorClass::runtime, ErrorClass::numerical, ErrorClass::instruction,
+                 ErrorClass::extraction, ErrorClass::harness, ErrorClass::provider})
+    if (to_string(c) == text) return c;
+  return std::nullopt;
+}
+
+ErrorClass classify(const Verdict& verdict) {
+  for (const auto& s : verdict.stages) {
+    if (s.status == StageStatus::timeout) return ErrorClass::timeout;
+    if (s.status == StageStatus::runtime_error) return ErrorClass::runtime;
+    if (s.status != StageStatus::failed) continue;
+    if (s.name == "compile") return ErrorClass::compile;
+    if (s.name == "static") return ErrorClass::forbidden;
+    if (s.name == "sanitize") return ErrorClass::memory_safety;
+    if (s.name == "correct") return ErrorClass::numerical;
+    if (s.name == "instructions") return ErrorClass::instruction;
+    if (s.name == "time")  // work hidden outside `stream` breaks the ABI; otherwise the timed output was wrong
+      return s.message.find("outside `stream`") != std::string::npos ? ErrorClass::forbidden : ErrorClass::numerical;
+    return ErrorClass::numerical;
+  }
+  return verdict.overall() == OverallStatus::error ? ErrorClass::harness : ErrorClass::none;
+}
+
+bool verified(const Verdict& verdict) { return verdict.overall() == OverallStatus::passed; }
+
+bool nothing_failed(const Verdict& verdict) {
+  const OverallStatus status = verdict.overall();
+  return status == OverallStatus::passed || status == OverallStatus::incomplete;
+}
+
+std::string compact_feedback(const Verdict& v, const FeedbackLimits& limits) {
+  std::string out = fmt::format("Verdict: {}\n", cap(v.summary(), 400, 1));
+  // Skipped stages grouped by reason, in stage order: "[sanitize, correct, time] skipped: no GPU here".
+  std::vector<std::pair<std::string, std::vector<std::string>>> skipped;
+  for (const auto& s : v.stages) {
+    switch (s.status) {
+      case StageStatus::passed:  // with what it says even so: ptxas warnings, the coverage, the times
+        out += fmt::format("[{}] passed{}{}\n", s.name, s.message.empty() ? "" : ": ",
+                           cap(s.message, limits.stage_chars, limits.stage_lines));
+        break;
+      case StageStatus::skipped: {
+        const std::string reason = cap(s.message, 300, 2);
+        auto it = std::find_if(skipped.begin(), skipped.end(), [&](const auto& p) { return p.first == reason; });
+        if (it == skipped.end()) skipped.push_back({reason, {s.name}});
+        else it->second.push_back(s.name);
+        break;
+      }
+      default:
+        out += fmt::format("[{}] {}: {}\n", s.name, to_string(s.status),
+                           cap(s.message, limits.stage_chars, limits.stage_lines));
+    }
+  }
+  for (const auto& [reason, names] : skipped)
+    out += fmt::format("[{}] skipped: {}\n", fmt::join(names, ", "), reason);
+  if (v.coverage) out += fmt::format("Coverage: {:.1f}% of the FLOPs done by the required MMA instruction.\n", *v.coverage * 100);
+  if (v.speedup) out += fmt::format("Speed: {:.3f}x the baseline (higher is faster).\n", *v.speedup);
+  return cap(out, limits.total_chars, 400);
+}
+
+}  // namespace ptxbench::agent

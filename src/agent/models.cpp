@@ -1,0 +1,44 @@
+#include "agent/models.h"
+
+#include "agent/reference_model.h"
+
+namespace ptxbench::agent {
+
+using nlohmann::json;
+
+json to_json(const llm::ModelSpec& spec) {
+  return {{"name", spec.name},
+          {"provider", spec.provider},
+          {"base_url", spec.base_url},
+          {"model_id", spec.model_id},
+          {"api_key_env", spec.api_key_env},
+          {"max_tokens", spec.max_tokens},
+          {"temperature", spec.temperature ? json(*spec.temperature) : json(nullptr)},
+          {"reasoning", spec.reasoning},
+          {"concurrency", spec.concurrency},
+          {"timeout_s", spec.timeout_s},
+          {"max_attempts", spec.max_attempts}};
+}
+
+ModelChoice choose_model(const std::string& name, const std::filesystem::path& catalogue,
+                         const std::filesystem::path& solutions_dir, const TaskRegistry& registry) {
+  ModelChoice choice;
+  llm::ModelSpec spec{.name = name, .provider = "reference"};
+  if (name != "reference") {
+    if (!std::filesystem::exists(catalogue))
+      throw std::invalid_argument("no model catalogue at " + catalogue.string() + " (--models FILE), so no model '" +
+                                  name + "'; --model reference needs none");
+    const auto models = llm::load_model_catalogue(catalogue.string());
+    spec = llm::find_model(models, name);
+  }
+  choice.spec = to_json(spec);
+  if (spec.provider == "reference") {
+    choice.provider = std::make_unique<ReferenceModel>(solutions_dir, registry);
+    choice.reference = true;
+  } else {
+    choice.provider = llm::make_provider(spec);
+  }
+  return choice;
+}
+
+}  // namespace ptxbench::agent

@@ -1,0 +1,186 @@
+#include "agent/summary.h"
+
+#include <fmt/format.h>
+
+#include "eval/verdict.h"
+#include "report/table.h"
+
+namespace ptxbench::agent {
+
+using nlohmann::json;
+
+namespace {
+
+std::string percent(std::optional<double> v) { return v ? fmt::format("{:.0f}%", *v * 100) : "-"; }
+
+// Arithmetic over a set of trajectories (one task, or all of them).
+TaskSummary summarize_group(const std::string& task_id, const std::vector<const TrajectoryFacts*>& group) {
+  TaskSummary s{.task_id = task_id, .trajectories = static_cast<int>(group.size())};
+  int correct = 0, verified_count = 0, judged = 0, turns_to_success = 0;
+  for (const auto* t : group) {
+    bool any_correct = false, any_judged = false;
+    std::optional<int> first_success;
+    for (const auto& turn : t->turns) {
+      if (!turn.finished) continue;
+      ++s.finished_turns;
+      if (!turn.error_class.empty()) ++s.error_classes[turn.error_class];
+      any_correct = any_correct || turn.correct;
+      any_judged = any_judged || turn.correct_judged;
+      if (turn.verified) {
+        if (!first_success) first_success = turn.index;
+        if (turn.speedup && (!s.best_speedup || *turn.speedup > *s.best_speedup)) s.best_speedup = turn.speedup;
+      }
+    }
+    correct += any_correct;
+    judged += any_judged;
+    if (first_success) {
+      ++verified_count;
+      turns_to_success += *first_success;
+    }
+  }
+  // Rates need at least one judged trajectory: on a host without the task's GPU nothing is known, which is not 0%.
+  if (judged > 0 && s.trajectories > 0) {
+    s.correct_rate = static_cast<double>(correct) / s.trajectories;
+    s.verified_rate = static_cast<double>(verified_count) / s.trajectories;
+  }
+  if (verified_count > 0) s.mean_turns_to_success = static_cast<double>(turns_to_success) / verified_count;
+  return s;
+}
+
+}  // namespace
+
+TurnFacts turn_facts(const TurnRow& turn, const Verdict* verdict) {
+  TurnFacts f{.index = turn.index, .finished = turn.finished(), .error_class = turn.error_class};
+  if (verdict) {
+    const StageResult* correct = verdict->stage("correct");
+    f.correct_judged = correct && correct->status != StageStatus::skipped;
+    f.correct = correct && correct->status == StageStatus::passed;
+    f.verified = verified(*verdict);
+    f.speedup = verdict->speedup;
+  }
+  return f;
+}
+
+RunSummary summarize(int64_t run_id, const std::vector<TrajectoryFacts>& trajectories) {
+  RunSummary summary{.run_id = run_id};
+  std::map<std::string, std::vector<const TrajectoryFacts*>> by_task;
+  std::vector<const TrajectoryFacts*> all;
+  for (const auto& t : trajectories) {
+    by_task[t.task_id].push_back(&t);
+    all.push_back(&t);
+  }
+  for (const auto& [task, group] : by_task) summary.tasks.push_back(summarize_group(task, group));
+  summary.total = summarize_group("all", all);
+  return summary;
+}
+
+RunSummary summarize_run(Store& store, int64_t run_id) {
+  std::vector<TrajectoryFacts> facts;
+  for (const auto& row : store.trajectories(run_id)) {
+    TrajectoryFacts t{.task_id = row.task_id, .sample = row.sample, .status = row.status};
+    for (const auto& turn : store.turns(row.id)) {
+      std::optional<Verdict> verdict;
+      if (turn.evaluation_id) verdict = store.verdict(turn.evaluation_id);
+      t.turns.push_back(turn_facts(turn, verdict ? &*verdict : nullptr));
+    }
+    facts.push_back(std::move(t));
+  }
+  return summarize(run_id, facts);
+}
+
+json to_json(const TaskSummary& s) {
+  auto optional = [](std::optional<double> v) { return v ? json(*v) : json(nullptr); };
+  return {{"task", s.task_id},
+          {"trajectories", s.trajectories},
+          {"finished_turns", s.finished_turns},
+          {"correct_rate", optional(s.correct_rate)},
+          {"verified_rate", optional(s.verified_rate)},
+          {"best_speedup", optional(s.best_speedup)},
+          {"mean_turns_to_success", optional(s.mean_turns_to_success)},
+          {"error_classes", s.error_classes}};
+}
+
+json to_json(const RunSummary& summary) {
+  json tasks = json::array();
+  for (const auto& t : summary.tasks) tasks.push_back(to_json(t));
+  return {{"run_id", summary.run_id}, {"tasks", tasks}, {"total", to_json(summary.total)}};
+}
+
+std::string render(const RunSummary& summary) {
+  std::vector<std::string> header = {"TASK", "TRAJ", "TURNS", "CORRECT", "VERIFIED", "BEST SPEEDUP", "TURNS TO OK"};
+  for (auto c : kFailureClasses) header.push_back(to_string(c));
+  TextTable table(header);
+  auto add = [&](const TaskSummary& s) {
+    std::vector<std::string> row = {s.task_id,
+                                    std::to_string(s.trajectories),
+                                    std::to_string(s.finished_turns),
+                                    percent(s.correct_rate),
+                                    percent(s.verified_rate),
+                                    s.best_speedup ? fmt::format("{:.3f}x", *s.best_speedup) : "-",
+                                    s.mean_turns_to_success ? fmt::format("{:.1f}", *s.mean_turns_to_success) : "-"};
+    for (auto c : kFailureClasses) {
+      auto it = s.error_classes.find(to_string(c));
+      row.push_back(it == s.error_classes.end() ? "0" : std::to_string(it->second));
+    }
+    table.add_row(row);
+  };
+  for (const auto& t : summary.tasks) add(t);
+  if (summary.tasks.size() > 1) add(summary.total);
+  return table.render();
+}
+
+json export_trajectories(Store& store, int64_t run_id, bool timestamps) {
+  json out = json::array();
+  for (const auto& row : store.trajectories(run_id)) {
+    json turns = json::array();
+    for (const auto& turn : store.turns(row.id)) {
+      json t = {{"turn", turn.index},
+                {"request", turn.request},
+                {"reply", turn.reply ? json(*turn.reply) : json(nullptr)},
+                {"code", nullptr},
+                {"code_hash", turn.code_hash.empty() ? json(nullptr) : json(turn.code_hash)},
+                {"error_class", turn.error_class},
+                {"outcome", turn.outcome},
+                {"feedback", turn.feedback},
+                {"finished", turn.finished()},
+                {"verdict", nullptr}};
+      if (!turn.code_hash.empty())
+        if (auto code = store.source(turn.code_hash)) t["code"] = *code;
+      json meta = turn.reply_meta;
+      if (turn.evaluation_id)
+        if (auto verdict = store.verdict(turn.evaluation_id)) {
+          json v = to_json(*verdict);
+          if (!timestamps) {
+            v.erase("created_at");
+            // The stages' numbers differ between two compiles of one source (nvcc names anonymous namespaces
+            // with a per-compile hash; the cache decides `cached`; times): statuses and messages remain.
+            for (auto& stage : v["stages"]) {
+              stage.erase("wall_s");
+              stage.erase("details");
+            }
+          }
+          t["verdict"] = v;
+        }
+      if (timestamps) {
+        t["evaluation_id"] = turn.evaluation_id ? json(turn.evaluation_id) : json(nullptr);
+        t["requested_at"] = turn.requested_at;
+        t["replied_at"] = turn.replied_at;
+        t["finished_at"] = turn.finished_at;
+      } else {
+        meta.erase("latency_s");
+      }
+      t["reply_meta"] = meta;
+      turns.push_back(t);
+    }
+    json traj = {{"task", row.task_id}, {"sample", row.sample}, {"model", row.model},
+                 {"knowledge", row.knowledge}, {"status", row.status}, {"turns", turns}};
+    if (timestamps) {
+      traj["created_at"] = row.created_at;
+      traj["updated_at"] = row.updated_at;
+    }
+    out.push_back(traj);
+  }
+  return out;
+}
+
+}  // namespace ptxbench::agent

@@ -1,0 +1,68 @@
+// Taking the code out of a model's reply.
+#include <gtest/gtest.h>
+
+#include "agent/extract.h"
+
+using namespace ptxbench::agent;
+
+TEST(AgentExtract, TakesTheOnlyBlock) {
+  const auto e = extract_code("Here it is:\n```cuda\nint x = 1;\n```\nDone.");
+  ASSERT_TRUE(e.found);
+  EXPECT_EQ(e.code, "int x = 1;\n");
+  EXPECT_EQ(e.language, "cuda");
+  EXPECT_FALSE(e.unterminated);
+}
+
+TEST(AgentExtract, TakesTheLastOfSeveralBlocks) {
+  const auto e = extract_code("First try:\n```cpp\nint a;\n```\nBetter:\n```c++\nint b;\n```\nFinal:\n```\nint c;\n```\n");
+  ASSERT_TRUE(e.found);
+  EXPECT_EQ(e.code, "int c;\n");
+  EXPECT_EQ(e.blocks, 3);
+}
+
+TEST(AgentExtract, IgnoresBlocksInOtherLanguages) {
+  const auto e = extract_code("```cuda\nint kernel;\n```\nRun it with:\n```bash\nnvcc x.cu\n```\n");
+  ASSERT_TRUE(e.found);
+  EXPECT_EQ(e.code, "int kernel;\n");
+  const auto only_shell = extract_code("```bash\nls\n```");
+  EXPECT_FALSE(only_shell.found);
+  EXPECT_NE(only_shell.problem.find("bash"), std::string::npos);
+}
+
+TEST(AgentExtract, NoBlockIsAFailureWithAMessage) {
+  const auto e = extract_code("I think you should use wgmma. `inline code` is not a block.");
+  EXPECT_FALSE(e.found);
+  EXPECT_EQ(e.blocks, 0);
+  EXPECT_NE(e.problem.find("no fenced code block"), std::string::npos);
+  EXPECT_NE(e.problem.find("```cuda"), std::string::npos);
+  EXPECT_FALSE(extract_code("").found);
+}
+
+TEST(AgentExtract, AnUnterminatedLastBlockRunsToTheEnd) {
+  const auto e = extract_code("```cuda\nint a;\n```\n```cuda\nint b;\nint c = (");
+  ASSERT_TRUE(e.found);
+  EXPECT_TRUE(e.unterminated);
+  EXPECT_EQ(e.code, "int b;\nint c = (\n");
+}
+
+TEST(AgentExtract, FencesOfOtherLengthsAndTildes) {
+  // A longer fence may hold ``` lines; tildes work too; CRLF line ends are taken.
+  const auto e = extract_code("````cuda\n// shows ```\nint a;\n````\n");
+  ASSERT_TRUE(e.found);
+  EXPECT_EQ(e.code, "// shows ```\nint a;\n");
+  const auto t = extract_code("~~~cpp\r\nint t;\r\n~~~\r\n");
+  ASSERT_TRUE(t.found);
+  EXPECT_EQ(t.code, "int t;\n");
+  const auto indented = extract_code("  ```CUDA\n  int i;\n  ```\n");
+  ASSERT_TRUE(indented.found);
+  EXPECT_EQ(indented.language, "cuda");
+}
+
+TEST(AgentExtract, AnEmptyLastBlockFallsBackToTheOneBefore) {
+  const auto e = extract_code("```cuda\nint a;\n```\n```cuda\n\n```\n");
+  ASSERT_TRUE(e.found);
+  EXPECT_EQ(e.code, "int a;\n");
+  const auto only_empty = extract_code("```cuda\n   \n```\n");
+  EXPECT_FALSE(only_empty.found);
+  EXPECT_NE(only_empty.problem.find("empty"), std::string::npos);
+}

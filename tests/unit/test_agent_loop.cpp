@@ -1,0 +1,337 @@
+// The agent loop with a scripted model and a fake judge: stop conditions, what each turn shows, resuming after a
+// crash at each point of a turn, error classes, feedback, the summary, and the reference model.
+#include <gtest/gtest.h>
+
+#include "agent/extract.h"
+#include "agent/feedback.h"
+#include "agent/prompt.h"
+#include "agent/reference_model.h"
+#include "agent/summary.h"
+#include "agent_fakes.h"
+#include "eval/evaluate.h"
+#include "util/files.h"
+
+using namespace ptxbench;
+using namespace ptxbench::agent;
+using namespace ptxbench::testing_agent;
+using nlohmann::json;
+
+namespace {
+
+// Fails to compile on turn 1, fails the instruction stage on turn 2, passes at 0.8x then 1.1x.
+std::string improving(int turn) {
+  switch (turn) {
+    case 1: return reply_with("int main( { oops");
+    case 2: return reply_with("// FAIL instructions\n");
+    case 3: return reply_with("// PASS x0.8\n");
+    default: return reply_with("// PASS x1.1\n");
+  }
+}
+
+std::vector<TurnRow> only_turns(AgentHarness& h, int64_t run_id) {
+  auto trajectories = h.store.trajectories(run_id);
+  EXPECT_EQ(trajectories.size(), 1u);
+  return h.store.turns(trajectories.at(0).id);
+}
+
+}  // namespace
+
+TEST(AgentLoop, UsesEveryTurnWithoutAStopCondition) {
+  AgentHarness h("budget");
+  ScriptedModel model(improving);
+  FakeJudge judge;
+  auto s = h.settings({kHopperTask}, 1, {.max_turns = 5});
+  const int64_t run = start_agent_run(h.store, s);
+  const auto result = h.run(run, s, model, judge);
+  EXPECT_EQ(result.errors, 0);
+  const auto turns = only_turns(h, run);
+  ASSERT_EQ(turns.size(), 5u);
+  EXPECT_EQ(h.store.trajectories(run)[0].status, kFinished);
+  EXPECT_EQ(turns[0].error_class, "compile");
+  EXPECT_EQ(turns[1].error_class, "instruction");
+  EXPECT_EQ(turns[2].error_class, "");
+  EXPECT_EQ(model.calls, 5);
+  // After a pass, the next turn asks for speed.
+  EXPECT_NE(model.requests[3].messages.back().content.find("make it faster"), std::string::npos);
+  EXPECT_FALSE(h.store.run(run)->finished_at.empty());
+}
+
+TEST(AgentLoop, StopsWhenVerifiedAndAtTheTargetSpeedup) {
+  AgentHarness h("stop");
+  {
+    ScriptedModel model(improving);
+    FakeJudge judge;
+    auto s = h.settings({kHopperTask}, 1, {.max_turns = 8, .stop_when_verified = true});
+    const int64_t run = start_agent_run(h.store, s);
+    h.run(run, s, model, judge);
+    EXPECT_EQ(only_turns(h, run).size(), 3u);
+    EXPECT_EQ(h.store.trajectories(run)[0].status, kSolved);
+  }
+  {
+    ScriptedModel model(improving);
+    FakeJudge judge;
+    auto s = h.settings({kHopperTask}, 1, {.max_turns = 8, .stop_when_verified = true, .target_speedup = 1.0});
+    const int64_t run = start_agent_run(h.store, s);
+    h.run(run, s, model, judge);
+    EXPECT_EQ(only_turns(h, run).size(), 4u);  // 0.8x is not enough
+    EXPECT_EQ(h.store.trajectories(run)[0].status, kSolved);
+  }
+  {
+    ScriptedModel model([](int) { return reply_with("// INCOMPLETE"); });
+    FakeJudge judge;
+    auto s = h.settings({kHopperTask}, 1, {.max_turns = 8, .stop_when_verified = true});
+    const int64_t run = start_agent_run(h.store, s);
+    h.run(run, s, model, judge);
+    EXPECT_EQ(only_turns(h, run).size(), 1u);  // a CPU host cannot verify: nothing more to learn
+    EXPECT_EQ(h.store.trajectories(run)[0].status, kUnverified);
+  }
+}
+
+TEST(AgentLoop, StopStatusRules) {
+  const Verdict pass = passed_verdict("t", "x", 0.9);
+  const Verdict fail = failed_at("t", "x", "correct", "wrong");
+  EXPECT_EQ(stop_status({.max_turns = 8}, 1, &pass), std::nullopt);
+  EXPECT_EQ(stop_status({.max_turns = 8}, 8, &fail), kFinished);
+  EXPECT_EQ(stop_status({.max_turns = 8, .stop_when_verified = true}, 1, &pass), kSolved);
+  EXPECT_EQ(stop_status({.max_turns = 8, .stop_when_verified = true, .target_speedup = 1.0}, 1, &pass), std::nullopt);
+  EXPECT_EQ(stop_status({.max_turns = 8, .stop_when_verified = true}, 2, nullptr), std::nullopt);
+  EXPECT_EQ(stop_status({.max_turns = 2, .stop_when_verified = true}, 2, nullptr), kFinished);
+}
+
+TEST(AgentLoop, EachTurnShowsThePreviousCodeAndItsVerdict) {
+  AgentHarness h("request");
+  ScriptedModel model(improving);
+  FakeJudge judge;
+  auto s = h.settings({kHopperTask}, 1, {.max_turns = 3});
+  const int64_t run = start_agent_run(h.store, s);
+  h.run(run, s, model, judge);
+  ASSERT_EQ(model.requests.size(), 3u);
+  const auto& first = model.requests[0];
+  ASSERT_EQ(first.messages.size(), 1u);
+  EXPECT_TRUE(first.messages[0].content.starts_with(std::string("Task: ") + kHopperTask));
+  const auto& second = model.requests[1];
+  ASSERT_EQ(second.messages.size(), 3u);
+  EXPECT_EQ(second.messages[0].content, first.messages[0].content);
+  EXPECT_NE(second.messages[1].content.find("int main( { oops"), std::string::npos);
+  EXPECT_NE(second.messages[2].content.find("identifier \"oops\" is undefined"), std::string::npos);
+  EXPECT_NE(second.messages[2].content.find("[compile] failed"), std::string::npos);
+  const auto& third = model.requests[2];
+  EXPECT_NE(third.messages[1].content.find("FAIL instructions"), std::string::npos);
+  EXPECT_NE(third.messages[2].content.find("the instructions stage says no"), std::string::npos);
+  EXPECT_NE(third.messages[2].content.find("- turn 1: failed at compile"), std::string::npos);
+  // What was asked is what is stored.
+  const auto turns = only_turns(h, run);
+  EXPECT_EQ(turns[1].request, to_json(second));
+}
+
+TEST(AgentLoop, AReplyWithoutCodeIsAFailedTurnThatSaysSo) {
+  AgentHarness h("nocode");
+  ScriptedModel model([](int turn) { return turn == 1 ? std::string("I would use wgmma here.") : reply_with("// PASS x1"); });
+  FakeJudge judge;
+  auto s = h.settings({kHopperTask}, 1, {.max_turns = 3, .stop_when_verified = true});
+  const int64_t run = start_agent_run(h.store, s);
+  h.run(run, s, model, judge);
+  const auto turns = only_turns(h, run);
+  ASSERT_EQ(turns.size(), 2u);
+  EXPECT_EQ(turns[0].error_class, "extraction");
+  EXPECT_EQ(turns[0].evaluation_id, 0);
+  EXPECT_TRUE(turns[0].code_hash.empty());
+  EXPECT_TRUE(turns[0].finished());
+  EXPECT_EQ(judge.calls, 1);
+  EXPECT_EQ(model.requests[1].messages[1].content, "I would use wgmma here.");
+  EXPECT_NE(model.requests[1].messages[2].content.find("no fenced code block"), std::string::npos);
+}
+
+// A crash at each point of a turn, then --resume: the stored trajectories equal an uninterrupted run's, a
+// finished turn is never repeated, a stored reply is judged again and not asked again.
+TEST(AgentLoop, ResumeAfterAModelFailureAsksAgain) {
+  AgentHarness whole("whole"), broken("model-fails");
+  auto s = whole.settings({kHopperTask, kOtherHopperTask}, 2, {.max_turns = 4, .stop_when_verified = true});
+  {
+    ScriptedModel model(improving);
+    FakeJudge judge;
+    const int64_t run = start_agent_run(whole.store, s);
+    EXPECT_EQ(whole.run(run, s, model, judge).errors, 0);
+  }
+  const int64_t run = start_agent_run(broken.store, s);
+  ScriptedModel failing(improving);
+  failing.fail_on_call = 6;
+  FakeJudge judge;
+  const auto first = broken.run(run, s, failing, judge);
+  EXPECT_EQ(first.errors, 1);
+  EXPECT_TRUE(broken.store.run(run)->finished_at.empty());
+  ScriptedModel model(improving);
+  const auto resumed = broken.run(run, s, model, judge);
+  EXPECT_EQ(resumed.errors, 0);
+  EXPECT_EQ(resumed.driven, 1);  // only the trajectory that failed
+  EXPECT_EQ(model.calls, 1);  // the failed turn asked again; it passed
+  EXPECT_EQ(export_trajectories(broken.store, run, false), export_trajectories(whole.store, 1, false));
+}
+
+TEST(AgentLoop, ResumeAfterAJudgeCrashJudgesTheStoredReply) {
+  AgentHarness whole("whole2"), broken("judge-crashes");
+  auto s = whole.settings({kHopperTask}, 1, {.max_turns = 4, .stop_when_verified = true});
+  {
+    ScriptedModel model(improving);
+    FakeJudge judge;
+    whole.run(start_agent_run(whole.store, s), s, model, judge);
+  }
+  const int64_t run = start_agent_run(broken.store, s);
+  ScriptedModel model(improving);
+  FakeJudge crashing;
+  crashing.crash_on_call = 2;
+  EXPECT_EQ(broken.run(run, s, model, crashing).errors, 1);
+  auto turns = only_turns(broken, run);
+  ASSERT_EQ(turns.size(), 2u);
+  EXPECT_TRUE(turns[1].answered());
+  EXPECT_FALSE(turns[1].finished());
+  EXPECT_EQ(model.calls, 2);
+  FakeJudge judge;
+  EXPECT_EQ(broken.run(run, s, model, judge).errors, 0);
+  EXPECT_EQ(model.calls, 3);  // turn 2 was not asked again; turn 3 was asked
+  EXPECT_EQ(export_trajectories(broken.store, run, false), export_trajectories(whole.store, 1, false));
+}
+
+TEST(AgentLoop, ParallelTrajectoriesStoreWhatSerialOnesDo) {
+  AgentHarness serial("serial"), parallel("parallel");
+  auto s = serial.settings({kHopperTask, kOtherHopperTask}, 3, {.max_turns = 4});
+  ScriptedModel m1(improving), m2(improving);
+  FakeJudge j1, j2;
+  serial.run(start_agent_run(serial.store, s), s, m1, j1, 1);
+  parallel.run(start_agent_run(parallel.store, s), s, m2, j2, 4);
+  const json a = export_trajectories(serial.store, 1, false);
+  EXPECT_EQ(a.size(), 6u);
+  EXPECT_EQ(a, export_trajectories(parallel.store, 1, false));
+  EXPECT_EQ(m2.calls, 24);
+}
+
+TEST(AgentFeedback, ClassesFollowTheFirstFailingStage) {
+  EXPECT_EQ(classify(failed_at("t", "x", "compile", "e")), ErrorClass::compile);
+  EXPECT_EQ(classify(failed_at("t", "x", "compile", "e", StageStatus::timeout)), ErrorClass::timeout);
+  EXPECT_EQ(classify(failed_at("t", "x", "static", "e")), ErrorClass::forbidden);
+  EXPECT_EQ(classify(failed_at("t", "x", "sanitize", "e")), ErrorClass::memory_safety);
+  EXPECT_EQ(classify(failed_at("t", "x", "sanitize", "e", StageStatus::timeout)), ErrorClass::timeout);
+  EXPECT_EQ(classify(failed_at("t", "x", "correct", "e")), ErrorClass::numerical);
+  EXPECT_EQ(classify(failed_at("t", "x", "correct", "e", StageStatus::runtime_error)), ErrorClass::runtime);
+  EXPECT_EQ(classify(failed_at("t", "x", "instructions", "e")), ErrorClass::instruction);
+  EXPECT_EQ(classify(failed_at("t", "x", "time", "wrong output")), ErrorClass::numerical);
+  EXPECT_EQ(classify(failed_at("t", "x", "time", "work outside `stream`")), ErrorClass::forbidden);
+  EXPECT_EQ(classify(passed_verdict("t", "x", 1)), ErrorClass::none);
+  EXPECT_EQ(classify(failed_at("t", "x", "sanitize", "e", StageStatus::harness_error)), ErrorClass::harness);
+  EXPECT_EQ(error_class_from_string("memory_safety"), ErrorClass::memory_safety);
+}
+
+TEST(AgentFeedback, IsCompactAndSaysWhatMatters) {
+  Verdict v = failed_at("t", "x", "correct", "3 of 3 shapes wrong. First: [0,1] expected 1 got 2\n" + std::string(5000, 'e'));
+  const std::string text = compact_feedback(v, {.stage_chars = 300, .stage_lines = 5, .total_chars = 2000});
+  EXPECT_NE(text.find("3 of 3 shapes wrong"), std::string::npos);
+  EXPECT_NE(text.find("[... cut ...]"), std::string::npos);
+  EXPECT_LT(text.size(), 1000u);
+  EXPECT_NE(text.find("[instructions, time] skipped"), std::string::npos);  // one line for one reason
+  const std::string fast = compact_feedback(passed_verdict("t", "x", 1.234));
+  EXPECT_NE(fast.find("1.234x"), std::string::npos);
+  EXPECT_NE(fast.find("Coverage: 99.0%"), std::string::npos);
+}
+
+TEST(AgentSummary, Arithmetic) {
+  auto turn = [](int index, std::string error_class, bool correct, bool verified_turn, std::optional<double> speedup) {
+    return TurnFacts{.index = index, .finished = true, .error_class = std::move(error_class), .correct = correct,
+                     .verified = verified_turn, .correct_judged = true, .speedup = speedup};
+  };
+  std::vector<TrajectoryFacts> t = {
+      {"a", 1, kSolved, {turn(1, "compile", false, false, {}), turn(2, "", true, true, 0.9)}},
+      {"a", 2, kFinished, {turn(1, "numerical", false, false, {}), turn(2, "instruction", true, false, 0.1)}},
+      {"a", 3, kSolved, {turn(1, "extraction", false, false, {}), turn(2, "compile", false, false, {}),
+                         turn(3, "", true, true, 1.2), turn(4, "", true, true, 1.1)}},
+      {"a", 4, kFinished, {turn(1, "compile", false, false, {})}},
+      {"b", 1, kUnverified, {TurnFacts{.index = 1, .finished = true}}},
+  };
+  const RunSummary s = summarize(7, t);
+  ASSERT_EQ(s.tasks.size(), 2u);
+  const TaskSummary& a = s.tasks[0];
+  EXPECT_EQ(a.trajectories, 4);
+  EXPECT_EQ(a.finished_turns, 9);
+  EXPECT_DOUBLE_EQ(*a.correct_rate, 3.0 / 4);
+  EXPECT_DOUBLE_EQ(*a.verified_rate, 2.0 / 4);
+  EXPECT_DOUBLE_EQ(*a.best_speedup, 1.2);  // over verified turns: not 0.1x of the unverified one
+  EXPECT_DOUBLE_EQ(*a.mean_turns_to_success, (2 + 3) / 2.0);
+  EXPECT_EQ(a.error_classes.at("compile"), 3);
+  EXPECT_EQ(a.error_classes.at("numerical"), 1);
+  EXPECT_EQ(a.error_classes.at("instruction"), 1);
+  EXPECT_EQ(a.error_classes.at("extraction"), 1);
+  const TaskSummary& b = s.tasks[1];
+  EXPECT_FALSE(b.correct_rate);  // nothing judged: unknown, not 0%
+  EXPECT_FALSE(b.mean_turns_to_success);
+  EXPECT_EQ(s.total.trajectories, 5);
+  EXPECT_DOUBLE_EQ(*s.total.verified_rate, 2.0 / 5);
+  EXPECT_NE(render(s).find("all"), std::string::npos);
+  EXPECT_EQ(to_json(s)["tasks"][0]["error_classes"]["compile"], 3);
+}
+
+TEST(AgentSummary, FromAStoredRun) {
+  AgentHarness h("summary");
+  ScriptedModel model(improving);
+  FakeJudge judge;
+  auto s = h.settings({kHopperTask}, 2, {.max_turns = 8, .stop_when_verified = true});
+  const int64_t run = start_agent_run(h.store, s);
+  h.run(run, s, model, judge);
+  const RunSummary summary = summarize_run(h.store, run);
+  ASSERT_EQ(summary.tasks.size(), 1u);
+  EXPECT_DOUBLE_EQ(*summary.tasks[0].verified_rate, 1.0);
+  EXPECT_DOUBLE_EQ(*summary.tasks[0].mean_turns_to_success, 3.0);
+  EXPECT_DOUBLE_EQ(*summary.tasks[0].best_speedup, 0.8);
+  EXPECT_EQ(summary.tasks[0].error_classes.at("compile"), 2);
+}
+
+TEST(ReferenceModel, FirstReplyIsBrokenAndTheSecondCompiles) {
+  const TaskRegistry registry = TaskRegistry::load(kRoot / "tasks");
+  ReferenceModel reference(kRoot / "solutions", registry);
+  EXPECT_TRUE(reference.has_reference(kHopperTask));
+  EXPECT_FALSE(reference.has_reference("gemm-bf16-n4096-k4096-sm100a"));
+
+  const Task& task = *registry.find(kHopperTask);
+  llm::Request request{.system = "s", .messages = {{"user", std::string("Task: ") + kHopperTask + "\n..."}}};
+  const llm::Reply first = reference.complete(request);
+  ASSERT_TRUE(first.ok);
+  EXPECT_EQ(first.text, reference.complete(request).text);  // deterministic
+  request.messages.push_back({"assistant", "..."});
+  request.messages.push_back({"user", "verdict"});
+  const llm::Reply second = reference.complete(request);
+  const std::string shipped = read_file(kRoot / "solutions" / "reference" / "gemm_bf16_sm90a.cu");
+  const Extraction broken = extract_code(first.text), fixed = extract_code(second.text);
+  ASSERT_TRUE(broken.found && fixed.found);
+  EXPECT_EQ(fixed.code, shipped);
+  EXPECT_NE(broken.code, shipped);
+
+  // The real compile stage judges them (CPU only).
+  const fs::path cache = fs::temp_directory_path() / ("ptxbench-reference-" + std::to_string(getpid()));
+  EvalOptions options;
+  options.compile.cache_dir = cache;
+  options.compile.include_dirs = {kRoot / "include", kRoot / "kits" / "hopper" / "ptx"};
+  if (const char* nvcc = std::getenv("PTXBENCH_NVCC"); nvcc && *nvcc) options.compile.nvcc = nvcc;
+  options.gpu.absent_reason = "test: CPU only";
+  LocalEvaluator judge([&](const Task&) { return options; });
+  const Verdict v1 = judge.evaluate({broken.code, "t1.cu"}, task);
+  EXPECT_EQ(classify(v1), ErrorClass::compile);
+  EXPECT_NE(v1.stage("compile")->message.find("ptxbench_check_arguments"), std::string::npos);
+  const Verdict v2 = judge.evaluate({fixed.code, "t2.cu"}, task);
+  EXPECT_EQ(v2.stage("compile")->status, StageStatus::passed) << v2.summary();
+  EXPECT_EQ(v2.overall(), OverallStatus::incomplete) << v2.summary();
+  fs::remove_all(cache);
+}
+
+TEST(ReferenceModel, WithoutAVerifiedSolutionItSaysSo) {
+  const TaskRegistry registry = TaskRegistry::load(kRoot / "tasks");
+  ReferenceModel reference(kRoot / "solutions", registry);
+  const std::string blackwell = reference.answer("gemm-bf16-n4096-k4096-sm100a", 2);
+  EXPECT_NE(blackwell.find("no solution"), std::string::npos);
+  EXPECT_NE(blackwell.find("gemm_simt.cu"), std::string::npos);  // correct, without the required instructions
+  EXPECT_TRUE(extract_code(blackwell).found);
+  const std::string unknown = reference.answer("no-such-task", 1);
+  EXPECT_FALSE(extract_code(unknown).found);
+  // The broken variant without an entry point to break still fails to compile, deterministically.
+  EXPECT_NE(break_on_purpose("int x;\n", "ptxbench_gemm_bf16").find("ptxbench_check_arguments()"), std::string::npos);
+  EXPECT_EQ(break_on_purpose("extern \"C\" int f(int a,\n int b) {\n  return 0;\n}\n", "f"),
+            "extern \"C\" int f(int a,\n int b) {\n  ptxbench_check_arguments(stream);  // validate the arguments first\n"
+            "  return 0;\n}\n");
+}

@@ -1,0 +1,118 @@
+// What the model is told: the knowledge levels, the task statement, later turns.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "agent/prompt.h"
+#include "util/files.h"
+
+using namespace ptxbench;
+using namespace ptxbench::agent;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kRoot = PTXBENCH_SOURCE_DIR;
+
+const Task& task(const std::string& id) {
+  static const TaskRegistry registry = TaskRegistry::load(kRoot / "tasks");
+  const Task* t = registry.find(id);
+  if (!t) throw std::runtime_error("no task " + id);
+  return *t;
+}
+
+bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+}  // namespace
+
+TEST(AgentPrompt, KnowledgeLevelsAreParsedAndNamed) {
+  EXPECT_EQ(knowledge_level_from_string("templates"), KnowledgeLevel::templates);
+  EXPECT_FALSE(knowledge_level_from_string("everything"));
+  EXPECT_EQ(to_string(KnowledgeLevel::contracts), "contracts");
+}
+
+TEST(AgentPrompt, EachLevelAddsToTheOneBefore) {
+  const Task& hopper = task("gemm-bf16-n4096-k4096-sm90a");
+  const fs::path kits = kRoot / "kits";
+  const std::string params_md = read_file(kits / "hopper" / "params.md");
+  const std::string contracts_md = read_file(kits / "hopper" / "contracts.md");
+  const std::string wgmma_cuh = read_file(kits / "hopper" / "ptx" / "wgmma.cuh");
+
+  const std::string params = knowledge_text(kits, hopper, KnowledgeLevel::params);
+  EXPECT_TRUE(contains(params, params_md));
+  EXPECT_FALSE(contains(params, "----- kits/hopper/ptx/wgmma.cuh -----"));
+  EXPECT_FALSE(contains(params, wgmma_cuh));
+  EXPECT_FALSE(contains(params, contracts_md.substr(0, 200)));
+
+  const std::string templates = knowledge_text(kits, hopper, KnowledgeLevel::templates);
+  EXPECT_TRUE(contains(templates, params_md));
+  EXPECT_TRUE(contains(templates, wgmma_cuh));  // verbatim
+  for (const auto& entry : fs::directory_iterator(kits / "hopper" / "ptx"))
+    EXPECT_TRUE(contains(templates, "kits/hopper/ptx/" + entry.path().filename().string())) << entry.path();
+  EXPECT_TRUE(contains(templates, "#include <hopper.cuh>"));
+  EXPECT_FALSE(contains(templates, contracts_md.substr(0, 200)));
+
+  const std::string contracts = knowledge_text(kits, hopper, KnowledgeLevel::contracts);
+  EXPECT_TRUE(contains(contracts, wgmma_cuh));
+  EXPECT_TRUE(contains(contracts, contracts_md));
+  EXPECT_LT(params.size(), templates.size());
+  EXPECT_LT(templates.size(), contracts.size());
+}
+
+TEST(AgentPrompt, AMissingKitIsSaidNotAnError) {
+  const Task& blackwell = task("gemm-bf16-n4096-k4096-sm100a");
+  const fs::path empty_kits = fs::temp_directory_path() / ("ptxbench-no-kits-" + std::to_string(getpid()));
+  fs::create_directories(empty_kits);
+  const std::string text = knowledge_text(empty_kits, blackwell, KnowledgeLevel::contracts);
+  EXPECT_TRUE(contains(text, "Blackwell kit does not exist yet")) << text;
+  fs::remove_all(empty_kits);
+}
+
+TEST(AgentPrompt, TaskStatementHasWhatASolutionMustKnow) {
+  const Task& hopper = task("gemm-bf16-n4096-k4096-sm90a");
+  const std::string text = task_statement(hopper);
+  EXPECT_TRUE(text.starts_with("Task: gemm-bf16-n4096-k4096-sm90a\n"));
+  for (const char* expected : {"int ptxbench_gemm_bf16(", "extern \"C\"", "M=8192 N=4096 K=4096", "odd-m",
+                               "M=1999", "0.01", "wgmma.mma_async", "cp.async.bulk.tensor", "mbarrier", "95%",
+                               "sm_90a", "arch=compute_90a,code=sm_90a", "#include <ptxbench/abi.h>", "cublaslt"})
+    EXPECT_TRUE(contains(text, expected)) << expected << "\n" << text;
+  EXPECT_TRUE(contains(task_statement(task("gemm-bf16-n4096-k4096-sm100a")), "statically only"));
+  const std::string system = system_prompt();
+  EXPECT_TRUE(contains(system, "```cuda"));
+  EXPECT_TRUE(contains(system, "one complete .cu file"));
+}
+
+TEST(AgentPrompt, LaterTurnsShowThePreviousCodeAndVerdict) {
+  const std::string first = "Task: t\nfirst message";
+  const llm::Request one = build_request(first, 1, std::nullopt, {});
+  ASSERT_EQ(one.messages.size(), 1u);
+  EXPECT_EQ(one.messages[0].content, first);
+  EXPECT_EQ(one.system, system_prompt());
+
+  PreviousTurn previous{.index = 2, .code = "__global__ void k() {}\n", .reply = "prose\n```cuda\n...```",
+                        .feedback = "Verdict: failed at correct: 3 of 3 shapes wrong"};
+  const llm::Request three = build_request(first, 3, previous, {{1, "failed at compile: 2 errors"}});
+  ASSERT_EQ(three.messages.size(), 3u);
+  EXPECT_EQ(three.messages[0].content, first);
+  EXPECT_EQ(three.messages[1].role, "assistant");
+  EXPECT_EQ(three.messages[1].content, "```cuda\n__global__ void k() {}\n```\n");  // the code alone
+  EXPECT_EQ(three.messages[2].role, "user");
+  EXPECT_TRUE(contains(three.messages[2].content, "failed at correct: 3 of 3 shapes wrong"));
+  EXPECT_TRUE(contains(three.messages[2].content, "turn 1: failed at compile: 2 errors"));
+  EXPECT_TRUE(contains(three.messages[2].content, "This is turn 3"));
+  EXPECT_TRUE(contains(three.messages[2].content, "Fix the problems"));
+
+  // No code last turn: the reply itself, trimmed.
+  PreviousTurn no_code{.index = 1, .reply = std::string(10000, 'x'), .feedback = "no code block"};
+  const llm::Request two = build_request(first, 2, no_code, {});
+  EXPECT_LT(two.messages[1].content.size(), 3200u);
+  EXPECT_TRUE(contains(two.messages[1].content, "characters omitted"));
+
+  PreviousTurn passed{.index = 1, .code = "x", .feedback = "Verdict: passed", .passed = true};
+  EXPECT_TRUE(contains(build_request(first, 2, passed, {}).messages[2].content, "make it faster"));
+
+  const llm::Request back = request_from_json(to_json(three));
+  ASSERT_EQ(back.messages.size(), 3u);
+  EXPECT_EQ(back.messages[2].content, three.messages[2].content);
+  EXPECT_EQ(back.system, three.system);
+}
