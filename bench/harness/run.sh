@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU evaluation end to end on a GPU host, recorded: bench/harness.md says what it showed.
-#   bench/harness/run.sh [shipped|tests|repeat|all]
+#   bench/harness/run.sh [shipped|tests|repeat|agent|all]
 # Uses build/ptxbench and build/ptxbench-runner (or $PTXBENCH_BIN); writes logs and the store under $OUT
 # (default bench/harness/out).
 set -uo pipefail
@@ -44,7 +44,13 @@ PY
 fi
 if [[ $what == shipped || $what == all ]]; then
   start=$SECONDS
-  "$bin/ptxbench" run 2>&1 | tee "$out/shipped.txt" || status=1
+  "$bin/ptxbench" run --solutions solutions 2>&1 | tee "$out/shipped.txt" || status=1
   echo "shipped run: $((SECONDS - start)) s" | tee -a "$out/shipped.txt"
+fi
+if [[ $what == agent || $what == all ]]; then
+  # The main job's default: the agent loop with the reference model on every Hopper task.
+  start=$SECONDS
+  "$bin/ptxbench" run 2>&1 | tee "$out/agent.txt" || status=1
+  echo "agent run: $((SECONDS - start)) s" | tee -a "$out/agent.txt"
 fi
 exit $status
