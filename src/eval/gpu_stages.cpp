@@ -2,14 +2,21 @@
 
 #include <unistd.h>
 
+#include <openssl/rand.h>
+
+#include <algorithm>
 #include <fmt/format.h>
+#include <functional>
 #include <random>
+#include <sstream>
 
 #include "eval/instruction_check.h"
 #include "eval/ncu_report.h"
+#include "eval/sandbox.h"
 #include "eval/sanitizer_report.h"
 #include "eval/sass_inventory.h"
 #include "runner/protocol.h"
+#include "runner/result_mac.h"
 #include "task/catalog.h"
 #include "util/files.h"
 #include "util/subprocess.h"
@@ -21,17 +28,65 @@ namespace proto = protocol;
 
 namespace {
 
-// What one runner process left behind: how it ended, its result document (if it wrote one) and a tool's log.
+// What one runner process left behind: how it ended, its result document (if it wrote one with a valid tag),
+// what was wrong with the result channel (if anything) and a tool's log.
 struct RunnerCall {
   ProcessResult process;
   std::optional<json> result;
+  std::string tampered;  // non-empty: the channel held something other than one authenticated document
   std::string tool_log;
+};
+
+// The sandbox every runner process of one evaluation starts in (sandbox.h).
+struct SandboxSetup {
+  const SandboxStatus* status = nullptr;
+  SandboxPolicy policy;  // hidden and readable paths, limits; the writable folder is added per call
+  bool profiling_admin = false;
 };
 
 uint64_t fresh_seed() {
   std::random_device device;
   // 53 bits: exact in a JSON number whatever reads it.
   return ((uint64_t{device()} << 32) | device()) & ((uint64_t{1} << 53) - 1);
+}
+
+// 32 random bytes as hex: the one-time key of one runner process's result channel.
+std::string fresh_key() {
+  unsigned char bytes[32];
+  if (RAND_bytes(bytes, sizeof(bytes)) != 1) throw std::runtime_error("RAND_bytes failed");
+  return mac::to_hex(bytes, sizeof(bytes));
+}
+
+uint64_t env_number(const char* name, uint64_t fallback) {
+  const char* value = std::getenv(name);
+  return value && *value ? std::strtoull(value, nullptr, 10) : fallback;
+}
+
+SandboxSetup sandbox_setup(const CompileResult& compiled, const GpuTools& tools) {
+  SandboxSetup setup{.status = &sandbox_status()};
+  SandboxPolicy& policy = setup.policy;
+  policy.hidden = default_hidden_paths();
+  // The harness's data folder (store, compile cache with every other submission, scratch of other
+  // evaluations): hidden whole when the standard layout (<data>/scratch/<pid>) shows where it is, and the
+  // compile cache and the scratch root in any case.
+  const fs::path library = fs::absolute(compiled.library), scratch = fs::absolute(tools.scratch);
+  if (scratch.parent_path().filename() == "scratch") policy.hidden.push_back(scratch.parent_path().parent_path());
+  policy.hidden.push_back(scratch.parent_path());
+  policy.hidden.push_back(library.parent_path().parent_path());
+  std::sort(policy.hidden.begin(), policy.hidden.end());
+  policy.hidden.erase(std::unique(policy.hidden.begin(), policy.hidden.end()), policy.hidden.end());
+  // What the runner needs back inside hidden folders: the library, the runner, its libraries.
+  policy.readable = {library, fs::absolute(tools.runner).parent_path()};
+  if (const char* paths = std::getenv("LD_LIBRARY_PATH")) {
+    std::istringstream in(paths);
+    for (std::string dir; std::getline(in, dir, ':');)
+      if (!dir.empty() && fs::path(dir).is_absolute()) policy.readable.emplace_back(dir);
+  }
+  // Memory: RLIMIT_DATA (private writable mappings), not RLIMIT_AS: CUDA reserves far more address space than
+  // it uses. PTXBENCH_SANDBOX_DATA_GB=0 lifts it.
+  policy.limits.data_bytes = env_number("PTXBENCH_SANDBOX_DATA_GB", 32) << 30;
+  setup.profiling_admin = profiling_needs_admin() && geteuid() == 0;
+  return setup;
 }
 
 json request_for(const Task& task, const CompileResult& compiled, const std::string& mode, const GpuTools& tools) {
@@ -53,21 +108,73 @@ json request_for(const Task& task, const CompileResult& compiled, const std::str
           {proto::kRepetitions, tools.repetitions}};
 }
 
-RunnerCall call_runner(const GpuTools& tools, const json& request, std::vector<std::string> wrapper, double limit_s,
-                       const fs::path& log = {}) {
-  std::vector<std::string> argv = std::move(wrapper);
-  argv.push_back(tools.runner.string());
-  if (!log.empty()) fs::remove(log);
-  RunnerCall call;
-  call.process = run_process({.argv = argv,
-                              .time_limit = std::chrono::milliseconds(static_cast<long>(limit_s * 1000)),
-                              .stdin_data = request.dump()});
-  // The result is the runner's stdout; whatever else printed went to stderr or the tool's log.
-  try {
-    if (!call.process.out.empty()) call.result = json::parse(call.process.out);
-  } catch (const json::exception&) {
+}  // namespace
+
+ChannelRead read_result_channel(const std::string& out, const std::string& key) {
+  ChannelRead read;
+  if (out.empty()) return read;
+  const size_t tag_at = out.rfind(mac::kTagPrefix);
+  const bool shaped = tag_at != std::string::npos && tag_at > 0 && out[tag_at - 1] == '\n' &&
+                      out.size() == tag_at + mac::kTagPrefix.size() + 64 + 1 && out.back() == '\n';
+  if (!shaped) {
+    read.tampered = fmt::format(
+        "the result channel held {} bytes without the runner's closing tag: something other than the runner "
+        "wrote to it, or the one-time key was read before the runner could use it",
+        out.size());
+    return read;
   }
-  if (!log.empty() && fs::exists(log)) call.tool_log = read_file(log);
+  const std::string document = out.substr(0, tag_at);
+  const std::string tag = out.substr(tag_at + mac::kTagPrefix.size(), 64);
+  if (mac::hmac_sha256_hex(key, document) != tag) {
+    read.tampered = fmt::format("the result channel's {} bytes do not carry a valid tag: a forged or altered "
+                                "result (written by something other than the runner)",
+                                out.size());
+    return read;
+  }
+  try {
+    read.document = json::parse(document);
+  } catch (const json::exception& e) {
+    read.tampered = std::string("the authenticated result is not JSON: ") + e.what();
+  }
+  return read;
+}
+
+namespace {
+
+// One runner process, in the sandbox, in a fresh scratch folder of its own: `wrapper(dir)` gives the tool's
+// command line (compute-sanitizer, ncu) with its log in `dir`, or nothing; `log_name` is that log's name.
+RunnerCall call_runner(const GpuTools& tools, const SandboxSetup& sandbox, const json& request,
+                       const std::function<std::vector<std::string>(const fs::path&)>& wrapper, double limit_s,
+                       const std::string& log_name = "", bool profiling = false) {
+  std::mt19937_64 rng{std::random_device{}()};
+  const fs::path dir = fs::absolute(tools.scratch) / fmt::format("call-{:016x}", rng());
+  fs::create_directories(dir);
+  std::vector<std::string> command = wrapper ? wrapper(dir) : std::vector<std::string>{};
+  command.push_back(fs::absolute(tools.runner).string());
+  if (sandbox.status->requested) {
+    SandboxPolicy policy = sandbox.policy;
+    policy.writable = {dir};
+    policy.limits.cpu_s = static_cast<uint64_t>(4 * limit_s) + 60;
+    policy.keep_admin_capability = profiling && sandbox.profiling_admin;
+    command = sandboxed_command(*sandbox.status, policy, command);
+  }
+  const std::string key = fresh_key();
+  std::string input = request.dump();
+  input += '\0';
+  input += key;
+  input += '\n';
+  RunnerCall call;
+  call.process = run_process({.argv = command,
+                              .time_limit = std::chrono::milliseconds(static_cast<long>(limit_s * 1000)),
+                              .stdin_data = input});
+  // The result is the runner's stdout, authenticated; whatever else printed went to stderr or the tool's log.
+  ChannelRead read = read_result_channel(call.process.out, key);
+  call.result = std::move(read.document);
+  call.tampered = std::move(read.tampered);
+  std::error_code ec;
+  if (!log_name.empty() && fs::is_regular_file(fs::symlink_status(dir / log_name, ec)))
+    call.tool_log = read_file(dir / log_name);
+  fs::remove_all(dir, ec);
   return call;
 }
 
@@ -79,7 +186,10 @@ std::string tail(const std::string& text, size_t max_chars = 800) {
 StageResult process_failure(const std::string& stage, const RunnerCall& call, double limit_s) {
   StageResult r{.name = stage, .wall_s = call.process.wall_s};
   r.details = {{"process", call.process.describe()}, {"stderr", tail(call.process.err)}};
-  if (call.process.timed_out) {
+  if (!call.tampered.empty()) {
+    r.status = StageStatus::failed;
+    r.message = "the verdict channel was tampered with: " + call.tampered;
+  } else if (call.process.timed_out) {
     r.status = StageStatus::timeout;
     r.message = fmt::format("the solution did not finish within {:.0f} s and was killed", limit_s);
   } else if (call.process.spawn_failed) {
@@ -111,17 +221,21 @@ StageStatus status_of(const json& result) {
 }
 
 // Sanitize: memcheck, then synccheck, each in its own process on the smallest shape.
-StageResult sanitize_stage(const CompileResult& compiled, const Task& task, const GpuTools& tools) {
+StageResult sanitize_stage(const CompileResult& compiled, const Task& task, const GpuTools& tools,
+                           const SandboxSetup& sandbox) {
   StageResult stage{.name = "sanitize", .status = StageStatus::passed};
   const json request = request_for(task, compiled, proto::kModeSanitize, tools);
   std::vector<std::string> problems;
   for (const std::string tool : {"memcheck", "synccheck"}) {
-    const fs::path log = tools.scratch / (tool + ".log");
-    std::vector<std::string> wrapper = {tools.compute_sanitizer.string(), "--tool", tool, "--log-file", log.string(),
-                                        "--print-limit", "20", "--error-exitcode", "99"};
-    RunnerCall call = call_runner(tools, request, wrapper, tools.sanitize_limit_s, log);
+    const std::string log_name = tool + ".log";
+    auto wrapper = [&](const fs::path& dir) {
+      return std::vector<std::string>{tools.compute_sanitizer.string(), "--tool", tool, "--log-file",
+                                      (dir / log_name).string(), "--print-limit", "20", "--error-exitcode",
+                                      "99"};
+    };
+    RunnerCall call = call_runner(tools, sandbox, request, wrapper, tools.sanitize_limit_s, log_name);
     stage.wall_s += call.process.wall_s;
-    if (call.process.timed_out || call.process.spawn_failed) {
+    if (call.process.timed_out || call.process.spawn_failed || !call.tampered.empty()) {
       StageResult failure = process_failure("sanitize", call, tools.sanitize_limit_s);
       failure.message = tool + ": " + failure.message;
       failure.wall_s = stage.wall_s;
@@ -138,8 +252,15 @@ StageResult sanitize_stage(const CompileResult& compiled, const Task& task, cons
       for (const auto& e : report.errors) first += "\n  " + e.summary();
       problems.push_back(fmt::format("{}: {} error(s){}", tool, report.error_count.value_or(report.errors_printed),
                                      first));
-    } else if (call.result && status_of(*call.result) == StageStatus::runtime_error &&
-               stage.status == StageStatus::passed) {
+    } else if (!call.result) {
+      // No memory error, but the process ended without its result (exit in the call, a crash, a kill): the
+      // run did not finish, so nothing was checked.
+      StageResult failure = process_failure("sanitize", call, tools.sanitize_limit_s);
+      failure.message = tool + ": no memory error found, but " + failure.message;
+      failure.wall_s = stage.wall_s;
+      failure.details[tool] = stage.details[tool];
+      return failure;
+    } else if (status_of(*call.result) == StageStatus::runtime_error && stage.status == StageStatus::passed) {
       // No memory error, but the solution failed at run time: that is the correct stage's to report; say it.
       problems.push_back(fmt::format("{}: no memory error found; the call itself failed: {}", tool,
                                      runtime_error_text(*call.result)));
@@ -251,6 +372,30 @@ fs::path find_runner() {
 
 void run_gpu_stages(const CompileResult& compiled, const Task& task, const GpuTools& tools, Verdict& verdict) {
   fs::create_directories(tools.scratch);
+  const SandboxSetup sandbox = sandbox_setup(compiled, tools);
+  json sandbox_details = sandbox.status->to_json();
+  if (sandbox.status->requested) {
+    sandbox_details["hidden"] = json::array();
+    for (const auto& p : sandbox.policy.hidden) sandbox_details["hidden"].push_back(p.string());
+    sandbox_details["data_limit_bytes"] = sandbox.policy.limits.data_bytes;
+    sandbox_details["profiling_keeps_cap_sys_admin"] = sandbox.profiling_admin;
+  }
+
+  // Untrusted code never runs unconfined unless someone said so.
+  if (sandbox.status->requested && !sandbox.status->available) {
+    for (const char* name : {"sanitize", "correct", "instructions", "time"})
+      verdict.stages.push_back({.name = name, .status = StageStatus::harness_error,
+                                .message = "the sandbox is not available, so the solution is not run: " +
+                                           sandbox.status->reason +
+                                           ". Fix that, or set PTXBENCH_SANDBOX=off for trusted code.",
+                                .details = {{"sandbox", sandbox_details}}});
+    return;
+  }
+  auto push = [&](StageResult stage) {
+    if (!stage.details.is_object()) stage.details = json::object();
+    stage.details["sandbox"] = sandbox_details;
+    verdict.stages.push_back(std::move(stage));
+  };
 
   // A solution that never finishes would hang every later stage as well: after a time-out, stop.
   auto stop_after_timeout = [&](const StageResult& stage, std::initializer_list<const char*> rest) {
@@ -261,24 +406,27 @@ void run_gpu_stages(const CompileResult& compiled, const Task& task, const GpuTo
     return true;
   };
 
-  verdict.stages.push_back(sanitize_stage(compiled, task, tools));
+  push(sanitize_stage(compiled, task, tools, sandbox));
   if (stop_after_timeout(verdict.stages.back(), {"correct", "instructions", "time"})) return;
 
-  RunnerCall check = call_runner(tools, request_for(task, compiled, proto::kModeCheck, tools), {}, tools.correct_limit_s);
+  RunnerCall check = call_runner(tools, sandbox, request_for(task, compiled, proto::kModeCheck, tools), {},
+                                 tools.correct_limit_s);
   StageResult correct = check.result ? correct_stage_from(*check.result, task)
                                      : process_failure("correct", check, tools.correct_limit_s);
   correct.wall_s = check.process.wall_s;
-  verdict.stages.push_back(correct);
+  push(correct);
   if (stop_after_timeout(correct, {"instructions", "time"})) return;
 
   // Instructions: one profiled call under Nsight Compute, and the static SASS beside it.
-  const fs::path ncu_log = tools.scratch / "ncu.csv";
-  std::vector<std::string> ncu = {tools.ncu.string(), "--clock-control", "none", "--profile-from-start", "off",
-                                  "--metrics", "sass__inst_executed_per_opcode_with_modifier_all",
-                                  "--print-metric-instances", "details", "--csv", "--page", "raw",
-                                  "--log-file", ncu_log.string()};
-  RunnerCall profile = call_runner(tools, request_for(task, compiled, proto::kModeProfile, tools), ncu,
-                                   tools.profile_limit_s, ncu_log);
+  const std::string ncu_log = "ncu.csv";
+  auto ncu = [&](const fs::path& dir) {
+    return std::vector<std::string>{tools.ncu.string(), "--clock-control", "none", "--profile-from-start", "off",
+                                    "--metrics", "sass__inst_executed_per_opcode_with_modifier_all",
+                                    "--print-metric-instances", "details", "--csv", "--page", "raw",
+                                    "--log-file", (dir / ncu_log).string()};
+  };
+  RunnerCall profile = call_runner(tools, sandbox, request_for(task, compiled, proto::kModeProfile, tools), ncu,
+                                   tools.profile_limit_s, ncu_log, /*profiling=*/true);
   StageResult instructions;
   if (!profile.result) {
     instructions = process_failure("instructions", profile, tools.profile_limit_s);
@@ -306,18 +454,19 @@ void run_gpu_stages(const CompileResult& compiled, const Task& task, const GpuTo
     verdict.coverage = checked.coverage.coverage;
   }
   instructions.wall_s = profile.process.wall_s;
-  verdict.stages.push_back(instructions);
+  push(instructions);
 
   if (correct.status != StageStatus::passed) {
     verdict.stages.push_back({.name = "time", .status = StageStatus::skipped,
                               .message = "the solution is not correct: its speed is not measured"});
     return;
   }
-  RunnerCall timed = call_runner(tools, request_for(task, compiled, proto::kModeTime, tools), {}, tools.time_limit_s);
+  RunnerCall timed = call_runner(tools, sandbox, request_for(task, compiled, proto::kModeTime, tools), {},
+                                 tools.time_limit_s);
   StageResult time = timed.result ? time_stage_from(*timed.result, task) : process_failure("time", timed, tools.time_limit_s);
   time.wall_s = timed.process.wall_s;
   if (time.status == StageStatus::passed) verdict.speedup = time.details.value(proto::kSpeedup, 0.0);
-  verdict.stages.push_back(time);
+  push(time);
 }
 
 }  // namespace ptxbench

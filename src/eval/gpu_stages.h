@@ -1,10 +1,12 @@
 // The GPU stages: sanitize, correct, instructions, time. Each runs the solution in a fresh ptxbench-runner child
-// process (under compute-sanitizer or Nsight Compute where the stage needs them), with a time limit; the parent
-// only reads what the child reports and how it ended, so a hanging or crashing solution costs one stage, never
-// the judge.
+// process (under compute-sanitizer or Nsight Compute where the stage needs them, tool and runner together in
+// the sandbox of sandbox.h), with a time limit; the parent only reads what the child reports on its
+// authenticated result channel and how it ended, so a hanging, crashing or lying solution costs one stage,
+// never the judge. Each stage's details carry "sandbox": what confined the run.
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -37,6 +39,15 @@ std::filesystem::path find_runner();
 
 // Appends the four GPU stage results to `verdict` and sets its speedup and coverage.
 void run_gpu_stages(const CompileResult& compiled, const Task& task, const GpuTools& tools, Verdict& verdict);
+
+// The runner's stdout judged as its result channel (src/runner/protocol.h): the document when the output is
+// exactly one document followed by a valid HMAC tag under `key`; otherwise what was wrong, in words. Both
+// empty: the runner wrote nothing.
+struct ChannelRead {
+  std::optional<nlohmann::json> document;
+  std::string tampered;
+};
+ChannelRead read_result_channel(const std::string& out, const std::string& key);
 
 // Pieces, exposed for tests: what one stage makes of the runner's result document and how the process ended.
 StageResult correct_stage_from(const nlohmann::json& result, const Task& task);

@@ -2,9 +2,12 @@
 // runs one mode over it and writes one result document on its original stdout (protocol.h has both formats).
 //
 // The solution runs inside this process, so the runner keeps what it can out of its reach: the request is
-// read and stdin closed before the library is loaded, the result goes to a private copy of stdout (the
-// solution's prints land on stderr), and the process ends with _exit right after the result is written, so
-// the solution's static destructors and atexit handlers never run.
+// read before the library is loaded, the result goes to a private copy of stdout (the solution's prints land
+// on stderr) followed by an HMAC-SHA256 tag under a one-time key that the runner reads only after the
+// solution's last call (until then the key sits unread in the stdin pipe, not in this process's memory), and
+// the process ends with _exit right after the result is written, so the solution's static destructors and
+// atexit handlers never run. The parent rejects anything on the channel but one document with a valid tag
+// (docs/anti-cheat.md says what that does and does not stop).
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -23,6 +26,7 @@
 #include "runner/family.h"
 #include "runner/protocol.h"
 #include "runner/request.h"
+#include "runner/result_mac.h"
 #include "runner/session.h"
 
 namespace {
@@ -39,9 +43,19 @@ int take_stdout() {
   return result_fd;
 }
 
-// Reads the request to its end, then puts /dev/null on fd 0 so the solution finds nothing there.
-std::string read_request() {
-  std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+// Reads the request: stdin up to a NUL byte (or its end). What follows the NUL (the one-time key) stays
+// unread in the pipe, which is moved to a private close-on-exec descriptor (*key_fd); /dev/null goes on fd 0
+// so the solution finds nothing there. Byte by byte, so that not one byte of the key enters this process early.
+std::string read_request(int* key_fd) {
+  std::string text;
+  char c = 0;
+  for (;;) {
+    const ssize_t n = read(STDIN_FILENO, &c, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0 || c == '\0') break;
+    text += c;
+  }
+  *key_fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
   const int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (null_fd >= 0) {
     (void)dup2(null_fd, STDIN_FILENO);
@@ -50,6 +64,25 @@ std::string read_request() {
     (void)close(STDIN_FILENO);
   }
   return text;
+}
+
+// The key, read once the solution can no longer run: the rest of the stdin pipe, up to 256 bytes. Empty when
+// the parent sent none (a person running the runner by hand) or someone read it first.
+std::string read_key(int key_fd) {
+  std::string key;
+  if (key_fd < 0) return key;
+  char buffer[256];
+  for (;;) {
+    const ssize_t n = read(key_fd, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    key.append(buffer, static_cast<size_t>(n));
+    if (key.size() >= sizeof(buffer)) break;
+  }
+  for (volatile char& b : buffer) b = 0;
+  (void)close(key_fd);
+  while (!key.empty() && (key.back() == '\n' || key.back() == '\r')) key.pop_back();
+  return key;
 }
 
 bool write_all(int fd, const std::string& text) {
@@ -156,13 +189,21 @@ int main() {
     std::fprintf(stderr, "ptxbench-runner: cannot set up the result channel: %s\n", std::strerror(errno));
     return 2;
   }
-  const std::string request = read_request();
+  int key_fd = -1;
+  const std::string request = read_request(&key_fd);
 
   Json result = {
       {p::kProtocol, p::kVersion}, {p::kMode, nullptr}, {p::kStatus, p::kHarnessError}, {p::kMessage, ""}};
   run(request, result);
 
-  const bool written = write_all(result_fd, result.dump(2) + "\n");
+  // The solution's last call is over and the device idle: only now does the key enter this process.
+  std::string document = result.dump(2) + "\n";
+  std::string key = read_key(key_fd);
+  if (!key.empty()) {
+    document += std::string(ptxbench::mac::kTagPrefix) + ptxbench::mac::hmac_sha256_hex(key, document) + "\n";
+    for (volatile char& b : key) b = 0;
+  }
+  const bool written = write_all(result_fd, document);
   std::fflush(nullptr);
   _exit(written ? 0 : 3);
 }

@@ -3,13 +3,24 @@
 // names of the one JSON request the runner reads on stdin and of the one JSON result it writes on stdout.
 // Shared by both sides; header-only and free of CUDA, so the parent can include it without the toolkit.
 //
-// Invocation: `ptxbench-runner < request.json > result.json`. The runner reads stdin to its end and closes it
-// before it loads the solution library. Everything the solution prints goes to stderr: the runner keeps a
-// private copy of its original stdout for the result and points fd 1 at stderr. Exit code 0 means the result
-// document was written, whatever its status; any other exit (code, signal, timeout) means it was not, and the
-// parent judges that itself. The runner hangs when the solution never ends: the parent enforces time limits.
-// Under ncu or compute-sanitizer the tools also print on stdout: give them --log-file (and ncu --export) so
-// that stdout holds the result document alone.
+// Invocation: `ptxbench-runner < request.json > result.json`. The runner reads stdin up to a NUL byte (or its
+// end) as the request, before it loads the solution library, and puts /dev/null on fd 0. Everything the
+// solution prints goes to stderr: the runner keeps a private copy of its original stdout for the result and
+// points fd 1 at stderr. Exit code 0 means the result was written, whatever its status; any other exit (code,
+// signal, timeout) means it was not, and the parent judges that itself. The runner hangs when the solution
+// never ends: the parent enforces time limits. Under ncu or compute-sanitizer the tools also print on stdout:
+// give them --log-file (and ncu --export) so that stdout holds the result alone.
+//
+// ---- Result channel (authenticated) -----------------------------------------------------------------------
+// The parent writes `<request JSON> NUL <key>` on stdin, the key being 64 fresh random hex digits per process.
+// The runner leaves the key unread in the pipe while solution code can run and reads it only after the mode is
+// over (the solution's last call returned and the device was synchronised); then stdout is
+//   <result JSON>\n
+//   ptxbench-mac <HMAC-SHA256(key, result JSON + "\n") in hex>\n
+// and nothing else. Without a key (a person piping a request file) the tag line is left out. The parent
+// (src/eval/gpu_stages.cpp) accepts only exactly that shape with a valid tag: any other byte on the channel
+// (a forged or extra document, a write to a guessed descriptor) or a missing tag (the key was read by someone
+// else) makes the stage fail as tampering. result_mac.h has the HMAC; docs/anti-cheat.md the threat model.
 //
 // ---- Request ----------------------------------------------------------------------------------------------
 // {
@@ -29,8 +40,8 @@
 // }
 // Modes:
 //   check    every shape, `trials` trials each, each on a fresh non-blocking stream of the runner's.
-//   time     main shape: solution and baseline alternate, each call with fresh inputs and a cold L2; then the
-//            last timed output is re-checked. Failed when that re-check fails or hidden_work_suspected.
+//   time     main shape: solution and baseline alternate, each call with fresh inputs and a cold L2; every
+//            timed output is checked. Failed when one is wrong or hidden_work_suspected.
 //   profile  main shape: one warm-up call, then one call between cudaProfilerStart/Stop (for
 //            ncu --profile-from-start off), then checked.
 //   sanitize the smallest shape (fewest elements over its dimensions), one call, checked (for
@@ -76,7 +87,8 @@
 //   "algo": {"algo_id", "tile_id", "stages_id", "splitk", "workspace_bytes"}},
 //   "speedup" (baseline event median / solution event median), "speedup_wall" (the same over wall medians),
 //   "hidden_work_suspected" (the solution's wall - event gap exceeds the baseline's by more than
-//   max(20 us, 10% of the solution's event median)), "recheck": Trial}
+//   max(20 us, 10% of the solution's event median)), "recheck": Trial (the first timed call whose output was
+//   wrong, else the last one), "checked_calls" (every timed call is checked), "failed_calls"}
 // Series: {"event_us": Stats, "wall_us": Stats, "tflops" (flops / event median), "tflops_wall"}
 // Stats: {"median", "min", "max", "p10", "p90", "mean"}, microseconds. event_us: CUDA events on the stream
 //   around the call (the GPU is idle before it, so the call's launch latency counts); wall_us: host clock
@@ -180,6 +192,8 @@ inline constexpr const char* kSpeedup = "speedup";
 inline constexpr const char* kSpeedupWall = "speedup_wall";
 inline constexpr const char* kHiddenWorkSuspected = "hidden_work_suspected";
 inline constexpr const char* kRecheck = "recheck";
+inline constexpr const char* kCheckedCalls = "checked_calls";
+inline constexpr const char* kFailedCalls = "failed_calls";
 inline constexpr const char* kAlgo = "algo";
 inline constexpr const char* kMedian = "median";
 inline constexpr const char* kMin = "min";

@@ -355,7 +355,7 @@ size_t l2_flush_bytes(int device) {
 
 // Solution and baseline alternate, each call with fresh inputs and a poisoned output before its flush, so
 // that drift of clocks or temperature hits both alike and a solution that skips work on repeated calls is
-// caught by the re-check of the last call's output. Fails when that re-check fails or when the call's work
+// caught by the check of every timed call's output. Fails when that re-check fails or when the call's work
 // runs outside `stream`.
 void run_time(Session& session) {
   const Request& request = session.request;
@@ -382,21 +382,25 @@ void run_time(Session& session) {
   for (int i = 0; i < request.warmup + 1; ++i) family.call_baseline(stream.get());  // +1: plans the algorithm
   wait_device(warmup);
 
+  // Every timed call's output is checked, outside the clocks: a solution that counts its calls and does the
+  // work only on the last one (the one a single re-check would see) fails here.
   Samples solution, baseline;
+  Json recheck;
+  int failed_calls = 0;
   for (int i = 0; i < request.repetitions; ++i) {
     const Where where{shape.label, i, "timed call " + std::to_string(i)};
     fresh_inputs(i + 1);
     time_one(stream.get(), flush, static_cast<uint32_t>(2 * i), where, solution,
              [&] { call_solution(session, stream.get(), where); });
+    // Complete after the device synchronisation in time_one.
+    family.snapshot_outputs(harness.get());
+    PTXBENCH_CUDA(cudaStreamSynchronize(harness.get()));
+    Json checked = judge(session, harness.get(), trial_header(i, key(i + 1), stream.get()));
+    if (!checked[p::kPassedField].get<bool>() && failed_calls++ == 0) recheck = std::move(checked);
+    else if (failed_calls == 0 && i == request.repetitions - 1) recheck = std::move(checked);
     time_one(stream.get(), flush, static_cast<uint32_t>(2 * i + 1), where, baseline,
              [&] { family.call_baseline(stream.get()); });
   }
-
-  // The last timed call's output, already complete after the device synchronisation above.
-  family.snapshot_outputs(harness.get());
-  PTXBENCH_CUDA(cudaStreamSynchronize(harness.get()));
-  Json recheck = judge(session, harness.get(),
-                       trial_header(request.repetitions - 1, key(request.repetitions), stream.get()));
 
   const double flops = family.flops();
   Json timing = {{p::kShape, {{p::kLabel, shape.label}, {p::kDims, shape.dims_json()}}},
@@ -434,9 +438,13 @@ void run_time(Session& session) {
       "on `stream` saw %.1f us",
       median(p::kSolution, p::kWallUs), median(p::kSolution, p::kEventUs));
   const std::string failure =
-      !recheck_passed ? "re-check of the last timed call: " + describe_failure(shape.to_string(), recheck)
+      !recheck_passed ? std::to_string(failed_calls) + " of " + std::to_string(request.repetitions) +
+                            " timed calls gave a wrong output; the first: " +
+                            describe_failure(shape.to_string(), recheck)
                       : std::string(hidden);
   timing[p::kRecheck] = std::move(recheck);
+  timing[p::kCheckedCalls] = request.repetitions;
+  timing[p::kFailedCalls] = failed_calls;
   session.result[p::kTiming] = std::move(timing);  // `median` reads `timing`: no use of it past here
   set_status(session, passed, passed ? summary : failure);
 }

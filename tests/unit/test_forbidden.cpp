@@ -124,3 +124,27 @@ TEST(ForbiddenImports, ACleanLibraryPasses) {
                            {"libcudart.so.13", "libstdc++.so.6", "libgcc_s.so.1", "libc.so.6", "libm.so.6"})
                   .empty());
 }
+
+// The descriptor-level, signal, memory-protection and symbol-table imports a solution would use to reach the
+// runner's pipes or other libraries (docs/anti-cheat.md). Import-only: a helper named `read` or `link` in the
+// source is not flagged, but importing libc's is.
+TEST(ForbiddenImports, DescriptorSignalAndSymbolTableImportsAreFound) {
+  const auto found = scan_imports({"read", "write", "fcntl", "fstat", "environ", "dup2", "unlink", "mprotect",
+                                   "sigaction", "prctl", "dladdr", "_r_debug", "getauxval", "sendmsg"},
+                                  {"libcudart.so.13", "libc.so.6"});
+  for (const auto& [rule, evidence] :
+       std::vector<std::pair<std::string, std::string>>{{"file", "read"},           {"file", "write"},
+                                                        {"file", "fcntl"},          {"file", "fstat"},
+                                                        {"file", "environ"},        {"file", "dup2"},
+                                                        {"file", "unlink"},         {"process", "mprotect"},
+                                                        {"process", "sigaction"},   {"process", "prctl"},
+                                                        {"dynamic-loading", "dladdr"},
+                                                        {"dynamic-loading", "_r_debug"},
+                                                        {"dynamic-loading", "getauxval"},
+                                                        {"network", "sendmsg"}})
+    EXPECT_TRUE(has_rule(found, rule, evidence)) << rule << " " << evidence;
+  // Import-only names are not flagged in source: a device helper may well be called `read`.
+  EXPECT_TRUE(scan_source("__device__ float read(const float* p) { return *p; }\n"
+                          "__global__ void k(float* p) { p[0] = read(p); }\n")
+                  .empty());
+}

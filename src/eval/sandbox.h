@@ -1,0 +1,73 @@
+// The sandbox every process that runs solution code starts in: bubblewrap (bwrap) with new user, pid, network,
+// ipc and uts namespaces, a read-only view of the file system with the harness's data (store, compile cache,
+// other submissions), the home folders and /run hidden under empty tmpfs mounts, a private /tmp, a writable
+// scratch folder of its own, the GPU device nodes, an allow-listed environment (no keys), and resource limits
+// (prlimit: no core files, file size, CPU time, data segment, processes). docs/anti-cheat.md says what this
+// stops and what it does not.
+//
+// PTXBENCH_SANDBOX=off runs without it (trusted code only); the verdict records that. When bwrap is missing or
+// cannot create namespaces, the GPU stages are a harness_error: ptxbench does not silently run untrusted code
+// unconfined.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ptxbench {
+
+struct SandboxLimits {
+  uint64_t file_bytes = uint64_t{1} << 30;  // RLIMIT_FSIZE: largest file the sandbox may write
+  uint64_t data_bytes = 0;                  // RLIMIT_DATA (0: none); RLIMIT_AS would break CUDA's reservations
+  uint64_t processes = 1024;                // RLIMIT_NPROC (threads count): only where it applies, see status
+  uint64_t cpu_s = 0;                       // RLIMIT_CPU (0: none); the parent's wall-clock limit is the main one
+};
+
+// What one sandboxed command may see beyond the read-only system.
+struct SandboxPolicy {
+  std::vector<std::filesystem::path> hidden;    // replaced by empty tmpfs mounts (before the binds below)
+  std::vector<std::filesystem::path> readable;  // bound read-only (e.g. the solution library inside `hidden`)
+  std::vector<std::filesystem::path> writable;  // bound read-write; the first is the working directory
+  SandboxLimits limits;
+  // Keeps CAP_SYS_ADMIN and the initial user namespace: what Nsight Compute needs where the driver restricts
+  // profiling to administrators (RmProfilingAdminOnly=1). Weaker: such a process could undo its mounts.
+  bool keep_admin_capability = false;
+};
+
+struct SandboxStatus {
+  bool requested = true;        // false: PTXBENCH_SANDBOX=off
+  bool available = false;       // bwrap and prlimit found and a namespace probe succeeded
+  bool user_namespace = false;  // the probe ran in a new user namespace
+  bool process_limit = false;   // RLIMIT_NPROC applies (a new user namespace and not uid 0 outside it)
+  std::string bwrap;            // absolute path
+  std::string prlimit;          // absolute path
+  std::string reason;           // why it is not available / what is weaker, in words
+  nlohmann::json to_json() const;
+};
+
+// PTXBENCH_SANDBOX ("off" disables), then a probe of bwrap: cached for the process.
+const SandboxStatus& sandbox_status();
+// The probe itself, uncached (tests).
+SandboxStatus probe_sandbox(const std::string& bwrap_override = "");
+
+// The argv that runs `command` inside the sandbox: env -i bwrap <policy> -- prlimit <limits> -- command.
+// `command[0]` must be an absolute path or a name on the sandbox's PATH.
+std::vector<std::string> sandboxed_command(const SandboxStatus& status, const SandboxPolicy& policy,
+                                           const std::vector<std::string>& command);
+
+// Folders every sandbox hides: $HOME, /root, /home, /run (sockets of system daemons, secrets), /var/run when
+// it is a folder of its own, and /mnt, /media, /srv.
+std::vector<std::filesystem::path> default_hidden_paths();
+
+// The environment a sandboxed process gets: PATH, LD_LIBRARY_PATH, CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER,
+// CUDA_HOME from the caller's, and HOME=TMPDIR=/tmp, LANG=C. Nothing else (no *_API_KEY, no tokens).
+std::map<std::string, std::string> sandbox_environment();
+
+// True when the NVIDIA driver restricts GPU performance counters to administrators.
+bool profiling_needs_admin();
+
+}  // namespace ptxbench

@@ -1,0 +1,51 @@
+// Trick: enqueue the GEMM on a stream of its own, so that the harness's events on `stream` time nothing.
+// Why it must fail: the ABI says all work goes on `stream`; work elsewhere hides from the timer. Stopped by:
+// static (abi: cudaStreamCreateWithFlags). At run time the output check after `stream` is synchronised and
+// the time stage's wall-clock comparison catch it too (legacy_default_stream.cu tests that path).
+#include <ptxbench/abi.h>
+
+// A plain SIMT GEMM (no tensor cores): 64 x 64 tile per 16 x 16 block, 4 x 4 elements per thread.
+namespace simt {
+constexpr int kTile = 64, kSlice = 16;
+template <typename Acc>
+__global__ void gemm_kernel(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int M, int N, int K,
+                            int rows_to_write) {
+  __shared__ float a_tile[kSlice][kTile + 1];
+  __shared__ float b_tile[kSlice][kTile + 1];
+  const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * 16 + tx;
+  const int row0 = blockIdx.y * kTile, col0 = blockIdx.x * kTile;
+  Acc acc[4][4];
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) acc[i][j] = Acc(0.0f);
+  for (int k0 = 0; k0 < K; k0 += kSlice) {
+    for (int i = tid; i < kTile * kSlice; i += 256) {
+      const int r = i / kSlice, kk = i % kSlice, k = k0 + kk;
+      a_tile[kk][r] = (row0 + r < M && k < K) ? __bfloat162float(A[(size_t)(row0 + r) * K + k]) : 0.0f;
+      b_tile[kk][r] = (col0 + r < N && k < K) ? __bfloat162float(B[(size_t)(col0 + r) * K + k]) : 0.0f;
+    }
+    __syncthreads();
+    for (int kk = 0; kk < kSlice; ++kk)
+      for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 4; ++j)
+          acc[i][j] = Acc(float(acc[i][j]) + a_tile[kk][ty + 16 * i] * b_tile[kk][tx + 16 * j]);
+    __syncthreads();
+  }
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) {
+      const int row = row0 + ty + 16 * i, col = col0 + tx + 16 * j;
+      if (row < M && row < rows_to_write && col < N) C[(size_t)row * N + col] = __float2bfloat16(float(acc[i][j]));
+    }
+}
+inline int launch(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int M, int N, int K,
+                  cudaStream_t stream, int rows_to_write = 1 << 30) {
+  const dim3 grid((N + kTile - 1) / kTile, (M + kTile - 1) / kTile), block(16, 16);
+  gemm_kernel<float><<<grid, block, 0, stream>>>(A, B, C, M, N, K, rows_to_write);
+  return cudaGetLastError() == cudaSuccess ? 0 : 1;
+}
+}  // namespace simt
+extern "C" int ptxbench_gemm_bf16(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int M, int N,
+                                  int K, cudaStream_t stream) {
+  cudaStream_t own;
+  if (cudaStreamCreateWithFlags(&own, cudaStreamNonBlocking) != cudaSuccess) return 1;
+  return simt::launch(A, B, C, M, N, K, own);
+}

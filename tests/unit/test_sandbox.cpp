@@ -1,0 +1,200 @@
+// The sandbox (src/eval/sandbox.h) and the authenticated result channel (src/runner/result_mac.h,
+// read_result_channel), without a GPU. The sandbox must work here: when bwrap is missing or cannot create
+// namespaces these tests FAIL (they do not skip), because a harness without its sandbox must not pass CI.
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "eval/gpu_stages.h"
+#include "eval/sandbox.h"
+#include "runner/result_mac.h"
+#include "util/files.h"
+#include "util/subprocess.h"
+
+using namespace ptxbench;
+namespace fs = std::filesystem;
+
+namespace {
+
+const SandboxStatus& status() {
+  static const SandboxStatus s = probe_sandbox();
+  return s;
+}
+
+// A fresh folder under the build tree (not /tmp: inside the sandbox /tmp is a private tmpfs, and the tests
+// want folders that exist outside it).
+fs::path fresh_dir(const std::string& name) {
+  std::mt19937_64 rng{std::random_device{}()};
+  const fs::path dir = fs::current_path() / ("sandbox-test-" + name + "-" + std::to_string(rng() % 1000000));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// A TCP listener on 127.0.0.1 outside the sandbox; 0 when none could be made.
+struct Listener {
+  int fd = -1;
+  int port = 0;
+  Listener() {
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof(address);
+    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 || listen(fd, 4) != 0 ||
+        getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0)
+      return;
+    port = ntohs(address.sin_port);
+  }
+  ~Listener() {
+    if (fd >= 0) close(fd);
+  }
+};
+
+}  // namespace
+
+TEST(Sandbox, BubblewrapCreatesItsNamespacesHere) {
+  ASSERT_TRUE(status().available) << "the sandbox cannot run on this machine, so ptxbench would refuse to run "
+                                     "solutions: "
+                                  << status().reason;
+}
+
+TEST(Sandbox, LoadTimeCodeCannotReachTheNetworkWriteOutsideOrReadKeys) {
+  ASSERT_TRUE(status().available) << status().reason;
+  const Listener listener;
+  ASSERT_GT(listener.port, 0) << "could not listen on 127.0.0.1";
+  // A connection from the host itself works (so a blocked one inside is the sandbox's doing).
+  {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<uint16_t>(listener.port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+    close(fd);
+  }
+  const fs::path data = fresh_dir("data"), scratch = fresh_dir("scratch"), outside = fresh_dir("outside");
+  write_file(data / "secret.txt", "the-store-secret");
+  setenv("OPENAI_API_KEY", "sk-test-must-not-leak", 1);
+
+  SandboxPolicy policy{.hidden = default_hidden_paths(),
+                       .readable = {fs::path(PTXBENCH_SANDBOX_LOADER).parent_path(),
+                                    fs::path(PTXBENCH_SANDBOX_PROBE).parent_path()},
+                       .writable = {scratch}};
+  policy.hidden.push_back(data);
+  const ProcessResult run = run_process(
+      {.argv = sandboxed_command(status(), policy,
+                                 {PTXBENCH_SANDBOX_LOADER, PTXBENCH_SANDBOX_PROBE, std::to_string(listener.port),
+                                  (data / "secret.txt").string(), outside.string()}),
+       .time_limit = std::chrono::seconds(60)});
+  unsetenv("OPENAI_API_KEY");
+  ASSERT_TRUE(run.ok()) << run.describe() << "\n" << run.err;
+  const std::string& report = run.out;
+  EXPECT_EQ(report.find("ESCAPED"), std::string::npos) << report;
+  for (const char* attempt : {"connect 127.0.0.1", "dns example.com", "env OPENAI_API_KEY", "/proc/1/environ",
+                              "read ", "create "})
+    EXPECT_NE(report.find(attempt), std::string::npos) << attempt << " not attempted:\n" << report;
+  EXPECT_NE(report.find("scratch write: allowed"), std::string::npos) << report;
+  EXPECT_FALSE(fs::exists(outside / "planted"));
+  EXPECT_TRUE(fs::exists(scratch / "scratch-file"));
+  for (const auto& dir : {data, scratch, outside}) fs::remove_all(dir);
+}
+
+TEST(Sandbox, ATimeOutKillsEveryProcessInside) {
+  ASSERT_TRUE(status().available) << status().reason;
+  const fs::path scratch = fresh_dir("timeout");
+  const SandboxPolicy policy{.writable = {scratch}};
+  // Two sleepers, one in the background, with a duration no other process here uses.
+  const ProcessResult run = run_process(
+      {.argv = sandboxed_command(status(), policy, {"/bin/sh", "-c", "sleep 417.25 & sleep 417.25; wait"}),
+       .time_limit = std::chrono::milliseconds(1500)});
+  EXPECT_TRUE(run.timed_out) << run.describe();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  int left = 0;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    left += cmdline.find("417.25") != std::string::npos && cmdline.find("sh") == std::string::npos;
+  }
+  EXPECT_EQ(left, 0) << "sleepers outlived the time-out";
+  fs::remove_all(scratch);
+}
+
+TEST(Sandbox, TheEnvironmentIsAllowListed) {
+  setenv("ANTHROPIC_API_KEY", "sk-ant-test", 1);
+  const auto env = sandbox_environment();
+  unsetenv("ANTHROPIC_API_KEY");
+  EXPECT_FALSE(env.contains("ANTHROPIC_API_KEY"));
+  EXPECT_EQ(env.at("HOME"), "/tmp");
+  EXPECT_TRUE(env.contains("PATH"));
+}
+
+TEST(Sandbox, OffWhenAskedAndSaysSo) {
+  SandboxStatus off;
+  off.requested = false;
+  EXPECT_FALSE(off.to_json()["enabled"].get<bool>());
+}
+
+TEST(ResultChannel, HmacSha256KnownAnswers) {
+  // RFC 4231, test cases 1 and 2.
+  EXPECT_EQ(mac::hmac_sha256_hex(std::string(20, '\x0b'), "Hi There"),
+            "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+  EXPECT_EQ(mac::hmac_sha256_hex("Jefe", "what do ya want for nothing?"),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+}
+
+TEST(ResultChannel, AcceptsOnlyOneDocumentWithAValidTag) {
+  const std::string key = std::string(64, 'a');
+  const std::string document = "{\"status\": \"passed\"}\n";
+  const std::string good = document + "ptxbench-mac " + mac::hmac_sha256_hex(key, document) + "\n";
+  const ChannelRead ok = read_result_channel(good, key);
+  ASSERT_TRUE(ok.document) << ok.tampered;
+  EXPECT_EQ((*ok.document)["status"], "passed");
+
+  EXPECT_FALSE(read_result_channel("", key).document);
+  EXPECT_TRUE(read_result_channel("", key).tampered.empty());  // nothing written: not tampering
+  for (const std::string& bad :
+       {document,                                                          // no tag (key stolen or unused)
+        "{\"status\": \"passed\"}\n" + good,                              // a forged document before the real one
+        good + "{\"status\": \"passed\"}\n",                              // and after it
+        document + "ptxbench-mac " + std::string(64, '0') + "\n",          // a made-up tag
+        "{\"status\": \"failed\"}\n" + good.substr(document.size())}) {  // the real tag on another document
+    const ChannelRead read = read_result_channel(bad, key);
+    EXPECT_FALSE(read.document) << bad;
+    EXPECT_FALSE(read.tampered.empty()) << bad;
+  }
+}
+
+#ifdef PTXBENCH_RUNNER_BINARY
+// The real runner, in the sandbox, over the real protocol: its answer (a harness or runtime error without a
+// GPU or a library) comes back authenticated under the key sent after the request.
+TEST(ResultChannel, TheRunnerTagsItsResultInsideTheSandbox) {
+  ASSERT_TRUE(status().available) << status().reason;
+  const fs::path scratch = fresh_dir("runner");
+  const SandboxPolicy policy{.readable = {fs::path(PTXBENCH_RUNNER_BINARY).parent_path()}, .writable = {scratch}};
+  const std::string key = std::string(32, 'k') + std::string(32, '7');
+  std::string input =
+      R"({"mode": "check", "library": "/nonexistent/solution.so", "family": "gemm", "entry_point": "ptxbench_gemm_bf16", "shapes": [{"label": "main", "M": 64, "N": 64, "K": 64}], "seed": 1})";
+  input += '\0';
+  input += key + "\n";
+  const ProcessResult run =
+      run_process({.argv = sandboxed_command(status(), policy, {PTXBENCH_RUNNER_BINARY}),
+                   .time_limit = std::chrono::seconds(60),
+                   .stdin_data = input});
+  ASSERT_TRUE(run.ok()) << run.describe() << "\n" << run.err;
+  const ChannelRead read = read_result_channel(run.out, key);
+  ASSERT_TRUE(read.document) << read.tampered << "\n" << run.out;
+  EXPECT_NE((*read.document)["status"], "passed");
+  EXPECT_FALSE(read_result_channel(run.out, std::string(64, 'x')).document);  // another key: rejected
+  fs::remove_all(scratch);
+}
+#endif
