@@ -1,7 +1,7 @@
 #include "agent/agent_run.h"
 
-#include <atomic>
 #include <fmt/format.h>
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -74,7 +74,9 @@ AgentRunResult run_agent(int64_t run_id, const AgentRunSettings& settings, const
   for (const auto& row : pending) {
     if (first_messages.count(row.task_id)) continue;
     const Task* task = context.registry->find(row.task_id);
-    if (!task) throw std::invalid_argument("run " + std::to_string(run_id) + " has a task that no longer exists: " + row.task_id);
+    if (!task)
+      throw std::invalid_argument("run " + std::to_string(run_id) +
+                                  " has a task that no longer exists: " + row.task_id);
     first_messages[row.task_id] = first_message(*task, knowledge_text(context.kits_dir, *task, *level));
   }
 

@@ -1,6 +1,6 @@
 // Many trajectories at once: every (task, sample) of a run, driven by a pool of threads (model calls in
-// parallel; the provider limits its own concurrency, the evaluator serialises the GPU). The run's settings are
-// stored with it, so `--resume` needs nothing but the run id.
+// parallel; the provider limits its own concurrency, the evaluator serialises the GPU). The run's settings
+// are stored with it, so `--resume` needs nothing but the run id.
 #pragma once
 
 #include <cstdint>

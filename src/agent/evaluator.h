@@ -1,5 +1,5 @@
-// The judge behind the agent loop, as an interface: today the local pipeline, later a remote evaluation service
-// (the loop only needs a verdict for a submission on a task).
+// The judge behind the agent loop, as an interface: today the local pipeline, later a remote evaluation
+// service (the loop only needs a verdict for a submission on a task).
 #pragma once
 
 #include <functional>
@@ -20,11 +20,12 @@ class Evaluator {
   virtual Verdict evaluate(const Submission& submission, const Task& task) = 0;
 };
 
-// ptxbench::evaluate on this machine. Compiles run in parallel; the GPU stages run one evaluation at a time (one
-// GPU: the harness times kernels, and two at once would disturb each other's timings and profiles). The compile
-// is done first outside the GPU lock, so evaluate() under the lock finds it in the compile cache. Identical
-// sources are compiled one at a time: the second then finds the first's cache entry instead of replacing it
-// while the first still reads it (the compile cache replaces an entry published by a concurrent twin).
+// ptxbench::evaluate on this machine. Compiles run in parallel; the GPU stages run one evaluation at a time
+// (one GPU: the harness times kernels, and two at once would disturb each other's timings and profiles). The
+// compile is done first outside the GPU lock, so evaluate() under the lock finds it in the compile cache.
+// Identical sources are compiled one at a time: the second then finds the first's cache entry instead of
+// replacing it while the first still reads it (the compile cache replaces an entry published by a concurrent
+// twin).
 class LocalEvaluator : public Evaluator {
  public:
   using OptionsFor = std::function<EvalOptions(const Task&)>;

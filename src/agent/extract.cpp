@@ -1,8 +1,8 @@
 #include "agent/extract.h"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cctype>
-#include <fmt/format.h>
 #include <set>
 #include <sstream>
 #include <vector>
@@ -41,7 +41,8 @@ bool closes(const std::string& line, const Fence& open) {
 }
 
 bool is_code_language(const std::string& info) {
-  static const std::set<std::string> languages = {"", "cuda", "cu", "cuh", "cpp", "c++", "cxx", "cc", "c", "h", "hpp"};
+  static const std::set<std::string> languages = {"",    "cuda", "cu", "cuh", "cpp", "c++",
+                                                  "cxx", "cc",   "c",  "h",   "hpp"};
   return languages.count(info) > 0;
 }
 
@@ -84,14 +85,16 @@ Extraction extract_code(const std::string& reply) {
   }
   best.blocks = blocks;
   if (best.found) return best;
-  best.problem = empty_block ? "Your reply's code block is empty, so there was nothing to compile. Answer with the "
-                               "whole .cu file in one ```cuda block."
-                 : other_languages.empty()
-                       ? "Your reply contained no fenced code block, so there was nothing to compile. Answer with the "
-                         "whole .cu file in one ```cuda block."
-                       : fmt::format("Your reply contained no CUDA/C++ code block (only blocks marked {}), so there "
-                                     "was nothing to compile. Answer with the whole .cu file in one ```cuda block.",
-                                     fmt::join(other_languages, ", "));
+  best.problem =
+      empty_block ? "Your reply's code block is empty, so there was nothing to compile. Answer with the "
+                    "whole .cu file in one ```cuda block."
+      : other_languages.empty()
+          ? "Your reply contained no fenced code block, so there was nothing to compile. Answer with the "
+            "whole .cu file in one ```cuda block."
+          : fmt::format(
+                "Your reply contained no CUDA/C++ code block (only blocks marked {}), so there "
+                "was nothing to compile. Answer with the whole .cu file in one ```cuda block.",
+                fmt::join(other_languages, ", "));
   return best;
 }
 

@@ -1,7 +1,7 @@
 #include "agent/feedback.h"
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 #include <vector>
 
 namespace ptxbench::agent {
@@ -31,17 +31,28 @@ std::string cap(const std::string& text, size_t max_chars, size_t max_lines) {
 
 std::string to_string(ErrorClass c) {
   switch (c) {
-    case ErrorClass::none: return "";
-    case ErrorClass::compile: return "compile";
-    case ErrorClass::forbidden: return "forbidden";
-    case ErrorClass::memory_safety: return "memory_safety";
-    case ErrorClass::timeout: return "timeout";
-    case ErrorClass::runtime: return "runtime";
-    case ErrorClass::numerical: return "numerical";
-    case ErrorClass::instruction: return "instruction";
-    case ErrorClass::extraction: return "extraction";
-    case ErrorClass::harness: return "harness";
-    case ErrorClass::provider: return "provider";
+    case ErrorClass::none:
+      return "";
+    case ErrorClass::compile:
+      return "compile";
+    case ErrorClass::forbidden:
+      return "forbidden";
+    case ErrorClass::memory_safety:
+      return "memory_safety";
+    case ErrorClass::timeout:
+      return "timeout";
+    case ErrorClass::runtime:
+      return "runtime";
+    case ErrorClass::numerical:
+      return "numerical";
+    case ErrorClass::instruction:
+      return "instruction";
+    case ErrorClass::extraction:
+      return "extraction";
+    case ErrorClass::harness:
+      return "harness";
+    case ErrorClass::provider:
+      return "provider";
   }
   return "";
 }
@@ -64,14 +75,18 @@ ErrorClass classify(const Verdict& verdict) {
     if (s.name == "sanitize") return ErrorClass::memory_safety;
     if (s.name == "correct") return ErrorClass::numerical;
     if (s.name == "instructions") return ErrorClass::instruction;
-    if (s.name == "time")  // work hidden outside `stream` breaks the ABI; otherwise the timed output was wrong
-      return s.message.find("outside `stream`") != std::string::npos ? ErrorClass::forbidden : ErrorClass::numerical;
+    if (s.name ==
+        "time")  // work hidden outside `stream` breaks the ABI; otherwise the timed output was wrong
+      return s.message.find("outside `stream`") != std::string::npos ? ErrorClass::forbidden
+                                                                     : ErrorClass::numerical;
     return ErrorClass::numerical;
   }
   return verdict.overall() == OverallStatus::error ? ErrorClass::harness : ErrorClass::none;
 }
 
-bool verified(const Verdict& verdict) { return verdict.overall() == OverallStatus::passed; }
+bool verified(const Verdict& verdict) {
+  return verdict.overall() == OverallStatus::passed;
+}
 
 bool nothing_failed(const Verdict& verdict) {
   const OverallStatus status = verdict.overall();
@@ -90,9 +105,12 @@ std::string compact_feedback(const Verdict& v, const FeedbackLimits& limits) {
         break;
       case StageStatus::skipped: {
         const std::string reason = cap(s.message, 300, 2);
-        auto it = std::find_if(skipped.begin(), skipped.end(), [&](const auto& p) { return p.first == reason; });
-        if (it == skipped.end()) skipped.push_back({reason, {s.name}});
-        else it->second.push_back(s.name);
+        auto it =
+            std::find_if(skipped.begin(), skipped.end(), [&](const auto& p) { return p.first == reason; });
+        if (it == skipped.end())
+          skipped.push_back({reason, {s.name}});
+        else
+          it->second.push_back(s.name);
         break;
       }
       default:
@@ -102,7 +120,9 @@ std::string compact_feedback(const Verdict& v, const FeedbackLimits& limits) {
   }
   for (const auto& [reason, names] : skipped)
     out += fmt::format("[{}] skipped: {}\n", fmt::join(names, ", "), reason);
-  if (v.coverage) out += fmt::format("Coverage: {:.1f}% of the FLOPs done by the required MMA instruction.\n", *v.coverage * 100);
+  if (v.coverage)
+    out += fmt::format("Coverage: {:.1f}% of the FLOPs done by the required MMA instruction.\n",
+                       *v.coverage * 100);
   if (v.speedup) out += fmt::format("Speed: {:.3f}x the baseline (higher is faster).\n", *v.speedup);
   return cap(out, limits.total_chars, 400);
 }

@@ -1,5 +1,5 @@
-// What a verdict means to the agent: the compact text the model sees next turn, the class of a failed turn, and
-// whether the trajectory may stop.
+// What a verdict means to the agent: the compact text the model sees next turn, the class of a failed turn,
+// and whether the trajectory may stop.
 #pragma once
 
 #include <optional>
@@ -10,20 +10,32 @@
 namespace ptxbench::agent {
 
 // Why a turn failed, from the first failing stage of its verdict (docs/agent.md):
-//   compile (compile failed), forbidden (static: forbidden means; its own class, because it is a rule broken, not
-//   a program the compiler rejected), memory_safety (sanitize), timeout (any stage timed out), runtime (any stage
-//   crashed or the call returned an error), numerical (correct; or time, when the timed calls' output was wrong),
-//   instruction (instructions), extraction (no code in the reply). Not the model's code: harness (ptxbench could
-//   not judge), provider (the model call failed after its retries). none: the turn did not fail.
-enum class ErrorClass { none, compile, forbidden, memory_safety, timeout, runtime, numerical, instruction, extraction,
-                        harness, provider };
+//   compile (compile failed), forbidden (static: forbidden means; its own class, because it is a rule broken,
+//   not a program the compiler rejected), memory_safety (sanitize), timeout (any stage timed out), runtime
+//   (any stage crashed or the call returned an error), numerical (correct; or time, when the timed calls'
+//   output was wrong), instruction (instructions), extraction (no code in the reply). Not the model's code:
+//   harness (ptxbench could not judge), provider (the model call failed after its retries). none: the turn
+//   did not fail.
+enum class ErrorClass {
+  none,
+  compile,
+  forbidden,
+  memory_safety,
+  timeout,
+  runtime,
+  numerical,
+  instruction,
+  extraction,
+  harness,
+  provider
+};
 
 std::string to_string(ErrorClass error_class);
 std::optional<ErrorClass> error_class_from_string(const std::string& text);
 // The classes a failed submission or reply can have, in the order summaries show them.
-inline constexpr ErrorClass kFailureClasses[] = {ErrorClass::compile,   ErrorClass::forbidden,   ErrorClass::memory_safety,
-                                                 ErrorClass::timeout,   ErrorClass::runtime,     ErrorClass::numerical,
-                                                 ErrorClass::instruction, ErrorClass::extraction};
+inline constexpr ErrorClass kFailureClasses[] = {
+    ErrorClass::compile, ErrorClass::forbidden, ErrorClass::memory_safety, ErrorClass::timeout,
+    ErrorClass::runtime, ErrorClass::numerical, ErrorClass::instruction,   ErrorClass::extraction};
 
 ErrorClass classify(const Verdict& verdict);
 
@@ -40,7 +52,8 @@ std::string compact_feedback(const Verdict& verdict, const FeedbackLimits& limit
 
 // Correct, and the required instructions verified as executed (with the coverage): every stage passed.
 bool verified(const Verdict& verdict);
-// Nothing failed, and what did not pass was skipped (no GPU here, a static-only task): the best this host can say.
+// Nothing failed, and what did not pass was skipped (no GPU here, a static-only task): the best this host can
+// say.
 bool nothing_failed(const Verdict& verdict);
 
 }  // namespace ptxbench::agent

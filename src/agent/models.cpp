@@ -26,8 +26,9 @@ ModelChoice choose_model(const std::string& name, const std::filesystem::path& c
   llm::ModelSpec spec{.name = name, .provider = "reference"};
   if (name != "reference") {
     if (!std::filesystem::exists(catalogue))
-      throw std::invalid_argument("no model catalogue at " + catalogue.string() + " (--models FILE), so no model '" +
-                                  name + "'; --model reference needs none");
+      throw std::invalid_argument("no model catalogue at " + catalogue.string() +
+                                  " (--models FILE), so no model '" + name +
+                                  "'; --model reference needs none");
     const auto models = llm::load_model_catalogue(catalogue.string());
     spec = llm::find_model(models, name);
   }

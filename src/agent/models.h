@@ -1,5 +1,5 @@
-// From a --model name to a Provider: "reference" is the built-in offline model; any other name is looked up in the
-// model catalogue (models.json, docs/models.md) and served by src/llm.
+// From a --model name to a Provider: "reference" is the built-in offline model; any other name is looked up
+// in the model catalogue (models.json, docs/models.md) and served by src/llm.
 #pragma once
 
 #include <filesystem>
@@ -15,12 +15,13 @@ namespace ptxbench::agent {
 
 struct ModelChoice {
   std::unique_ptr<llm::Provider> provider;
-  nlohmann::json spec;     // what is stored with the run: the catalogue entry (the key's variable name, never a key)
+  nlohmann::json
+      spec;  // what is stored with the run: the catalogue entry (the key's variable name, never a key)
   bool reference = false;  // the built-in reference model
 };
 
-// Throws ConfigError for a broken catalogue or manifest, std::invalid_argument for an unknown model or an unset key.
-// The catalogue is read only for names other than "reference" (which needs none).
+// Throws ConfigError for a broken catalogue or manifest, std::invalid_argument for an unknown model or an
+// unset key. The catalogue is read only for names other than "reference" (which needs none).
 ModelChoice choose_model(const std::string& name, const std::filesystem::path& catalogue,
                          const std::filesystem::path& solutions_dir, const TaskRegistry& registry);
 

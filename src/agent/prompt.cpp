@@ -1,7 +1,7 @@
 #include "agent/prompt.h"
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 
 #include "task/catalog.h"
 #include "util/files.h"
@@ -27,9 +27,12 @@ std::string trim_middle(const std::string& text, size_t limit) {
 
 std::string to_string(KnowledgeLevel level) {
   switch (level) {
-    case KnowledgeLevel::params: return "params";
-    case KnowledgeLevel::templates: return "templates";
-    case KnowledgeLevel::contracts: return "contracts";
+    case KnowledgeLevel::params:
+      return "params";
+    case KnowledgeLevel::templates:
+      return "templates";
+    case KnowledgeLevel::contracts:
+      return "contracts";
   }
   return "params";
 }
@@ -61,27 +64,32 @@ std::string task_statement(const Task& task) {
   const FamilyInfo* family = find_family(task.family);
   const ArchInfo* arch = find_arch(task.arch);
   std::string out = fmt::format("Task: {}\n{}\n\n{}\n\n", task.id, task.title, task.description);
-  out += fmt::format("Architecture: {} ({}), compiled with nvcc -gencode {} -std=c++20 -O3 -shared -cudart shared\n",
-                     task.arch, arch ? arch->marketing : "?", arch ? arch->gencode : "?");
-  out += task.mode == TaskMode::full
-             ? fmt::format("The solution is run, checked and timed on a {} GPU.\n", arch ? arch->marketing : "?")
-             : "This task is compiled and checked statically only (no GPU of this architecture runs it here): the "
-               "required instructions must be in the compiled code.\n";
+  out += fmt::format(
+      "Architecture: {} ({}), compiled with nvcc -gencode {} -std=c++20 -O3 -shared -cudart shared\n",
+      task.arch, arch ? arch->marketing : "?", arch ? arch->gencode : "?");
+  out += task.mode == TaskMode::full ? fmt::format("The solution is run, checked and timed on a {} GPU.\n",
+                                                   arch ? arch->marketing : "?")
+                                     : "This task is compiled and checked statically only (no GPU of this "
+                                       "architecture runs it here): the "
+                                       "required instructions must be in the compiled code.\n";
   if (family) {
-    out += fmt::format("\nEntry point (declared in <ptxbench/abi.h>; define it with extern \"C\"):\n{}\n", family->signature);
+    out += fmt::format("\nEntry point (declared in <ptxbench/abi.h>; define it with extern \"C\"):\n{}\n",
+                       family->signature);
     out += fmt::format("It computes: {}\n", family->semantics);
   }
   out += "\nShapes (every one is checked on fresh random inputs; the first is timed):\n";
-  for (const auto& shape : task.all_shapes()) out += fmt::format("  {:<8} {}\n", shape.label, shape.to_string());
+  for (const auto& shape : task.all_shapes())
+    out += fmt::format("  {:<8} {}\n", shape.label, shape.to_string());
   out += fmt::format(
-      "Tolerance: every element must satisfy |out - ref| <= {} + {} * |ref| against an fp32-accumulated reference; "
+      "Tolerance: every element must satisfy |out - ref| <= {} + {} * |ref| against an fp32-accumulated "
+      "reference; "
       "NaN and Inf never pass.\n",
       task.tolerance.atol, task.tolerance.rtol);
   out += "\nRequired instruction families (each must execute):\n";
   std::string math_family;
   for (const auto& f : task.required) {
-    out += fmt::format("  {:<10} PTX {}   (SASS {}){}\n", f.name, fmt::join(f.ptx, " / "), fmt::join(f.sass, " / "),
-                       f.does_the_math ? ", does the math" : "");
+    out += fmt::format("  {:<10} PTX {}   (SASS {}){}\n", f.name, fmt::join(f.ptx, " / "),
+                       fmt::join(f.sass, " / "), f.does_the_math ? ", does the math" : "");
     if (f.does_the_math) math_family = f.name;
   }
   if (!math_family.empty())
@@ -97,12 +105,13 @@ std::string knowledge_text(const fs::path& kits_dir, const Task& task, Knowledge
   const std::string kit = arch ? arch->kit : task.arch;
   const std::string marketing = arch ? arch->marketing : task.arch;
   const fs::path dir = kits_dir / kit;
-  std::string out = fmt::format("Architecture knowledge ({} level) from the {} kit, kits/{}:\n", to_string(level),
-                                marketing, kit);
+  std::string out = fmt::format("Architecture knowledge ({} level) from the {} kit, kits/{}:\n",
+                                to_string(level), marketing, kit);
   if (!fs::is_directory(dir))
-    return out + fmt::format("The {} kit does not exist yet: no parameters, template functions or contracts can be "
-                             "shown. Work from the task statement and write the PTX inline.\n",
-                             marketing);
+    return out + fmt::format(
+                     "The {} kit does not exist yet: no parameters, template functions or contracts can be "
+                     "shown. Work from the task statement and write the PTX inline.\n",
+                     marketing);
 
   auto include_file = [&](const fs::path& file, bool code) {
     const std::string name = fs::relative(file, kits_dir.parent_path()).generic_string();
@@ -127,7 +136,8 @@ std::string knowledge_text(const fs::path& kits_dir, const Task& task, Knowledge
       if (entry.is_regular_file() && entry.path().extension() == ".cuh") headers.push_back(entry.path());
   std::sort(headers.begin(), headers.end());
   out += fmt::format(
-      "\nThe kit's PTX template functions follow. kits/{}/ptx is on the include path: #include <{}.cuh> brings in "
+      "\nThe kit's PTX template functions follow. kits/{}/ptx is on the include path: #include <{}.cuh> "
+      "brings in "
       "all of them (namespace ptxkit::{}), or include one file by its name.\n",
       kit, kit, kit);
   if (headers.empty()) out += "(the kit has no template functions yet)\n";
@@ -137,8 +147,8 @@ std::string knowledge_text(const fs::path& kits_dir, const Task& task, Knowledge
 }
 
 std::string first_message(const Task& task, const std::string& knowledge) {
-  return fmt::format("{}\n{}\nWrite the solution: the whole .cu file in one ```cuda block.", task_statement(task),
-                     knowledge);
+  return fmt::format("{}\n{}\nWrite the solution: the whole .cu file in one ```cuda block.",
+                     task_statement(task), knowledge);
 }
 
 std::string fenced_cuda(const std::string& code) {
@@ -146,11 +156,12 @@ std::string fenced_cuda(const std::string& code) {
 }
 
 llm::Request build_request(const std::string& first_user_message, int index,
-                           const std::optional<PreviousTurn>& previous, const std::vector<EarlierTurn>& earlier) {
+                           const std::optional<PreviousTurn>& previous,
+                           const std::vector<EarlierTurn>& earlier) {
   llm::Request request{.system = system_prompt(), .messages = {{"user", first_user_message}}};
   if (index <= 1 || !previous) return request;
-  request.messages.push_back(
-      {"assistant", previous->code ? fenced_cuda(*previous->code) : trim_middle(previous->reply, kReplyShown)});
+  request.messages.push_back({"assistant", previous->code ? fenced_cuda(*previous->code)
+                                                          : trim_middle(previous->reply, kReplyShown)});
   std::string text = fmt::format("Verdict on your turn {} reply:\n{}", previous->index, previous->feedback);
   if (!text.ends_with('\n')) text += '\n';
   if (!earlier.empty()) {
@@ -159,7 +170,8 @@ llm::Request build_request(const std::string& first_user_message, int index,
   }
   text += fmt::format("\nThis is turn {}. ", index);
   text += previous->passed
-              ? "The file passed every stage: make it faster while keeping it correct and its required instructions "
+              ? "The file passed every stage: make it faster while keeping it correct and its required "
+                "instructions "
                 "executed. Answer with the whole file in one ```cuda block."
               : "Fix the problems above. Answer with the whole corrected .cu file in one ```cuda block.";
   request.messages.push_back({"user", text});

@@ -1,5 +1,6 @@
-// What the model is told: the system prompt, the task statement, the architecture knowledge at one of three levels
-// (params | templates | contracts, the mission's knowledge ablation), and the text of every later turn.
+// What the model is told: the system prompt, the task statement, the architecture knowledge at one of three
+// levels (params | templates | contracts, the mission's knowledge ablation), and the text of every later
+// turn.
 #pragma once
 
 #include <filesystem>
@@ -29,8 +30,8 @@ std::string system_prompt();
 // header and the kit. Starts with "Task: <id>" (the reference model reads the id from there).
 std::string task_statement(const Task& task);
 
-// The kit's files for the level, verbatim, each under a heading naming it. A kit folder that does not exist (yet)
-// is said so in the text, not an error: the model then works from the task statement alone.
+// The kit's files for the level, verbatim, each under a heading naming it. A kit folder that does not exist
+// (yet) is said so in the text, not an error: the model then works from the task statement alone.
 std::string knowledge_text(const std::filesystem::path& kits_dir, const Task& task, KnowledgeLevel level);
 
 // The first user message: the task statement, the knowledge, and what to answer.
@@ -49,11 +50,12 @@ struct EarlierTurn {
   std::string outcome;  // one line
 };
 
-// The request of turn `index` (1-based). Turn 1: the first message. Later turns: the first message, the previous
-// reply as the assistant's message (its code alone, so the context stays small), then the verdict on it, one
-// line per earlier turn, and what to do next.
+// The request of turn `index` (1-based). Turn 1: the first message. Later turns: the first message, the
+// previous reply as the assistant's message (its code alone, so the context stays small), then the verdict on
+// it, one line per earlier turn, and what to do next.
 llm::Request build_request(const std::string& first_user_message, int index,
-                           const std::optional<PreviousTurn>& previous, const std::vector<EarlierTurn>& earlier);
+                           const std::optional<PreviousTurn>& previous,
+                           const std::vector<EarlierTurn>& earlier);
 
 nlohmann::json to_json(const llm::Request& request);
 llm::Request request_from_json(const nlohmann::json& doc);

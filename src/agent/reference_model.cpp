@@ -30,15 +30,18 @@ std::string task_id_in(const llm::Request& request) {
 std::string break_on_purpose(const std::string& source, const std::string& entry_point) {
   const std::string broken_call = "  ptxbench_check_arguments(stream);  // validate the arguments first\n";
   size_t extern_c = source.find("extern \"C\"");
-  size_t name = extern_c == std::string::npos || entry_point.empty() ? std::string::npos
-                                                                      : source.find(entry_point + "(", extern_c);
+  size_t name = extern_c == std::string::npos || entry_point.empty()
+                    ? std::string::npos
+                    : source.find(entry_point + "(", extern_c);
   if (name != std::string::npos) {
     // The parameter list's closing parenthesis, then the body's opening brace.
     int depth = 0;
     size_t i = source.find('(', name);
     for (; i < source.size(); ++i) {
-      if (source[i] == '(') ++depth;
-      else if (source[i] == ')' && --depth == 0) break;
+      if (source[i] == '(')
+        ++depth;
+      else if (source[i] == ')' && --depth == 0)
+        break;
     }
     const size_t brace = source.find('{', i);
     if (i < source.size() && brace != std::string::npos) {
@@ -49,7 +52,8 @@ std::string break_on_purpose(const std::string& source, const std::string& entry
       return out + broken_call + source.substr(at);
     }
   }
-  return source + (source.ends_with('\n') ? "" : "\n") + "static int ptxbench_checked = ptxbench_check_arguments();\n";
+  return source + (source.ends_with('\n') ? "" : "\n") +
+         "static int ptxbench_checked = ptxbench_check_arguments();\n";
 }
 
 ReferenceModel::ReferenceModel(const std::filesystem::path& solutions_dir, const TaskRegistry& registry) {
@@ -85,29 +89,33 @@ bool ReferenceModel::has_reference(const std::string& task_id) const {
 
 std::string ReferenceModel::answer(const std::string& task_id, int turn) const {
   auto it = by_task_.find(task_id);
-  if (task_id.empty()) return "I am the reference model; I cannot tell which task this is, so I have no code.";
+  if (task_id.empty())
+    return "I am the reference model; I cannot tell which task this is, so I have no code.";
   if (it == by_task_.end())
-    return fmt::format("I am the reference model and have no shipped solution for {}, so I have no code to give.",
-                       task_id);
+    return fmt::format(
+        "I am the reference model and have no shipped solution for {}, so I have no code to give.", task_id);
   const Shipped& s = it->second;
   auto entry = entry_points_.find(task_id);
   const std::string entry_point = entry == entry_points_.end() ? "" : entry->second;
   std::string intro =
       s.verified ? fmt::format("The shipped reference solution solutions/{}", s.path)
-                 : fmt::format("I have no solution for {} that uses its required instructions. This is the shipped "
-                               "solutions/{}, which is correct but does not use them",
-                               task_id, s.path);
+                 : fmt::format(
+                       "I have no solution for {} that uses its required instructions. This is the shipped "
+                       "solutions/{}, which is correct but does not use them",
+                       task_id, s.path);
   if (turn <= 1)
-    return fmt::format("{}, with a mistake made on purpose (a call to a function that does not exist), so that the "
-                       "feedback path is exercised.\n\n{}",
-                       intro, fenced_cuda(break_on_purpose(s.source, entry_point)));
+    return fmt::format(
+        "{}, with a mistake made on purpose (a call to a function that does not exist), so that the "
+        "feedback path is exercised.\n\n{}",
+        intro, fenced_cuda(break_on_purpose(s.source, entry_point)));
   return fmt::format("{}.\n\n{}", intro, fenced_cuda(s.source));
 }
 
 llm::Reply ReferenceModel::complete(const llm::Request& request) {
   int turn = 1;
   for (const auto& m : request.messages) turn += m.role == "assistant";
-  llm::Reply reply{.ok = true, .text = answer(task_id_in(request), turn), .finish_reason = "stop", .attempts = 1};
+  llm::Reply reply{
+      .ok = true, .text = answer(task_id_in(request), turn), .finish_reason = "stop", .attempts = 1};
   return reply;
 }
 

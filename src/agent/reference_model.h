@@ -1,8 +1,9 @@
 // The embedded default model, provider "reference": no network, deterministic. It answers every task with the
 // solution shipped for it (solutions/solutions.json), first with a deliberately broken copy (a call to an
-// undeclared function in the entry point: a compile error) so that the feedback path is exercised, then with the
-// solution itself on every later turn.
-//   - A task with a shipped solution expected to pass every stage: that solution (the reference GEMM on Hopper).
+// undeclared function in the entry point: a compile error) so that the feedback path is exercised, then with
+// the solution itself on every later turn.
+//   - A task with a shipped solution expected to pass every stage: that solution (the reference GEMM on
+//   Hopper).
 //   - Otherwise a shipped solution expected to be correct (the SIMT example): it says so, and that it has no
 //     solution using the required instructions; its verdicts fail the instruction stage.
 //   - Otherwise a reply without code saying it has no solution (an extraction failure, every turn).
@@ -22,7 +23,8 @@ class ReferenceModel : public llm::Provider {
   // Reads the manifest and the sources it names once; throws ConfigError for a broken manifest.
   ReferenceModel(const std::filesystem::path& solutions_dir, const TaskRegistry& registry);
 
-  // The task comes from the first user message ("Task: <id>"), the turn from the assistant messages before it.
+  // The task comes from the first user message ("Task: <id>"), the turn from the assistant messages before
+  // it.
   llm::Reply complete(const llm::Request& request) override;
 
   std::string answer(const std::string& task_id, int turn) const;
@@ -39,8 +41,9 @@ class ReferenceModel : public llm::Provider {
   std::map<std::string, std::string> entry_points_;  // task id -> the C symbol its solution defines
 };
 
-// The deterministic broken variant: a call to an undeclared function inserted as the first statement of the entry
-// point (after its opening brace), or an undeclared name at the end of the file when the entry point is not found.
+// The deterministic broken variant: a call to an undeclared function inserted as the first statement of the
+// entry point (after its opening brace), or an undeclared name at the end of the file when the entry point is
+// not found.
 std::string break_on_purpose(const std::string& source, const std::string& entry_point);
 
 }  // namespace ptxbench::agent

@@ -11,7 +11,9 @@ using nlohmann::json;
 
 namespace {
 
-std::string percent(std::optional<double> v) { return v ? fmt::format("{:.0f}%", *v * 100) : "-"; }
+std::string percent(std::optional<double> v) {
+  return v ? fmt::format("{:.0f}%", *v * 100) : "-";
+}
 
 // Arithmetic over a set of trajectories (one task, or all of them).
 TaskSummary summarize_group(const std::string& task_id, const std::vector<const TrajectoryFacts*>& group) {
@@ -28,7 +30,8 @@ TaskSummary summarize_group(const std::string& task_id, const std::vector<const 
       any_judged = any_judged || turn.correct_judged;
       if (turn.verified) {
         if (!first_success) first_success = turn.index;
-        if (turn.speedup && (!s.best_speedup || *turn.speedup > *s.best_speedup)) s.best_speedup = turn.speedup;
+        if (turn.speedup && (!s.best_speedup || *turn.speedup > *s.best_speedup))
+          s.best_speedup = turn.speedup;
       }
     }
     correct += any_correct;
@@ -38,7 +41,8 @@ TaskSummary summarize_group(const std::string& task_id, const std::vector<const 
       turns_to_success += *first_success;
     }
   }
-  // Rates need at least one judged trajectory: on a host without the task's GPU nothing is known, which is not 0%.
+  // Rates need at least one judged trajectory: on a host without the task's GPU nothing is known, which is
+  // not 0%.
   if (judged > 0 && s.trajectories > 0) {
     s.correct_rate = static_cast<double>(correct) / s.trajectories;
     s.verified_rate = static_cast<double>(verified_count) / s.trajectories;
@@ -107,17 +111,19 @@ json to_json(const RunSummary& summary) {
 }
 
 std::string render(const RunSummary& summary) {
-  std::vector<std::string> header = {"TASK", "TRAJ", "TURNS", "CORRECT", "VERIFIED", "BEST SPEEDUP", "TURNS TO OK"};
+  std::vector<std::string> header = {"TASK",     "TRAJ",         "TURNS",      "CORRECT",
+                                     "VERIFIED", "BEST SPEEDUP", "TURNS TO OK"};
   for (auto c : kFailureClasses) header.push_back(to_string(c));
   TextTable table(header);
   auto add = [&](const TaskSummary& s) {
-    std::vector<std::string> row = {s.task_id,
-                                    std::to_string(s.trajectories),
-                                    std::to_string(s.finished_turns),
-                                    percent(s.correct_rate),
-                                    percent(s.verified_rate),
-                                    s.best_speedup ? fmt::format("{:.3f}x", *s.best_speedup) : "-",
-                                    s.mean_turns_to_success ? fmt::format("{:.1f}", *s.mean_turns_to_success) : "-"};
+    std::vector<std::string> row = {
+        s.task_id,
+        std::to_string(s.trajectories),
+        std::to_string(s.finished_turns),
+        percent(s.correct_rate),
+        percent(s.verified_rate),
+        s.best_speedup ? fmt::format("{:.3f}x", *s.best_speedup) : "-",
+        s.mean_turns_to_success ? fmt::format("{:.1f}", *s.mean_turns_to_success) : "-"};
     for (auto c : kFailureClasses) {
       auto it = s.error_classes.find(to_string(c));
       row.push_back(it == s.error_classes.end() ? "0" : std::to_string(it->second));
@@ -172,7 +178,7 @@ json export_trajectories(Store& store, int64_t run_id, bool timestamps) {
       t["reply_meta"] = meta;
       turns.push_back(t);
     }
-    json traj = {{"task", row.task_id}, {"sample", row.sample}, {"model", row.model},
+    json traj = {{"task", row.task_id},        {"sample", row.sample}, {"model", row.model},
                  {"knowledge", row.knowledge}, {"status", row.status}, {"turns", turns}};
     if (timestamps) {
       traj["created_at"] = row.created_at;

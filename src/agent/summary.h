@@ -20,8 +20,10 @@ struct TurnFacts {
   bool finished = false;
   std::string error_class;  // empty: did not fail
   bool correct = false;     // the correct stage passed
-  bool verified = false;    // every stage passed: correct, the required instructions executed with the coverage, timed
-  bool correct_judged = false;  // the correct stage ran at all (it cannot without a GPU of the task's architecture)
+  bool verified =
+      false;  // every stage passed: correct, the required instructions executed with the coverage, timed
+  bool correct_judged =
+      false;  // the correct stage ran at all (it cannot without a GPU of the task's architecture)
   std::optional<double> speedup;
 };
 
@@ -36,11 +38,14 @@ struct TaskSummary {
   std::string task_id;
   int trajectories = 0;
   int finished_turns = 0;
-  std::optional<double> correct_rate;   // share of trajectories with a correct turn; none when nothing could be judged
-  std::optional<double> verified_rate;  // share with a verified turn (correct + instructions executed + timed)
-  std::optional<double> best_speedup;   // over verified turns
-  std::optional<double> mean_turns_to_success;  // the first verified turn's index, over trajectories that have one
-  std::map<std::string, int> error_classes;     // failed turns by class (docs/agent.md)
+  std::optional<double>
+      correct_rate;  // share of trajectories with a correct turn; none when nothing could be judged
+  std::optional<double>
+      verified_rate;                   // share with a verified turn (correct + instructions executed + timed)
+  std::optional<double> best_speedup;  // over verified turns
+  std::optional<double>
+      mean_turns_to_success;  // the first verified turn's index, over trajectories that have one
+  std::map<std::string, int> error_classes;  // failed turns by class (docs/agent.md)
 };
 
 struct RunSummary {
@@ -58,9 +63,10 @@ nlohmann::json to_json(const RunSummary& summary);
 std::string render(const RunSummary& summary);  // a text table
 
 // Every trajectory of the run: task, sample, model, knowledge, status, and each turn's request, reply, code,
-// verdict, error class and feedback. `timestamps` false leaves out what differs between two equal runs (times,
-// latencies, evaluation ids, the verdict's creation time, and the stages' wall times and details: compiler output
-// names anonymous namespaces with a per-compile hash): for comparing runs with a deterministic judge.
+// verdict, error class and feedback. `timestamps` false leaves out what differs between two equal runs
+// (times, latencies, evaluation ids, the verdict's creation time, and the stages' wall times and details:
+// compiler output names anonymous namespaces with a per-compile hash): for comparing runs with a
+// deterministic judge.
 nlohmann::json export_trajectories(Store& store, int64_t run_id, bool timestamps = true);
 
 }  // namespace ptxbench::agent

@@ -68,9 +68,7 @@ class Driver {
   }
 
  private:
-  void set_status(const std::string& status) {
-    c_.store->set_trajectory_status(c_.row.id, status);
-  }
+  void set_status(const std::string& status) { c_.store->set_trajectory_status(c_.row.id, status); }
 
   std::string end(const std::string& status) {
     set_status(status);
@@ -111,7 +109,9 @@ class Driver {
     const json meta = reply_meta(reply);
     if (!reply.ok) {
       c_.store->record_reply_error(turn.id, meta);
-      emit({.turn = turn.index, .error_class = "provider", .outcome = "the model call failed: " + reply.error,
+      emit({.turn = turn.index,
+            .error_class = "provider",
+            .outcome = "the model call failed: " + reply.error,
             .status = kError});
       return false;
     }
@@ -127,8 +127,7 @@ class Driver {
     const Extraction extraction = extract_code(*turn.reply);
     const std::string finish_reason = turn.reply_meta.value("finish_reason", std::string());
     std::string notes;
-    if (hit_token_limit(finish_reason))
-      notes += "Note: your reply stopped at the output token limit.\n";
+    if (hit_token_limit(finish_reason)) notes += "Note: your reply stopped at the output token limit.\n";
     if (!extraction.found) {
       const TurnEnd end{.error_class = to_string(ErrorClass::extraction),
                         .outcome = "no code: " + extraction.problem.substr(0, extraction.problem.find('.')),
@@ -138,18 +137,22 @@ class Driver {
       return true;
     }
     if (extraction.unterminated)
-      notes += "Note: your reply ended inside the code block; the code up to the end of the reply was compiled.\n";
+      notes +=
+          "Note: your reply ended inside the code block; the code up to the end of the reply was compiled.\n";
     Verdict verdict;
     try {
       verdict = c_.evaluator->evaluate(
           {extraction.code, fmt::format("sample{}-turn{}.cu", c_.row.sample, turn.index)}, *c_.task);
     } catch (const std::exception& e) {
-      emit({.turn = turn.index, .error_class = "harness", .outcome = std::string("the judge failed: ") + e.what(),
+      emit({.turn = turn.index,
+            .error_class = "harness",
+            .outcome = std::string("the judge failed: ") + e.what(),
             .status = kError});
       return false;
     }
     if (verdict.overall() == OverallStatus::error) {
-      // ptxbench could not judge: that says nothing about the code, so the turn is not spent; --resume judges again.
+      // ptxbench could not judge: that says nothing about the code, so the turn is not spent; --resume judges
+      // again.
       emit({.turn = turn.index, .error_class = "harness", .outcome = verdict.summary(), .status = kError});
       return false;
     }
@@ -172,16 +175,19 @@ bool is_terminal(const std::string& status) {
 
 std::optional<std::string> stop_status(const LoopOptions& options, int index, const Verdict* verdict) {
   if (options.stop_when_verified && verdict) {
-    if (verified(*verdict) && (!options.target_speedup || verdict->speedup.value_or(0) >= *options.target_speedup))
+    if (verified(*verdict) &&
+        (!options.target_speedup || verdict->speedup.value_or(0) >= *options.target_speedup))
       return std::string(kSolved);
-    // Nothing failed, yet something was skipped: no GPU here (or a static-only task). More turns cannot change
-    // that, and the model has nothing to fix.
+    // Nothing failed, yet something was skipped: no GPU here (or a static-only task). More turns cannot
+    // change that, and the model has nothing to fix.
     if (verdict->overall() == OverallStatus::incomplete) return std::string(kUnverified);
   }
   if (index >= options.max_turns) return std::string(kFinished);
   return std::nullopt;
 }
 
-std::string run_trajectory(const TrajectoryContext& context) { return Driver(context).run(); }
+std::string run_trajectory(const TrajectoryContext& context) {
+  return Driver(context).run();
+}
 
 }  // namespace ptxbench::agent

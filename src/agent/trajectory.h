@@ -17,18 +17,19 @@ namespace ptxbench::agent {
 
 struct LoopOptions {
   int max_turns = 8;
-  bool stop_when_verified = false;      // stop at the first verified turn (and, on a host that cannot verify,
-                                        // at the first turn where nothing failed)
+  bool stop_when_verified = false;  // stop at the first verified turn (and, on a host that cannot verify,
+                                    // at the first turn where nothing failed)
   std::optional<double> target_speedup;  // with stop_when_verified: also this fast
 };
 
 // Trajectory statuses (trajectories.status). Terminal ones are never resumed.
 inline constexpr const char* kPending = "pending";
 inline constexpr const char* kRunning = "running";
-inline constexpr const char* kSolved = "solved";          // stopped: verified (and at the target speedup)
-inline constexpr const char* kUnverified = "unverified";  // stopped: nothing failed, but this host cannot verify
-inline constexpr const char* kFinished = "finished";      // every turn used
-inline constexpr const char* kError = "error";            // the model call or the judge failed; --resume retries
+inline constexpr const char* kSolved = "solved";  // stopped: verified (and at the target speedup)
+inline constexpr const char* kUnverified =
+    "unverified";                                     // stopped: nothing failed, but this host cannot verify
+inline constexpr const char* kFinished = "finished";  // every turn used
+inline constexpr const char* kError = "error";        // the model call or the judge failed; --resume retries
 bool is_terminal(const std::string& status);
 
 // What happened, for a progress display.

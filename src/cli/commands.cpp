@@ -2,10 +2,10 @@
 
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fmt/format.h>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -83,35 +83,49 @@ EvalOptions eval_options(const ProjectPaths& paths, const Task& task, bool no_ca
 
 int exit_code_for(OverallStatus status) {
   switch (status) {
-    case OverallStatus::passed: return kExitOk;
-    case OverallStatus::failed: return kExitRejected;
-    case OverallStatus::incomplete: return kExitIncomplete;
-    case OverallStatus::error: return kExitHarness;
+    case OverallStatus::passed:
+      return kExitOk;
+    case OverallStatus::failed:
+      return kExitRejected;
+    case OverallStatus::incomplete:
+      return kExitIncomplete;
+    case OverallStatus::error:
+      return kExitHarness;
   }
   return kExitHarness;
 }
 
-std::string percent(std::optional<double> value) { return value ? fmt::format("{:.1f}%", *value * 100) : "-"; }
-std::string ratio(std::optional<double> value) { return value ? fmt::format("{:.3f}x", *value) : "-"; }
+std::string percent(std::optional<double> value) {
+  return value ? fmt::format("{:.1f}%", *value * 100) : "-";
+}
+std::string ratio(std::optional<double> value) {
+  return value ? fmt::format("{:.3f}x", *value) : "-";
+}
 
 // One cell per stage: "ok", "FAIL", "TIME", "CRASH", "-" (skipped), "ERR" (harness).
 std::string stage_cell(const Verdict& v, const std::string& name) {
   const StageResult* s = v.stage(name);
   if (!s) return "?";
   switch (s->status) {
-    case StageStatus::passed: return "ok";
-    case StageStatus::failed: return "FAIL";
-    case StageStatus::timeout: return "TIME";
-    case StageStatus::runtime_error: return "CRASH";
-    case StageStatus::skipped: return "-";
-    case StageStatus::harness_error: return "ERR";
+    case StageStatus::passed:
+      return "ok";
+    case StageStatus::failed:
+      return "FAIL";
+    case StageStatus::timeout:
+      return "TIME";
+    case StageStatus::runtime_error:
+      return "CRASH";
+    case StageStatus::skipped:
+      return "-";
+    case StageStatus::harness_error:
+      return "ERR";
   }
   return "?";
 }
 
 void print_verdict_text(const Verdict& v) {
-  std::cout << fmt::format("task      {}\nsolution  {} ({})\nhost      {}\nverdict   {}\n\n", v.task_id, v.source_name,
-                           v.submission_hash.substr(0, 12), v.host, v.summary());
+  std::cout << fmt::format("task      {}\nsolution  {} ({})\nhost      {}\nverdict   {}\n\n", v.task_id,
+                           v.source_name, v.submission_hash.substr(0, 12), v.host, v.summary());
   for (const auto& s : v.stages) {
     std::cout << fmt::format("[{:<12}] {:<13} {:6.2f} s\n", s.name, to_string(s.status), s.wall_s);
     if (!s.message.empty()) {
@@ -134,14 +148,17 @@ void print_task_text(const Task& t) {
                            t.dtype);
   std::cout << "shapes\n";
   for (const auto& s : t.all_shapes())
-    std::cout << fmt::format("  {:<9} {}   ({:.3g} GFLOP)\n", s.label, s.to_string(), static_cast<double>(t.flops(s)) / 1e9);
-  std::cout << fmt::format("FLOPs         {}\ntolerance     |out - ref| <= {} + {} * |ref| for every element (fp32 "
-                           "reference; NaN and Inf never pass)\n",
-                           t.flops_formula, t.tolerance.atol, t.tolerance.rtol);
+    std::cout << fmt::format("  {:<9} {}   ({:.3g} GFLOP)\n", s.label, s.to_string(),
+                             static_cast<double>(t.flops(s)) / 1e9);
+  std::cout << fmt::format(
+      "FLOPs         {}\ntolerance     |out - ref| <= {} + {} * |ref| for every element (fp32 "
+      "reference; NaN and Inf never pass)\n",
+      t.flops_formula, t.tolerance.atol, t.tolerance.rtol);
   std::cout << "must execute\n";
   for (const auto& f : t.required)
-    std::cout << fmt::format("  {:<12} PTX {:<36} SASS {}{}\n", f.name, fmt::format("{}", fmt::join(f.ptx, ", ")),
-                             fmt::join(f.sass, ", "), f.does_the_math ? "  (does the math)" : "");
+    std::cout << fmt::format("  {:<12} PTX {:<36} SASS {}{}\n", f.name,
+                             fmt::format("{}", fmt::join(f.ptx, ", ")), fmt::join(f.sass, ", "),
+                             f.does_the_math ? "  (does the math)" : "");
   std::cout << fmt::format("coverage      the MMA family must account for >= {:.0f}% of the FLOPs\n",
                            t.coverage_threshold * 100);
   std::cout << fmt::format("baseline      {}\n\nentry point (include/ptxbench/abi.h):\n{}\n\n", t.baseline,
@@ -159,8 +176,10 @@ int tasks_command(const CommonOptions& common, const TasksOptions& options) {
   if (!options.id.empty()) {
     const Task* task = find_task_or_complain(ctx, options.id);
     if (!task) return kExitUsage;
-    if (common.json) std::cout << to_json(*task).dump(2) << "\n";
-    else print_task_text(*task);
+    if (common.json)
+      std::cout << to_json(*task).dump(2) << "\n";
+    else
+      print_task_text(*task);
     return kExitOk;
   }
   json list = json::array();
@@ -169,11 +188,14 @@ int tasks_command(const CommonOptions& common, const TasksOptions& options) {
     if (!options.arch.empty() && t.arch != options.arch) continue;
     std::vector<std::string> names;
     for (const auto& f : t.required) names.push_back(f.name);
-    table.add_row({t.id, t.arch, to_string(t.mode), t.main_shape.to_string(), fmt::format("{}", fmt::join(names, ", "))});
+    table.add_row({t.id, t.arch, to_string(t.mode), t.main_shape.to_string(),
+                   fmt::format("{}", fmt::join(names, ", "))});
     list.push_back(to_json(t));
   }
-  if (common.json) std::cout << list.dump(2) << "\n";
-  else std::cout << table.render();
+  if (common.json)
+    std::cout << list.dump(2) << "\n";
+  else
+    std::cout << table.render();
   return kExitOk;
 }
 
@@ -182,7 +204,8 @@ int compile_command(const CommonOptions& common, const CompileCommandOptions& op
   const Task* task = find_task_or_complain(ctx, options.task);
   std::string source;
   if (!task || !read_solution(options.solution, source)) return kExitUsage;
-  const CompileResult result = compile_solution(source, *task, compile_options(ctx.paths, *task, options.no_cache));
+  const CompileResult result =
+      compile_solution(source, *task, compile_options(ctx.paths, *task, options.no_cache));
   const StageResult compile = compile_stage(result);
   const StageResult checks = static_stage(result);
   if (common.json) {
@@ -196,18 +219,20 @@ int compile_command(const CommonOptions& common, const CompileCommandOptions& op
                              result.cached ? " (cached)" : "");
     if (!compile.message.empty()) std::cout << compile.message << "\n";
     for (const auto& k : result.kernels)
-      std::cout << fmt::format("kernel {}: {} registers, {} B static smem, {} B stack, {} B spilled\n", k.name,
-                               k.registers, k.shared_bytes, k.stack_bytes, k.spill_store_bytes + k.spill_load_bytes);
+      std::cout << fmt::format("kernel {}: {} registers, {} B static smem, {} B stack, {} B spilled\n",
+                               k.name, k.registers, k.shared_bytes, k.stack_bytes,
+                               k.spill_store_bytes + k.spill_load_bytes);
     if (result.ok()) {
       for (const auto& [family, count] : result.inventory.required_counts)
         std::cout << fmt::format("required family {}: {} PTX instruction(s)\n", family, count);
-      std::cout << fmt::format("static: {}{}{}\n", to_string(checks.status), checks.message.empty() ? "" : ": ",
-                               checks.message);
+      std::cout << fmt::format("static: {}{}{}\n", to_string(checks.status),
+                               checks.message.empty() ? "" : ": ", checks.message);
       std::cout << "library: " << result.library.string() << "\n";
     }
   }
   if (compile.status == StageStatus::harness_error) return kExitHarness;
-  return compile.status == StageStatus::passed && checks.status == StageStatus::passed ? kExitOk : kExitRejected;
+  return compile.status == StageStatus::passed && checks.status == StageStatus::passed ? kExitOk
+                                                                                       : kExitRejected;
 }
 
 int eval_command(const CommonOptions& common, const EvalCommandOptions& options) {
@@ -215,8 +240,8 @@ int eval_command(const CommonOptions& common, const EvalCommandOptions& options)
   const Task* task = find_task_or_complain(ctx, options.task);
   std::string source;
   if (!task || !read_solution(options.solution, source)) return kExitUsage;
-  const EvalOptions eval = eval_options(ctx.paths, *task, options.no_cache, gpu_for(options.cpu_only),
-                                         options.stage_time_limit_s);
+  const EvalOptions eval =
+      eval_options(ctx.paths, *task, options.no_cache, gpu_for(options.cpu_only), options.stage_time_limit_s);
   const Verdict verdict =
       evaluate({source, std::filesystem::path(options.solution).filename().string()}, *task, eval);
   int64_t id = 0;
@@ -261,11 +286,12 @@ int run_manifest_command(const CommonOptions& common, const RunCommandOptions& o
   if (!select_archs(options.arch, gpu, run_options.archs)) return kExitUsage;
 
   Store store(ctx.paths.store());
-  const int64_t run_id = store.begin_run("solutions", {{"tasks", options.tasks}, {"archs", run_options.archs}});
+  const int64_t run_id =
+      store.begin_run("solutions", {{"tasks", options.tasks}, {"archs", run_options.archs}});
   if (!common.json)
     std::cerr << fmt::format("run {}: shipped solutions on {} tasks matching '{}' ({}; store {})\n", run_id,
-                             fmt::join(run_options.archs, ", "), options.tasks, gpu.present ? gpu.describe() : gpu.absent_reason,
-                             ctx.paths.store().string());
+                             fmt::join(run_options.archs, ", "), options.tasks,
+                             gpu.present ? gpu.describe() : gpu.absent_reason, ctx.paths.store().string());
   auto progress = [&](const SolutionRunRow& row) {
     if (!common.json)
       std::cerr << fmt::format("  {:<34} {:<40} {}\n", row.task_id, row.solution, row.verdict.summary());
@@ -275,8 +301,8 @@ int run_manifest_command(const CommonOptions& common, const RunCommandOptions& o
   };
   const std::filesystem::path solutions =
       options.solutions.empty() ? ctx.paths.solutions() : std::filesystem::path(options.solutions);
-  const auto rows = run_shipped_solutions(solutions, ctx.registry, run_options, options_for, store,
-                                          run_id, progress);
+  const auto rows =
+      run_shipped_solutions(solutions, ctx.registry, run_options, options_for, store, run_id, progress);
   store.finish_run(run_id);
 
   int mismatched = 0;
@@ -295,35 +321,38 @@ int run_manifest_command(const CommonOptions& common, const RunCommandOptions& o
                      {"expectations_unchecked", row.unchecked}});
     std::cout << json{{"run_id", run_id}, {"host", gpu.describe()}, {"evaluations", out}}.dump(2) << "\n";
   } else {
-    TextTable table({"TASK", "SOLUTION", "VERDICT", "COMPILE", "STATIC", "SANITIZE", "CORRECT", "INSTR", "TIME",
-                     "SPEEDUP", "COVERAGE", "AS EXPECTED"});
+    TextTable table({"TASK", "SOLUTION", "VERDICT", "COMPILE", "STATIC", "SANITIZE", "CORRECT", "INSTR",
+                     "TIME", "SPEEDUP", "COVERAGE", "AS EXPECTED"});
     for (const auto& row : rows) {
       const Verdict& v = row.verdict;
       std::string expected = !row.mismatches.empty() ? "NO: " + row.mismatches.front()
-                             : row.unchecked        ? fmt::format("yes ({} unchecked)", row.unchecked)
-                                                    : "yes";
+                             : row.unchecked         ? fmt::format("yes ({} unchecked)", row.unchecked)
+                                                     : "yes";
       table.add_row({row.task_id, row.solution, to_string(v.overall()), stage_cell(v, "compile"),
                      stage_cell(v, "static"), stage_cell(v, "sanitize"), stage_cell(v, "correct"),
-                     stage_cell(v, "instructions"), stage_cell(v, "time"), ratio(v.speedup), percent(v.coverage),
-                     expected});
+                     stage_cell(v, "instructions"), stage_cell(v, "time"), ratio(v.speedup),
+                     percent(v.coverage), expected});
     }
     std::cout << table.render();
-    std::cout << fmt::format("\n{} evaluations in run {} on {}; {} differ from their expectation.\n", rows.size(),
-                             run_id, gpu.describe(), mismatched);
-    if (!gpu.present) std::cout << "GPU stages (sanitize, correct, instructions, time) skipped: " << gpu.absent_reason << ".\n";
-    std::cout << fmt::format("Verdicts: ptxbench results --run {}  |  one in full: ptxbench results --id N\n", run_id);
+    std::cout << fmt::format("\n{} evaluations in run {} on {}; {} differ from their expectation.\n",
+                             rows.size(), run_id, gpu.describe(), mismatched);
+    if (!gpu.present)
+      std::cout << "GPU stages (sanitize, correct, instructions, time) skipped: " << gpu.absent_reason
+                << ".\n";
+    std::cout << fmt::format("Verdicts: ptxbench results --run {}  |  one in full: ptxbench results --id N\n",
+                             run_id);
   }
   return mismatched ? kExitRejected : kExitOk;
 }
 
 // The options of agent mode (any of them selects it explicitly).
-constexpr const char* kAgentOptions[] = {"--model",      "--models", "--knowledge",          "--turns",
-                                         "--samples",    "--target-speedup", "--stop-when-verified",
-                                         "--resume",     "--parallel"};
+constexpr const char* kAgentOptions[] = {"--model",   "--models",         "--knowledge",          "--turns",
+                                         "--samples", "--target-speedup", "--stop-when-verified", "--resume",
+                                         "--parallel"};
 // What --resume takes from the stored run and so refuses on the command line.
-constexpr const char* kFixedByResume[] = {"--model", "--models", "--knowledge", "--turns", "--samples",
-                                          "--target-speedup", "--stop-when-verified", "--tasks", "--arch",
-                                          "--cpu-only"};
+constexpr const char* kFixedByResume[] = {"--model",   "--models",         "--knowledge",          "--turns",
+                                          "--samples", "--target-speedup", "--stop-when-verified", "--tasks",
+                                          "--arch",    "--cpu-only"};
 
 bool given(const RunCommandOptions& options, const char* name) {
   return std::find(options.given.begin(), options.given.end(), name) != options.given.end();
@@ -344,14 +373,16 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
   if (run_id) {
     for (const char* name : kFixedByResume)
       if (given(options, name)) {
-        std::fprintf(stderr, "ptxbench: --resume continues run %lld with its stored settings; %s cannot be given with it\n",
-                     options.resume, name);
+        std::fprintf(
+            stderr,
+            "ptxbench: --resume continues run %lld with its stored settings; %s cannot be given with it\n",
+            options.resume, name);
         return kExitUsage;
       }
     const auto run = store.run(run_id);
     if (!run || run->kind != "agent") {
-      std::fprintf(stderr, "ptxbench: no agent run %lld in %s (ptxbench results --runs lists them)\n", options.resume,
-                   ctx.paths.store().string().c_str());
+      std::fprintf(stderr, "ptxbench: no agent run %lld in %s (ptxbench results --runs lists them)\n",
+                   options.resume, ctx.paths.store().string().c_str());
       return kExitUsage;
     }
     settings = agent::agent_settings_from_json(run->args);
@@ -378,8 +409,8 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
   const GpuInfo gpu = gpu_for(settings.cpu_only);
   agent::ModelChoice model;
   try {
-    model = agent::choose_model(settings.model, catalogue_path(ctx.paths, options.models), ctx.paths.solutions(),
-                                ctx.registry);
+    model = agent::choose_model(settings.model, catalogue_path(ctx.paths, options.models),
+                                ctx.paths.solutions(), ctx.registry);
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "ptxbench: %s\n", e.what());
     return kExitUsage;
@@ -393,7 +424,8 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
     std::sort(settings.task_ids.begin(), settings.task_ids.end());
     if (settings.task_ids.empty()) {
       std::fprintf(stderr, "ptxbench: no task of %s matches '%s' (ptxbench tasks lists them)\n",
-                   fmt::format("{}", fmt::join(settings.archs, ", ")).c_str(), settings.tasks_pattern.c_str());
+                   fmt::format("{}", fmt::join(settings.archs, ", ")).c_str(),
+                   settings.tasks_pattern.c_str());
       return kExitUsage;
     }
     settings.model_spec = model.spec;
@@ -406,11 +438,12 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
   const int total = static_cast<int>(settings.task_ids.size()) * settings.samples;
   int ended = 0;
   for (const auto& t : store.trajectories(run_id)) ended += agent::is_terminal(t.status);
-  std::cerr << fmt::format("run {}{}: model {} on {} task(s) x {} sample(s), knowledge {}, up to {} turns{}; {}; store {}\n",
-                           run_id, options.resume ? " (resumed)" : "", settings.model, settings.task_ids.size(),
-                           settings.samples, settings.knowledge, settings.loop.max_turns,
-                           settings.loop.stop_when_verified ? ", stopping when verified" : "",
-                           gpu.present ? gpu.describe() : gpu.absent_reason, ctx.paths.store().string());
+  std::cerr << fmt::format(
+      "run {}{}: model {} on {} task(s) x {} sample(s), knowledge {}, up to {} turns{}; {}; store {}\n",
+      run_id, options.resume ? " (resumed)" : "", settings.model, settings.task_ids.size(), settings.samples,
+      settings.knowledge, settings.loop.max_turns,
+      settings.loop.stop_when_verified ? ", stopping when verified" : "",
+      gpu.present ? gpu.describe() : gpu.absent_reason, ctx.paths.store().string());
   auto progress = [&](const agent::TurnEvent& e) {
     if (e.turn == 0) {
       ended += agent::is_terminal(e.status);
@@ -421,13 +454,17 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
     std::cerr << fmt::format("  {} #{} turn {}: {:<13} {}\n", e.task_id, e.sample, e.turn,
                              e.error_class.empty() ? "ok" : e.error_class, e.outcome.substr(0, 160));
   };
-  const agent::AgentRunResult result =
-      agent::run_agent(run_id, settings,
-                       {.store = &store, .registry = &ctx.registry, .provider = model.provider.get(),
-                        .evaluator = &evaluator, .kits_dir = ctx.paths.root / "kits",
-                        .parallel = std::max(1, options.parallel), .on_event = progress});
+  const agent::AgentRunResult result = agent::run_agent(run_id, settings,
+                                                        {.store = &store,
+                                                         .registry = &ctx.registry,
+                                                         .provider = model.provider.get(),
+                                                         .evaluator = &evaluator,
+                                                         .kits_dir = ctx.paths.root / "kits",
+                                                         .parallel = std::max(1, options.parallel),
+                                                         .on_event = progress});
 
-  // The reference model checks the system itself: where a shipped solution exists, its last verdict must not fail.
+  // The reference model checks the system itself: where a shipped solution exists, its last verdict must not
+  // fail.
   std::vector<std::string> reference_failures;
   if (model.reference) {
     auto* reference = dynamic_cast<agent::ReferenceModel*>(model.provider.get());
@@ -453,15 +490,21 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
               << "\n";
   } else {
     std::cout << agent::render(summary);
-    std::cout << fmt::format("\nRun {}: {} trajectories of {} ({} knowledge) on {}.\n", run_id, result.trajectories,
-                             settings.model, settings.knowledge, gpu.describe());
-    if (!gpu.present) std::cout << "GPU stages skipped: " << gpu.absent_reason << ": correctness and instructions cannot be verified here.\n";
+    std::cout << fmt::format("\nRun {}: {} trajectories of {} ({} knowledge) on {}.\n", run_id,
+                             result.trajectories, settings.model, settings.knowledge, gpu.describe());
+    if (!gpu.present)
+      std::cout << "GPU stages skipped: " << gpu.absent_reason
+                << ": correctness and instructions cannot be verified here.\n";
     if (result.errors)
-      std::cout << fmt::format("{} trajectories stopped on an error; continue them with: ptxbench run --resume {}\n",
-                               result.errors, run_id);
-    for (const auto& f : reference_failures) std::cout << "The reference model's last verdict failed: " << f << "\n";
-    std::cout << fmt::format("Turns: ptxbench results --run {}  |  trajectories as JSON: ptxbench results --run {} --export FILE\n",
-                             run_id, run_id);
+      std::cout << fmt::format(
+          "{} trajectories stopped on an error; continue them with: ptxbench run --resume {}\n",
+          result.errors, run_id);
+    for (const auto& f : reference_failures)
+      std::cout << "The reference model's last verdict failed: " << f << "\n";
+    std::cout << fmt::format(
+        "Turns: ptxbench results --run {}  |  trajectories as JSON: ptxbench results --run {} --export "
+        "FILE\n",
+        run_id, run_id);
   }
   if (result.errors) return kExitHarness;
   return reference_failures.empty() ? kExitOk : kExitRejected;
@@ -473,7 +516,8 @@ int run_command(const CommonOptions& common, const RunCommandOptions& options) {
   if (options.manifest) {
     for (const char* name : kAgentOptions)
       if (given(options, name)) {
-        std::fprintf(stderr, "ptxbench: --solutions evaluates a manifest; %s belongs to the agent run\n", name);
+        std::fprintf(stderr, "ptxbench: --solutions evaluates a manifest; %s belongs to the agent run\n",
+                     name);
         return kExitUsage;
       }
     return run_manifest_command(common, options);
@@ -494,18 +538,25 @@ int results_command(const CommonOptions& common, const ResultsCommandOptions& op
       std::fprintf(stderr, "ptxbench: no evaluation %lld\n", options.id);
       return kExitUsage;
     }
-    if (common.json) std::cout << to_json(*verdict).dump(2) << "\n";
-    else print_verdict_text(*verdict);
+    if (common.json)
+      std::cout << to_json(*verdict).dump(2) << "\n";
+    else
+      print_verdict_text(*verdict);
     return kExitOk;
   }
   if (options.runs) {
     json out = json::array();
     TextTable table({"RUN", "KIND", "STARTED", "FINISHED", "EVALUATIONS", "ARGS"});
     for (const auto& r : store.runs(options.limit)) {
-      table.add_row({std::to_string(r.id), r.kind, r.started_at, r.finished_at.empty() ? "(unfinished)" : r.finished_at,
-                     std::to_string(r.evaluations), r.args.dump()});
-      out.push_back({{"id", r.id}, {"kind", r.kind}, {"started_at", r.started_at}, {"finished_at", r.finished_at},
-                     {"evaluations", r.evaluations}, {"args", r.args}});
+      table.add_row({std::to_string(r.id), r.kind, r.started_at,
+                     r.finished_at.empty() ? "(unfinished)" : r.finished_at, std::to_string(r.evaluations),
+                     r.args.dump()});
+      out.push_back({{"id", r.id},
+                     {"kind", r.kind},
+                     {"started_at", r.started_at},
+                     {"finished_at", r.finished_at},
+                     {"evaluations", r.evaluations},
+                     {"args", r.args}});
     }
     std::cout << (common.json ? out.dump(2) + "\n" : table.render());
     return kExitOk;
@@ -515,12 +566,16 @@ int results_command(const CommonOptions& common, const ResultsCommandOptions& op
   const bool agent_run = run && run->kind == "agent";
   if (!options.export_file.empty()) {
     if (!agent_run) {
-      std::fprintf(stderr, "ptxbench: --export writes an agent run's trajectories: give --run N of an agent run\n");
+      std::fprintf(stderr,
+                   "ptxbench: --export writes an agent run's trajectories: give --run N of an agent run\n");
       return kExitUsage;
     }
     const json doc = {{"run",
-                       {{"id", run->id}, {"kind", run->kind}, {"started_at", run->started_at},
-                        {"finished_at", run->finished_at}, {"args", run->args}}},
+                       {{"id", run->id},
+                        {"kind", run->kind},
+                        {"started_at", run->started_at},
+                        {"finished_at", run->finished_at},
+                        {"args", run->args}}},
                       {"trajectories", agent::export_trajectories(store, run->id)}};
     if (options.export_file == "-") {
       std::cout << doc.dump(2) << "\n";
@@ -536,23 +591,30 @@ int results_command(const CommonOptions& common, const ResultsCommandOptions& op
   json out = json::array();
   TextTable table({"ID", "RUN", "TASK", "SOLUTION", "STATUS", "SPEEDUP", "COVERAGE", "WHEN", "SUMMARY"});
   for (const auto& e : store.evaluations(filter)) {
-    table.add_row({std::to_string(e.id), e.run_id ? std::to_string(e.run_id) : "-", e.task_id, e.source_name, e.status,
-                   ratio(e.speedup), percent(e.coverage), e.created_at, e.summary});
-    out.push_back({{"id", e.id}, {"run_id", e.run_id}, {"task", e.task_id}, {"submission", e.submission_hash},
-                   {"source_name", e.source_name}, {"status", e.status},
+    table.add_row({std::to_string(e.id), e.run_id ? std::to_string(e.run_id) : "-", e.task_id, e.source_name,
+                   e.status, ratio(e.speedup), percent(e.coverage), e.created_at, e.summary});
+    out.push_back({{"id", e.id},
+                   {"run_id", e.run_id},
+                   {"task", e.task_id},
+                   {"submission", e.submission_hash},
+                   {"source_name", e.source_name},
+                   {"status", e.status},
                    {"speedup", e.speedup ? json(*e.speedup) : json(nullptr)},
-                   {"coverage", e.coverage ? json(*e.coverage) : json(nullptr)}, {"created_at", e.created_at},
+                   {"coverage", e.coverage ? json(*e.coverage) : json(nullptr)},
+                   {"created_at", e.created_at},
                    {"summary", e.summary}});
   }
   if (agent_run) {  // the run's summary first; in JSON an object with both
     const agent::RunSummary summary = agent::summarize_run(store, run->id);
     if (common.json) {
-      std::cout << json{{"run_id", run->id}, {"summary", agent::to_json(summary)}, {"evaluations", out}}.dump(2) << "\n";
+      std::cout << json{{"run_id", run->id}, {"summary", agent::to_json(summary)}, {"evaluations", out}}.dump(
+                       2)
+                << "\n";
     } else {
-      std::cout << fmt::format("Run {} ({}, {} knowledge), {}:\n{}\nEvaluations:\n", run->id,
-                               run->args.value("model", std::string("?")), run->args.value("knowledge", std::string("?")),
-                               run->finished_at.empty() ? "unfinished" : "finished " + run->finished_at,
-                               agent::render(summary));
+      std::cout << fmt::format(
+          "Run {} ({}, {} knowledge), {}:\n{}\nEvaluations:\n", run->id,
+          run->args.value("model", std::string("?")), run->args.value("knowledge", std::string("?")),
+          run->finished_at.empty() ? "unfinished" : "finished " + run->finished_at, agent::render(summary));
       std::cout << table.render();
     }
     return kExitOk;

@@ -8,12 +8,12 @@
 namespace ptxbench {
 
 enum ExitCode : int {
-  kExitOk = 0,           // done; for eval: every stage passed
-  kExitRejected = 1,     // the submission was judged and failed; for run: a verdict differs from its expectation
-  kExitUsage = 2,        // bad arguments, unknown task, unreadable solution file
-  kExitIncomplete = 3,   // nothing failed, but stages were skipped (no GPU here, or a static-only task)
-  kExitConfig = 4,       // a broken task file or solutions manifest, or no project folder
-  kExitHarness = 5,      // ptxbench itself could not judge (no nvcc, store not writable, internal error)
+  kExitOk = 0,        // done; for eval: every stage passed
+  kExitRejected = 1,  // the submission was judged and failed; for run: a verdict differs from its expectation
+  kExitUsage = 2,     // bad arguments, unknown task, unreadable solution file
+  kExitIncomplete = 3,  // nothing failed, but stages were skipped (no GPU here, or a static-only task)
+  kExitConfig = 4,      // a broken task file or solutions manifest, or no project folder
+  kExitHarness = 5,     // ptxbench itself could not judge (no nvcc, store not writable, internal error)
 };
 
 struct CommonOptions {
@@ -62,15 +62,16 @@ struct RunCommandOptions {
   bool stop_when_verified = false;
   long long resume = 0;  // continue this run
   int parallel = 4;
-  std::vector<std::string> given;  // the options given on the command line ("--model", ...), to check combinations
+  std::vector<std::string>
+      given;  // the options given on the command line ("--model", ...), to check combinations
 };
 
 struct ResultsCommandOptions {
-  long long id = 0;      // show one verdict
-  long long run = 0;     // evaluations of one run
+  long long id = 0;   // show one verdict
+  long long run = 0;  // evaluations of one run
   std::string tasks = "*";
   int limit = 50;
-  bool runs = false;     // list runs instead
+  bool runs = false;        // list runs instead
   std::string export_file;  // with --run: write the run's trajectories as JSON here ("-": stdout)
 };
 

@@ -28,19 +28,23 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", PTXBENCH_VERSION);
   app.require_subcommand(1);
   CommonOptions common;
-  app.add_option("--root", common.root, "Project folder with tasks/, kits/, include/, solutions/ [$PTXBENCH_ROOT]");
-  app.add_option("--data", common.data, "Folder for the results store and compile cache [$PTXBENCH_DATA, ./ptxbench-data]");
+  app.add_option("--root", common.root,
+                 "Project folder with tasks/, kits/, include/, solutions/ [$PTXBENCH_ROOT]");
+  app.add_option("--data", common.data,
+                 "Folder for the results store and compile cache [$PTXBENCH_DATA, ./ptxbench-data]");
 
   auto add_json = [&](CLI::App* sub) { sub->add_flag("--json", common.json, "Print JSON instead of text"); };
 
   TasksOptions tasks;
-  auto* tasks_cmd = app.add_subcommand("tasks", "List the tasks, or show one (shapes, instructions, tolerances, ABI)");
+  auto* tasks_cmd =
+      app.add_subcommand("tasks", "List the tasks, or show one (shapes, instructions, tolerances, ABI)");
   tasks_cmd->add_option("id", tasks.id, "Task id to show");
   tasks_cmd->add_option("--arch", tasks.arch, "Only tasks of this architecture (sm_90a, sm_100a)");
   add_json(tasks_cmd);
 
   CompileCommandOptions compile;
-  auto* compile_cmd = app.add_subcommand("compile", "Run the compile stage alone: nvcc, ptxas report, PTX inventory, forbidden-means scan");
+  auto* compile_cmd = app.add_subcommand(
+      "compile", "Run the compile stage alone: nvcc, ptxas report, PTX inventory, forbidden-means scan");
   compile_cmd->add_option("solution", compile.solution, "The solution .cu file")->required();
   compile_cmd->add_option("--task", compile.task, "Task id")->required();
   compile_cmd->add_flag("--no-cache", compile.no_cache, "Compile again even when a cached result exists");
@@ -53,55 +57,78 @@ int main(int argc, char** argv) {
   eval_cmd->add_flag("--no-cache", eval.no_cache, "Compile again even when a cached result exists");
   eval_cmd->add_flag("--no-store", eval.no_store, "Do not store the verdict");
   eval_cmd->add_flag("--cpu-only", eval.cpu_only, "Run only the CPU stages, even on a GPU host");
-  eval_cmd->add_option("--stage-time-limit", eval.stage_time_limit_s,
-                       "Seconds each GPU stage's process may run (default: 240 under the sanitizer or profiler, 120 otherwise)")
+  eval_cmd
+      ->add_option("--stage-time-limit", eval.stage_time_limit_s,
+                   "Seconds each GPU stage's process may run (default: 240 under the sanitizer or profiler, "
+                   "120 otherwise)")
       ->check(CLI::PositiveNumber);
   add_json(eval_cmd);
 
   RunCommandOptions run;
   auto* run_cmd = app.add_subcommand(
-      "run", "The main job. Default: the agent loop with the built-in reference model (--model reference) on every "
-             "task of the local architecture, every turn stored, a summary per task. With --solutions: evaluate a "
-             "solutions manifest instead");
+      "run",
+      "The main job. Default: the agent loop with the built-in reference model (--model reference) on every "
+      "task of the local architecture, every turn stored, a summary per task. With --solutions: evaluate a "
+      "solutions manifest instead");
   run_cmd->add_option("--tasks", run.tasks, "Only tasks whose id matches this glob")->capture_default_str();
   run_cmd->add_option("--arch", run.arch,
                       "Task architecture: sm_90a, sm_100a or all (default: the local GPU's, else sm_90a)");
   run_cmd->add_flag("--cpu-only", run.cpu_only, "Run only the CPU stages, even on a GPU host");
-  run_cmd->add_option("--stage-time-limit", run.stage_time_limit_s, "Seconds each GPU stage's process may run")
+  run_cmd
+      ->add_option("--stage-time-limit", run.stage_time_limit_s, "Seconds each GPU stage's process may run")
       ->check(CLI::PositiveNumber);
-  auto* solutions_opt = run_cmd->add_option(
-      "--solutions", run.solutions,
-      "Manifest mode: evaluate the solutions listed in DIR/solutions.json (DIR defaults to the project's solutions/)");
+  auto* solutions_opt = run_cmd->add_option("--solutions", run.solutions,
+                                            "Manifest mode: evaluate the solutions listed in "
+                                            "DIR/solutions.json (DIR defaults to the project's solutions/)");
   solutions_opt->expected(0, 1);
-  run_cmd->add_option("--model", run.model, "Agent: the model, a name in the catalogue, or 'reference' (built in, offline)")
+  run_cmd
+      ->add_option("--model", run.model,
+                   "Agent: the model, a name in the catalogue, or 'reference' (built in, offline)")
       ->capture_default_str();
-  run_cmd->add_option("--models", run.models, "Agent: the model catalogue [$PTXBENCH_MODELS, else <root>/models.json]");
-  run_cmd->add_option("--knowledge", run.knowledge, "Agent: what the model is shown of the kit: params, templates or contracts")
+  run_cmd->add_option("--models", run.models,
+                      "Agent: the model catalogue [$PTXBENCH_MODELS, else <root>/models.json]");
+  run_cmd
+      ->add_option("--knowledge", run.knowledge,
+                   "Agent: what the model is shown of the kit: params, templates or contracts")
       ->check(CLI::IsMember({"params", "templates", "contracts"}))
       ->capture_default_str();
-  run_cmd->add_option("--turns", run.turns, "Agent: turns per trajectory at most")->check(CLI::Range(1, 100))->capture_default_str();
-  run_cmd->add_option("--samples", run.samples, "Agent: trajectories per task")->check(CLI::Range(1, 10000))->capture_default_str();
-  run_cmd->add_option("--target-speedup", run.target_speedup,
-                      "Agent: stop a trajectory once verified and at least this fast against the baseline (implies "
-                      "--stop-when-verified)")
+  run_cmd->add_option("--turns", run.turns, "Agent: turns per trajectory at most")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  run_cmd->add_option("--samples", run.samples, "Agent: trajectories per task")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
+  run_cmd
+      ->add_option(
+          "--target-speedup", run.target_speedup,
+          "Agent: stop a trajectory once verified and at least this fast against the baseline (implies "
+          "--stop-when-verified)")
       ->check(CLI::PositiveNumber);
-  run_cmd->add_flag("--stop-when-verified", run.stop_when_verified,
-                    "Agent: stop a trajectory at its first verified turn (always on for the reference model)");
-  run_cmd->add_option("--resume", run.resume, "Agent: continue this run (killed or stopped on an error) with its stored settings")
+  run_cmd->add_flag(
+      "--stop-when-verified", run.stop_when_verified,
+      "Agent: stop a trajectory at its first verified turn (always on for the reference model)");
+  run_cmd
+      ->add_option("--resume", run.resume,
+                   "Agent: continue this run (killed or stopped on an error) with its stored settings")
       ->check(CLI::PositiveNumber);
-  run_cmd->add_option("--parallel", run.parallel, "Agent: trajectories driven at once")->check(CLI::Range(1, 256))->capture_default_str();
+  run_cmd->add_option("--parallel", run.parallel, "Agent: trajectories driven at once")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
   add_json(run_cmd);
 
   ResultsCommandOptions results;
-  auto* results_cmd = app.add_subcommand("results", "Show what the store holds: evaluations, one verdict, or runs");
+  auto* results_cmd =
+      app.add_subcommand("results", "Show what the store holds: evaluations, one verdict, or runs");
   results_cmd->add_option("--id", results.id, "Show the full verdict of this evaluation");
   results_cmd->add_option("--run", results.run, "Only evaluations of this run");
-  results_cmd->add_option("--tasks", results.tasks, "Only tasks whose id matches this glob")->capture_default_str();
+  results_cmd->add_option("--tasks", results.tasks, "Only tasks whose id matches this glob")
+      ->capture_default_str();
   results_cmd->add_option("--limit", results.limit, "At most this many rows")->capture_default_str();
   results_cmd->add_flag("--runs", results.runs, "List the runs instead");
-  results_cmd->add_option("--export", results.export_file,
-                          "With --run N of an agent run: write its trajectories (prompts, replies, code, verdicts) as "
-                          "JSON to this file ('-': standard output)");
+  results_cmd->add_option(
+      "--export", results.export_file,
+      "With --run N of an agent run: write its trajectories (prompts, replies, code, verdicts) as "
+      "JSON to this file ('-': standard output)");
   add_json(results_cmd);
 
   try {

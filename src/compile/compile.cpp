@@ -2,8 +2,8 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -27,8 +27,9 @@ constexpr const char* kSourceName = "solution.cu";
 constexpr int kCacheFormat = 1;
 
 std::vector<std::string> nvcc_flags(const ArchInfo& arch, const CompileOptions& options) {
-  std::vector<std::string> flags = {"-gencode", arch.gencode, "-std=c++20", "-O3", "-lineinfo", "-shared",
-                                    "-Xcompiler", "-fPIC", "-cudart", "shared", "-Xptxas", "-v"};
+  std::vector<std::string> flags = {"-gencode",  arch.gencode, "-std=c++20", "-O3",
+                                    "-lineinfo", "-shared",    "-Xcompiler", "-fPIC",
+                                    "-cudart",   "shared",     "-Xptxas",    "-v"};
   for (const auto& dir : options.include_dirs) flags.push_back("-I" + dir.string());
   return flags;
 }
@@ -42,7 +43,8 @@ std::string include_dirs_digest(const std::vector<fs::path>& dirs) {
     for (const auto& entry : fs::recursive_directory_iterator(dir))
       if (entry.is_regular_file()) files.push_back(entry.path());
     std::sort(files.begin(), files.end());
-    for (const auto& f : files) all += f.lexically_relative(dir).string() + '\0' + sha256_hex(read_file(f)) + '\0';
+    for (const auto& f : files)
+      all += f.lexically_relative(dir).string() + '\0' + sha256_hex(read_file(f)) + '\0';
   }
   return sha256_hex(all);
 }
@@ -61,20 +63,26 @@ struct RawCompile {
   double wall_s = 0;
 };
 
-RawCompile run_nvcc(const std::string& source, const fs::path& work_dir, const std::vector<std::string>& command,
-                    double time_limit_s) {
+RawCompile run_nvcc(const std::string& source, const fs::path& work_dir,
+                    const std::vector<std::string>& command, double time_limit_s) {
   write_file(work_dir / kSourceName, source);
-  ProcessResult r = run_process({.argv = command,
-                                 .working_dir = work_dir.string(),
-                                 .time_limit = std::chrono::milliseconds(static_cast<long>(time_limit_s * 1000))});
+  ProcessResult r =
+      run_process({.argv = command,
+                   .working_dir = work_dir.string(),
+                   .time_limit = std::chrono::milliseconds(static_cast<long>(time_limit_s * 1000))});
   RawCompile raw;
   raw.wall_s = r.wall_s;
   raw.output = r.out + r.err;
-  if (r.spawn_failed) raw.status = CompileResult::Status::toolchain_error, raw.output = r.describe();
-  else if (r.timed_out) raw.status = CompileResult::Status::timeout;
-  else if (r.ok()) raw.status = CompileResult::Status::ok;
-  else if (r.exited) raw.status = CompileResult::Status::compile_error;
-  else raw.status = CompileResult::Status::toolchain_error, raw.output += "\nnvcc " + r.describe();
+  if (r.spawn_failed)
+    raw.status = CompileResult::Status::toolchain_error, raw.output = r.describe();
+  else if (r.timed_out)
+    raw.status = CompileResult::Status::timeout;
+  else if (r.ok())
+    raw.status = CompileResult::Status::ok;
+  else if (r.exited)
+    raw.status = CompileResult::Status::compile_error;
+  else
+    raw.status = CompileResult::Status::toolchain_error, raw.output += "\nnvcc " + r.describe();
   if (raw.status == CompileResult::Status::ok) {
     fs::rename(work_dir / "keep" / "solution.ptx", work_dir / "solution.ptx");
     fs::rename(work_dir / "keep" / "solution.cubin", work_dir / "solution.cubin");
@@ -84,8 +92,8 @@ RawCompile run_nvcc(const std::string& source, const fs::path& work_dir, const s
 }
 
 CompileResult::Status status_from_string(const std::string& text) {
-  for (auto s : {CompileResult::Status::ok, CompileResult::Status::compile_error, CompileResult::Status::timeout,
-                 CompileResult::Status::toolchain_error})
+  for (auto s : {CompileResult::Status::ok, CompileResult::Status::compile_error,
+                 CompileResult::Status::timeout, CompileResult::Status::toolchain_error})
     if (to_string(s) == text) return s;
   return CompileResult::Status::toolchain_error;
 }
@@ -94,10 +102,14 @@ CompileResult::Status status_from_string(const std::string& text) {
 
 std::string to_string(CompileResult::Status status) {
   switch (status) {
-    case CompileResult::Status::ok: return "ok";
-    case CompileResult::Status::compile_error: return "compile_error";
-    case CompileResult::Status::timeout: return "timeout";
-    case CompileResult::Status::toolchain_error: return "toolchain_error";
+    case CompileResult::Status::ok:
+      return "ok";
+    case CompileResult::Status::compile_error:
+      return "compile_error";
+    case CompileResult::Status::timeout:
+      return "timeout";
+    case CompileResult::Status::toolchain_error:
+      return "toolchain_error";
   }
   return "toolchain_error";
 }
@@ -107,7 +119,8 @@ std::string nvcc_version(const fs::path& nvcc) {
   static std::map<fs::path, std::string> known;
   std::lock_guard lock(mutex);
   if (auto it = known.find(nvcc); it != known.end()) return it->second;
-  ProcessResult r = run_process({.argv = {nvcc.string(), "--version"}, .time_limit = std::chrono::seconds(30)});
+  ProcessResult r =
+      run_process({.argv = {nvcc.string(), "--version"}, .time_limit = std::chrono::seconds(30)});
   static const std::regex release(R"(, V(\d+\.\d+\.\d+))");
   std::smatch m;
   std::string version = r.ok() && std::regex_search(r.out, m, release) ? m[1].str() : "";
@@ -126,7 +139,8 @@ CompileResult compile_solution(const std::string& source, const Task& task, cons
   const auto flags = nvcc_flags(*arch, options);
   result.command = {options.nvcc.string()};
   result.command.insert(result.command.end(), flags.begin(), flags.end());
-  result.command.insert(result.command.end(), {"-keep", "-keep-dir", "keep", "-o", "solution.so", kSourceName});
+  result.command.insert(result.command.end(),
+                        {"-keep", "-keep-dir", "keep", "-o", "solution.so", kSourceName});
 
   // The key covers everything the artifacts depend on. Task fields other than the architecture only matter to
   // the checks below, which are cheap and run again on every hit.
@@ -146,8 +160,9 @@ CompileResult compile_solution(const std::string& source, const Task& task, cons
   } else {
     fs::path work_dir = fresh_work_dir(options.cache_dir);
     raw = run_nvcc(source, work_dir, result.command, options.time_limit_s);
-    write_file(work_dir / "compile.json",
-               json{{"status", to_string(raw.status)}, {"output", raw.output}, {"wall_s", raw.wall_s}}.dump(1));
+    write_file(
+        work_dir / "compile.json",
+        json{{"status", to_string(raw.status)}, {"output", raw.output}, {"wall_s", raw.wall_s}}.dump(1));
     // Timeouts and toolchain failures are not properties of the source: they are not kept. Everything else
     // is published with one rename, so a reader never sees half an entry. An entry, once published, is never
     // replaced (another thread or process may be reading it): when a twin compile got there first, its
@@ -168,7 +183,8 @@ CompileResult compile_solution(const std::string& source, const Task& task, cons
   result.diagnostics = trimmed.text;
   result.error_count = trimmed.errors;
   if (raw.status == CompileResult::Status::timeout)
-    result.diagnostics = fmt::format("nvcc did not finish within {:.0f} s\n", options.time_limit_s) + result.diagnostics;
+    result.diagnostics =
+        fmt::format("nvcc did not finish within {:.0f} s\n", options.time_limit_s) + result.diagnostics;
 
   if (result.ok()) {
     result.library = artifacts / "solution.so";

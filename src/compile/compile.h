@@ -17,7 +17,7 @@ namespace ptxbench {
 
 struct CompileOptions {
   std::filesystem::path nvcc = "/usr/local/cuda/bin/nvcc";
-  std::filesystem::path cache_dir;              // where artifacts live, one folder per cache key
+  std::filesystem::path cache_dir;                  // where artifacts live, one folder per cache key
   std::vector<std::filesystem::path> include_dirs;  // the ABI header and the architecture's kit
   std::filesystem::path display_root;  // paths below it appear relative to it in diagnostics (the project)
   double time_limit_s = 120;
@@ -29,9 +29,9 @@ struct CompileResult {
   double wall_s = 0;
   bool cached = false;
   std::string cache_key;
-  std::string nvcc_version;             // "13.0.88"
-  std::vector<std::string> command;     // as run, with the solution named solution.cu
-  std::string diagnostics;              // trimmed compiler errors (and warnings), for a model
+  std::string nvcc_version;          // "13.0.88"
+  std::vector<std::string> command;  // as run, with the solution named solution.cu
+  std::string diagnostics;           // trimmed compiler errors (and warnings), for a model
   int error_count = 0;
   std::vector<std::string> ptxas_warnings;  // e.g. C7515 wgmma serialisation
   std::vector<KernelResources> kernels;

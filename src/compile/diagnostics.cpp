@@ -27,7 +27,8 @@ TrimmedDiagnostics trim_diagnostics(const std::string& compiler_output, const st
 
   // A diagnostic is a header line ("solution.cu(12): error: ...", "ptxas ... error : ...", "... fatal error")
   // followed by its excerpt lines (the source line and the caret), up to the next header or blank line.
-  static const std::regex header(R"((^\S.*?(\(\d+\))?: (catastrophic error|fatal error|error|warning)\b)|(^ptxas.*(error|warning)\s*:))");
+  static const std::regex header(
+      R"((^\S.*?(\(\d+\))?: (catastrophic error|fatal error|error|warning)\b)|(^ptxas.*(error|warning)\s*:))");
   static const std::regex is_error(R"(\b(error|fatal)\b)");
   struct Diagnostic {
     bool error;
@@ -50,7 +51,8 @@ TrimmedDiagnostics trim_diagnostics(const std::string& compiler_output, const st
       diagnostics.back().text += "\n" + line;
     } else {
       in_diagnostic = false;
-      if (!line.empty() && std::regex_search(line, is_error)) diagnostics.push_back({true, line});  // linker etc.
+      if (!line.empty() && std::regex_search(line, is_error))
+        diagnostics.push_back({true, line});  // linker etc.
     }
   }
 
@@ -67,9 +69,10 @@ TrimmedDiagnostics trim_diagnostics(const std::string& compiler_output, const st
   for (const auto& d : diagnostics)
     if (!d.error && kept_errors + kept_warnings < max_errors && append(d.text)) ++kept_warnings;
   if (kept_errors < result.errors || kept_warnings < result.warnings)
-    result.text += fmt::format("({} more errors and {} more warnings not shown)\n", result.errors - kept_errors,
-                               result.warnings - kept_warnings);
-  if (diagnostics.empty() && !output.empty()) result.text = output.substr(0, max_chars);  // unknown format: raw
+    result.text += fmt::format("({} more errors and {} more warnings not shown)\n",
+                               result.errors - kept_errors, result.warnings - kept_warnings);
+  if (diagnostics.empty() && !output.empty())
+    result.text = output.substr(0, max_chars);  // unknown format: raw
   return result;
 }
 

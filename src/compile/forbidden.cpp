@@ -1,9 +1,9 @@
 #include "compile/forbidden.h"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
-#include <fmt/format.h>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -18,9 +18,9 @@ namespace {
 
 struct Rule {
   const char* rule;
-  const char* what;  // the reason, in words a model can act on
-  std::vector<std::string> includes;  // header prefixes
-  std::vector<std::string> symbols;   // exact C symbols (source identifiers and imported symbols)
+  const char* what;                             // the reason, in words a model can act on
+  std::vector<std::string> includes;            // header prefixes
+  std::vector<std::string> symbols;             // exact C symbols (source identifiers and imported symbols)
   std::vector<std::string> demangled_prefixes;  // C++ library entry points, as demangled imports start
   // Imported symbols only: names too common to flag in source (a helper called `read` or `link`), or data
   // (environ), that no kernel's host code needs to import.
@@ -46,14 +46,15 @@ const std::vector<Rule>& rules() {
       {"process",
        "creating or replacing processes is not allowed",
        {"spawn.h", "sys/wait.h"},
-       {"fork", "vfork", "clone", "clone3", "execve", "execv", "execvp", "execvpe", "execl", "execlp", "execle",
-        "fexecve", "system", "popen", "posix_spawn", "posix_spawnp", "ptrace", "kill", "exit", "_exit",
-        "_Exit", "quick_exit", "abort"},
+       {"fork",   "vfork",  "clone",  "clone3",  "execve", "execv",      "execvp",      "execvpe",
+        "execl",  "execlp", "execle", "fexecve", "system", "popen",      "posix_spawn", "posix_spawnp",
+        "ptrace", "kill",   "exit",   "_exit",   "_Exit",  "quick_exit", "abort"},
        {},
        // Signals, limits, memory protection, namespaces, other processes' memory.
-       {"signal", "sigaction", "sigaltstack", "prctl", "setrlimit", "prlimit", "prlimit64", "mprotect",
-        "pkey_mprotect", "mremap", "process_vm_readv", "process_vm_writev", "unshare", "setns", "mount",
-        "umount", "umount2", "chroot", "pidfd_open", "pidfd_getfd", "memfd_create"}},
+       {"signal",     "sigaction",   "sigaltstack",   "prctl",  "setrlimit",        "prlimit",
+        "prlimit64",  "mprotect",    "pkey_mprotect", "mremap", "process_vm_readv", "process_vm_writev",
+        "unshare",    "setns",       "mount",         "umount", "umount2",          "chroot",
+        "pidfd_open", "pidfd_getfd", "memfd_create"}},
       {"thread",
        "host threads are not allowed: all work goes on the given stream",
        {"thread", "future", "pthread.h", "threads.h"},
@@ -67,27 +68,52 @@ const std::vector<Rule>& rules() {
        {"std::basic_filebuf", "std::filesystem", "std::basic_ifstream", "std::basic_ofstream",
         "std::basic_fstream"},
        // Descriptor-level I/O: how a solution would read the harness's pipes or write its result channel.
-       {"read", "write", "pread", "pread64", "pwrite", "pwrite64", "readv", "writev", "preadv", "pwritev",
-        "__read_chk", "__open_2", "__open64_2", "__openat_2", "close", "dup", "dup2", "dup3", "fcntl", "fcntl64",
-        "ioctl", "fstat", "fstat64", "stat", "stat64", "lstat", "fstatat", "statx", "unlink", "unlinkat",
-        "rename", "renameat", "link", "symlink", "chmod", "truncate", "ftruncate", "opendir", "readdir",
-        "fdopendir", "sendfile", "splice", "environ", "__environ", "mkfifo", "mknod"}},
+       {"read",     "write",   "pread",      "pread64",   "pwrite",     "pwrite64",   "readv",   "writev",
+        "preadv",   "pwritev", "__read_chk", "__open_2",  "__open64_2", "__openat_2", "close",   "dup",
+        "dup2",     "dup3",    "fcntl",      "fcntl64",   "ioctl",      "fstat",      "fstat64", "stat",
+        "stat64",   "lstat",   "fstatat",    "statx",     "unlink",     "unlinkat",   "rename",  "renameat",
+        "link",     "symlink", "chmod",      "truncate",  "ftruncate",  "opendir",    "readdir", "fdopendir",
+        "sendfile", "splice",  "environ",    "__environ", "mkfifo",     "mknod"}},
       {"network",
        "network access is not allowed",
        {"sys/socket.h", "netinet/", "arpa/inet.h", "netdb.h", "curl/"},
-       {"socket", "connect", "bind", "listen", "accept", "getaddrinfo", "gethostbyname", "sendto", "recvfrom"},
+       {"socket", "connect", "bind", "listen", "accept", "getaddrinfo", "gethostbyname", "sendto",
+        "recvfrom"},
        {},
        {"socketpair", "accept4", "send", "recv", "sendmsg", "recvmsg", "getnameinfo", "gethostbyname2",
         "gethostbyname_r", "res_query", "res_search"}},
       {"abi",
-       "the ABI forbids allocating, synchronising, creating streams or events, and host callbacks in the call",
+       "the ABI forbids allocating, synchronising, creating streams or events, and host callbacks in the "
+       "call",
        {},
-       {"cudaMalloc", "cudaMallocAsync", "cudaMallocManaged", "cudaMallocHost", "cudaMallocPitch", "cudaHostAlloc",
-        "cudaFree", "cudaFreeAsync", "cudaFreeHost", "cudaDeviceSynchronize", "cudaStreamSynchronize",
-        "cudaEventSynchronize", "cudaStreamCreate", "cudaStreamCreateWithFlags", "cudaStreamCreateWithPriority",
-        "cudaEventCreate", "cudaEventCreateWithFlags", "cudaMemcpy", "cudaMemset", "cudaMemcpyToSymbol",
-        "cudaDeviceReset", "cudaSetDevice", "cudaLaunchHostFunc", "cudaStreamAddCallback", "cudaProfilerStart",
-        "cudaProfilerStop", "cudaDeviceSetLimit", "syscall"},
+       {"cudaMalloc",
+        "cudaMallocAsync",
+        "cudaMallocManaged",
+        "cudaMallocHost",
+        "cudaMallocPitch",
+        "cudaHostAlloc",
+        "cudaFree",
+        "cudaFreeAsync",
+        "cudaFreeHost",
+        "cudaDeviceSynchronize",
+        "cudaStreamSynchronize",
+        "cudaEventSynchronize",
+        "cudaStreamCreate",
+        "cudaStreamCreateWithFlags",
+        "cudaStreamCreateWithPriority",
+        "cudaEventCreate",
+        "cudaEventCreateWithFlags",
+        "cudaMemcpy",
+        "cudaMemset",
+        "cudaMemcpyToSymbol",
+        "cudaDeviceReset",
+        "cudaSetDevice",
+        "cudaLaunchHostFunc",
+        "cudaStreamAddCallback",
+        "cudaProfilerStart",
+        "cudaProfilerStop",
+        "cudaDeviceSetLimit",
+        "syscall"},
        {}},
   };
   return table;
@@ -95,24 +121,27 @@ const std::vector<Rule>& rules() {
 
 // Libraries a solution's shared library may need: the CUDA runtime and the C/C++ runtime.
 bool allowed_needed_library(const std::string& name) {
-  static const std::vector<std::string> allowed = {"libcudart.so", "libstdc++.so", "libm.so", "libgcc_s.so",
-                                                   "libc.so", "ld-linux"};
+  static const std::vector<std::string> allowed = {"libcudart.so", "libstdc++.so", "libm.so",
+                                                   "libgcc_s.so",  "libc.so",      "ld-linux"};
   return std::any_of(allowed.begin(), allowed.end(), [&](const auto& a) { return name.starts_with(a); });
 }
 
 // True when the name at `pos` is a member (`options.open(`) or is being declared (`void system();`,
-// `void* dlopen(...)`): the token before it is a type name or a pointer/reference declarator, not an operator.
+// `void* dlopen(...)`): the token before it is a type name or a pointer/reference declarator, not an
+// operator.
 bool is_member_or_declaration(const std::string& code, size_t pos) {
   size_t end = pos;
   while (end > 0 && code[end - 1] == ' ') --end;
   if (end == 0) return false;
   char before = code[end - 1];
   if (before == '.' || (before == '>' && end > 1 && code[end - 2] == '-')) return true;
-  if (before == '*' || before == '&') return end > 1 && (std::isalnum(static_cast<unsigned char>(code[end - 2])) ||
-                                                         code[end - 2] == '_' || code[end - 2] == ' ');
+  if (before == '*' || before == '&')
+    return end > 1 && (std::isalnum(static_cast<unsigned char>(code[end - 2])) || code[end - 2] == '_' ||
+                       code[end - 2] == ' ');
   if (!std::isalnum(static_cast<unsigned char>(before)) && before != '_') return false;
   size_t start = end;
-  while (start > 0 && (std::isalnum(static_cast<unsigned char>(code[start - 1])) || code[start - 1] == '_')) --start;
+  while (start > 0 && (std::isalnum(static_cast<unsigned char>(code[start - 1])) || code[start - 1] == '_'))
+    --start;
   const std::string previous = code.substr(start, end - start);
   return previous != "return" && previous != "co_return" && previous != "throw";
 }
@@ -188,21 +217,23 @@ std::vector<Violation> scan_source(const std::string& source) {
       continue;
     }
     const std::string code = blank_literals(lines[n]);
-    for (auto it = std::sregex_iterator(code.begin(), code.end(), identifier); it != std::sregex_iterator(); ++it) {
+    for (auto it = std::sregex_iterator(code.begin(), code.end(), identifier); it != std::sregex_iterator();
+         ++it) {
       const std::string name = it->str();
       for (const auto& rule : rules()) {
-        bool vendor_call = std::string(rule.rule) == "vendor-library" &&
-                           (name.starts_with("cublas") || name.starts_with("cudnn") || name == "cutlass" ||
-                            name == "cute");
+        bool vendor_call =
+            std::string(rule.rule) == "vendor-library" &&
+            (name.starts_with("cublas") || name.starts_with("cudnn") || name == "cutlass" || name == "cute");
         bool listed = std::find(rule.symbols.begin(), rule.symbols.end(), name) != rule.symbols.end();
         // A listed C function counts when it is called: the name followed by '('. (A member such as
-        // options.open or a variable named `open` would otherwise be flagged; the import scan still sees calls
-        // hidden behind macros.)
+        // options.open or a variable named `open` would otherwise be flagged; the import scan still sees
+        // calls hidden behind macros.)
         size_t after = static_cast<size_t>(it->position() + it->length());
         while (after < code.size() && code[after] == ' ') ++after;
         bool called = after < code.size() && code[after] == '(';
         if (vendor_call || (listed && called && !is_member_or_declaration(code, it->position())))
-          found.push_back({rule.rule, name, line_no, fmt::format("line {}: {}: {}", line_no, name, rule.what)});
+          found.push_back(
+              {rule.rule, name, line_no, fmt::format("line {}: {}: {}", line_no, name, rule.what)});
       }
     }
   }
@@ -215,14 +246,16 @@ std::vector<Violation> scan_imports(const std::vector<std::string>& undefined_sy
   std::set<std::string> reported;
   auto add = [&](const std::string& rule, const std::string& evidence, const std::string& what) {
     if (reported.insert(evidence).second)
-      found.push_back({rule, evidence, 0, fmt::format("the compiled library imports {}: {}", evidence, what)});
+      found.push_back(
+          {rule, evidence, 0, fmt::format("the compiled library imports {}: {}", evidence, what)});
   };
   for (const auto& library : needed)
     if (!allowed_needed_library(library))
-      found.push_back({"vendor-library", library, 0,
-                       fmt::format("the compiled library needs {}: only the CUDA runtime and the C/C++ runtime "
-                                   "may be linked",
-                                   library)});
+      found.push_back(
+          {"vendor-library", library, 0,
+           fmt::format("the compiled library needs {}: only the CUDA runtime and the C/C++ runtime "
+                       "may be linked",
+                       library)});
   // nvcc's host stubs for __device__ functions call exit(), so every real solution imports it: the source
   // scan judges calls to exit and abort instead.
   static const std::set<std::string> emitted_by_nvcc = {"exit", "abort"};
@@ -248,7 +281,8 @@ std::vector<Violation> scan_library(const std::filesystem::path& library) {
     return r.out;
   };
   std::vector<std::string> symbols, needed;
-  for (const auto& line : output_lines(run({"nm", "-D", "--undefined-only", "--format=posix", library.string()}))) {
+  for (const auto& line :
+       output_lines(run({"nm", "-D", "--undefined-only", "--format=posix", library.string()}))) {
     std::string name = line.substr(0, line.find(' '));
     name = name.substr(0, name.find('@'));  // drop the version: "dlopen@GLIBC_2.34"
     if (!name.empty()) symbols.push_back(name);
@@ -263,8 +297,9 @@ std::vector<Violation> scan_library(const std::filesystem::path& library) {
   static const std::regex syscall_instruction(R"(\s(syscall|sysenter|int\s+\$0x80)\b)");
   for (const auto& line : output_lines(run({"objdump", "-d", "--no-show-raw-insn", library.string()})))
     if (std::regex_search(line, syscall_instruction)) {
-      found.push_back({"process", "syscall instruction", 0,
-                       "the compiled library contains a raw system call instruction: system calls are not allowed"});
+      found.push_back(
+          {"process", "syscall instruction", 0,
+           "the compiled library contains a raw system call instruction: system calls are not allowed"});
       break;
     }
   return found;

@@ -1,6 +1,6 @@
 // The static inventory: which PTX instructions the generated PTX contains. Read from the PTX the compiler
-// produced, with comments removed, so instruction names in C++ comments, strings or PTX comments do not count.
-// Static presence proves nothing about execution (dead code); the GPU stage's dynamic counts do.
+// produced, with comments removed, so instruction names in C++ comments, strings or PTX comments do not
+// count. Static presence proves nothing about execution (dead code); the GPU stage's dynamic counts do.
 #pragma once
 
 #include <map>
@@ -14,8 +14,8 @@
 namespace ptxbench {
 
 struct PtxInventory {
-  // Opcode with its first modifier ("wgmma.mma_async", "mbarrier.try_wait", "ld.global", "fma.rn") -> count of
-  // static occurrences.
+  // Opcode with its first modifier ("wgmma.mma_async", "mbarrier.try_wait", "ld.global", "fma.rn") -> count
+  // of static occurrences.
   std::map<std::string, int> opcodes;
   // Per required family of the task: static occurrences of its PTX prefixes.
   std::map<std::string, int> required_counts;

@@ -11,7 +11,9 @@
 namespace ptxbench {
 namespace {
 
-int to_int(const std::string& digits) { return std::stoi(digits); }
+int to_int(const std::string& digits) {
+  return std::stoi(digits);
+}
 
 }  // namespace
 
@@ -24,7 +26,8 @@ PtxasReport parse_ptxas_report(const std::string& compiler_output) {
   // "Function properties" also appears for non-entry device functions; those are not kernels.
   static const std::regex entry(R"(Compiling entry function '([^']+)')");
   static const std::regex properties(R"(Function properties for (\S+))");
-  static const std::regex frame(R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
+  static const std::regex frame(
+      R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
   static const std::regex used(R"(ptxas info\s*: Used (\d+) registers(.*))");
   static const std::regex barriers(R"(used (\d+) barriers)");
   static const std::regex smem(R"((\d+) bytes smem)");

@@ -9,7 +9,7 @@
 namespace ptxbench {
 
 struct KernelResources {
-  std::string name;        // demangled where possible
+  std::string name;  // demangled where possible
   std::string mangled;
   int registers = 0;
   int shared_bytes = 0;    // static shared memory; dynamic shared memory is set at launch

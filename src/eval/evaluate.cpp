@@ -1,8 +1,8 @@
 #include "eval/evaluate.h"
 
+#include <fmt/format.h>
 #include <chrono>
 #include <ctime>
-#include <fmt/format.h>
 #include <sstream>
 
 #include "task/catalog.h"
@@ -20,7 +20,8 @@ std::string family_list(const Task& task, const std::vector<std::string>& names)
   std::string out;
   for (const auto& name : names)
     for (const auto& f : task.required)
-      if (f.name == name) out += fmt::format("{}{} ({})", out.empty() ? "" : ", ", name, fmt::join(f.ptx, " / "));
+      if (f.name == name)
+        out += fmt::format("{}{} ({})", out.empty() ? "" : ", ", name, fmt::join(f.ptx, " / "));
   return out;
 }
 
@@ -28,20 +29,23 @@ std::string family_list(const Task& task, const std::vector<std::string>& names)
 // (the forbidden-means scan rules out foreign code), so that is a failure here already. Presence decides
 // nothing for a full task (the code may never run): the GPU stage counts executed instructions. For a
 // static-only task presence is all that can be checked, and the verdict says so.
-StageResult static_instruction_stage(const CompileResult& compiled, const Task& task, const std::string& gpu_reason) {
+StageResult static_instruction_stage(const CompileResult& compiled, const Task& task,
+                                     const std::string& gpu_reason) {
   StageResult stage{.name = "instructions"};
-  stage.details = {{"decided_by", "static PTX inventory"}, {"ptx_counts", compiled.inventory.required_counts}};
+  stage.details = {{"decided_by", "static PTX inventory"},
+                   {"ptx_counts", compiled.inventory.required_counts}};
   if (!compiled.inventory.missing_families.empty()) {
     stage.status = StageStatus::failed;
-    stage.message = fmt::format("required instruction families not in the compiled code, so never executed: {}",
-                                family_list(task, compiled.inventory.missing_families));
+    stage.message =
+        fmt::format("required instruction families not in the compiled code, so never executed: {}",
+                    family_list(task, compiled.inventory.missing_families));
     return stage;
   }
   stage.status = StageStatus::skipped;
-  stage.message = task.mode == TaskMode::static_only
-                      ? fmt::format("every required family is in the PTX; execution not verified: {}", gpu_reason)
-                      : fmt::format("every required family is in the PTX; execution is checked on a GPU: {}",
-                                    gpu_reason);
+  stage.message =
+      task.mode == TaskMode::static_only
+          ? fmt::format("every required family is in the PTX; execution not verified: {}", gpu_reason)
+          : fmt::format("every required family is in the PTX; execution is checked on a GPU: {}", gpu_reason);
   return stage;
 }
 
@@ -53,8 +57,9 @@ std::string GpuInfo::describe() const {
 
 GpuInfo detect_gpu() {
   GpuInfo gpu;
-  ProcessResult r = run_process({.argv = {"nvidia-smi", "--query-gpu=name,compute_cap", "--format=csv,noheader"},
-                                 .time_limit = std::chrono::seconds(20)});
+  ProcessResult r =
+      run_process({.argv = {"nvidia-smi", "--query-gpu=name,compute_cap", "--format=csv,noheader"},
+                   .time_limit = std::chrono::seconds(20)});
   if (!r.ok() || r.out.empty()) {
     gpu.absent_reason = r.spawn_failed ? "no NVIDIA driver here (nvidia-smi not found)"
                                        : "nvidia-smi found no usable GPU (" + r.describe() + ")";
@@ -96,8 +101,9 @@ StageResult compile_stage(const CompileResult& r) {
       break;
     case CompileResult::Status::compile_error:
       stage.status = StageStatus::failed;
-      stage.message = fmt::format("{} compile error{}, the first: {}\n{}", r.error_count, r.error_count == 1 ? "" : "s",
-                                  r.diagnostics.substr(0, r.diagnostics.find('\n')), r.diagnostics);
+      stage.message =
+          fmt::format("{} compile error{}, the first: {}\n{}", r.error_count, r.error_count == 1 ? "" : "s",
+                      r.diagnostics.substr(0, r.diagnostics.find('\n')), r.diagnostics);
       break;
     case CompileResult::Status::timeout:
       stage.status = StageStatus::timeout;
@@ -145,23 +151,29 @@ Verdict evaluate(const Submission& submission, const Task& task, const EvalOptio
   // Why the GPU stages cannot run here, if they cannot.
   const ArchInfo* arch = find_arch(task.arch);
   std::string no_gpu;
-  if (!compiled.ok()) no_gpu = "the solution did not compile";
-  else if (!compiled.violations.empty()) no_gpu = "forbidden means found: the solution is not run";
+  if (!compiled.ok())
+    no_gpu = "the solution did not compile";
+  else if (!compiled.violations.empty())
+    no_gpu = "forbidden means found: the solution is not run";
   else if (task.mode == TaskMode::static_only)
     no_gpu = fmt::format("{} is a static-only task: no {} GPU runs it", task.id, arch->marketing);
-  else if (!options.gpu.present) no_gpu = options.gpu.absent_reason;
+  else if (!options.gpu.present)
+    no_gpu = options.gpu.absent_reason;
   else if (options.gpu.compute_capability != arch->compute_capability)
     no_gpu = fmt::format("this GPU ({}) is not a {} GPU (sm_{})", options.gpu.describe(), arch->marketing,
                          arch->compute_capability);
-  else if (options.tools.runner.empty()) no_gpu = "ptxbench-runner was not built (no CUDA toolkit at build time)";
+  else if (options.tools.runner.empty())
+    no_gpu = "ptxbench-runner was not built (no CUDA toolkit at build time)";
 
   if (no_gpu.empty()) {
     run_gpu_stages(compiled, task, options.tools, verdict);
     return verdict;
   }
   for (const char* name : {"sanitize", "correct"}) verdict.stages.push_back(skipped(name, no_gpu));
-  if (compiled.ok()) verdict.stages.push_back(static_instruction_stage(compiled, task, no_gpu));
-  else verdict.stages.push_back(skipped("instructions", no_gpu));
+  if (compiled.ok())
+    verdict.stages.push_back(static_instruction_stage(compiled, task, no_gpu));
+  else
+    verdict.stages.push_back(skipped("instructions", no_gpu));
   verdict.stages.push_back(skipped("time", no_gpu));
   return verdict;
 }

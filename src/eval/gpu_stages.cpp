@@ -4,8 +4,8 @@
 
 #include <openssl/rand.h>
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 #include <functional>
 #include <random>
 #include <sstream>
@@ -70,7 +70,8 @@ SandboxSetup sandbox_setup(const CompileResult& compiled, const GpuTools& tools)
   // evaluations): hidden whole when the standard layout (<data>/scratch/<pid>) shows where it is, and the
   // compile cache and the scratch root in any case.
   const fs::path library = fs::absolute(compiled.library), scratch = fs::absolute(tools.scratch);
-  if (scratch.parent_path().filename() == "scratch") policy.hidden.push_back(scratch.parent_path().parent_path());
+  if (scratch.parent_path().filename() == "scratch")
+    policy.hidden.push_back(scratch.parent_path().parent_path());
   policy.hidden.push_back(scratch.parent_path());
   policy.hidden.push_back(library.parent_path().parent_path());
   std::sort(policy.hidden.begin(), policy.hidden.end());
@@ -89,7 +90,8 @@ SandboxSetup sandbox_setup(const CompileResult& compiled, const GpuTools& tools)
   return setup;
 }
 
-json request_for(const Task& task, const CompileResult& compiled, const std::string& mode, const GpuTools& tools) {
+json request_for(const Task& task, const CompileResult& compiled, const std::string& mode,
+                 const GpuTools& tools) {
   json shapes = json::array();
   for (const Shape& shape : task.all_shapes()) {
     json s = shape.dims;
@@ -126,9 +128,10 @@ ChannelRead read_result_channel(const std::string& out, const std::string& key) 
   const std::string document = out.substr(0, tag_at);
   const std::string tag = out.substr(tag_at + mac::kTagPrefix.size(), 64);
   if (mac::hmac_sha256_hex(key, document) != tag) {
-    read.tampered = fmt::format("the result channel's {} bytes do not carry a valid tag: a forged or altered "
-                                "result (written by something other than the runner)",
-                                out.size());
+    read.tampered = fmt::format(
+        "the result channel's {} bytes do not carry a valid tag: a forged or altered "
+        "result (written by something other than the runner)",
+        out.size());
     return read;
   }
   try {
@@ -144,8 +147,8 @@ namespace {
 // One runner process, in the sandbox, in a fresh scratch folder of its own: `wrapper(dir)` gives the tool's
 // command line (compute-sanitizer, ncu) with its log in `dir`, or nothing; `log_name` is that log's name.
 RunnerCall call_runner(const GpuTools& tools, const SandboxSetup& sandbox, const json& request,
-                       const std::function<std::vector<std::string>(const fs::path&)>& wrapper, double limit_s,
-                       const std::string& log_name = "", bool profiling = false) {
+                       const std::function<std::vector<std::string>(const fs::path&)>& wrapper,
+                       double limit_s, const std::string& log_name = "", bool profiling = false) {
   std::mt19937_64 rng{std::random_device{}()};
   const fs::path dir = fs::absolute(tools.scratch) / fmt::format("call-{:016x}", rng());
   fs::create_directories(dir);
@@ -182,7 +185,8 @@ std::string tail(const std::string& text, size_t max_chars = 800) {
   return text.size() <= max_chars ? text : "..." + text.substr(text.size() - max_chars);
 }
 
-// A stage result for a runner that did not produce its document: killed at the limit, crashed or exited early.
+// A stage result for a runner that did not produce its document: killed at the limit, crashed or exited
+// early.
 StageResult process_failure(const std::string& stage, const RunnerCall& call, double limit_s) {
   StageResult r{.name = stage, .wall_s = call.process.wall_s};
   r.details = {{"process", call.process.describe()}, {"stderr", tail(call.process.err)}};
@@ -229,8 +233,14 @@ StageResult sanitize_stage(const CompileResult& compiled, const Task& task, cons
   for (const std::string tool : {"memcheck", "synccheck"}) {
     const std::string log_name = tool + ".log";
     auto wrapper = [&](const fs::path& dir) {
-      return std::vector<std::string>{tools.compute_sanitizer.string(), "--tool", tool, "--log-file",
-                                      (dir / log_name).string(), "--print-limit", "20", "--error-exitcode",
+      return std::vector<std::string>{tools.compute_sanitizer.string(),
+                                      "--tool",
+                                      tool,
+                                      "--log-file",
+                                      (dir / log_name).string(),
+                                      "--print-limit",
+                                      "20",
+                                      "--error-exitcode",
                                       "99"};
     };
     RunnerCall call = call_runner(tools, sandbox, request, wrapper, tools.sanitize_limit_s, log_name);
@@ -250,8 +260,8 @@ StageResult sanitize_stage(const CompileResult& compiled, const Task& task, cons
       stage.status = StageStatus::failed;
       std::string first;
       for (const auto& e : report.errors) first += "\n  " + e.summary();
-      problems.push_back(fmt::format("{}: {} error(s){}", tool, report.error_count.value_or(report.errors_printed),
-                                     first));
+      problems.push_back(
+          fmt::format("{}: {} error(s){}", tool, report.error_count.value_or(report.errors_printed), first));
     } else if (!call.result) {
       // No memory error, but the process ended without its result (exit in the call, a crash, a kill): the
       // run did not finish, so nothing was checked.
@@ -278,23 +288,26 @@ std::string describe_failed_trial(const json& shape, const Task& task) {
     if (s.label == shape.value(proto::kLabel, std::string())) dims = s.to_string();
   for (const auto& trial : shape.value(proto::kTrialList, json::array())) {
     if (trial.value(proto::kPassedField, true)) continue;
-    std::string text = fmt::format("shape {} ({}), trial {}:", shape.value(proto::kLabel, std::string("?")), dims,
-                                   trial.value(proto::kTrial, 0));
+    std::string text = fmt::format("shape {} ({}), trial {}:", shape.value(proto::kLabel, std::string("?")),
+                                   dims, trial.value(proto::kTrial, 0));
     if (!trial.value(proto::kInputsUnchanged, true))
-      text += fmt::format(" the solution modified its inputs ({});", trial.value(proto::kChangedInputs, json()).dump());
+      text += fmt::format(" the solution modified its inputs ({});",
+                          trial.value(proto::kChangedInputs, json()).dump());
     if (!trial.value(proto::kOutputStable, true))
       text += " the output changed after the stream was synchronised: work outside `stream`;";
     for (const auto& out : trial.value(proto::kOutputs, json::array())) {
       if (out.value(proto::kPassedField, true)) continue;
-      text += fmt::format(" {}: {} of {} elements wrong ({} NaN/Inf), max abs error {:.4g}, max rel error {:.4g}.",
-                          out.value(proto::kName, std::string("output")), out.value(proto::kMismatches, 0LL),
-                          out.value(proto::kElements, 0LL), out.value(proto::kNonFinite, 0LL),
-                          out.value(proto::kMaxAbsError, 0.0), out.value(proto::kMaxRelError, 0.0));
+      text += fmt::format(
+          " {}: {} of {} elements wrong ({} NaN/Inf), max abs error {:.4g}, max rel error {:.4g}.",
+          out.value(proto::kName, std::string("output")), out.value(proto::kMismatches, 0LL),
+          out.value(proto::kElements, 0LL), out.value(proto::kNonFinite, 0LL),
+          out.value(proto::kMaxAbsError, 0.0), out.value(proto::kMaxRelError, 0.0));
       std::vector<std::string> firsts;
       for (const auto& m : out.value(proto::kFirstMismatches, json::array())) {
         if (firsts.size() == 5) break;
-        firsts.push_back(fmt::format("[{},{}] expected {} got {}", m.value(proto::kRow, 0LL), m.value(proto::kCol, 0LL),
-                                     m[proto::kExpected].dump(), m[proto::kActual].dump()));
+        firsts.push_back(fmt::format("[{},{}] expected {} got {}", m.value(proto::kRow, 0LL),
+                                     m.value(proto::kCol, 0LL), m[proto::kExpected].dump(),
+                                     m[proto::kActual].dump()));
       }
       if (!firsts.empty()) text += fmt::format(" First: {}", fmt::join(firsts, "; "));
     }
@@ -336,12 +349,15 @@ StageResult time_stage_from(const json& result, const Task& task) {
   const json timing = result.value(proto::kTiming, json::object());
   stage.details = timing;
   if (stage.status != StageStatus::passed || timing.empty()) {
-    if (stage.status == StageStatus::runtime_error) stage.message = runtime_error_text(result);
+    if (stage.status == StageStatus::runtime_error)
+      stage.message = runtime_error_text(result);
     else if (stage.status == StageStatus::failed)
-      stage.message = "the output of the timed calls was wrong: " +
-                      describe_failed_trial({{proto::kLabel, "main"}, {proto::kTrialList, {timing.value(proto::kRecheck, json())}}},
-                                            task);
-    else stage.message = result.value(proto::kMessage, std::string("no timing"));
+      stage.message =
+          "the output of the timed calls was wrong: " +
+          describe_failed_trial(
+              {{proto::kLabel, "main"}, {proto::kTrialList, {timing.value(proto::kRecheck, json())}}}, task);
+    else
+      stage.message = result.value(proto::kMessage, std::string("no timing"));
     return stage;
   }
   const json& solution = timing[proto::kSolution];
@@ -349,9 +365,11 @@ StageResult time_stage_from(const json& result, const Task& task) {
   auto median_us = [](const json& series) { return series[proto::kEventUs][proto::kMedian].get<double>(); };
   stage.message = fmt::format(
       "{:.1f} us ({:.0f} TFLOP/s, p10-p90 {:.1f}-{:.1f} us) against {} {:.1f} us ({:.0f} TFLOP/s): {:.3f}x",
-      median_us(solution), solution.value(proto::kTflops, 0.0), solution[proto::kEventUs][proto::kP10].get<double>(),
-      solution[proto::kEventUs][proto::kP90].get<double>(), baseline.value(proto::kName, std::string("baseline")),
-      median_us(baseline), baseline.value(proto::kTflops, 0.0), timing.value(proto::kSpeedup, 0.0));
+      median_us(solution), solution.value(proto::kTflops, 0.0),
+      solution[proto::kEventUs][proto::kP10].get<double>(),
+      solution[proto::kEventUs][proto::kP90].get<double>(),
+      baseline.value(proto::kName, std::string("baseline")), median_us(baseline),
+      baseline.value(proto::kTflops, 0.0), timing.value(proto::kSpeedup, 0.0));
   if (timing.value(proto::kHiddenWorkSuspected, false)) {
     stage.status = StageStatus::failed;
     stage.message += fmt::format(
@@ -366,11 +384,13 @@ fs::path find_runner() {
   if (const char* env = std::getenv("PTXBENCH_RUNNER"); env && *env) return env;
   std::error_code ec;
   fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec && fs::exists(self.parent_path() / "ptxbench-runner")) return self.parent_path() / "ptxbench-runner";
+  if (!ec && fs::exists(self.parent_path() / "ptxbench-runner"))
+    return self.parent_path() / "ptxbench-runner";
   return {};
 }
 
-void run_gpu_stages(const CompileResult& compiled, const Task& task, const GpuTools& tools, Verdict& verdict) {
+void run_gpu_stages(const CompileResult& compiled, const Task& task, const GpuTools& tools,
+                    Verdict& verdict) {
   fs::create_directories(tools.scratch);
   const SandboxSetup sandbox = sandbox_setup(compiled, tools);
   json sandbox_details = sandbox.status->to_json();
@@ -384,11 +404,12 @@ void run_gpu_stages(const CompileResult& compiled, const Task& task, const GpuTo
   // Untrusted code never runs unconfined unless someone said so.
   if (sandbox.status->requested && !sandbox.status->available) {
     for (const char* name : {"sanitize", "correct", "instructions", "time"})
-      verdict.stages.push_back({.name = name, .status = StageStatus::harness_error,
-                                .message = "the sandbox is not available, so the solution is not run: " +
-                                           sandbox.status->reason +
-                                           ". Fix that, or set PTXBENCH_SANDBOX=off for trusted code.",
-                                .details = {{"sandbox", sandbox_details}}});
+      verdict.stages.push_back(
+          {.name = name,
+           .status = StageStatus::harness_error,
+           .message = "the sandbox is not available, so the solution is not run: " + sandbox.status->reason +
+                      ". Fix that, or set PTXBENCH_SANDBOX=off for trusted code.",
+           .details = {{"sandbox", sandbox_details}}});
     return;
   }
   auto push = [&](StageResult stage) {
@@ -401,7 +422,8 @@ void run_gpu_stages(const CompileResult& compiled, const Task& task, const GpuTo
   auto stop_after_timeout = [&](const StageResult& stage, std::initializer_list<const char*> rest) {
     if (stage.status != StageStatus::timeout) return false;
     for (const char* name : rest)
-      verdict.stages.push_back({.name = name, .status = StageStatus::skipped,
+      verdict.stages.push_back({.name = name,
+                                .status = StageStatus::skipped,
                                 .message = fmt::format("not run: the {} stage timed out", stage.name)});
     return true;
   };
@@ -420,18 +442,29 @@ void run_gpu_stages(const CompileResult& compiled, const Task& task, const GpuTo
   // Instructions: one profiled call under Nsight Compute, and the static SASS beside it.
   const std::string ncu_log = "ncu.csv";
   auto ncu = [&](const fs::path& dir) {
-    return std::vector<std::string>{tools.ncu.string(), "--clock-control", "none", "--profile-from-start", "off",
-                                    "--metrics", "sass__inst_executed_per_opcode_with_modifier_all",
-                                    "--print-metric-instances", "details", "--csv", "--page", "raw",
-                                    "--log-file", (dir / ncu_log).string()};
+    return std::vector<std::string>{tools.ncu.string(),
+                                    "--clock-control",
+                                    "none",
+                                    "--profile-from-start",
+                                    "off",
+                                    "--metrics",
+                                    "sass__inst_executed_per_opcode_with_modifier_all",
+                                    "--print-metric-instances",
+                                    "details",
+                                    "--csv",
+                                    "--page",
+                                    "raw",
+                                    "--log-file",
+                                    (dir / ncu_log).string()};
   };
-  RunnerCall profile = call_runner(tools, sandbox, request_for(task, compiled, proto::kModeProfile, tools), ncu,
-                                   tools.profile_limit_s, ncu_log, /*profiling=*/true);
+  RunnerCall profile = call_runner(tools, sandbox, request_for(task, compiled, proto::kModeProfile, tools),
+                                   ncu, tools.profile_limit_s, ncu_log, /*profiling=*/true);
   StageResult instructions;
   if (!profile.result) {
     instructions = process_failure("instructions", profile, tools.profile_limit_s);
   } else if (status_of(*profile.result) == StageStatus::runtime_error) {
-    instructions = {.name = "instructions", .status = StageStatus::runtime_error,
+    instructions = {.name = "instructions",
+                    .status = StageStatus::runtime_error,
                     .message = runtime_error_text(*profile.result)};
   } else {
     InstructionCheckInput input;
@@ -446,8 +479,11 @@ void run_gpu_stages(const CompileResult& compiled, const Task& task, const GpuTo
       static_sass = parse_cuobjdump_sass(sass.out);
       input.static_sass = &static_sass;
     }
-    const InstructionCheck checked = check_instructions(parse_ncu_report(profile.tool_log), task, task.main_shape, input);
-    instructions = {.name = "instructions", .status = checked.status, .message = checked.message,
+    const InstructionCheck checked =
+        check_instructions(parse_ncu_report(profile.tool_log), task, task.main_shape, input);
+    instructions = {.name = "instructions",
+                    .status = checked.status,
+                    .message = checked.message,
                     .details = to_json(checked)};
     instructions.details["ptx_counts"] = compiled.inventory.required_counts;
     if (sass.ok()) instructions.details["static_sass"] = to_json(static_sass);
@@ -457,13 +493,15 @@ void run_gpu_stages(const CompileResult& compiled, const Task& task, const GpuTo
   push(instructions);
 
   if (correct.status != StageStatus::passed) {
-    verdict.stages.push_back({.name = "time", .status = StageStatus::skipped,
+    verdict.stages.push_back({.name = "time",
+                              .status = StageStatus::skipped,
                               .message = "the solution is not correct: its speed is not measured"});
     return;
   }
   RunnerCall timed = call_runner(tools, sandbox, request_for(task, compiled, proto::kModeTime, tools), {},
                                  tools.time_limit_s);
-  StageResult time = timed.result ? time_stage_from(*timed.result, task) : process_failure("time", timed, tools.time_limit_s);
+  StageResult time = timed.result ? time_stage_from(*timed.result, task)
+                                  : process_failure("time", timed, tools.time_limit_s);
   time.wall_s = timed.process.wall_s;
   if (time.status == StageStatus::passed) verdict.speedup = time.details.value(proto::kSpeedup, 0.0);
   push(time);

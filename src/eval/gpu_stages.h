@@ -1,8 +1,8 @@
-// The GPU stages: sanitize, correct, instructions, time. Each runs the solution in a fresh ptxbench-runner child
-// process (under compute-sanitizer or Nsight Compute where the stage needs them, tool and runner together in
-// the sandbox of sandbox.h), with a time limit; the parent only reads what the child reports on its
-// authenticated result channel and how it ended, so a hanging, crashing or lying solution costs one stage,
-// never the judge. Each stage's details carry "sandbox": what confined the run.
+// The GPU stages: sanitize, correct, instructions, time. Each runs the solution in a fresh ptxbench-runner
+// child process (under compute-sanitizer or Nsight Compute where the stage needs them, tool and runner
+// together in the sandbox of sandbox.h), with a time limit; the parent only reads what the child reports on
+// its authenticated result channel and how it ended, so a hanging, crashing or lying solution costs one
+// stage, never the judge. Each stage's details carry "sandbox": what confined the run.
 #pragma once
 
 #include <filesystem>
@@ -28,7 +28,9 @@ struct GpuTools {
   double correct_limit_s = 120;
   double profile_limit_s = 240;
   double time_limit_s = 120;
-  void set_all_limits(double seconds) { sanitize_limit_s = correct_limit_s = profile_limit_s = time_limit_s = seconds; }
+  void set_all_limits(double seconds) {
+    sanitize_limit_s = correct_limit_s = profile_limit_s = time_limit_s = seconds;
+  }
   int trials = 3;
   int warmup = 10;
   int repetitions = 50;

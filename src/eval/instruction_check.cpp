@@ -1,6 +1,5 @@
 #include "eval/instruction_check.h"
 
-
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
@@ -119,7 +118,8 @@ std::vector<std::string> opcodes_missing_from(const NcuLaunch& launch, const Sas
 bool same_kernel(const std::string& ncu_name_as_printed, const std::string& compiled_name) {
   // ncu prints an anonymous namespace as "<unnamed>", the C++ demangler as "(anonymous namespace)".
   auto ncu_spelling = [](std::string name) {
-    for (size_t at; (at = name.find("(anonymous namespace)")) != std::string::npos;) name.replace(at, 21, "<unnamed>");
+    for (size_t at; (at = name.find("(anonymous namespace)")) != std::string::npos;)
+      name.replace(at, 21, "<unnamed>");
     return name;
   };
   const std::string ncu_name = ncu_spelling(ncu_name_as_printed);

@@ -2,9 +2,9 @@
 
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cstdlib>
-#include <fmt/format.h>
 #include <sstream>
 
 #include "util/files.h"
@@ -27,7 +27,8 @@ std::string find_program(const std::string& name) {
   for (std::string dir; std::getline(path, dir, ':');) {
     if (dir.empty()) continue;
     const fs::path candidate = fs::path(dir) / name;
-    if (access(candidate.c_str(), X_OK) == 0 && fs::is_regular_file(candidate)) return fs::absolute(candidate);
+    if (access(candidate.c_str(), X_OK) == 0 && fs::is_regular_file(candidate))
+      return fs::absolute(candidate);
   }
   return "";
 }
@@ -53,9 +54,10 @@ std::vector<std::string> bwrap_options(const SandboxPolicy& policy) {
   for (const auto& node : gpu_nodes) args.insert(args.end(), {"--dev-bind", node, node});
   args.insert(args.end(), {"--proc", "/proc", "--tmpfs", "/tmp"});
 
-  // Hidden folders (an empty tmpfs over them) and the binds are applied parents before children, whatever their
-  // kind: a folder hidden inside a readable one stays hidden, and a file made readable inside a hidden folder
-  // is seen on its tmpfs (bwrap creates the mount points). On the same path, the bind comes last and wins.
+  // Hidden folders (an empty tmpfs over them) and the binds are applied parents before children, whatever
+  // their kind: a folder hidden inside a readable one stays hidden, and a file made readable inside a hidden
+  // folder is seen on its tmpfs (bwrap creates the mount points). On the same path, the bind comes last and
+  // wins.
   enum Kind { hide = 0, read_only = 1, read_write = 2 };
   std::vector<std::pair<fs::path, Kind>> mounts;
   auto add = [&](const std::vector<fs::path>& paths, Kind kind) {
@@ -98,8 +100,8 @@ std::vector<std::string> prlimit_options(const SandboxStatus& status, const Sand
 }  // namespace
 
 nlohmann::json SandboxStatus::to_json() const {
-  return {{"requested", requested},       {"enabled", requested && available}, {"bwrap", bwrap},
-          {"user_namespace", user_namespace}, {"process_limit", process_limit}, {"note", reason}};
+  return {{"requested", requested},           {"enabled", requested && available}, {"bwrap", bwrap},
+          {"user_namespace", user_namespace}, {"process_limit", process_limit},    {"note", reason}};
 }
 
 std::map<std::string, std::string> sandbox_environment() {
@@ -146,9 +148,9 @@ SandboxStatus probe_sandbox(const std::string& bwrap_override) {
   // The probe runs the same namespaces and mounts the evaluations use, and reports the user mapping.
   status.available = true;
   const SandboxPolicy probe_policy{.hidden = default_hidden_paths()};
-  const ProcessResult probe = run_process(
-      {.argv = sandboxed_command(status, probe_policy, {"/bin/cat", "/proc/self/uid_map"}),
-       .time_limit = std::chrono::seconds(20)});
+  const ProcessResult probe =
+      run_process({.argv = sandboxed_command(status, probe_policy, {"/bin/cat", "/proc/self/uid_map"}),
+                   .time_limit = std::chrono::seconds(20)});
   if (!probe.ok()) {
     status.available = false;
     status.reason = fmt::format("bwrap cannot create the sandbox here ({}): {}", probe.describe(),
@@ -159,10 +161,11 @@ SandboxStatus probe_sandbox(const std::string& bwrap_override) {
   status.user_namespace = probe.out.find("4294967295") == std::string::npos;
   status.process_limit = status.user_namespace && geteuid() != 0;
   if (!status.process_limit)
-    status.reason = geteuid() == 0 ? "running as root: RLIMIT_NPROC does not apply to uid 0 (processes are "
-                                     "contained by the pid namespace and the stage time limit)"
-                                   : "no user namespace: RLIMIT_NPROC would count all of this user's processes "
-                                     "and is not set";
+    status.reason = geteuid() == 0
+                        ? "running as root: RLIMIT_NPROC does not apply to uid 0 (processes are "
+                          "contained by the pid namespace and the stage time limit)"
+                        : "no user namespace: RLIMIT_NPROC would count all of this user's processes "
+                          "and is not set";
   return status;
 }
 

@@ -1,13 +1,13 @@
-// The sandbox every process that runs solution code starts in: bubblewrap (bwrap) with new user, pid, network,
-// ipc and uts namespaces, a read-only view of the file system with the harness's data (store, compile cache,
-// other submissions), the home folders and /run hidden under empty tmpfs mounts, a private /tmp, a writable
-// scratch folder of its own, the GPU device nodes, an allow-listed environment (no keys), and resource limits
-// (prlimit: no core files, file size, CPU time, data segment, processes). docs/anti-cheat.md says what this
-// stops and what it does not.
+// The sandbox every process that runs solution code starts in: bubblewrap (bwrap) with new user, pid,
+// network, ipc and uts namespaces, a read-only view of the file system with the harness's data (store,
+// compile cache, other submissions), the home folders and /run hidden under empty tmpfs mounts, a private
+// /tmp, a writable scratch folder of its own, the GPU device nodes, an allow-listed environment (no keys),
+// and resource limits (prlimit: no core files, file size, CPU time, data segment, processes).
+// docs/anti-cheat.md says what this stops and what it does not.
 //
-// PTXBENCH_SANDBOX=off runs without it (trusted code only); the verdict records that. When bwrap is missing or
-// cannot create namespaces, the GPU stages are a harness_error: ptxbench does not silently run untrusted code
-// unconfined.
+// PTXBENCH_SANDBOX=off runs without it (trusted code only); the verdict records that. When bwrap is missing
+// or cannot create namespaces, the GPU stages are a harness_error: ptxbench does not silently run untrusted
+// code unconfined.
 #pragma once
 
 #include <cstdint>
@@ -22,9 +22,9 @@ namespace ptxbench {
 
 struct SandboxLimits {
   uint64_t file_bytes = uint64_t{1} << 30;  // RLIMIT_FSIZE: largest file the sandbox may write
-  uint64_t data_bytes = 0;                  // RLIMIT_DATA (0: none); RLIMIT_AS would break CUDA's reservations
-  uint64_t processes = 1024;                // RLIMIT_NPROC (threads count): only where it applies, see status
-  uint64_t cpu_s = 0;                       // RLIMIT_CPU (0: none); the parent's wall-clock limit is the main one
+  uint64_t data_bytes = 0;    // RLIMIT_DATA (0: none); RLIMIT_AS would break CUDA's reservations
+  uint64_t processes = 1024;  // RLIMIT_NPROC (threads count): only where it applies, see status
+  uint64_t cpu_s = 0;         // RLIMIT_CPU (0: none); the parent's wall-clock limit is the main one
 };
 
 // What one sandboxed command may see beyond the read-only system.

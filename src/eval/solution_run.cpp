@@ -2,8 +2,8 @@
 
 #include <fnmatch.h>
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "util/errors.h"
@@ -28,9 +28,10 @@ std::vector<ShippedSolution> load_solution_manifest(const std::filesystem::path&
     const auto& e = doc[i];
     if (!e.is_object() || !e.contains("path") || !e.contains("tasks") || !e.contains("purpose"))
       fail(i, "needs \"path\", \"tasks\" and \"purpose\"");
-    ShippedSolution s{e["path"].get<std::string>(), e["tasks"].get<std::string>(), e["purpose"].get<std::string>(),
-                      {}};
-    if (!std::filesystem::is_regular_file(solutions_dir / s.path)) fail(i, s.path.string() + " does not exist");
+    ShippedSolution s{
+        e["path"].get<std::string>(), e["tasks"].get<std::string>(), e["purpose"].get<std::string>(), {}};
+    if (!std::filesystem::is_regular_file(solutions_dir / s.path))
+      fail(i, s.path.string() + " does not exist");
     const nlohmann::json expect = e.value("expect", nlohmann::json::object());
     for (const auto& [stage, status] : expect.items()) {
       bool known = stage == "overall" || std::any_of(std::begin(kStageNames), std::end(kStageNames),
@@ -62,17 +63,17 @@ void compare_with_expectations(const ShippedSolution& solution, SolutionRunRow& 
         continue;
       }
     }
-    if (actual != expected) row.mismatches.push_back(fmt::format("{}: expected {}, got {}", stage, expected, actual));
+    if (actual != expected)
+      row.mismatches.push_back(fmt::format("{}: expected {}, got {}", stage, expected, actual));
   }
 }
 
 }  // namespace
 
-std::vector<SolutionRunRow> run_shipped_solutions(const std::filesystem::path& solutions_dir,
-                                                  const TaskRegistry& registry, const SolutionRunOptions& options,
-                                                  const std::function<EvalOptions(const Task&)>& eval_options,
-                                                  Store& store, int64_t run_id,
-                                                  const std::function<void(const SolutionRunRow&)>& progress) {
+std::vector<SolutionRunRow> run_shipped_solutions(
+    const std::filesystem::path& solutions_dir, const TaskRegistry& registry,
+    const SolutionRunOptions& options, const std::function<EvalOptions(const Task&)>& eval_options,
+    Store& store, int64_t run_id, const std::function<void(const SolutionRunRow&)>& progress) {
   std::vector<SolutionRunRow> rows;
   for (const auto& solution : load_solution_manifest(solutions_dir)) {
     const std::string source = read_file(solutions_dir / solution.path);

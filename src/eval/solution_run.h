@@ -42,7 +42,8 @@ struct SolutionRunOptions {
 
 // Evaluates every (solution, task) pair; `progress` is called after each one.
 std::vector<SolutionRunRow> run_shipped_solutions(const std::filesystem::path& solutions_dir,
-                                                  const TaskRegistry& registry, const SolutionRunOptions& options,
+                                                  const TaskRegistry& registry,
+                                                  const SolutionRunOptions& options,
                                                   const std::function<EvalOptions(const Task&)>& eval_options,
                                                   Store& store, int64_t run_id,
                                                   const std::function<void(const SolutionRunRow&)>& progress);

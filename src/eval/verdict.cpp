@@ -1,7 +1,7 @@
 #include "eval/verdict.h"
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 #include <stdexcept>
 
 namespace ptxbench {
@@ -10,8 +10,9 @@ using nlohmann::json;
 
 namespace {
 
-constexpr StageStatus kAllStatuses[] = {StageStatus::passed,        StageStatus::failed,  StageStatus::timeout,
-                                        StageStatus::runtime_error, StageStatus::skipped, StageStatus::harness_error};
+constexpr StageStatus kAllStatuses[] = {StageStatus::passed,  StageStatus::failed,
+                                        StageStatus::timeout, StageStatus::runtime_error,
+                                        StageStatus::skipped, StageStatus::harness_error};
 
 bool is_failure(StageStatus s) {
   return s == StageStatus::failed || s == StageStatus::timeout || s == StageStatus::runtime_error;
@@ -21,12 +22,18 @@ bool is_failure(StageStatus s) {
 
 std::string to_string(StageStatus status) {
   switch (status) {
-    case StageStatus::passed: return "passed";
-    case StageStatus::failed: return "failed";
-    case StageStatus::timeout: return "timeout";
-    case StageStatus::runtime_error: return "runtime_error";
-    case StageStatus::skipped: return "skipped";
-    case StageStatus::harness_error: return "harness_error";
+    case StageStatus::passed:
+      return "passed";
+    case StageStatus::failed:
+      return "failed";
+    case StageStatus::timeout:
+      return "timeout";
+    case StageStatus::runtime_error:
+      return "runtime_error";
+    case StageStatus::skipped:
+      return "skipped";
+    case StageStatus::harness_error:
+      return "harness_error";
   }
   return "harness_error";
 }
@@ -39,10 +46,14 @@ StageStatus stage_status_from_string(const std::string& text) {
 
 std::string to_string(OverallStatus status) {
   switch (status) {
-    case OverallStatus::passed: return "passed";
-    case OverallStatus::failed: return "failed";
-    case OverallStatus::incomplete: return "incomplete";
-    case OverallStatus::error: return "error";
+    case OverallStatus::passed:
+      return "passed";
+    case OverallStatus::failed:
+      return "failed";
+    case OverallStatus::incomplete:
+      return "incomplete";
+    case OverallStatus::error:
+      return "error";
   }
   return "error";
 }
@@ -50,7 +61,8 @@ std::string to_string(OverallStatus status) {
 OverallStatus Verdict::overall() const {
   auto any = [&](auto pred) { return std::any_of(stages.begin(), stages.end(), pred); };
   if (any([](const StageResult& s) { return is_failure(s.status); })) return OverallStatus::failed;
-  if (any([](const StageResult& s) { return s.status == StageStatus::harness_error; })) return OverallStatus::error;
+  if (any([](const StageResult& s) { return s.status == StageStatus::harness_error; }))
+    return OverallStatus::error;
   if (stages.empty() || any([](const StageResult& s) { return s.status == StageStatus::skipped; }))
     return OverallStatus::incomplete;
   return OverallStatus::passed;
@@ -98,7 +110,8 @@ std::string Verdict::feedback() const {
       out += fmt::format("[{}] passed\n", s.name);
       continue;
     }
-    out += fmt::format("[{}] {}{}{}\n", s.name, to_string(s.status), s.message.empty() ? "" : ": ", s.message);
+    out +=
+        fmt::format("[{}] {}{}{}\n", s.name, to_string(s.status), s.message.empty() ? "" : ": ", s.message);
   }
   return out;
 }
@@ -129,8 +142,8 @@ json to_json(const Verdict& v) {
 
 Verdict verdict_from_json(const json& doc) {
   if (doc.value("schema", 0) != Verdict::kSchemaVersion)
-    throw std::invalid_argument(fmt::format("verdict schema {} is not {}", doc.value("schema", 0),
-                                            Verdict::kSchemaVersion));
+    throw std::invalid_argument(
+        fmt::format("verdict schema {} is not {}", doc.value("schema", 0), Verdict::kSchemaVersion));
   Verdict v;
   v.task_id = doc.at("task");
   v.arch = doc.at("arch");

@@ -12,21 +12,22 @@ namespace ptxbench {
 
 enum class StageStatus {
   passed,
-  failed,         // the submission is wrong at this stage (does not compile, wrong numbers, missing instructions)
-  timeout,        // the submission ran past the stage's time limit and was killed
+  failed,   // the submission is wrong at this stage (does not compile, wrong numbers, missing instructions)
+  timeout,  // the submission ran past the stage's time limit and was killed
   runtime_error,  // the submission crashed or returned an error (CUDA error text in the message)
   skipped,        // not run: the reason is in the message (no GPU, an earlier stage failed, static-only task)
   harness_error,  // ptxbench itself could not run the stage; says nothing about the submission
 };
 
 // The stages, in the order they run.
-inline constexpr const char* kStageNames[] = {"compile", "static", "sanitize", "correct", "instructions", "time"};
+inline constexpr const char* kStageNames[] = {"compile", "static",       "sanitize",
+                                              "correct", "instructions", "time"};
 
 struct StageResult {
   std::string name;
   StageStatus status = StageStatus::skipped;
   double wall_s = 0;
-  std::string message;                            // one or a few lines a person or a model can act on
+  std::string message;                                // one or a few lines a person or a model can act on
   nlohmann::json details = nlohmann::json::object();  // the stage's numbers
 };
 
@@ -45,7 +46,7 @@ struct Verdict {
   std::string source_name;      // the file name given, for people
   std::string created_at;       // UTC, ISO 8601
   std::string ptxbench_version;
-  std::string host;             // "NVIDIA H200 (sm_90)" or "no GPU"
+  std::string host;  // "NVIDIA H200 (sm_90)" or "no GPU"
   std::vector<StageResult> stages;
   std::optional<double> speedup;   // baseline time / solution time, main shape
   std::optional<double> coverage;  // share of the FLOPs done by the required MMA instruction

@@ -21,10 +21,10 @@ struct Message {
 
 // One entry of the model catalogue.
 struct ModelSpec {
-  std::string name;      // what --model takes: "gpt-5", "claude-opus", "qwen3-coder-local"
-  std::string provider;  // "openai" (any OpenAI-compatible server), "anthropic", "gemini", "reference"
-  std::string base_url;  // "https://api.openai.com/v1", "http://localhost:8000/v1", ...
-  std::string model_id;  // the provider's own model name
+  std::string name;         // what --model takes: "gpt-5", "claude-opus", "qwen3-coder-local"
+  std::string provider;     // "openai" (any OpenAI-compatible server), "anthropic", "gemini", "reference"
+  std::string base_url;     // "https://api.openai.com/v1", "http://localhost:8000/v1", ...
+  std::string model_id;     // the provider's own model name
   std::string api_key_env;  // environment variable holding the key; empty: no key (local servers)
   int max_tokens = 16384;
   std::optional<double> temperature;
@@ -33,7 +33,7 @@ struct ModelSpec {
   int concurrency = 4;       // requests in flight at once to this model
   double timeout_s = 600;    // one HTTP request
   int max_attempts = 6;      // retries on 429, 5xx, timeouts and broken replies
-  double retry_base_s = 2;   // first backoff wait, doubled per attempt (with jitter); Retry-After overrides it
+  double retry_base_s = 2;  // first backoff wait, doubled per attempt (with jitter); Retry-After overrides it
 };
 
 struct Request {
@@ -52,12 +52,12 @@ struct Reply {
   std::string text;           // the assistant's answer (reasoning text, if any, is not included)
   std::string finish_reason;  // as the provider says: "stop", "length", "end_turn", "MAX_TOKENS", ...
   Usage usage;
-  std::string error;          // when !ok: what went wrong, for people
-  int http_status = 0;        // of the last attempt
+  std::string error;    // when !ok: what went wrong, for people
+  int http_status = 0;  // of the last attempt
   int attempts = 0;
-  double latency_s = 0;       // all attempts, waits included
-  nlohmann::json request_body;   // as sent (the last attempt), without headers: no key
-  std::string response_body;     // as received (the last attempt)
+  double latency_s = 0;         // all attempts, waits included
+  nlohmann::json request_body;  // as sent (the last attempt), without headers: no key
+  std::string response_body;    // as received (the last attempt)
 };
 
 class Provider {
@@ -67,15 +67,15 @@ class Provider {
   virtual Reply complete(const Request& request) = 0;
 };
 
-// The catalogue: a JSON array of ModelSpec objects (field names as above). Errors name the file and the entry.
-// Throws ptxbench::ConfigError (util/errors.h).
+// The catalogue: a JSON array of ModelSpec objects (field names as above). Errors name the file and the
+// entry. Throws ptxbench::ConfigError (util/errors.h).
 std::vector<ModelSpec> load_model_catalogue(const std::string& path);
 
 // The entry called `name`; throws std::invalid_argument listing the names there are.
 const ModelSpec& find_model(const std::vector<ModelSpec>& catalogue, const std::string& name);
 
-// A provider for spec.provider "openai", "anthropic" or "gemini"; throws std::invalid_argument otherwise, or when
-// the key's environment variable is named but unset.
+// A provider for spec.provider "openai", "anthropic" or "gemini"; throws std::invalid_argument otherwise, or
+// when the key's environment variable is named but unset.
 std::unique_ptr<Provider> make_provider(const ModelSpec& spec);
 
 }  // namespace ptxbench::llm

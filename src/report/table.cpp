@@ -1,14 +1,15 @@
 #include "report/table.h"
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 
 namespace ptxbench {
 
 std::string TextTable::render() const {
   std::vector<size_t> widths(header_.size());
   auto measure = [&](const std::vector<std::string>& row) {
-    for (size_t i = 0; i < row.size() && i < widths.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+    for (size_t i = 0; i < row.size() && i < widths.size(); ++i)
+      widths[i] = std::max(widths[i], row[i].size());
   };
   measure(header_);
   for (const auto& row : rows_) measure(row);

@@ -45,7 +45,8 @@ int take_stdout() {
 
 // Reads the request: stdin up to a NUL byte (or its end). What follows the NUL (the one-time key) stays
 // unread in the pipe, which is moved to a private close-on-exec descriptor (*key_fd); /dev/null goes on fd 0
-// so the solution finds nothing there. Byte by byte, so that not one byte of the key enters this process early.
+// so the solution finds nothing there. Byte by byte, so that not one byte of the key enters this process
+// early.
 std::string read_request(int* key_fd) {
   std::string text;
   char c = 0;

@@ -1,6 +1,6 @@
-// HMAC-SHA256 for the runner's result channel (protocol.h, "Result channel"), from OpenSSL's libcrypto, which the
-// runner and the parent both link (it is on every Linux a GPU host runs). tests/unit/test_sandbox.cpp checks it
-// against RFC 4231's known answers.
+// HMAC-SHA256 for the runner's result channel (protocol.h, "Result channel"), from OpenSSL's libcrypto, which
+// the runner and the parent both link (it is on every Linux a GPU host runs). tests/unit/test_sandbox.cpp
+// checks it against RFC 4231's known answers.
 #pragma once
 
 #include <openssl/evp.h>
@@ -24,8 +24,8 @@ inline std::string to_hex(const uint8_t* bytes, size_t size) {
 inline std::string hmac_sha256_hex(std::string_view key, std::string_view message) {
   uint8_t tag[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
-  if (!HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const uint8_t*>(message.data()),
-            message.size(), tag, &length))
+  if (!HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+            reinterpret_cast<const uint8_t*>(message.data()), message.size(), tag, &length))
     throw std::runtime_error("HMAC-SHA256 failed");
   return to_hex(tag, length);
 }

@@ -396,8 +396,10 @@ void run_time(Session& session) {
     family.snapshot_outputs(harness.get());
     PTXBENCH_CUDA(cudaStreamSynchronize(harness.get()));
     Json checked = judge(session, harness.get(), trial_header(i, key(i + 1), stream.get()));
-    if (!checked[p::kPassedField].get<bool>() && failed_calls++ == 0) recheck = std::move(checked);
-    else if (failed_calls == 0 && i == request.repetitions - 1) recheck = std::move(checked);
+    if (!checked[p::kPassedField].get<bool>() && failed_calls++ == 0)
+      recheck = std::move(checked);
+    else if (failed_calls == 0 && i == request.repetitions - 1)
+      recheck = std::move(checked);
     time_one(stream.get(), flush, static_cast<uint32_t>(2 * i + 1), where, baseline,
              [&] { family.call_baseline(stream.get()); });
   }
@@ -438,10 +440,10 @@ void run_time(Session& session) {
       "on `stream` saw %.1f us",
       median(p::kSolution, p::kWallUs), median(p::kSolution, p::kEventUs));
   const std::string failure =
-      !recheck_passed ? std::to_string(failed_calls) + " of " + std::to_string(request.repetitions) +
-                            " timed calls gave a wrong output; the first: " +
-                            describe_failure(shape.to_string(), recheck)
-                      : std::string(hidden);
+      !recheck_passed
+          ? std::to_string(failed_calls) + " of " + std::to_string(request.repetitions) +
+                " timed calls gave a wrong output; the first: " + describe_failure(shape.to_string(), recheck)
+          : std::string(hidden);
   timing[p::kRecheck] = std::move(recheck);
   timing[p::kCheckedCalls] = request.repetitions;
   timing[p::kFailedCalls] = failed_calls;

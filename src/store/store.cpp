@@ -26,13 +26,17 @@ std::optional<double> optional_double(const SQLite::Column& column) {
 }
 
 void bind_optional(SQLite::Statement& statement, int index, std::optional<double> value) {
-  if (value) statement.bind(index, *value);
-  else statement.bind(index);
+  if (value)
+    statement.bind(index, *value);
+  else
+    statement.bind(index);
 }
 
 }  // namespace
 
-Store::Store(const std::filesystem::path& file) : db_(open_database(file)) { migrate(); }
+Store::Store(const std::filesystem::path& file) : db_(open_database(file)) {
+  migrate();
+}
 
 void Store::migrate() {
   SQLite::Transaction transaction(db_);
@@ -139,7 +143,8 @@ int64_t Store::add_evaluation(const Verdict& verdict, const std::string& source,
 }
 
 int64_t Store::insert_evaluation(const Verdict& verdict, const std::string& source, int64_t run_id) {
-  SQLite::Statement submission(db_, "INSERT OR IGNORE INTO submissions (hash, source, first_seen) VALUES (?, ?, ?)");
+  SQLite::Statement submission(
+      db_, "INSERT OR IGNORE INTO submissions (hash, source, first_seen) VALUES (?, ?, ?)");
   submission.bind(1, verdict.submission_hash);
   submission.bind(2, source);
   submission.bind(3, verdict.created_at);
@@ -147,8 +152,10 @@ int64_t Store::insert_evaluation(const Verdict& verdict, const std::string& sour
   SQLite::Statement insert(db_, R"sql(
     INSERT INTO evaluations (run_id, submission, task_id, source_name, status, speedup, coverage, created_at, verdict)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?))sql");
-  if (run_id) insert.bind(1, run_id);
-  else insert.bind(1);
+  if (run_id)
+    insert.bind(1, run_id);
+  else
+    insert.bind(1);
   insert.bind(2, verdict.submission_hash);
   insert.bind(3, verdict.task_id);
   insert.bind(4, verdict.source_name);
@@ -170,9 +177,9 @@ std::vector<RunRow> Store::runs(int limit) {
   query.bind(1, limit);
   std::vector<RunRow> rows;
   while (query.executeStep())
-    rows.push_back({query.getColumn(0).getInt64(), query.getColumn(1).getString(), query.getColumn(2).getString(),
-                    query.getColumn(3).getString(), nlohmann::json::parse(query.getColumn(4).getString()),
-                    query.getColumn(5).getInt()});
+    rows.push_back({query.getColumn(0).getInt64(), query.getColumn(1).getString(),
+                    query.getColumn(2).getString(), query.getColumn(3).getString(),
+                    nlohmann::json::parse(query.getColumn(4).getString()), query.getColumn(5).getInt()});
   return rows;
 }
 
@@ -185,8 +192,10 @@ std::vector<EvaluationRow> Store::evaluations(const EvaluationFilter& filter) {
     WHERE task_id GLOB ? AND (? IS NULL OR run_id = ?)
     ORDER BY id DESC LIMIT ?)sql");
   query.bind(1, filter.task_glob);
-  if (filter.run_id) query.bind(2, *filter.run_id), query.bind(3, *filter.run_id);
-  else query.bind(2), query.bind(3);
+  if (filter.run_id)
+    query.bind(2, *filter.run_id), query.bind(3, *filter.run_id);
+  else
+    query.bind(2), query.bind(3);
   query.bind(4, filter.limit);
   std::vector<EvaluationRow> rows;
   while (query.executeStep())
@@ -227,8 +236,11 @@ std::optional<RunRow> Store::run(int64_t run_id) {
     FROM runs r WHERE r.id = ?)sql");
   query.bind(1, run_id);
   if (!query.executeStep()) return std::nullopt;
-  return RunRow{query.getColumn(0).getInt64(), query.getColumn(1).getString(), query.getColumn(2).getString(),
-                query.getColumn(3).getString(), nlohmann::json::parse(query.getColumn(4).getString()),
+  return RunRow{query.getColumn(0).getInt64(),
+                query.getColumn(1).getString(),
+                query.getColumn(2).getString(),
+                query.getColumn(3).getString(),
+                nlohmann::json::parse(query.getColumn(4).getString()),
                 query.getColumn(5).getInt()};
 }
 
@@ -239,8 +251,8 @@ void Store::reopen_run(int64_t run_id) {
   update.exec();
 }
 
-int64_t Store::add_trajectory(int64_t run_id, const std::string& task_id, int sample, const std::string& model,
-                              const std::string& knowledge) {
+int64_t Store::add_trajectory(int64_t run_id, const std::string& task_id, int sample,
+                              const std::string& model, const std::string& knowledge) {
   std::lock_guard lock(mutex_);
   const std::string now = utc_now_iso8601();
   SQLite::Statement insert(db_, R"sql(
@@ -317,8 +329,10 @@ void bind_usage(SQLite::Statement& statement, int first, const nlohmann::json& m
   const nlohmann::json usage = meta.value("usage", nlohmann::json::object());
   int i = first;
   for (const char* key : {"input_tokens", "output_tokens", "reasoning_tokens"}) {
-    if (usage.contains(key) && usage[key].is_number_integer()) statement.bind(i, usage[key].get<int64_t>());
-    else statement.bind(i);
+    if (usage.contains(key) && usage[key].is_number_integer())
+      statement.bind(i, usage[key].get<int64_t>());
+    else
+      statement.bind(i);
     ++i;
   }
 }
@@ -333,7 +347,8 @@ void Store::record_reply(int64_t turn_id, const std::string& reply, const nlohma
   std::optional<std::string> hash;
   if (code) {
     hash = sha256_hex(*code);
-    SQLite::Statement submission(db_, "INSERT OR IGNORE INTO submissions (hash, source, first_seen) VALUES (?, ?, ?)");
+    SQLite::Statement submission(
+        db_, "INSERT OR IGNORE INTO submissions (hash, source, first_seen) VALUES (?, ?, ?)");
     submission.bind(1, *hash);
     submission.bind(2, *code);
     submission.bind(3, now);
@@ -346,8 +361,10 @@ void Store::record_reply(int64_t turn_id, const std::string& reply, const nlohma
   update.bind(1, reply);
   update.bind(2, reply_meta.dump());
   bind_usage(update, 3, reply_meta);
-  if (hash) update.bind(6, *hash);
-  else update.bind(6);
+  if (hash)
+    update.bind(6, *hash);
+  else
+    update.bind(6);
   update.bind(7, now);
   update.bind(8, turn_id);
   update.exec();
@@ -362,15 +379,17 @@ void Store::record_reply_error(int64_t turn_id, const nlohmann::json& reply_meta
   update.exec();
 }
 
-int64_t Store::finish_turn(int64_t turn_id, const TurnEnd& end, const Verdict* verdict, const std::string& source,
-                           int64_t run_id) {
+int64_t Store::finish_turn(int64_t turn_id, const TurnEnd& end, const Verdict* verdict,
+                           const std::string& source, int64_t run_id) {
   std::lock_guard lock(mutex_);
   SQLite::Transaction transaction(db_);
   const int64_t evaluation_id = verdict ? insert_evaluation(*verdict, source, run_id) : 0;
   SQLite::Statement update(db_, R"sql(
     UPDATE turns SET evaluation_id = ?, error_class = ?, outcome = ?, feedback = ?, finished_at = ? WHERE id = ?)sql");
-  if (evaluation_id) update.bind(1, evaluation_id);
-  else update.bind(1);
+  if (evaluation_id)
+    update.bind(1, evaluation_id);
+  else
+    update.bind(1);
   update.bind(2, end.error_class);
   update.bind(3, end.outcome);
   update.bind(4, end.feedback);

@@ -1,6 +1,6 @@
-// The results store: SQLite (WAL), one file. Submissions by content hash, runs, one row per evaluation holding
-// its verdict document, and (schema 2) the agent's trajectories and their turns. Safe to open from several
-// processes at once, and to share between threads (one connection, calls serialised).
+// The results store: SQLite (WAL), one file. Submissions by content hash, runs, one row per evaluation
+// holding its verdict document, and (schema 2) the agent's trajectories and their turns. Safe to open from
+// several processes at once, and to share between threads (one connection, calls serialised).
 #pragma once
 
 #include <SQLiteCpp/Database.h>
@@ -64,15 +64,16 @@ struct TrajectoryRow {
 struct TurnRow {
   int64_t id = 0;
   int64_t trajectory_id = 0;
-  int index = 0;  // 1-based
-  nlohmann::json request;             // {"system": ..., "messages": [{"role", "content"}, ...]}
-  std::optional<std::string> reply;   // absent until the model answered
-  nlohmann::json reply_meta = nlohmann::json::object();  // finish_reason, usage, attempts, latency_s, error, ...
-  std::string code_hash;              // the extracted code in submissions; empty: no code
-  int64_t evaluation_id = 0;          // 0: not evaluated
-  std::string error_class;            // empty: the turn did not fail
-  std::string outcome;                // one line: the verdict's summary or why there was no verdict
-  std::string feedback;               // the compact text the next turn shows the model
+  int index = 0;                     // 1-based
+  nlohmann::json request;            // {"system": ..., "messages": [{"role", "content"}, ...]}
+  std::optional<std::string> reply;  // absent until the model answered
+  nlohmann::json reply_meta =
+      nlohmann::json::object();  // finish_reason, usage, attempts, latency_s, error, ...
+  std::string code_hash;         // the extracted code in submissions; empty: no code
+  int64_t evaluation_id = 0;     // 0: not evaluated
+  std::string error_class;       // empty: the turn did not fail
+  std::string outcome;           // one line: the verdict's summary or why there was no verdict
+  std::string feedback;          // the compact text the next turn shows the model
   std::string requested_at, replied_at, finished_at;
 
   bool answered() const { return reply.has_value(); }
@@ -118,7 +119,8 @@ class Store {
   void record_reply(int64_t turn_id, const std::string& reply, const nlohmann::json& reply_meta,
                     const std::optional<std::string>& code);
   void record_reply_error(int64_t turn_id, const nlohmann::json& reply_meta);  // the model call failed
-  // Ends the turn; with a verdict, stores the evaluation in the same transaction. Returns the evaluation id (0).
+  // Ends the turn; with a verdict, stores the evaluation in the same transaction. Returns the evaluation id
+  // (0).
   int64_t finish_turn(int64_t turn_id, const TurnEnd& end, const Verdict* verdict, const std::string& source,
                       int64_t run_id);
   std::vector<TurnRow> turns(int64_t trajectory_id);

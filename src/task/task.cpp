@@ -2,9 +2,9 @@
 
 #include <fnmatch.h>
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cctype>
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -30,7 +30,9 @@ std::string Shape::to_string() const {
   return out;
 }
 
-std::string to_string(TaskMode mode) { return mode == TaskMode::full ? "full" : "static"; }
+std::string to_string(TaskMode mode) {
+  return mode == TaskMode::full ? "full" : "static";
+}
 
 // ---------------------------------------------------------------------------------------------------------
 // Expressions: a tiny recursive-descent evaluator for FLOP formulas such as "2*M*N*K".
@@ -53,9 +55,12 @@ class ExpressionParser {
   int64_t sum() {
     int64_t value = product();
     for (;;) {
-      if (accept('+')) value += product();
-      else if (accept('-')) value -= product();
-      else return value;
+      if (accept('+'))
+        value += product();
+      else if (accept('-'))
+        value -= product();
+      else
+        return value;
     }
   }
   int64_t product() {
@@ -87,8 +92,10 @@ class ExpressionParser {
       return value;
     }
     size_t end = pos_;
-    while (end < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[end])) || text_[end] == '_')) ++end;
-    if (end == pos_) fail(pos_ < text_.size() ? fmt::format("unexpected '{}'", text_[pos_]) : "unexpected end");
+    while (end < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[end])) || text_[end] == '_'))
+      ++end;
+    if (end == pos_)
+      fail(pos_ < text_.size() ? fmt::format("unexpected '{}'", text_[pos_]) : "unexpected end");
     std::string name = text_.substr(pos_, end - pos_);
     auto it = values_.find(name);
     if (it == values_.end()) fail(fmt::format("unknown name '{}'", name));
@@ -118,7 +125,9 @@ int64_t evaluate_expression(const std::string& expression, const std::map<std::s
   return ExpressionParser(expression, values).parse();
 }
 
-int64_t Task::flops(const Shape& shape) const { return evaluate_expression(flops_formula, shape.dims); }
+int64_t Task::flops(const Shape& shape) const {
+  return evaluate_expression(flops_formula, shape.dims);
+}
 
 std::vector<Shape> Task::all_shapes() const {
   std::vector<Shape> shapes{main_shape};
@@ -152,19 +161,24 @@ class TaskReader {
     task.file = file_;
     task.id = string_field(doc, "id");
     if (task.id != file_.stem().string())
-      fail("id", fmt::format("'{}' must equal the file name without .json ('{}')", task.id, file_.stem().string()));
+      fail("id",
+           fmt::format("'{}' must equal the file name without .json ('{}')", task.id, file_.stem().string()));
     task.title = string_field(doc, "title");
     task.family = string_field(doc, "family");
     const FamilyInfo* family = find_family(task.family);
     if (!family) fail("family", fmt::format("unknown family '{}' (known: {})", task.family, family_names()));
     task.arch = string_field(doc, "arch");
-    if (!find_arch(task.arch)) fail("arch", fmt::format("unknown architecture '{}' (known: {})", task.arch, arch_names()));
+    if (!find_arch(task.arch))
+      fail("arch", fmt::format("unknown architecture '{}' (known: {})", task.arch, arch_names()));
     task.dtype = string_field(doc, "dtype");
     if (task.dtype != "bf16") fail("dtype", fmt::format("'{}' is not supported (known: bf16)", task.dtype));
     std::string mode = string_field(doc, "mode");
-    if (mode == "full") task.mode = TaskMode::full;
-    else if (mode == "static") task.mode = TaskMode::static_only;
-    else fail("mode", fmt::format("'{}' must be \"full\" or \"static\"", mode));
+    if (mode == "full")
+      task.mode = TaskMode::full;
+    else if (mode == "static")
+      task.mode = TaskMode::static_only;
+    else
+      fail("mode", fmt::format("'{}' must be \"full\" or \"static\"", mode));
     task.description = string_field(doc, "description");
     task.baseline = string_field(doc, "baseline");
 
@@ -203,7 +217,8 @@ class TaskReader {
     std::set<std::string> names;
     for (size_t i = 0; i < required.size(); ++i) {
       RequiredFamily f = read_family(required[i], fmt::format("required[{}]", i));
-      if (!names.insert(f.name).second) fail(fmt::format("required[{}].name", i), "'" + f.name + "' appears twice");
+      if (!names.insert(f.name).second)
+        fail(fmt::format("required[{}].name", i), "'" + f.name + "' appears twice");
       math_families += f.does_the_math;
       task.required.push_back(std::move(f));
     }
@@ -220,7 +235,8 @@ class TaskReader {
     throw TaskFileError(file_, field, problem);
   }
 
-  void only_known(const json& object, const std::string& prefix, std::initializer_list<const char*> known) const {
+  void only_known(const json& object, const std::string& prefix,
+                  std::initializer_list<const char*> known) const {
     for (const auto& [key, value] : object.items())
       if (std::none_of(known.begin(), known.end(), [&](const char* k) { return key == k; }))
         fail(prefix + key, "unknown field (misspelt?)");
@@ -231,9 +247,11 @@ class TaskReader {
     if (it == object.end()) fail(prefix + name, "is missing");
     return *it;
   }
-  std::string string_field(const json& object, const std::string& name, const std::string& prefix = "") const {
+  std::string string_field(const json& object, const std::string& name,
+                           const std::string& prefix = "") const {
     const json& value = field(object, name, prefix);
-    if (!value.is_string() || value.get<std::string>().empty()) fail(prefix + name, "must be a non-empty string");
+    if (!value.is_string() || value.get<std::string>().empty())
+      fail(prefix + name, "must be a non-empty string");
     return value.get<std::string>();
   }
   double number_field(const json& object, const std::string& name, const std::string& prefix = "") const {
@@ -241,7 +259,8 @@ class TaskReader {
     if (!value.is_number()) fail(prefix + name, "must be a number");
     return value.get<double>();
   }
-  const json& object_field(const json& object, const std::string& name, const std::string& prefix = "") const {
+  const json& object_field(const json& object, const std::string& name,
+                           const std::string& prefix = "") const {
     const json& value = field(object, name, prefix);
     if (!value.is_object()) fail(prefix + name, "must be an object");
     return value;
@@ -251,7 +270,8 @@ class TaskReader {
     if (!value.is_array()) fail(prefix + name, "must be an array");
     return value;
   }
-  std::vector<std::string> string_list(const json& object, const std::string& name, const std::string& where) const {
+  std::vector<std::string> string_list(const json& object, const std::string& name,
+                                       const std::string& where) const {
     const json& list = array_field(object, name, where + ".");
     std::vector<std::string> out;
     for (const json& item : list) {
@@ -268,7 +288,8 @@ class TaskReader {
     shape.order = family.dims;
     for (const auto& [key, value] : object.items()) {
       if (key == "label") {
-        if (!value.is_string() || value.get<std::string>().empty()) fail(where + ".label", "must be a non-empty string");
+        if (!value.is_string() || value.get<std::string>().empty())
+          fail(where + ".label", "must be a non-empty string");
         shape.label = value.get<std::string>();
         continue;
       }
@@ -313,11 +334,12 @@ class TaskReader {
 
 }  // namespace
 
-Task load_task_file(const std::filesystem::path& file) { return TaskReader(file).read(); }
+Task load_task_file(const std::filesystem::path& file) {
+  return TaskReader(file).read();
+}
 
 TaskRegistry TaskRegistry::load(const std::filesystem::path& dir) {
-  if (!std::filesystem::is_directory(dir))
-    throw ConfigError(dir.string() + ": task folder not found");
+  if (!std::filesystem::is_directory(dir)) throw ConfigError(dir.string() + ": task folder not found");
   std::vector<std::filesystem::path> files;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(dir))
     if (entry.is_regular_file() && entry.path().extension() == ".json") files.push_back(entry.path());
@@ -326,7 +348,8 @@ TaskRegistry TaskRegistry::load(const std::filesystem::path& dir) {
   for (const auto& file : files) {
     Task task = load_task_file(file);
     if (const Task* other = registry.find(task.id))
-      throw TaskFileError(file, "id", fmt::format("'{}' is also the id of {}", task.id, other->file.string()));
+      throw TaskFileError(file, "id",
+                          fmt::format("'{}' is also the id of {}", task.id, other->file.string()));
     registry.tasks_.push_back(std::move(task));
   }
   return registry;
@@ -355,7 +378,8 @@ json to_json(const Task& task) {
   for (const auto& s : task.check_shapes) checks.push_back(shape_json(s));
   json required = json::array();
   for (const auto& f : task.required)
-    required.push_back({{"name", f.name}, {"ptx", f.ptx}, {"sass", f.sass}, {"does_the_math", f.does_the_math}});
+    required.push_back(
+        {{"name", f.name}, {"ptx", f.ptx}, {"sass", f.sass}, {"does_the_math", f.does_the_math}});
   const FamilyInfo* family = find_family(task.family);
   return {{"id", task.id},
           {"title", task.title},

@@ -1,11 +1,11 @@
 #include "util/files.h"
 
+#include <unistd.h>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
-#include <unistd.h>
 
 namespace ptxbench {
 

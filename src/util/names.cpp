@@ -10,8 +10,8 @@ namespace ptxbench {
 std::string demangle(const std::string& symbol) {
   if (!symbol.starts_with("_Z")) return symbol;
   int status = 0;
-  std::unique_ptr<char, decltype(&std::free)> out(abi::__cxa_demangle(symbol.c_str(), nullptr, nullptr, &status),
-                                                  &std::free);
+  std::unique_ptr<char, decltype(&std::free)> out(
+      abi::__cxa_demangle(symbol.c_str(), nullptr, nullptr, &status), &std::free);
   return status == 0 && out ? std::string(out.get()) : symbol;
 }
 

@@ -7,10 +7,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <array>
 #include <cerrno>
 #include <cstring>
-#include <fmt/format.h>
 
 extern char** environ;
 
@@ -24,8 +24,12 @@ struct Pipe {
     if (pipe2(fds, O_CLOEXEC) == 0) read_end = fds[0], write_end = fds[1];
   }
   ~Pipe() { close_both(); }
-  void close_read() { if (read_end >= 0) close(read_end), read_end = -1; }
-  void close_write() { if (write_end >= 0) close(write_end), write_end = -1; }
+  void close_read() {
+    if (read_end >= 0) close(read_end), read_end = -1;
+  }
+  void close_write() {
+    if (write_end >= 0) close(write_end), write_end = -1;
+  }
   void close_both() { close_read(), close_write(); }
 };
 
@@ -113,7 +117,8 @@ ProcessResult run_process(const ProcessSpec& spec) {
   int open_streams = 2;
   char buffer[65536];
   while (open_streams > 0) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       result.timed_out = true;
       break;
@@ -139,8 +144,10 @@ ProcessResult run_process(const ProcessSpec& spec) {
   while (!result.timed_out) {
     pid_t done = waitpid(pid, &status, WNOHANG);
     if (done == pid) break;
-    if (std::chrono::steady_clock::now() >= deadline) result.timed_out = true;
-    else usleep(2000);
+    if (std::chrono::steady_clock::now() >= deadline)
+      result.timed_out = true;
+    else
+      usleep(2000);
   }
   if (result.timed_out) {
     kill(-pid, SIGKILL);

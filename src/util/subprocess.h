@@ -19,8 +19,8 @@ struct ProcessSpec {
 };
 
 struct ProcessResult {
-  int exit_code = -1;      // valid when exited
-  int term_signal = 0;     // non-zero when killed by a signal
+  int exit_code = -1;   // valid when exited
+  int term_signal = 0;  // non-zero when killed by a signal
   bool exited = false;
   bool timed_out = false;  // killed by us at the time limit
   bool spawn_failed = false;

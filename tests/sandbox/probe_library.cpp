@@ -103,4 +103,6 @@ struct AtLoad {
 
 }  // namespace
 
-extern "C" const char* probe_report() { return report.c_str(); }
+extern "C" const char* probe_report() {
+  return report.c_str();
+}

@@ -35,8 +35,12 @@ class ScriptedModel : public llm::Provider {
     int turn = 1;
     const std::string& last = request.messages.back().content;
     if (auto p = last.find("This is turn "); p != std::string::npos) turn = std::stoi(last.substr(p + 13));
-    return {.ok = true, .text = script_(turn), .finish_reason = "stop",
-            .usage = {.input_tokens = 100, .output_tokens = 50}, .attempts = 1, .latency_s = 0.25};
+    return {.ok = true,
+            .text = script_(turn),
+            .finish_reason = "stop",
+            .usage = {.input_tokens = 100, .output_tokens = 50},
+            .attempts = 1,
+            .latency_s = 0.25};
   }
   int calls = 0;
   int fail_on_call = 0;
@@ -47,10 +51,13 @@ class ScriptedModel : public llm::Provider {
   std::mutex mutex_;
 };
 
-inline std::string reply_with(const std::string& code) { return "Here:\n```cuda\n" + code + "\n```\n"; }
+inline std::string reply_with(const std::string& code) {
+  return "Here:\n```cuda\n" + code + "\n```\n";
+}
 
 inline Verdict verdict_with(const std::string& task, const std::string& source,
-                            std::vector<std::pair<std::string, StageStatus>> stages, const std::string& message = "") {
+                            std::vector<std::pair<std::string, StageStatus>> stages,
+                            const std::string& message = "") {
   Verdict v;
   v.task_id = task;
   v.arch = "sm_90a";
@@ -60,16 +67,21 @@ inline Verdict verdict_with(const std::string& task, const std::string& source,
   v.ptxbench_version = "test";
   v.host = "fake";
   for (const auto& [name, status] : stages)
-    v.stages.push_back({.name = name, .status = status,
-                        .message = status == StageStatus::passed || status == StageStatus::skipped ? "" : message});
+    v.stages.push_back(
+        {.name = name,
+         .status = status,
+         .message = status == StageStatus::passed || status == StageStatus::skipped ? "" : message});
   return v;
 }
 
 inline Verdict passed_verdict(const std::string& task, const std::string& source, double speedup) {
   Verdict v = verdict_with(task, source,
-                           {{"compile", StageStatus::passed}, {"static", StageStatus::passed},
-                            {"sanitize", StageStatus::passed}, {"correct", StageStatus::passed},
-                            {"instructions", StageStatus::passed}, {"time", StageStatus::passed}});
+                           {{"compile", StageStatus::passed},
+                            {"static", StageStatus::passed},
+                            {"sanitize", StageStatus::passed},
+                            {"correct", StageStatus::passed},
+                            {"instructions", StageStatus::passed},
+                            {"time", StageStatus::passed}});
   v.speedup = speedup;
   v.coverage = 0.99;
   return v;
@@ -99,9 +111,12 @@ class FakeJudge : public agent::Evaluator {
       return passed_verdict(task.id, code, std::stod(code.substr(p + 6)));
     if (code.find("INCOMPLETE") != std::string::npos)
       return verdict_with(task.id, code,
-                          {{"compile", StageStatus::passed}, {"static", StageStatus::passed},
-                           {"sanitize", StageStatus::skipped}, {"correct", StageStatus::skipped},
-                           {"instructions", StageStatus::skipped}, {"time", StageStatus::skipped}});
+                          {{"compile", StageStatus::passed},
+                           {"static", StageStatus::passed},
+                           {"sanitize", StageStatus::skipped},
+                           {"correct", StageStatus::skipped},
+                           {"instructions", StageStatus::skipped},
+                           {"time", StageStatus::skipped}});
     if (auto p = code.find("FAIL "); p != std::string::npos) {
       const std::string stage = code.substr(p + 5, code.find_first_of(" \n", p + 5) - p - 5);
       return failed_at(task.id, code, stage, "the " + stage + " stage says no");
@@ -135,8 +150,12 @@ struct AgentHarness {
   agent::AgentRunResult run(int64_t run_id, const agent::AgentRunSettings& s, llm::Provider& model,
                             agent::Evaluator& judge, int parallel = 1) {
     return agent::run_agent(run_id, s,
-                            {.store = &store, .registry = &registry, .provider = &model, .evaluator = &judge,
-                             .kits_dir = kRoot / "kits", .parallel = parallel});
+                            {.store = &store,
+                             .registry = &registry,
+                             .provider = &model,
+                             .evaluator = &judge,
+                             .kits_dir = kRoot / "kits",
+                             .parallel = parallel});
   }
 
   fs::path dir;

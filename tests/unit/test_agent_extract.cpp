@@ -14,7 +14,8 @@ TEST(AgentExtract, TakesTheOnlyBlock) {
 }
 
 TEST(AgentExtract, TakesTheLastOfSeveralBlocks) {
-  const auto e = extract_code("First try:\n```cpp\nint a;\n```\nBetter:\n```c++\nint b;\n```\nFinal:\n```\nint c;\n```\n");
+  const auto e = extract_code(
+      "First try:\n```cpp\nint a;\n```\nBetter:\n```c++\nint b;\n```\nFinal:\n```\nint c;\n```\n");
   ASSERT_TRUE(e.found);
   EXPECT_EQ(e.code, "int c;\n");
   EXPECT_EQ(e.blocks, 3);

@@ -1,5 +1,5 @@
-// The agent loop with a scripted model and a fake judge: stop conditions, what each turn shows, resuming after a
-// crash at each point of a turn, error classes, feedback, the summary, and the reference model.
+// The agent loop with a scripted model and a fake judge: stop conditions, what each turn shows, resuming
+// after a crash at each point of a turn, error classes, feedback, the summary, and the reference model.
 #include <gtest/gtest.h>
 
 #include "agent/extract.h"
@@ -21,10 +21,14 @@ namespace {
 // Fails to compile on turn 1, fails the instruction stage on turn 2, passes at 0.8x then 1.1x.
 std::string improving(int turn) {
   switch (turn) {
-    case 1: return reply_with("int main( { oops");
-    case 2: return reply_with("// FAIL instructions\n");
-    case 3: return reply_with("// PASS x0.8\n");
-    default: return reply_with("// PASS x1.1\n");
+    case 1:
+      return reply_with("int main( { oops");
+    case 2:
+      return reply_with("// FAIL instructions\n");
+    case 3:
+      return reply_with("// PASS x0.8\n");
+    default:
+      return reply_with("// PASS x1.1\n");
   }
 }
 
@@ -70,7 +74,8 @@ TEST(AgentLoop, StopsWhenVerifiedAndAtTheTargetSpeedup) {
   {
     ScriptedModel model(improving);
     FakeJudge judge;
-    auto s = h.settings({kHopperTask}, 1, {.max_turns = 8, .stop_when_verified = true, .target_speedup = 1.0});
+    auto s =
+        h.settings({kHopperTask}, 1, {.max_turns = 8, .stop_when_verified = true, .target_speedup = 1.0});
     const int64_t run = start_agent_run(h.store, s);
     h.run(run, s, model, judge);
     EXPECT_EQ(only_turns(h, run).size(), 4u);  // 0.8x is not enough
@@ -93,7 +98,8 @@ TEST(AgentLoop, StopStatusRules) {
   EXPECT_EQ(stop_status({.max_turns = 8}, 1, &pass), std::nullopt);
   EXPECT_EQ(stop_status({.max_turns = 8}, 8, &fail), kFinished);
   EXPECT_EQ(stop_status({.max_turns = 8, .stop_when_verified = true}, 1, &pass), kSolved);
-  EXPECT_EQ(stop_status({.max_turns = 8, .stop_when_verified = true, .target_speedup = 1.0}, 1, &pass), std::nullopt);
+  EXPECT_EQ(stop_status({.max_turns = 8, .stop_when_verified = true, .target_speedup = 1.0}, 1, &pass),
+            std::nullopt);
   EXPECT_EQ(stop_status({.max_turns = 8, .stop_when_verified = true}, 2, nullptr), std::nullopt);
   EXPECT_EQ(stop_status({.max_turns = 2, .stop_when_verified = true}, 2, nullptr), kFinished);
 }
@@ -126,7 +132,8 @@ TEST(AgentLoop, EachTurnShowsThePreviousCodeAndItsVerdict) {
 
 TEST(AgentLoop, AReplyWithoutCodeIsAFailedTurnThatSaysSo) {
   AgentHarness h("nocode");
-  ScriptedModel model([](int turn) { return turn == 1 ? std::string("I would use wgmma here.") : reply_with("// PASS x1"); });
+  ScriptedModel model(
+      [](int turn) { return turn == 1 ? std::string("I would use wgmma here.") : reply_with("// PASS x1"); });
   FakeJudge judge;
   auto s = h.settings({kHopperTask}, 1, {.max_turns = 3, .stop_when_verified = true});
   const int64_t run = start_agent_run(h.store, s);
@@ -164,7 +171,7 @@ TEST(AgentLoop, ResumeAfterAModelFailureAsksAgain) {
   const auto resumed = broken.run(run, s, model, judge);
   EXPECT_EQ(resumed.errors, 0);
   EXPECT_EQ(resumed.driven, 1);  // only the trajectory that failed
-  EXPECT_EQ(model.calls, 1);  // the failed turn asked again; it passed
+  EXPECT_EQ(model.calls, 1);     // the failed turn asked again; it passed
   EXPECT_EQ(export_trajectories(broken.store, run, false), export_trajectories(whole.store, 1, false));
 }
 
@@ -222,7 +229,8 @@ TEST(AgentFeedback, ClassesFollowTheFirstFailingStage) {
 }
 
 TEST(AgentFeedback, IsCompactAndSaysWhatMatters) {
-  Verdict v = failed_at("t", "x", "correct", "3 of 3 shapes wrong. First: [0,1] expected 1 got 2\n" + std::string(5000, 'e'));
+  Verdict v = failed_at("t", "x", "correct",
+                        "3 of 3 shapes wrong. First: [0,1] expected 1 got 2\n" + std::string(5000, 'e'));
   const std::string text = compact_feedback(v, {.stage_chars = 300, .stage_lines = 5, .total_chars = 2000});
   EXPECT_NE(text.find("3 of 3 shapes wrong"), std::string::npos);
   EXPECT_NE(text.find("[... cut ...]"), std::string::npos);
@@ -234,15 +242,24 @@ TEST(AgentFeedback, IsCompactAndSaysWhatMatters) {
 }
 
 TEST(AgentSummary, Arithmetic) {
-  auto turn = [](int index, std::string error_class, bool correct, bool verified_turn, std::optional<double> speedup) {
-    return TurnFacts{.index = index, .finished = true, .error_class = std::move(error_class), .correct = correct,
-                     .verified = verified_turn, .correct_judged = true, .speedup = speedup};
+  auto turn = [](int index, std::string error_class, bool correct, bool verified_turn,
+                 std::optional<double> speedup) {
+    return TurnFacts{.index = index,
+                     .finished = true,
+                     .error_class = std::move(error_class),
+                     .correct = correct,
+                     .verified = verified_turn,
+                     .correct_judged = true,
+                     .speedup = speedup};
   };
   std::vector<TrajectoryFacts> t = {
       {"a", 1, kSolved, {turn(1, "compile", false, false, {}), turn(2, "", true, true, 0.9)}},
       {"a", 2, kFinished, {turn(1, "numerical", false, false, {}), turn(2, "instruction", true, false, 0.1)}},
-      {"a", 3, kSolved, {turn(1, "extraction", false, false, {}), turn(2, "compile", false, false, {}),
-                         turn(3, "", true, true, 1.2), turn(4, "", true, true, 1.1)}},
+      {"a",
+       3,
+       kSolved,
+       {turn(1, "extraction", false, false, {}), turn(2, "compile", false, false, {}),
+        turn(3, "", true, true, 1.2), turn(4, "", true, true, 1.1)}},
       {"a", 4, kFinished, {turn(1, "compile", false, false, {})}},
       {"b", 1, kUnverified, {TurnFacts{.index = 1, .finished = true}}},
   };
@@ -330,8 +347,10 @@ TEST(ReferenceModel, WithoutAVerifiedSolutionItSaysSo) {
   const std::string unknown = reference.answer("no-such-task", 1);
   EXPECT_FALSE(extract_code(unknown).found);
   // The broken variant without an entry point to break still fails to compile, deterministically.
-  EXPECT_NE(break_on_purpose("int x;\n", "ptxbench_gemm_bf16").find("ptxbench_check_arguments()"), std::string::npos);
+  EXPECT_NE(break_on_purpose("int x;\n", "ptxbench_gemm_bf16").find("ptxbench_check_arguments()"),
+            std::string::npos);
   EXPECT_EQ(break_on_purpose("extern \"C\" int f(int a,\n int b) {\n  return 0;\n}\n", "f"),
-            "extern \"C\" int f(int a,\n int b) {\n  ptxbench_check_arguments(stream);  // validate the arguments first\n"
+            "extern \"C\" int f(int a,\n int b) {\n  ptxbench_check_arguments(stream);  // validate the "
+            "arguments first\n"
             "  return 0;\n}\n");
 }

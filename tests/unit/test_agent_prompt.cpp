@@ -21,7 +21,9 @@ const Task& task(const std::string& id) {
   return *t;
 }
 
-bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+bool contains(const std::string& text, const std::string& what) {
+  return text.find(what) != std::string::npos;
+}
 
 }  // namespace
 
@@ -72,9 +74,10 @@ TEST(AgentPrompt, TaskStatementHasWhatASolutionMustKnow) {
   const Task& hopper = task("gemm-bf16-n4096-k4096-sm90a");
   const std::string text = task_statement(hopper);
   EXPECT_TRUE(text.starts_with("Task: gemm-bf16-n4096-k4096-sm90a\n"));
-  for (const char* expected : {"int ptxbench_gemm_bf16(", "extern \"C\"", "M=8192 N=4096 K=4096", "odd-m",
-                               "M=1999", "0.01", "wgmma.mma_async", "cp.async.bulk.tensor", "mbarrier", "95%",
-                               "sm_90a", "arch=compute_90a,code=sm_90a", "#include <ptxbench/abi.h>", "cublaslt"})
+  for (const char* expected :
+       {"int ptxbench_gemm_bf16(", "extern \"C\"", "M=8192 N=4096 K=4096", "odd-m", "M=1999", "0.01",
+        "wgmma.mma_async", "cp.async.bulk.tensor", "mbarrier", "95%", "sm_90a",
+        "arch=compute_90a,code=sm_90a", "#include <ptxbench/abi.h>", "cublaslt"})
     EXPECT_TRUE(contains(text, expected)) << expected << "\n" << text;
   EXPECT_TRUE(contains(task_statement(task("gemm-bf16-n4096-k4096-sm100a")), "statically only"));
   const std::string system = system_prompt();
@@ -89,7 +92,9 @@ TEST(AgentPrompt, LaterTurnsShowThePreviousCodeAndVerdict) {
   EXPECT_EQ(one.messages[0].content, first);
   EXPECT_EQ(one.system, system_prompt());
 
-  PreviousTurn previous{.index = 2, .code = "__global__ void k() {}\n", .reply = "prose\n```cuda\n...```",
+  PreviousTurn previous{.index = 2,
+                        .code = "__global__ void k() {}\n",
+                        .reply = "prose\n```cuda\n...```",
                         .feedback = "Verdict: failed at correct: 3 of 3 shapes wrong"};
   const llm::Request three = build_request(first, 3, previous, {{1, "failed at compile: 2 errors"}});
   ASSERT_EQ(three.messages.size(), 3u);

@@ -28,8 +28,20 @@ namespace {
 const fs::path kRoot = PTXBENCH_SOURCE_DIR;
 
 std::vector<std::string> run_args(const fs::path& data) {
-  return {PTXBENCH_BINARY, "--root", kRoot.string(), "--data", data.string(), "run", "--cpu-only",
-          "--tasks", "gemm-bf16-*-sm90a", "--samples", "2", "--parallel", "1", "--json"};
+  return {PTXBENCH_BINARY,
+          "--root",
+          kRoot.string(),
+          "--data",
+          data.string(),
+          "run",
+          "--cpu-only",
+          "--tasks",
+          "gemm-bf16-*-sm90a",
+          "--samples",
+          "2",
+          "--parallel",
+          "1",
+          "--json"};
 }
 
 int finished_turns(const fs::path& db) {
@@ -77,8 +89,8 @@ TEST(AgentResume, AKilledRunResumedStoresWhatAnUninterruptedOneDoes) {
   const int stored_at_kill = finished_turns(killed_db);
   ASSERT_LT(stored_at_kill, 16);  // 4 tasks x 2 samples x 2 turns in all
 
-  ProcessResult resumed = run_process({.argv = {PTXBENCH_BINARY, "--root", kRoot.string(), "--data", killed.string(),
-                                                "run", "--resume", "1", "--json"},
+  ProcessResult resumed = run_process({.argv = {PTXBENCH_BINARY, "--root", kRoot.string(), "--data",
+                                                killed.string(), "run", "--resume", "1", "--json"},
                                        .time_limit = std::chrono::minutes(5)});
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
 

@@ -20,8 +20,8 @@ const char* kTask = "gemm-bf16-n4096-k4096-sm90a";
 class Cli : public testing::Test {
  protected:
   void SetUp() override {
-    data_ = fs::temp_directory_path() /
-            ("ptxbench-cli-" + std::to_string(getpid()) + "-" + testing::UnitTest::GetInstance()->current_test_info()->name());
+    data_ = fs::temp_directory_path() / ("ptxbench-cli-" + std::to_string(getpid()) + "-" +
+                                         testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(data_);
   }
   void TearDown() override { fs::remove_all(data_); }
@@ -31,7 +31,9 @@ class Cli : public testing::Test {
     argv.insert(argv.end(), args.begin(), args.end());
     return run_process({.argv = argv, .time_limit = std::chrono::minutes(5)});
   }
-  static std::string example(const std::string& name) { return (kRoot / "solutions" / "examples" / name).string(); }
+  static std::string example(const std::string& name) {
+    return (kRoot / "solutions" / "examples" / name).string();
+  }
   static std::string test_solution(const std::string& name) { return (kData / "solutions" / name).string(); }
 
   fs::path data_;
@@ -66,8 +68,8 @@ TEST_F(Cli, UsageErrorsExitWithTwo) {
 
 TEST_F(Cli, RunHelpShowsBothModes) {
   auto h = ptxbench({"run", "--help"});
-  for (const char* option : {"--solutions", "--model", "--knowledge", "--turns", "--samples", "--target-speedup",
-                             "--stop-when-verified", "--resume", "--parallel"})
+  for (const char* option : {"--solutions", "--model", "--knowledge", "--turns", "--samples",
+                             "--target-speedup", "--stop-when-verified", "--resume", "--parallel"})
     EXPECT_NE(h.out.find(option), std::string::npos) << option;
   EXPECT_NE(ptxbench({"results", "--help"}).out.find("--export"), std::string::npos);
 }
@@ -75,7 +77,8 @@ TEST_F(Cli, RunHelpShowsBothModes) {
 TEST_F(Cli, AgentOptionsThatCannotWorkExitWithTwo) {
   auto level = ptxbench({"run", "--cpu-only", "--knowledge", "everything"});
   EXPECT_EQ(level.exit_code, 2);
-  auto model = ptxbench({"run", "--cpu-only", "--model", "no-such-model", "--models", (kData / "none.json").string()});
+  auto model =
+      ptxbench({"run", "--cpu-only", "--model", "no-such-model", "--models", (kData / "none.json").string()});
   EXPECT_EQ(model.exit_code, 2);
   EXPECT_NE(model.err.find("no-such-model"), std::string::npos) << model.err;
   EXPECT_EQ(ptxbench({"run", "--cpu-only", "--turns", "0"}).exit_code, 2);
@@ -102,9 +105,10 @@ TEST_F(Cli, TheDefaultRunIsTheReferenceAgentAndResultsShowIt) {
   ASSERT_EQ(doc["summary"]["tasks"].size(), 4u);  // the Hopper tasks: no GPU here
   for (const auto& t : doc["summary"]["tasks"]) {
     EXPECT_EQ(t["trajectories"], 1);
-    EXPECT_EQ(t["finished_turns"], 2) << t.dump();  // broken, then the reference (nothing fails, nothing verifiable)
+    EXPECT_EQ(t["finished_turns"], 2)
+        << t.dump();  // broken, then the reference (nothing fails, nothing verifiable)
     EXPECT_EQ(t["error_classes"]["compile"], 1);
-    EXPECT_TRUE(t["correct_rate"].is_null());        // not judged on the CPU: unknown, not 0
+    EXPECT_TRUE(t["correct_rate"].is_null());  // not judged on the CPU: unknown, not 0
   }
   EXPECT_NE(run.err.find("turn 1: compile"), std::string::npos) << run.err;  // progress on stderr
 
@@ -215,13 +219,14 @@ TEST_F(Cli, EvalOnTheCpuSaysWhatWasSkippedAndWhy) {
   EXPECT_EQ(cheat.exit_code, 1);
   EXPECT_NE(cheat.out.find("dynamic-loading"), std::string::npos);
 
-  auto blackwell = ptxbench({"eval", example("gemm_simt.cu"), "--task", "gemm-bf16-n4096-k4096-sm100a", "--cpu-only"});
+  auto blackwell =
+      ptxbench({"eval", example("gemm_simt.cu"), "--task", "gemm-bf16-n4096-k4096-sm100a", "--cpu-only"});
   EXPECT_EQ(blackwell.exit_code, 1);
   EXPECT_NE(blackwell.out.find("tcgen05.mma"), std::string::npos);
 }
 
 TEST_F(Cli, RunStoresVerdictsThatResultsShows) {
-  EXPECT_EQ(ptxbench({"results"}).exit_code, 2);  // nothing stored yet
+  EXPECT_EQ(ptxbench({"results"}).exit_code, 2);                        // nothing stored yet
   auto run = ptxbench({"run", "--solutions", "--cpu-only", "--json"});  // the project's solutions/
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
   auto doc = json::parse(run.out);

@@ -142,8 +142,9 @@ TEST_F(CompileStage, MissingNvccIsAToolchainError) {
 TEST_F(CompileStage, KitHeadersCompileAndErrorsInThemNameTheProjectPath) {
   CompileOptions o = options();
   o.display_root = kRoot;
-  const std::string uses_kit = "#include <ptxbench/abi.h>\n#include <hopper.cuh>\n"
-                               "__global__ void k() { float d[4] = {}; ptxkit::hopper::wgmma_bf16_ss<8>(d, 0, 0, 0); }\n";
+  const std::string uses_kit =
+      "#include <ptxbench/abi.h>\n#include <hopper.cuh>\n"
+      "__global__ void k() { float d[4] = {}; ptxkit::hopper::wgmma_bf16_ss<8>(d, 0, 0, 0); }\n";
   const auto r = compile_solution(uses_kit, *task_, o);
   ASSERT_EQ(r.status, CompileResult::Status::compile_error);  // the kit offers N = 16, 32, ..., 256
   EXPECT_NE(r.diagnostics.find("kits/hopper/ptx/wgmma.cuh("), std::string::npos) << r.diagnostics;
@@ -155,7 +156,8 @@ TEST_F(CompileStage, KitHeadersCompileAndErrorsInThemNameTheProjectPath) {
 
 TEST(Diagnostics, KeepsTheFirstErrorsAndCountsTheRest) {
   std::string output;
-  for (int i = 1; i <= 12; ++i) output += "solution.cu(" + std::to_string(i) + "): error: bad thing\n  code\n  ^\n\n";
+  for (int i = 1; i <= 12; ++i)
+    output += "solution.cu(" + std::to_string(i) + "): error: bad thing\n  code\n  ^\n\n";
   output += "12 errors detected in the compilation of \"solution.cu\".\n";
   const auto trimmed = trim_diagnostics(output, "", 3);
   EXPECT_EQ(trimmed.errors, 12);

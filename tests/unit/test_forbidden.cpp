@@ -8,7 +8,8 @@ using namespace ptxbench;
 
 namespace {
 
-bool has_rule(const std::vector<Violation>& found, const std::string& rule, const std::string& evidence = "") {
+bool has_rule(const std::vector<Violation>& found, const std::string& rule,
+              const std::string& evidence = "") {
   return std::any_of(found.begin(), found.end(), [&](const Violation& v) {
     return v.rule == rule && (evidence.empty() || v.evidence.find(evidence) != std::string::npos);
   });
@@ -38,7 +39,8 @@ INSTANTIATE_TEST_SUITE_P(
                     SourceCase{"#include <cudnn.h>", "vendor-library", "cudnn.h"},
                     SourceCase{"#include <cutlass/gemm/device/gemm.h>", "vendor-library", "cutlass"},
                     SourceCase{"#include <cute/tensor.hpp>", "vendor-library", "cute"},
-                    SourceCase{"void f(cublasHandle_t h) { cublasGemmEx(h); }", "vendor-library", "cublasGemmEx"},
+                    SourceCase{"void f(cublasHandle_t h) { cublasGemmEx(h); }", "vendor-library",
+                               "cublasGemmEx"},
                     SourceCase{"#include <dlfcn.h>", "dynamic-loading", "dlfcn.h"},
                     SourceCase{"void* h = dlopen(\"libcublas.so\", 1);", "dynamic-loading", "dlopen"},
                     SourceCase{"auto f = dlsym(h, \"x\");", "dynamic-loading", "dlsym"},
@@ -95,10 +97,18 @@ TEST(StripComments, KeepsLinesAndLiterals) {
 }
 
 TEST(ForbiddenImports, SymbolsAndLibrariesAreFound) {
-  const std::vector<std::string> needed = {"libcudart.so.13", "libstdc++.so.6", "libc.so.6", "libcublas.so.13"};
+  const std::vector<std::string> needed = {"libcudart.so.13", "libstdc++.so.6", "libc.so.6",
+                                           "libcublas.so.13"};
   const std::vector<std::string> symbols = {
       "cudaLaunchKernel",  // allowed
-      "dlopen", "dlsym", "fork", "pthread_create", "fopen", "socket", "cudaMalloc", "cudaStreamSynchronize",
+      "dlopen",
+      "dlsym",
+      "fork",
+      "pthread_create",
+      "fopen",
+      "socket",
+      "cudaMalloc",
+      "cudaStreamSynchronize",
       "cublasGemmEx",
       "_ZNSt6thread15_M_start_threadESt10unique_ptrINS_6_StateESt14default_deleteIS1_EEPFvvE",
       "_ZNSt13basic_filebufIcSt11char_traitsIcEE4openEPKcSt13_Ios_Openmode"};
@@ -133,11 +143,16 @@ TEST(ForbiddenImports, DescriptorSignalAndSymbolTableImportsAreFound) {
                                    "sigaction", "prctl", "dladdr", "_r_debug", "getauxval", "sendmsg"},
                                   {"libcudart.so.13", "libc.so.6"});
   for (const auto& [rule, evidence] :
-       std::vector<std::pair<std::string, std::string>>{{"file", "read"},           {"file", "write"},
-                                                        {"file", "fcntl"},          {"file", "fstat"},
-                                                        {"file", "environ"},        {"file", "dup2"},
-                                                        {"file", "unlink"},         {"process", "mprotect"},
-                                                        {"process", "sigaction"},   {"process", "prctl"},
+       std::vector<std::pair<std::string, std::string>>{{"file", "read"},
+                                                        {"file", "write"},
+                                                        {"file", "fcntl"},
+                                                        {"file", "fstat"},
+                                                        {"file", "environ"},
+                                                        {"file", "dup2"},
+                                                        {"file", "unlink"},
+                                                        {"process", "mprotect"},
+                                                        {"process", "sigaction"},
+                                                        {"process", "prctl"},
                                                         {"dynamic-loading", "dladdr"},
                                                         {"dynamic-loading", "_r_debug"},
                                                         {"dynamic-loading", "getauxval"},

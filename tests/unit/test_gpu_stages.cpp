@@ -37,11 +37,15 @@ json timing_result(bool hidden_work) {
           {"timing",
            {{"speedup", 0.95},
             {"hidden_work_suspected", hidden_work},
-            {"solution", {{"event_us", {{"median", 400.0}, {"p10", 390.0}, {"p90", 410.0}}},
-                          {"wall_us", {{"median", hidden_work ? 900.0 : 420.0}}},
-                          {"tflops", 687.0}}},
-            {"baseline", {{"name", "cublaslt"}, {"event_us", {{"median", 380.0}, {"p10", 378.0}, {"p90", 385.0}}},
-                          {"wall_us", {{"median", 400.0}}}, {"tflops", 723.0}}}}}};
+            {"solution",
+             {{"event_us", {{"median", 400.0}, {"p10", 390.0}, {"p90", 410.0}}},
+              {"wall_us", {{"median", hidden_work ? 900.0 : 420.0}}},
+              {"tflops", 687.0}}},
+            {"baseline",
+             {{"name", "cublaslt"},
+              {"event_us", {{"median", 380.0}, {"p10", 378.0}, {"p90", 385.0}}},
+              {"wall_us", {{"median", 400.0}}},
+              {"tflops", 723.0}}}}}};
 }
 
 }  // namespace
@@ -49,9 +53,9 @@ json timing_result(bool hidden_work) {
 TEST(GpuStages, AFailedCheckNamesTheShapeTrialAndFirstMismatch) {
   const StageResult stage = correct_stage_from(failing_check_result(), task());
   EXPECT_EQ(stage.status, StageStatus::failed);
-  for (const char* expected : {"1 of 2 shapes wrong", "shape odd-m (M=1999 N=4096 K=4096)", "trial 1",
-                               "modified its inputs", "4096 of 8187904 elements wrong (4096 NaN/Inf)",
-                               "[1998,0] expected 0.25 got \"nan\""})
+  for (const char* expected :
+       {"1 of 2 shapes wrong", "shape odd-m (M=1999 N=4096 K=4096)", "trial 1", "modified its inputs",
+        "4096 of 8187904 elements wrong (4096 NaN/Inf)", "[1998,0] expected 0.25 got \"nan\""})
     EXPECT_NE(stage.message.find(expected), std::string::npos) << expected << "\n" << stage.message;
 }
 
@@ -64,13 +68,15 @@ TEST(GpuStages, RuntimeErrorsCarryTheCudaError) {
                          {"cuda_error_string", "an illegal memory access was encountered"}}}};
   const StageResult stage = correct_stage_from(result, task());
   EXPECT_EQ(stage.status, StageStatus::runtime_error);
-  EXPECT_EQ(stage.message,
-            "trial 0: the solution's work on the stream failed: cudaErrorIllegalAddress (an illegal memory access "
-            "was encountered)");
+  EXPECT_EQ(
+      stage.message,
+      "trial 0: the solution's work on the stream failed: cudaErrorIllegalAddress (an illegal memory access "
+      "was encountered)");
 }
 
 TEST(GpuStages, HarnessErrorsSayNothingAboutTheSolution) {
-  const StageResult stage = correct_stage_from({{"status", "harness_error"}, {"message", "cuBLASLt failed"}}, task());
+  const StageResult stage =
+      correct_stage_from({{"status", "harness_error"}, {"message", "cuBLASLt failed"}}, task());
   EXPECT_EQ(stage.status, StageStatus::harness_error);
   EXPECT_NE(stage.message.find("cuBLASLt failed"), std::string::npos);
   EXPECT_EQ(correct_stage_from(json::object(), task()).status, StageStatus::harness_error);

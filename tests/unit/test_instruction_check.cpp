@@ -5,10 +5,10 @@
 #include <nlohmann/json.hpp>
 
 #include "eval/instruction_check.h"
-#include "util/names.h"
 #include "eval/ncu_report.h"
 #include "eval/sass_inventory.h"
 #include "util/files.h"
+#include "util/names.h"
 
 namespace ptxbench {
 namespace {
@@ -96,14 +96,16 @@ TEST(MmaShape, FromOpcodeNames) {
 }
 
 TEST(KernelNames, NcuAndCompilerSpellingsMatch) {
-  EXPECT_TRUE(ptxbench::same_kernel("void mine::scale_kernel<4>(float *, int)", "_ZN4mine12scale_kernelILi4EEEvPfi"));
+  EXPECT_TRUE(
+      ptxbench::same_kernel("void mine::scale_kernel<4>(float *, int)", "_ZN4mine12scale_kernelILi4EEEvPfi"));
   EXPECT_TRUE(ptxbench::same_kernel("wgmma_kernel(float *, int)", "_Z12wgmma_kernelPfi"));
   EXPECT_TRUE(ptxbench::same_kernel("wgmma_kernel(float *, int)", "wgmma_kernel(float*, int)"));
   EXPECT_TRUE(ptxbench::same_kernel("plain_c_kernel", "plain_c_kernel"));
   EXPECT_TRUE(ptxbench::same_kernel("(anonymous namespace)::k(int)", "(anonymous namespace)::k(int)"));
   EXPECT_FALSE(ptxbench::same_kernel("nvjet_sm90_tst_128x64_64x8_1x2_h_bz_TNT", "_Z12wgmma_kernelPfi"));
   EXPECT_FALSE(ptxbench::same_kernel("mbar_kernel(int *)", "_Z12wgmma_kernelPfi"));
-  EXPECT_FALSE(ptxbench::same_kernel("other::scale_kernel<4>(float *, int)", "_ZN4mine12scale_kernelILi4EEEvPfi"));
+  EXPECT_FALSE(
+      ptxbench::same_kernel("other::scale_kernel<4>(float *, int)", "_ZN4mine12scale_kernelILi4EEEvPfi"));
   EXPECT_EQ(demangle("_Z11mbar_kernelPi"), "mbar_kernel(int*)");
   EXPECT_EQ(demangle("plain_c_kernel"), "plain_c_kernel");
 }
@@ -389,12 +391,15 @@ TEST(SassInventory, ReadsCuobjdumpOfAnExecutable) {
 
 TEST(InstructionCheck, KernelsInAnAnonymousNamespaceAreRecognised) {
   // As seen on the H200: ncu's name and ptxas's mangled name of one kernel in an anonymous namespace.
+  EXPECT_TRUE(
+      ptxbench::same_kernel("<unnamed>::gemm_kernel(CUtensorMap_st, CUtensorMap_st, CUtensorMap_st, "
+                            "__nv_bfloat16 *, int, int, int)",
+                            "_ZN44_GLOBAL__N__506dd8d1_11_solution_cu_6e7e784f11gemm_kernelE14CUtensorMap_"
+                            "stS0_S0_P13__nv_bfloat16iii"));
   EXPECT_TRUE(ptxbench::same_kernel(
-      "<unnamed>::gemm_kernel(CUtensorMap_st, CUtensorMap_st, CUtensorMap_st, __nv_bfloat16 *, int, int, int)",
-      "_ZN44_GLOBAL__N__506dd8d1_11_solution_cu_6e7e784f11gemm_kernelE14CUtensorMap_stS0_S0_P13__nv_bfloat16iii"));
-  EXPECT_TRUE(ptxbench::same_kernel(
-      "<unnamed>::gemm_simt_kernel(const __nv_bfloat16 *, const __nv_bfloat16 *, __nv_bfloat16 *, int, int, int)",
+      "<unnamed>::gemm_simt_kernel(const __nv_bfloat16 *, const __nv_bfloat16 *, __nv_bfloat16 *, int, int, "
+      "int)",
       "_ZN44_GLOBAL__N__6736dcfb_11_solution_cu_6e7e784f16gemm_simt_kernelEPK13__nv_bfloat16S2_PS0_iii"));
   EXPECT_FALSE(ptxbench::same_kernel("<unnamed>::other_kernel(int)",
-                           "_ZN44_GLOBAL__N__506dd8d1_11_solution_cu_6e7e784f11gemm_kernelEi"));
+                                     "_ZN44_GLOBAL__N__506dd8d1_11_solution_cu_6e7e784f11gemm_kernelEi"));
 }

@@ -87,13 +87,15 @@ TEST(PtxInventory, PrefixesMatchWholeModifiers) {
 
 TEST(PtxInventory, BulkCopiesAreKeptApart) {
   const auto ops = ptx_instructions(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3}], [%r4];\n"
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, "
+      "%r3}], [%r4];\n"
       "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 128, [%r4];\n"
       "cp.async.ca.shared.global [%r1], [%rd1], 16;\n");
   ASSERT_EQ(ops.size(), 3u);
   Task t;
   const auto inventory = take_inventory(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3}], [%r4];"
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, "
+      "%r3}], [%r4];"
       "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 128, [%r4];"
       "cp.async.ca.shared.global [%r1], [%rd1], 16;",
       t);

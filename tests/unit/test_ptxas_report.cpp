@@ -38,4 +38,6 @@ ptxas /tmp/x.ptx, line 80; warning : Potential Performance Loss: wgmma.mma_async
   EXPECT_NE(report.warnings[0].find("serialized"), std::string::npos);
 }
 
-TEST(PtxasReport, EmptyOutputHasNoKernels) { EXPECT_TRUE(parse_ptxas_report("").kernels.empty()); }
+TEST(PtxasReport, EmptyOutputHasNoKernels) {
+  EXPECT_TRUE(parse_ptxas_report("").kernels.empty());
+}

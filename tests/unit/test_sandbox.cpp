@@ -50,8 +50,8 @@ struct Listener {
     address.sin_family = AF_INET;
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t length = sizeof(address);
-    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 || listen(fd, 4) != 0 ||
-        getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0)
+    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
+        listen(fd, 4) != 0 || getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0)
       return;
     port = ntohs(address.sin_port);
   }
@@ -63,9 +63,10 @@ struct Listener {
 }  // namespace
 
 TEST(Sandbox, BubblewrapCreatesItsNamespacesHere) {
-  ASSERT_TRUE(status().available) << "the sandbox cannot run on this machine, so ptxbench would refuse to run "
-                                     "solutions: "
-                                  << status().reason;
+  ASSERT_TRUE(status().available)
+      << "the sandbox cannot run on this machine, so ptxbench would refuse to run "
+         "solutions: "
+      << status().reason;
 }
 
 TEST(Sandbox, LoadTimeCodeCannotReachTheNetworkWriteOutsideOrReadKeys) {
@@ -91,17 +92,18 @@ TEST(Sandbox, LoadTimeCodeCannotReachTheNetworkWriteOutsideOrReadKeys) {
                                     fs::path(PTXBENCH_SANDBOX_PROBE).parent_path()},
                        .writable = {scratch}};
   policy.hidden.push_back(data);
-  const ProcessResult run = run_process(
-      {.argv = sandboxed_command(status(), policy,
-                                 {PTXBENCH_SANDBOX_LOADER, PTXBENCH_SANDBOX_PROBE, std::to_string(listener.port),
-                                  (data / "secret.txt").string(), outside.string()}),
-       .time_limit = std::chrono::seconds(60)});
+  const ProcessResult run =
+      run_process({.argv = sandboxed_command(
+                       status(), policy,
+                       {PTXBENCH_SANDBOX_LOADER, PTXBENCH_SANDBOX_PROBE, std::to_string(listener.port),
+                        (data / "secret.txt").string(), outside.string()}),
+                   .time_limit = std::chrono::seconds(60)});
   unsetenv("OPENAI_API_KEY");
   ASSERT_TRUE(run.ok()) << run.describe() << "\n" << run.err;
   const std::string& report = run.out;
   EXPECT_EQ(report.find("ESCAPED"), std::string::npos) << report;
-  for (const char* attempt : {"connect 127.0.0.1", "dns example.com", "env OPENAI_API_KEY", "/proc/1/environ",
-                              "read ", "create "})
+  for (const char* attempt :
+       {"connect 127.0.0.1", "dns example.com", "env OPENAI_API_KEY", "/proc/1/environ", "read ", "create "})
     EXPECT_NE(report.find(attempt), std::string::npos) << attempt << " not attempted:\n" << report;
   EXPECT_NE(report.find("scratch write: allowed"), std::string::npos) << report;
   EXPECT_FALSE(fs::exists(outside / "planted"));
@@ -163,10 +165,10 @@ TEST(ResultChannel, AcceptsOnlyOneDocumentWithAValidTag) {
   EXPECT_FALSE(read_result_channel("", key).document);
   EXPECT_TRUE(read_result_channel("", key).tampered.empty());  // nothing written: not tampering
   for (const std::string& bad :
-       {document,                                                          // no tag (key stolen or unused)
-        "{\"status\": \"passed\"}\n" + good,                              // a forged document before the real one
-        good + "{\"status\": \"passed\"}\n",                              // and after it
-        document + "ptxbench-mac " + std::string(64, '0') + "\n",          // a made-up tag
+       {document,                                                  // no tag (key stolen or unused)
+        "{\"status\": \"passed\"}\n" + good,                       // a forged document before the real one
+        good + "{\"status\": \"passed\"}\n",                       // and after it
+        document + "ptxbench-mac " + std::string(64, '0') + "\n",  // a made-up tag
         "{\"status\": \"failed\"}\n" + good.substr(document.size())}) {  // the real tag on another document
     const ChannelRead read = read_result_channel(bad, key);
     EXPECT_FALSE(read.document) << bad;
@@ -180,7 +182,8 @@ TEST(ResultChannel, AcceptsOnlyOneDocumentWithAValidTag) {
 TEST(ResultChannel, TheRunnerTagsItsResultInsideTheSandbox) {
   ASSERT_TRUE(status().available) << status().reason;
   const fs::path scratch = fresh_dir("runner");
-  const SandboxPolicy policy{.readable = {fs::path(PTXBENCH_RUNNER_BINARY).parent_path()}, .writable = {scratch}};
+  const SandboxPolicy policy{.readable = {fs::path(PTXBENCH_RUNNER_BINARY).parent_path()},
+                             .writable = {scratch}};
   const std::string key = std::string(32, 'k') + std::string(32, '7');
   std::string input =
       R"({"mode": "check", "library": "/nonexistent/solution.so", "family": "gemm", "entry_point": "ptxbench_gemm_bf16", "shapes": [{"label": "main", "M": 64, "N": 64, "K": 64}], "seed": 1})";

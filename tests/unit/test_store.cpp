@@ -124,7 +124,8 @@ TEST(Store, MigratesASchemaOneStoreKeepingItsRows) {
 TEST(Store, RoundTripsTrajectoriesAndTurns) {
   const fs::path db = fresh_db("trajectories");
   int64_t first_turn = 0, second_turn = 0, evaluation = 0, trajectory = 0;
-  const nlohmann::json request = {{"system", "s"}, {"messages", {{{"role", "user"}, {"content", "Task: t"}}}}};
+  const nlohmann::json request = {{"system", "s"},
+                                  {"messages", {{{"role", "user"}, {"content", "Task: t"}}}}};
   {
     Store store(db);
     const int64_t run = store.begin_run("agent", {{"model", "m"}});
@@ -132,16 +133,20 @@ TEST(Store, RoundTripsTrajectoriesAndTurns) {
     EXPECT_EQ(store.add_trajectory(run, "task-a", 1, "m", "templates"), trajectory);  // idempotent
     store.add_trajectory(run, "task-a", 2, "m", "templates");
     first_turn = store.begin_turn(trajectory, 1, request);
-    store.record_reply(first_turn, "```cuda\ncode one\n```", {{"finish_reason", "stop"}, {"usage", {{"input_tokens", 7}, {"output_tokens", 9}}}},
+    store.record_reply(first_turn, "```cuda\ncode one\n```",
+                       {{"finish_reason", "stop"}, {"usage", {{"input_tokens", 7}, {"output_tokens", 9}}}},
                        std::string("code one\n"));
     Verdict v = verdict_for("task-a", sha256_hex("code one\n"), StageStatus::failed);
-    evaluation = store.finish_turn(first_turn, {.error_class = "numerical", .outcome = "failed at correct", .feedback = "fix it"},
-                                   &v, "code one\n", run);
+    evaluation = store.finish_turn(
+        first_turn, {.error_class = "numerical", .outcome = "failed at correct", .feedback = "fix it"}, &v,
+        "code one\n", run);
     second_turn = store.begin_turn(trajectory, 2, request);
     store.record_reply(second_turn, "no code here", {{"finish_reason", "stop"}}, std::nullopt);
-    store.finish_turn(second_turn, {.error_class = "extraction", .outcome = "no code", .feedback = "say it in code"},
+    store.finish_turn(second_turn,
+                      {.error_class = "extraction", .outcome = "no code", .feedback = "say it in code"},
                       nullptr, "", run);
-    store.begin_turn(store.add_trajectory(run, "task-a", 2, "m", "templates"), 1, request);  // left unanswered
+    store.begin_turn(store.add_trajectory(run, "task-a", 2, "m", "templates"), 1,
+                     request);  // left unanswered
     store.set_trajectory_status(trajectory, "solved");
     EXPECT_THROW(store.begin_turn(trajectory, 2, request), SQLite::Exception);  // one row per turn index
   }
@@ -171,7 +176,8 @@ TEST(Store, RoundTripsTrajectoriesAndTurns) {
   EXPECT_FALSE(unanswered[0].answered());
   EXPECT_FALSE(unanswered[0].finished());
   SQLite::Database raw(db.string());
-  EXPECT_EQ(raw.execAndGet("SELECT input_tokens FROM turns WHERE id = " + std::to_string(first_turn)).getInt(), 7);
+  EXPECT_EQ(
+      raw.execAndGet("SELECT input_tokens FROM turns WHERE id = " + std::to_string(first_turn)).getInt(), 7);
   EXPECT_EQ(store.run(1)->kind, "agent");
   EXPECT_FALSE(store.run(99));
 }

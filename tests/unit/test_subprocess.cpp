@@ -25,7 +25,8 @@ TEST(Subprocess, PassesStdinWorkingDirAndEnvironment) {
 
 TEST(Subprocess, TimeLimitKillsTheWholeProcessGroup) {
   // The child starts a grandchild that keeps stdout open; both must die at the limit.
-  auto r = run_process({.argv = {"sh", "-c", "sleep 30 & sleep 30"}, .time_limit = std::chrono::milliseconds(300)});
+  auto r = run_process(
+      {.argv = {"sh", "-c", "sleep 30 & sleep 30"}, .time_limit = std::chrono::milliseconds(300)});
   EXPECT_TRUE(r.timed_out);
   EXPECT_LT(r.wall_s, 5.0);
   EXPECT_NE(r.describe().find("timed out"), std::string::npos);

@@ -15,7 +15,9 @@ namespace {
 const fs::path kTasks = fs::path(PTXBENCH_SOURCE_DIR) / "tasks";
 const char* kId = "gemm-bf16-n4096-k4096-sm90a";
 
-json valid_task() { return json::parse(read_file(kTasks / "sm90a" / (std::string(kId) + ".json"))); }
+json valid_task() {
+  return json::parse(read_file(kTasks / "sm90a" / (std::string(kId) + ".json")));
+}
 
 fs::path temp_dir(const std::string& name) {
   fs::path dir = fs::temp_directory_path() / ("ptxbench-test-" + name + "-" + std::to_string(getpid()));
@@ -104,24 +106,27 @@ INSTANTIATE_TEST_SUITE_P(
         Mutation{"bad_mode", [](json& d) { d["mode"] = "fast"; }, "mode", "\"full\" or \"static\""},
         Mutation{"bad_dtype", [](json& d) { d["dtype"] = "fp64"; }, "dtype", "not supported"},
         Mutation{"missing_main", [](json& d) { d["shapes"].erase("main"); }, "shapes.main", "is missing"},
-        Mutation{"missing_dim", [](json& d) { d["shapes"]["main"].erase("K"); }, "shapes.main.K", "is missing"},
+        Mutation{"missing_dim", [](json& d) { d["shapes"]["main"].erase("K"); }, "shapes.main.K",
+                 "is missing"},
         Mutation{"negative_dim", [](json& d) { d["shapes"]["check"][1]["M"] = -5; }, "shapes.check[1].M",
                  "positive integer"},
-        Mutation{"foreign_dim", [](json& d) { d["shapes"]["main"]["D"] = 64; }, "shapes.main.D", "not a dimension"},
+        Mutation{"foreign_dim", [](json& d) { d["shapes"]["main"]["D"] = 64; }, "shapes.main.D",
+                 "not a dimension"},
         Mutation{"check_without_label", [](json& d) { d["shapes"]["check"][0].erase("label"); },
                  "shapes.check[0].label", "is missing"},
         Mutation{"check_not_array", [](json& d) { d["shapes"]["check"] = json::object(); }, "shapes.check",
                  "must be an array"},
         Mutation{"flops_unknown_name", [](json& d) { d["flops"] = "2*M*N*L"; }, "flops", "unknown name 'L'"},
         Mutation{"flops_syntax", [](json& d) { d["flops"] = "2*(M*N"; }, "flops", "missing ')'"},
-        Mutation{"negative_tolerance", [](json& d) { d["tolerance"]["rtol"] = -1; }, "tolerance", "non-negative"},
+        Mutation{"negative_tolerance", [](json& d) { d["tolerance"]["rtol"] = -1; }, "tolerance",
+                 "non-negative"},
         Mutation{"tolerance_string", [](json& d) { d["tolerance"]["atol"] = "0.01"; }, "tolerance.atol",
                  "must be a number"},
         Mutation{"no_required", [](json& d) { d["required"] = json::array(); }, "required", "at least one"},
         Mutation{"required_without_sass", [](json& d) { d["required"][1].erase("sass"); }, "required[1].sass",
                  "is missing"},
-        Mutation{"required_empty_ptx", [](json& d) { d["required"][0]["ptx"] = json::array(); }, "required[0].ptx",
-                 "must not be empty"},
+        Mutation{"required_empty_ptx", [](json& d) { d["required"][0]["ptx"] = json::array(); },
+                 "required[0].ptx", "must not be empty"},
         Mutation{"two_math_families", [](json& d) { d["required"][1]["does_the_math"] = true; }, "required",
                  "exactly one"},
         Mutation{"duplicate_family", [](json& d) { d["required"][2]["name"] = "wgmma"; }, "required[2].name",

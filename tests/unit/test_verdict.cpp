@@ -24,13 +24,17 @@ Verdict with_stages(std::initializer_list<std::pair<const char*, StageStatus>> s
 TEST(Verdict, OverallStatus) {
   using S = StageStatus;
   EXPECT_EQ(with_stages({{"compile", S::passed}, {"correct", S::passed}}).overall(), OverallStatus::passed);
-  EXPECT_EQ(with_stages({{"compile", S::passed}, {"correct", S::skipped}}).overall(), OverallStatus::incomplete);
+  EXPECT_EQ(with_stages({{"compile", S::passed}, {"correct", S::skipped}}).overall(),
+            OverallStatus::incomplete);
   EXPECT_EQ(with_stages({{"compile", S::failed}, {"correct", S::skipped}}).overall(), OverallStatus::failed);
   EXPECT_EQ(with_stages({{"compile", S::passed}, {"correct", S::timeout}}).overall(), OverallStatus::failed);
-  EXPECT_EQ(with_stages({{"compile", S::passed}, {"correct", S::runtime_error}}).overall(), OverallStatus::failed);
-  EXPECT_EQ(with_stages({{"compile", S::passed}, {"correct", S::harness_error}}).overall(), OverallStatus::error);
+  EXPECT_EQ(with_stages({{"compile", S::passed}, {"correct", S::runtime_error}}).overall(),
+            OverallStatus::failed);
+  EXPECT_EQ(with_stages({{"compile", S::passed}, {"correct", S::harness_error}}).overall(),
+            OverallStatus::error);
   // A failure outweighs a harness error: the submission is wrong whatever else happened.
-  EXPECT_EQ(with_stages({{"compile", S::harness_error}, {"correct", S::failed}}).overall(), OverallStatus::failed);
+  EXPECT_EQ(with_stages({{"compile", S::harness_error}, {"correct", S::failed}}).overall(),
+            OverallStatus::failed);
   EXPECT_EQ(with_stages({}).overall(), OverallStatus::incomplete);
 }
 
