@@ -20,6 +20,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -32,6 +33,61 @@ extern "C" {
  */
 int ptxbench_gemm_bf16(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int M, int N, int K,
                        cudaStream_t stream);
+
+/*
+ * Attention, bf16 tensors, fp32 softmax statistics. Shared by the forward and backward entry points:
+ *
+ *   Q is [B, Sq, Hq, D], K and V are [B, Sk, Hkv, D], O (and dO, dQ) are [B, Sq, Hq, D], dK and dV are
+ *   [B, Sk, Hkv, D]: row-major, D contiguous, bf16. LSE is [B, Hq, Sq], fp32.
+ *   D is 64, 96 or 128. Hq is a multiple of Hkv (grouped-query attention, GQA): query head h uses KV head
+ *   h / (Hq / Hkv). Hq == Hkv is ordinary multi-head attention. Sq and Sk are any positive values (tasks check
+ *   values that are not multiples of 128, and Sq != Sk).
+ *
+ *   For batch b, query head h, query row i and key row j, with g = h / (Hq / Hkv):
+ *     s[i][j]  = scale * sum_d Q[b][i][h][d] * K[b][j][g][d]
+ *     visible(i, j) = !causal || j <= i + (Sk - Sq)
+ *       Causal masking is aligned to the BOTTOM-RIGHT corner: the last query row sees every key, as when the
+ *       queries are the last Sq tokens of a sequence of Sk (prefill with a KV cache). When Sq == Sk this is the
+ *       usual j <= i.
+ *     LSE[b][h][i] = log(sum over visible j of exp(s[i][j]))          (natural log, not log2; includes scale)
+ *     P[i][j]  = exp(s[i][j] - LSE[b][h][i]) for visible j, else 0     (the softmax of row i)
+ *     O[b][i][h][d] = sum_j P[i][j] * V[b][j][g][d]
+ *   A row with no visible key (only when causal and Sq > Sk, for i < Sq - Sk) has O = 0 and LSE = -infinity.
+ *   scale is given by the caller (tasks use 1 / sqrt(D)); causal is 0 or 1.
+ *   Accumulate in fp32; the harness compares with an fp32 reference computed from the same bf16 inputs (the
+ *   task file gives the tolerance of each output).
+ */
+
+/* Forward: writes O and LSE. */
+int ptxbench_attention_forward_bf16(const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V,
+                                    __nv_bfloat16* O, float* LSE, int B, int Hq, int Hkv, int Sq, int Sk,
+                                    int D, float scale, int causal, cudaStream_t stream);
+
+/*
+ * Backward: the bytes of device workspace ptxbench_attention_backward_bf16 needs for these arguments (0 for
+ * none). Called on the host before each backward call, with no GPU work allowed; must depend only on its
+ * arguments. The harness refuses sizes above 4 GiB.
+ */
+size_t ptxbench_attention_backward_workspace_bytes(int B, int Hq, int Hkv, int Sq, int Sk, int D, int causal);
+
+/*
+ * Backward: given Q, K, V, the forward's O and LSE (as defined above, computed by the harness: O rounded to
+ * bf16, LSE in fp32) and dO = dLoss/dO, writes
+ *   dP[i][j] = sum_d dO[b][i][h][d] * V[b][j][g][d]
+ *   Delta[i] = sum_d dO[b][i][h][d] * O[b][i][h][d]          (use the given O, as FlashAttention does)
+ *   dS[i][j] = P[i][j] * (dP[i][j] - Delta[i])              (P from the given LSE; 0 where not visible)
+ *   dQ[b][i][h][d] = scale * sum_j dS[i][j] * K[b][j][g][d]
+ *   dK[b][j][g][d] = scale * sum over the query heads h of group g, and i, of dS[i][j] * Q[b][i][h][d]
+ *   dV[b][j][g][d] = sum over the query heads h of group g, and i, of P[i][j] * dO[b][i][h][d]
+ * dK and dV sum over all Hq / Hkv query heads that share KV head g. `workspace` points to
+ * ptxbench_attention_backward_workspace_bytes(...) bytes of device memory, 256-byte aligned, whose contents are
+ * undefined on entry (not zeroed): initialise what you use, on `stream`. It is nullptr when the size is 0.
+ */
+int ptxbench_attention_backward_bf16(const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V,
+                                     const __nv_bfloat16* O, const float* LSE, const __nv_bfloat16* dO,
+                                     __nv_bfloat16* dQ, __nv_bfloat16* dK, __nv_bfloat16* dV, void* workspace,
+                                     int B, int Hq, int Hkv, int Sq, int Sk, int D, float scale, int causal,
+                                     cudaStream_t stream);
 
 #ifdef __cplusplus
 }

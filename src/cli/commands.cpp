@@ -397,7 +397,7 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
     settings.knowledge = options.knowledge;
     settings.tasks_pattern = options.tasks;
     settings.samples = options.samples;
-    settings.loop.max_turns = options.turns;
+    settings.loop.max_turns = options.turns ? options.turns : options.model == "reference" ? 2 : 8;
     settings.cpu_only = options.cpu_only;
     if (options.target_speedup > 0) settings.loop.target_speedup = options.target_speedup;
     // A target speed only means something as a stop condition; the reference model has nothing more to try

@@ -56,7 +56,8 @@ struct RunCommandOptions {
   std::string model = "reference";
   std::string models;  // the model catalogue; "" = $PTXBENCH_MODELS, else <root>/models.json
   std::string knowledge = "contracts";
-  int turns = 8;
+  int turns =
+      0;  // 0: 8, or 2 for the reference model (a broken copy, then its solution: nothing more to say)
   int samples = 1;
   double target_speedup = 0;  // 0: none
   bool stop_when_verified = false;

@@ -92,9 +92,11 @@ int main(int argc, char** argv) {
                    "Agent: what the model is shown of the kit: params, templates or contracts")
       ->check(CLI::IsMember({"params", "templates", "contracts"}))
       ->capture_default_str();
-  run_cmd->add_option("--turns", run.turns, "Agent: turns per trajectory at most")
-      ->check(CLI::Range(1, 100))
-      ->capture_default_str();
+  run_cmd
+      ->add_option("--turns", run.turns,
+                   "Agent: turns per trajectory at most (default 8; 2 for the reference model, which has two "
+                   "answers)")
+      ->check(CLI::Range(1, 100));
   run_cmd->add_option("--samples", run.samples, "Agent: trajectories per task")
       ->check(CLI::Range(1, 10000))
       ->capture_default_str();

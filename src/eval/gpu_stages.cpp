@@ -98,16 +98,25 @@ json request_for(const Task& task, const CompileResult& compiled, const std::str
     s[proto::kLabel] = shape.label;
     shapes.push_back(s);
   }
-  return {{proto::kMode, mode},
-          {proto::kLibrary, fs::absolute(compiled.library).string()},
-          {proto::kFamily, task.family},
-          {proto::kEntryPoint, find_family(task.family)->entry_point},
-          {proto::kShapes, shapes},
-          {proto::kTolerance, {{proto::kRtol, task.tolerance.rtol}, {proto::kAtol, task.tolerance.atol}}},
-          {proto::kTrials, tools.trials},
-          {proto::kSeed, fresh_seed()},
-          {proto::kWarmup, tools.warmup},
-          {proto::kRepetitions, tools.repetitions}};
+  // Per-output tolerances and the family's parameters travel only when the task has them, so a GEMM request
+  // is byte for byte what it was.
+  json tolerances = json::object();
+  for (const auto& [output, t] : task.tolerances)
+    tolerances[output] = {{proto::kRtol, t.rtol}, {proto::kAtol, t.atol}};
+  json request = {
+      {proto::kMode, mode},
+      {proto::kLibrary, fs::absolute(compiled.library).string()},
+      {proto::kFamily, task.family},
+      {proto::kEntryPoint, find_family(task.family)->entry_point},
+      {proto::kShapes, shapes},
+      {proto::kTolerance, {{proto::kRtol, task.tolerance.rtol}, {proto::kAtol, task.tolerance.atol}}},
+      {proto::kTrials, tools.trials},
+      {proto::kSeed, fresh_seed()},
+      {proto::kWarmup, tools.warmup},
+      {proto::kRepetitions, tools.repetitions}};
+  if (!tolerances.empty()) request[proto::kTolerances] = tolerances;
+  if (!task.parameters.empty()) request[proto::kParameters] = task.parameters;
+  return request;
 }
 
 }  // namespace
@@ -361,15 +370,20 @@ StageResult time_stage_from(const json& result, const Task& task) {
     return stage;
   }
   const json& solution = timing[proto::kSolution];
-  const json& baseline = timing[proto::kBaseline];
+  // A family without a baseline yet (attention) has "baseline" and "speedup" null: its time, no ratio.
+  const json baseline = timing.value(proto::kBaseline, json());
+  const json speedup = timing.value(proto::kSpeedup, json());
   auto median_us = [](const json& series) { return series[proto::kEventUs][proto::kMedian].get<double>(); };
-  stage.message = fmt::format(
-      "{:.1f} us ({:.0f} TFLOP/s, p10-p90 {:.1f}-{:.1f} us) against {} {:.1f} us ({:.0f} TFLOP/s): {:.3f}x",
-      median_us(solution), solution.value(proto::kTflops, 0.0),
-      solution[proto::kEventUs][proto::kP10].get<double>(),
-      solution[proto::kEventUs][proto::kP90].get<double>(),
-      baseline.value(proto::kName, std::string("baseline")), median_us(baseline),
-      baseline.value(proto::kTflops, 0.0), timing.value(proto::kSpeedup, 0.0));
+  stage.message =
+      fmt::format("{:.1f} us ({:.0f} TFLOP/s, p10-p90 {:.1f}-{:.1f} us)", median_us(solution),
+                  solution.value(proto::kTflops, 0.0), solution[proto::kEventUs][proto::kP10].get<double>(),
+                  solution[proto::kEventUs][proto::kP90].get<double>());
+  if (baseline.is_object() && speedup.is_number())
+    stage.message += fmt::format(" against {} {:.1f} us ({:.0f} TFLOP/s): {:.3f}x",
+                                 baseline.value(proto::kName, std::string("baseline")), median_us(baseline),
+                                 baseline.value(proto::kTflops, 0.0), speedup.get<double>());
+  else
+    stage.message += "; this task family has no baseline yet, so no speedup";
   if (timing.value(proto::kHiddenWorkSuspected, false)) {
     stage.status = StageStatus::failed;
     stage.message += fmt::format(
@@ -503,7 +517,8 @@ void run_gpu_stages(const CompileResult& compiled, const Task& task, const GpuTo
   StageResult time = timed.result ? time_stage_from(*timed.result, task)
                                   : process_failure("time", timed, tools.time_limit_s);
   time.wall_s = timed.process.wall_s;
-  if (time.status == StageStatus::passed) verdict.speedup = time.details.value(proto::kSpeedup, 0.0);
+  if (time.status == StageStatus::passed && time.details.value(proto::kSpeedup, json()).is_number())
+    verdict.speedup = time.details[proto::kSpeedup].get<double>();
   push(time);
 }
 

@@ -1,6 +1,8 @@
 #include "runner/family.h"
 
+#include "runner/attention_family.h"
 #include "runner/gemm_family.h"
+#include "runner/request.h"
 
 namespace ptxbench::runner {
 
@@ -33,9 +35,29 @@ std::string ShapeSpec::to_string() const {
   return text + ")";
 }
 
-std::unique_ptr<TaskFamily> make_family(const std::string& family, const std::string& entry_point) {
+std::unique_ptr<TaskFamily> make_family(const Request& request) {
+  const std::string& family = request.family;
+  const std::string& entry_point = request.entry_point;
   if (family == GemmFamily::kFamily && entry_point == GemmFamily::kEntryPoint)
     return std::make_unique<GemmFamily>();
+  const bool forward =
+      family == AttentionForwardFamily::kFamily && entry_point == AttentionForwardFamily::kEntryPoint;
+  const bool backward =
+      family == AttentionBackwardFamily::kFamily && entry_point == AttentionBackwardFamily::kEntryPoint;
+  if (forward || backward) {
+    for (const auto& [output, tolerance] : request.tolerances) {
+      const bool known =
+          forward ? (output == "O" || output == "LSE") : (output == "dQ" || output == "dK" || output == "dV");
+      if (!known)
+        throw RequestError("request: \"tolerances\" names \"" + output + "\", not an output of " + family);
+    }
+    try {
+      if (forward) return std::make_unique<AttentionForwardFamily>(request.parameters, request.tolerances);
+      return std::make_unique<AttentionBackwardFamily>(request.parameters, request.tolerances);
+    } catch (const std::invalid_argument& error) {
+      throw RequestError(error.what());
+    }
+  }
   return nullptr;
 }
 

@@ -87,7 +87,11 @@ class TaskFamily {
   virtual Json describe_baseline() const = 0;  // {"name": "cublaslt", ...}
 };
 
-// The family for a request's "family" and "entry_point"; nullptr if there is none.
-std::unique_ptr<TaskFamily> make_family(const std::string& family, const std::string& entry_point);
+struct Request;
+
+// The family for a request's "family" and "entry_point", set up with its parameters and per-output
+// tolerances; nullptr if there is none. Throws RequestError for parameters or tolerances the family does not
+// take.
+std::unique_ptr<TaskFamily> make_family(const Request& request);
 
 }  // namespace ptxbench::runner

@@ -142,7 +142,7 @@ void run(const std::string& text, Json& result) {
   try {
     request = parse_request(text);
     result[p::kMode] = request.mode_name;
-    family = make_family(request.family, request.entry_point);
+    family = make_family(request);
     if (!family) {
       throw RequestError("request: no task family \"" + request.family + "\" with entry point \"" +
                          request.entry_point + "\"");

@@ -31,13 +31,26 @@
 //   "shapes": [{"label": "main", "M": 8192, "N": 4096, "K": 4096}, {"label": "odd-m", "M": 1999, ...}],
 //                                               // shapes[0] is the main shape; every key but "label" is a
 //                                               // dimension, kept in the given order
-//   "tolerance": {"rtol": 0.01, "atol": 0.01},  // optional, default 0.01 / 0.01
+//   "tolerance": {"rtol": 0.01, "atol": 0.01},  // optional, default 0.01 / 0.01: every output's unless...
+//   "tolerances": {"LSE": {"rtol": 0, "atol": 0.001}},  // optional: per-output overrides, by output name
+//                                               // (names the family does not have are a request error)
+//   "parameters": {"causal": true},             // the family's parameters: required by the attention
+//                                               // families (booleans, all of them given); gemm has none
 //   "trials": 3,                                // optional (check), default 3: fresh inputs per trial
 //   "seed": 1234567,                            // required, the parent's secret: all inputs derive from it
 //   "warmup": 10,                               // optional (time), default 10
 //   "repetitions": 50,                          // optional (time), default 50, at least 30
 //   "device": 0                                 // optional, default 0
 // }
+// Families (family / entry_point / dimensions / outputs):
+//   gemm               / ptxbench_gemm_bf16              / M N K              / C
+//   attention-forward  / ptxbench_attention_forward_bf16 / B Hq Hkv Sq Sk D   / O, LSE
+//   attention-backward / ptxbench_attention_backward_bf16 (and ..._workspace_bytes, looked up in the same
+//                        library) / B Hq Hkv Sq Sk D / dQ, dK, dV
+//   The attention families call the solution with scale = 1/sqrt(D) and causal from "parameters". Their
+//   backward inputs O and LSE are the runner's reference forward of the trial's Q, K, V (O rounded to bf16).
+//   They have no baseline yet: in "time" mode "baseline", "speedup" and "speedup_wall" are null and the
+//   hidden-work test compares the solution's wall - event gap with max(20 us, 10%) alone.
 // Modes:
 //   check    every shape, `trials` trials each, each on a fresh non-blocking stream of the runner's.
 //   time     main shape: solution and baseline alternate, each call with fresh inputs and a cold L2; every
@@ -83,7 +96,7 @@
 //   An element passes when it is finite and |actual - expected| <= atol + rtol |expected|; the expected
 //   values are cuBLASLt's fp32 result (bf16 inputs, fp32 compute) on pristine copies of the inputs.
 // Timing: {"shape": {"label", "dims"}, "flops", "warmup", "repetitions", "l2_flush_bytes", "stream_handle",
-//   "solution": Series, "baseline": Series + {"name": "cublaslt", "compute", "workspace_limit_bytes",
+//   "solution": Series, "baseline": null (no baseline for the family) or Series + {"name": "cublaslt", "compute", "workspace_limit_bytes",
 //   "algo": {"algo_id", "tile_id", "stages_id", "splitk", "workspace_bytes"}},
 //   "speedup" (baseline event median / solution event median), "speedup_wall" (the same over wall medians),
 //   "hidden_work_suspected" (the solution's wall - event gap exceeds the baseline's by more than
@@ -108,6 +121,8 @@ inline constexpr const char* kEntryPoint = "entry_point";
 inline constexpr const char* kShapes = "shapes";
 inline constexpr const char* kLabel = "label";
 inline constexpr const char* kTolerance = "tolerance";
+inline constexpr const char* kTolerances = "tolerances";
+inline constexpr const char* kParameters = "parameters";
 inline constexpr const char* kRtol = "rtol";
 inline constexpr const char* kAtol = "atol";
 inline constexpr const char* kTrials = "trials";

@@ -1,5 +1,7 @@
 #include "runner/request.h"
 
+#include <optional>
+
 #include "runner/protocol.h"
 
 namespace ptxbench::runner {
@@ -45,6 +47,12 @@ Mode parse_mode(const std::string& name) {
   if (name == p::kModeProfile) return Mode::profile;
   if (name == p::kModeSanitize) return Mode::sanitize;
   throw RequestError("request: unknown mode \"" + name + "\" (check, time, profile or sanitize)");
+}
+
+Tolerance parse_tolerance(const Json& object, const std::string& where, const Tolerance& fallback) {
+  if (!object.is_object()) throw RequestError("request: \"" + where + "\" must be an object");
+  return {optional_non_negative(object, p::kRtol, fallback.rtol),
+          optional_non_negative(object, p::kAtol, fallback.atol)};
 }
 
 ShapeSpec parse_shape(const Json& object, size_t index) {
@@ -94,6 +102,25 @@ Request parse_request(const std::string& text) {
   if (!tolerance.is_object()) throw RequestError("request: \"tolerance\" must be an object");
   request.tolerance.rtol = optional_non_negative(tolerance, p::kRtol, p::kDefaultRtol);
   request.tolerance.atol = optional_non_negative(tolerance, p::kAtol, p::kDefaultAtol);
+  // Which output names and parameters a family takes is the family's to check (make_family); here only types.
+  if (doc.contains(p::kTolerances)) {
+    const Json& tolerances = doc.at(p::kTolerances);
+    if (!tolerances.is_object()) throw RequestError("request: \"tolerances\" must be an object");
+    for (const auto& [output, value] : tolerances.items()) {
+      request.tolerances[output] =
+          parse_tolerance(value, std::string(p::kTolerances) + "." + output, request.tolerance);
+    }
+  }
+  if (doc.contains(p::kParameters)) {
+    const Json& parameters = doc.at(p::kParameters);
+    if (!parameters.is_object()) throw RequestError("request: \"parameters\" must be an object");
+    for (const auto& [name, value] : parameters.items()) {
+      if (!value.is_boolean()) {
+        throw RequestError("request: \"parameters." + name + "\" must be true or false");
+      }
+      request.parameters[name] = value.get<bool>();
+    }
+  }
 
   request.trials = optional_int(doc, p::kTrials, p::kDefaultTrials, 1);
   request.warmup = optional_int(doc, p::kWarmup, p::kDefaultWarmup, 0);

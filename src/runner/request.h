@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -18,13 +19,20 @@ struct Request {
   std::string library;
   std::string family;
   std::string entry_point;
-  std::vector<ShapeSpec> shapes;  // [0] is the main shape
-  Tolerance tolerance;
+  std::vector<ShapeSpec> shapes;                // [0] is the main shape
+  Tolerance tolerance;                          // every output's, unless `tolerances` names it
+  std::map<std::string, Tolerance> tolerances;  // per-output overrides ("LSE")
+  std::map<std::string, bool> parameters;       // the family's parameters ("causal")
   int trials = 0;
   uint64_t seed = 0;
   int warmup = 0;
   int repetitions = 0;
   int device = 0;
+
+  const Tolerance& tolerance_for(const std::string& output) const {
+    const auto it = tolerances.find(output);
+    return it == tolerances.end() ? tolerance : it->second;
+  }
 };
 
 // A request the runner cannot act on; says which field and why. The parent's fault, never the solution's.

@@ -1,17 +1,35 @@
 // What the code knows about task families and architectures; everything else about a task is data.
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 namespace ptxbench {
 
+// A task parameter of a family: a boolean switch of the computation that every task file of the family sets
+// in its "parameters" object ("causal" for attention). Only booleans so far; a new type is a new case in
+// task.cpp's reader.
+struct ParameterInfo {
+  std::string name;     // "causal"
+  std::string meaning;  // one line, for docs and errors
+};
+
 struct FamilyInfo {
   std::string name;               // "gemm"
   std::vector<std::string> dims;  // dimensions every shape must give, in order
-  std::string entry_point;        // the C symbol a solution defines
-  std::string signature;          // its declaration, as in include/ptxbench/abi.h
+  std::string entry_point;        // the C symbol a solution defines (the main one, looked up by the runner)
+  std::string signature;          // its declaration(s), as in include/ptxbench/abi.h
   std::string semantics;          // one line: what it computes
+  std::vector<std::string> outputs;       // the outputs the runner compares, by the names of its results
+  std::vector<ParameterInfo> parameters;  // every task file of the family sets each of them
+  // Checks a shape against the family's rules beyond "positive integers" (GQA divisibility, head dims);
+  // returns what is wrong, or "" when the shape is fine. Null: no further rules.
+  std::function<std::string(const std::map<std::string, int64_t>& dims,
+                            const std::map<std::string, bool>& parameters)>
+      check_shape;
 };
 
 struct ArchInfo {

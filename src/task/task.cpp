@@ -129,6 +129,11 @@ int64_t Task::flops(const Shape& shape) const {
   return evaluate_expression(flops_formula, shape.dims);
 }
 
+const Tolerance& Task::tolerance_for(const std::string& output) const {
+  const auto it = tolerances.find(output);
+  return it == tolerances.end() ? tolerance : it->second;
+}
+
 std::vector<Shape> Task::all_shapes() const {
   std::vector<Shape> shapes{main_shape};
   shapes.insert(shapes.end(), check_shapes.begin(), check_shapes.end());
@@ -155,7 +160,7 @@ class TaskReader {
     if (!doc.is_object()) fail("(document)", "must be a JSON object");
     only_known(doc, "",
                {"id", "title", "family", "arch", "dtype", "mode", "description", "shapes", "required",
-                "coverage_threshold", "tolerance", "baseline", "flops"});
+                "coverage_threshold", "tolerance", "tolerances", "parameters", "baseline", "flops"});
 
     Task task;
     task.file = file_;
@@ -182,6 +187,8 @@ class TaskReader {
     task.description = string_field(doc, "description");
     task.baseline = string_field(doc, "baseline");
 
+    task.parameters = read_parameters(doc, *family);
+
     const json& shapes = object_field(doc, "shapes");
     only_known(shapes, "shapes.", {"main", "check"});
     task.main_shape = read_shape(object_field(shapes, "main", "shapes."), "shapes.main", *family);
@@ -194,6 +201,15 @@ class TaskReader {
       if (!checks[i].contains("label")) fail(where + ".label", "is missing (say why this shape is checked)");
       task.check_shapes.push_back(std::move(shape));
     }
+    if (family->check_shape) {
+      const auto check = [&](const Shape& shape, const std::string& where) {
+        if (std::string problem = family->check_shape(shape.dims, task.parameters); !problem.empty())
+          fail(where, problem);
+      };
+      check(task.main_shape, "shapes.main");
+      for (size_t i = 0; i < task.check_shapes.size(); ++i)
+        check(task.check_shapes[i], fmt::format("shapes.check[{}]", i));
+    }
 
     task.flops_formula = string_field(doc, "flops");
     for (const Shape& shape : task.all_shapes()) {
@@ -204,12 +220,21 @@ class TaskReader {
       }
     }
 
-    const json& tolerance = object_field(doc, "tolerance");
-    only_known(tolerance, "tolerance.", {"rtol", "atol"});
-    task.tolerance.rtol = number_field(tolerance, "rtol", "tolerance.");
-    task.tolerance.atol = number_field(tolerance, "atol", "tolerance.");
-    if (task.tolerance.rtol < 0 || task.tolerance.atol < 0 || task.tolerance.rtol + task.tolerance.atol <= 0)
-      fail("tolerance", "rtol and atol must be non-negative and not both zero");
+    task.tolerance = read_tolerance(object_field(doc, "tolerance"), "tolerance");
+    // Per-output overrides: the outputs of one family can differ in type and scale (attention's bf16 O and
+    // fp32 LSE), so one pair of numbers cannot suit them all.
+    if (doc.contains("tolerances")) {
+      const json& tolerances = object_field(doc, "tolerances");
+      if (tolerances.empty()) fail("tolerances", "must name at least one output (or leave the field out)");
+      for (const auto& [output, value] : tolerances.items()) {
+        const std::string where = "tolerances." + output;
+        if (std::find(family->outputs.begin(), family->outputs.end(), output) == family->outputs.end())
+          fail(where, fmt::format("not an output of family '{}' (outputs: {})", family->name,
+                                  join(family->outputs)));
+        if (!value.is_object()) fail(where, "must be an object");
+        task.tolerances[output] = read_tolerance(value, where);
+      }
+    }
 
     const json& required = array_field(doc, "required");
     if (required.empty()) fail("required", "must name at least one instruction family");
@@ -304,6 +329,54 @@ class TaskReader {
     return shape;
   }
 
+  Tolerance read_tolerance(const json& object, const std::string& where) const {
+    only_known(object, where + ".", {"rtol", "atol"});
+    Tolerance tolerance;
+    tolerance.rtol = number_field(object, "rtol", where + ".");
+    tolerance.atol = number_field(object, "atol", where + ".");
+    if (tolerance.rtol < 0 || tolerance.atol < 0 || tolerance.rtol + tolerance.atol <= 0)
+      fail(where, "rtol and atol must be non-negative and not both zero");
+    return tolerance;
+  }
+
+  // "parameters": required when the family has parameters, and then it sets every one of them; a family
+  // without parameters accepts no field or an empty object.
+  std::map<std::string, bool> read_parameters(const json& doc, const FamilyInfo& family) const {
+    std::map<std::string, bool> out;
+    if (!doc.contains("parameters")) {
+      if (!family.parameters.empty())
+        fail("parameters",
+             fmt::format("is missing (family '{}' needs: {})", family.name, parameter_names(family)));
+      return out;
+    }
+    const json& parameters = object_field(doc, "parameters");
+    for (const auto& [name, value] : parameters.items()) {
+      const bool known = std::any_of(family.parameters.begin(), family.parameters.end(),
+                                     [&](const ParameterInfo& p) { return p.name == name; });
+      if (!known)
+        fail("parameters." + name, family.parameters.empty()
+                                       ? fmt::format("family '{}' has no parameters", family.name)
+                                       : fmt::format("not a parameter of family '{}' (known: {})",
+                                                     family.name, parameter_names(family)));
+      if (!value.is_boolean()) fail("parameters." + name, "must be true or false");
+      out[name] = value.get<bool>();
+    }
+    for (const ParameterInfo& p : family.parameters)
+      if (!out.contains(p.name)) fail("parameters." + p.name, "is missing (" + p.meaning + ")");
+    return out;
+  }
+
+  static std::string join(const std::vector<std::string>& names) {
+    std::string out;
+    for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+    return out;
+  }
+  static std::string parameter_names(const FamilyInfo& family) {
+    std::string out;
+    for (const auto& p : family.parameters) out += (out.empty() ? "" : ", ") + p.name;
+    return out;
+  }
+
   RequiredFamily read_family(const json& object, const std::string& where) const {
     if (!object.is_object()) fail(where, "must be an object");
     only_known(object, where + ".", {"name", "ptx", "sass", "does_the_math"});
@@ -380,6 +453,8 @@ json to_json(const Task& task) {
   for (const auto& f : task.required)
     required.push_back(
         {{"name", f.name}, {"ptx", f.ptx}, {"sass", f.sass}, {"does_the_math", f.does_the_math}});
+  json tolerances = json::object();
+  for (const auto& [output, t] : task.tolerances) tolerances[output] = {{"rtol", t.rtol}, {"atol", t.atol}};
   const FamilyInfo* family = find_family(task.family);
   return {{"id", task.id},
           {"title", task.title},
@@ -392,6 +467,8 @@ json to_json(const Task& task) {
           {"required", required},
           {"coverage_threshold", task.coverage_threshold},
           {"tolerance", {{"rtol", task.tolerance.rtol}, {"atol", task.tolerance.atol}}},
+          {"tolerances", tolerances},
+          {"parameters", task.parameters},
           {"baseline", task.baseline},
           {"flops", task.flops_formula},
           {"flops_main", task.flops(task.main_shape)},

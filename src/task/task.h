@@ -55,12 +55,15 @@ struct Task {
   std::vector<Shape> check_shapes;
   std::vector<RequiredFamily> required;
   double coverage_threshold = 0;  // share of the FLOPs the does_the_math family must account for
-  Tolerance tolerance;
-  std::string baseline;       // "cublaslt"
-  std::string flops_formula;  // over the shape's dimensions, e.g. "2*M*N*K"
+  Tolerance tolerance;            // every output's, unless `tolerances` names the output
+  std::map<std::string, Tolerance> tolerances;  // per-output overrides, by the family's output names ("LSE")
+  std::map<std::string, bool> parameters;       // the family's parameters ("causal"), each set by the file
+  std::string baseline;                         // "cublaslt"
+  std::string flops_formula;                    // over the shape's dimensions, e.g. "2*M*N*K"
   std::filesystem::path file;
 
   int64_t flops(const Shape& shape) const;
+  const Tolerance& tolerance_for(const std::string& output) const;
   std::vector<Shape> all_shapes() const;  // main first
 };
 

@@ -100,14 +100,20 @@ TEST_F(Cli, TheDefaultRunIsTheReferenceAgentAndResultsShowIt) {
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
   auto doc = json::parse(run.out);
   EXPECT_EQ(doc["settings"]["model"], "reference");
-  EXPECT_EQ(doc["settings"]["turns"], 8);
+  EXPECT_EQ(doc["settings"]["turns"],
+            2);  // the reference model has two answers: a broken copy, then its solution
   EXPECT_TRUE(doc["settings"]["stop_when_verified"].get<bool>());
-  ASSERT_EQ(doc["summary"]["tasks"].size(), 4u);  // the Hopper tasks: no GPU here
+  ASSERT_EQ(doc["summary"]["tasks"].size(), 18u);  // the Hopper tasks (4 GEMM, 14 attention): no GPU here
   for (const auto& t : doc["summary"]["tasks"]) {
+    // GEMM: broken, then the reference (nothing fails, nothing verifiable). Attention has no verified shipped
+    // solution yet: broken, then the SIMT example, whose missing instructions fail statically.
+    const bool gemm = t["task"].get<std::string>().starts_with("gemm-");
     EXPECT_EQ(t["trajectories"], 1);
-    EXPECT_EQ(t["finished_turns"], 2)
-        << t.dump();  // broken, then the reference (nothing fails, nothing verifiable)
+    EXPECT_EQ(t["finished_turns"], 2) << t.dump();
     EXPECT_EQ(t["error_classes"]["compile"], 1);
+    if (!gemm) {
+      EXPECT_EQ(t["error_classes"]["instruction"], 1) << t.dump();
+    }
     EXPECT_TRUE(t["correct_rate"].is_null());  // not judged on the CPU: unknown, not 0
   }
   EXPECT_NE(run.err.find("turn 1: compile"), std::string::npos) << run.err;  // progress on stderr
@@ -115,21 +121,31 @@ TEST_F(Cli, TheDefaultRunIsTheReferenceAgentAndResultsShowIt) {
   auto runs = json::parse(ptxbench({"results", "--runs", "--json"}).out);
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0]["kind"], "agent");
-  EXPECT_EQ(runs[0]["evaluations"], 8);
+  EXPECT_EQ(runs[0]["evaluations"], 36);  // 2 turns x 18 tasks
+
+  // An explicit --turns is honoured for the reference model too: the SIMT example is submitted again.
+  auto longer =
+      ptxbench({"run", "--cpu-only", "--json", "--tasks", "attention-fwd-d64-sm90a", "--turns", "3"});
+  ASSERT_EQ(longer.exit_code, 0) << longer.err;
+  EXPECT_EQ(json::parse(longer.out)["summary"]["tasks"][0]["finished_turns"], 3);
 
   auto results = ptxbench({"results", "--run", "1", "--json"});
   ASSERT_EQ(results.exit_code, 0);
   auto shown = json::parse(results.out);
-  EXPECT_EQ(shown["summary"]["total"]["trajectories"], 4);
-  EXPECT_EQ(shown["evaluations"].size(), 8u);
+  EXPECT_EQ(shown["summary"]["total"]["trajectories"], 18);
+  EXPECT_EQ(shown["evaluations"].size(), 36u);
   auto text = ptxbench({"results", "--run", "1"});
   EXPECT_NE(text.out.find("TURNS TO OK"), std::string::npos);
 
   const fs::path file = data_ / "trajectories.json";
   ASSERT_EQ(ptxbench({"results", "--run", "1", "--export", file.string()}).exit_code, 0);
   auto exported = json::parse(read_file(file));
-  ASSERT_EQ(exported["trajectories"].size(), 4u);
-  const auto& t = exported["trajectories"][0];
+  ASSERT_EQ(exported["trajectories"].size(), 18u);
+  // The first GEMM trajectory (the attention ones, sorted first, end with the SIMT example).
+  json t;
+  for (const auto& trajectory : exported["trajectories"])
+    if (t.is_null() && trajectory["task"].get<std::string>().starts_with("gemm-")) t = trajectory;
+  ASSERT_FALSE(t.is_null());
   EXPECT_EQ(t["knowledge"], "contracts");
   EXPECT_EQ(t["status"], "unverified");
   ASSERT_EQ(t["turns"].size(), 2u);
@@ -145,7 +161,11 @@ TEST_F(Cli, TheDefaultRunIsTheReferenceAgentAndResultsShowIt) {
   EXPECT_EQ(second["verdict"]["status"], "incomplete");
   EXPECT_EQ(ptxbench({"results", "--export", file.string()}).exit_code, 2);  // which run?
   EXPECT_EQ(ptxbench({"run", "--resume", "1", "--json"}).exit_code, 0);      // nothing left to do
-  EXPECT_EQ(json::parse(ptxbench({"results", "--runs", "--json"}).out)[0]["evaluations"], 8);
+  for (const auto& r : json::parse(ptxbench({"results", "--runs", "--json"}).out)) {
+    if (r["id"] == 1) {
+      EXPECT_EQ(r["evaluations"], 36);  // resuming added nothing
+    }
+  }
 }
 
 TEST_F(Cli, ReferenceModelWithoutAShippedSolutionFailsTheInstructionStage) {
@@ -161,7 +181,7 @@ TEST_F(Cli, ReferenceModelWithoutAShippedSolutionFailsTheInstructionStage) {
 TEST_F(Cli, TasksListsAndShows) {
   auto list = ptxbench({"tasks", "--json"});
   ASSERT_EQ(list.exit_code, 0) << list.err;
-  EXPECT_EQ(json::parse(list.out).size(), 8u);
+  EXPECT_EQ(json::parse(list.out).size(), 36u);  // 8 GEMM, 28 attention (14 per architecture)
   auto hopper = ptxbench({"tasks", "--arch", "sm_90a"});
   EXPECT_NE(hopper.out.find(kTask), std::string::npos);
   EXPECT_EQ(hopper.out.find("sm100a"), std::string::npos);
@@ -230,7 +250,9 @@ TEST_F(Cli, RunStoresVerdictsThatResultsShows) {
   auto run = ptxbench({"run", "--solutions", "--cpu-only", "--json"});  // the project's solutions/
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
   auto doc = json::parse(run.out);
-  ASSERT_EQ(doc["evaluations"].size(), 12u);  // the reference and 2 examples x 4 Hopper tasks
+  // The GEMM reference and 2 examples x 4 Hopper GEMM tasks, and one attention example x 14 Hopper attention
+  // tasks.
+  ASSERT_EQ(doc["evaluations"].size(), 26u);
   for (const auto& e : doc["evaluations"]) {
     // On the CPU the reference cannot be shown to pass; nothing in it fails either.
     const bool reference = e["solution"].get<std::string>().starts_with("reference/");
@@ -244,9 +266,9 @@ TEST_F(Cli, RunStoresVerdictsThatResultsShows) {
   EXPECT_NE(text.out.find("gemm-bf16-n4096-k4096-sm100a"), std::string::npos);
 
   auto results = json::parse(ptxbench({"results", "--json"}).out);
-  EXPECT_EQ(results.size(), 12u + 5u);  // the second run: the reference on one task, each example on two
+  EXPECT_EQ(results.size(), 26u + 5u);  // the second run: the reference on one task, each example on two
   auto first_run = json::parse(ptxbench({"results", "--run", "1", "--json"}).out);
-  EXPECT_EQ(first_run.size(), 12u);
+  EXPECT_EQ(first_run.size(), 26u);
   auto runs = json::parse(ptxbench({"results", "--runs", "--json"}).out);
   EXPECT_EQ(runs.size(), 2u);
   auto one = ptxbench({"results", "--id", "1", "--json"});

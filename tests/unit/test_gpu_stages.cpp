@@ -96,6 +96,17 @@ TEST(GpuStages, HiddenWorkFailsTheTimeStage) {
   EXPECT_NE(stage.message.find("work outside `stream`"), std::string::npos) << stage.message;
 }
 
+TEST(GpuStages, TimingWithoutABaselineHasNoSpeedup) {
+  json result = timing_result(false);
+  result["timing"]["baseline"] = nullptr;
+  result["timing"]["speedup"] = nullptr;
+  result["timing"]["speedup_wall"] = nullptr;
+  const StageResult stage = time_stage_from(result, task());
+  EXPECT_EQ(stage.status, StageStatus::passed);
+  EXPECT_NE(stage.message.find("400.0 us (687 TFLOP/s"), std::string::npos) << stage.message;
+  EXPECT_NE(stage.message.find("no baseline yet"), std::string::npos) << stage.message;
+}
+
 TEST(GpuStages, RunnerIsFoundBesideTheBinaryOrFromTheEnvironment) {
   setenv("PTXBENCH_RUNNER", "/opt/runner", 1);
   EXPECT_EQ(find_runner(), "/opt/runner");

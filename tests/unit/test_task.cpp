@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "task/task.h"
@@ -57,6 +59,7 @@ TEST(TaskRegistry, ShippedTasksLoad) {
     for (const char* arch : {"sm90a", "sm100a"})
       EXPECT_NE(registry.find(std::string("gemm-bf16-n") + n + "-" + arch), nullptr) << n << " " << arch;
   for (const auto& t : registry.all()) {
+    if (t.family != "gemm") continue;  // the attention tasks: ShippedAttentionTasks
     EXPECT_EQ(t.main_shape["M"], 8192) << t.id;
     bool small = false, odd = false;
     for (const auto& s : t.check_shapes) small |= s["M"] <= 128, odd |= s["M"] % 2 == 1;
@@ -67,6 +70,119 @@ TEST(TaskRegistry, ShippedTasksLoad) {
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(t->flops(t->main_shape), 2LL * 8192 * 4096 * 4096);
   EXPECT_EQ(registry.matching("gemm-*-sm100a").size(), 4u);
+}
+
+// Issue 7: forward and backward, D = 64, 96, 128, causal and not, plus GQA 32/4 causal, on both
+// architectures; Sq = Sk = 4096 main shapes with at least 0.3 ms of work even at 750 TFLOP/s; check shapes
+// with a sequence that is not a multiple of 128 and with Sq != Sk.
+TEST(TaskRegistry, ShippedAttentionTasks) {
+  const auto registry = TaskRegistry::load(kTasks);
+  EXPECT_EQ(registry.matching("attention-*").size(), 28u);
+  for (const char* kind : {"fwd", "bwd"})
+    for (const char* arch : {"sm90a", "sm100a"}) {
+      for (const char* d : {"d64", "d96", "d128"})
+        for (const char* causal : {"", "-causal"}) {
+          const std::string id = fmt::format("attention-{}-{}{}-{}", kind, d, causal, arch);
+          EXPECT_NE(registry.find(id), nullptr) << id;
+        }
+      const std::string gqa = fmt::format("attention-{}-gqa32x4-d128-causal-{}", kind, arch);
+      ASSERT_NE(registry.find(gqa), nullptr) << gqa;
+      EXPECT_EQ(registry.find(gqa)->main_shape["Hq"], 32);
+      EXPECT_EQ(registry.find(gqa)->main_shape["Hkv"], 4);
+    }
+  for (const Task* t : registry.matching("attention-*")) {
+    const bool causal = t->parameters.at("causal");
+    const bool forward = t->family == "attention-forward";
+    EXPECT_EQ(t->main_shape["Sq"], 4096) << t->id;
+    EXPECT_EQ(t->main_shape["Sk"], 4096) << t->id;
+    const int64_t full = 4 * t->main_shape["B"] * t->main_shape["Hq"] * 4096 * 4096 * t->main_shape["D"];
+    EXPECT_EQ(t->flops(t->main_shape), (forward ? full : full * 5 / 2) / (causal ? 2 : 1)) << t->id;
+    EXPECT_GE(static_cast<double>(full / (causal ? 2 : 1)), 0.3e-3 * 750e12)
+        << t->id << ": forward too short";
+    bool odd = false, unequal = false;
+    for (const auto& s : t->check_shapes) odd |= s["Sq"] % 128 != 0, unequal |= s["Sq"] != s["Sk"];
+    EXPECT_TRUE(odd && unequal) << t->id;
+    EXPECT_EQ(t->mode, t->arch == "sm_100a" ? TaskMode::static_only : TaskMode::full) << t->id;
+    EXPECT_EQ(t->tolerance_for("LSE").atol, forward ? 0.001 : t->tolerance.atol) << t->id;
+  }
+}
+
+static json valid_attention_task() {
+  return json::parse(read_file(kTasks / "sm90a" / "attention-fwd-d128-causal-sm90a.json"));
+}
+
+TEST(TaskFile, AttentionFileLoadsWithParametersAndPerOutputTolerances) {
+  const fs::path dir = temp_dir("attention");
+  const fs::path file = dir / "attention-fwd-d128-causal-sm90a.json";
+  write_file(file, valid_attention_task().dump());
+  const Task t = load_task_file(file);
+  EXPECT_TRUE(t.parameters.at("causal"));
+  EXPECT_EQ(t.tolerance_for("O").atol, t.tolerance.atol);
+  EXPECT_EQ(t.tolerance_for("LSE").atol, 0.001);
+  EXPECT_EQ(t.tolerance_for("LSE").rtol, 0.0);
+  const json shown = to_json(t);
+  EXPECT_EQ(shown["parameters"]["causal"], true);
+  EXPECT_EQ(shown["tolerances"]["LSE"]["atol"], 0.001);
+}
+
+class BrokenAttentionTaskFile : public testing::TestWithParam<Mutation> {};
+
+TEST_P(BrokenAttentionTaskFile, NamesTheFieldAndTheProblem) {
+  json doc = valid_attention_task();
+  GetParam().apply(doc);
+  auto [field, message] = load_error(doc.dump(), "attention-fwd-d128-causal-sm90a");
+  EXPECT_EQ(field, GetParam().field) << message;
+  EXPECT_NE(message.find(GetParam().problem), std::string::npos) << message;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryKind, BrokenAttentionTaskFile,
+    testing::Values(
+        Mutation{"missing_parameters", [](json& d) { d.erase("parameters"); }, "parameters", "needs: causal"},
+        Mutation{"parameters_not_object", [](json& d) { d["parameters"] = true; }, "parameters",
+                 "must be an object"},
+        Mutation{"missing_causal", [](json& d) { d["parameters"] = json::object(); }, "parameters.causal",
+                 "is missing"},
+        Mutation{"causal_not_boolean", [](json& d) { d["parameters"]["causal"] = 1; }, "parameters.causal",
+                 "true or false"},
+        Mutation{"unknown_parameter", [](json& d) { d["parameters"]["window"] = true; }, "parameters.window",
+                 "not a parameter"},
+        Mutation{"tolerances_unknown_output", [](json& d) { d["tolerances"]["P"] = d["tolerances"]["LSE"]; },
+                 "tolerances.P", "not an output"},
+        Mutation{"tolerances_empty", [](json& d) { d["tolerances"] = json::object(); }, "tolerances",
+                 "at least one output"},
+        Mutation{"tolerances_negative", [](json& d) { d["tolerances"]["LSE"]["atol"] = -1; },
+                 "tolerances.LSE", "non-negative"},
+        Mutation{"tolerances_misspelt", [](json& d) { d["tolerances"]["LSE"]["abstol"] = 1; },
+                 "tolerances.LSE.abstol", "unknown field"},
+        Mutation{"tolerances_not_object", [](json& d) { d["tolerances"]["LSE"] = 0.001; }, "tolerances.LSE",
+                 "must be an object"},
+        Mutation{"head_dim", [](json& d) { d["shapes"]["main"]["D"] = 80; }, "shapes.main", "64, 96 or 128"},
+        Mutation{"gqa_group", [](json& d) { d["shapes"]["check"][0]["Hkv"] = 3; }, "shapes.check[0]",
+                 "multiple of Hkv"},
+        Mutation{"causal_sq_above_sk",
+                 [](json& d) {
+                   d["shapes"]["check"][1]["Sq"] = 1536;
+                   d["shapes"]["check"][1]["Sk"] = 512;
+                 },
+                 "shapes.check[1]", "Sq <= Sk"},
+        Mutation{"gemm_dim", [](json& d) { d["shapes"]["main"]["M"] = 8; }, "shapes.main.M",
+                 "not a dimension"}),
+    [](const auto& test) { return std::string(test.param.name); });
+
+TEST(TaskFile, GemmTakesNoParameters) {
+  json doc = valid_task();
+  doc["parameters"] = {{"causal", true}};
+  auto [field, message] = load_error(doc.dump());
+  EXPECT_EQ(field, "parameters.causal");
+  EXPECT_NE(message.find("has no parameters"), std::string::npos) << message;
+  doc["parameters"] = json::object();  // empty: allowed
+  EXPECT_EQ(load_error(doc.dump()).first, "");
+  doc.erase("parameters");
+  doc["tolerances"] = {{"LSE", {{"rtol", 0}, {"atol", 0.001}}}};
+  EXPECT_EQ(load_error(doc.dump()).first, "tolerances.LSE");
+  doc["tolerances"] = {{"C", {{"rtol", 0.02}, {"atol", 0.02}}}};  // GEMM's one output: allowed
+  EXPECT_EQ(load_error(doc.dump()).first, "");
 }
 
 TEST(TaskFile, ValidFileLoads) {

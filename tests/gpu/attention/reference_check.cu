@@ -1,0 +1,200 @@
+// GPU test of the attention families' reference (src/runner/attention_kernels.cu): its fp32 kernels against a
+// float64 CPU implementation written straight from include/ptxbench/abi.h, on small shapes that cover causal
+// masking (bottom-right aligned, Sq < Sk and Sq > Sk with fully masked rows), GQA, Sq != Sk, odd lengths and
+// the three head dims. Prints one line per shape and output; exits non-zero on any failure.
+//
+//   nvcc -std=c++17 -gencode arch=compute_90a,code=sm_90a -I src -I include \
+//        tests/gpu/attention/reference_check.cu src/runner/attention_kernels.cu -o attention_reference_check
+//   ./attention_reference_check          (tests/gpu/attention/run.sh does both)
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "runner/attention_kernels.h"
+#include "runner/device_buffer.h"
+
+using namespace ptxbench::runner;
+
+namespace {
+
+struct Case {
+  int b, hq, hkv, sq, sk, d;
+  bool causal;
+};
+
+template <typename T>
+struct Device {
+  explicit Device(const std::vector<T>& host) : buffer(host.size() * sizeof(T)) {
+    PTXBENCH_CUDA(cudaMemcpy(buffer.get(), host.data(), buffer.bytes(), cudaMemcpyHostToDevice));
+  }
+  explicit Device(size_t n) : buffer(n * sizeof(T)) {}
+  std::vector<T> read() const {
+    std::vector<T> host(buffer.bytes() / sizeof(T));
+    PTXBENCH_CUDA(cudaMemcpy(host.data(), buffer.get(), buffer.bytes(), cudaMemcpyDeviceToHost));
+    return host;
+  }
+  T* get() const { return buffer.as<T>(); }
+  DeviceBuffer buffer;
+};
+
+std::vector<__nv_bfloat16> random_bf16(size_t n, std::mt19937_64& rng) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<__nv_bfloat16> out(n);
+  for (auto& x : out) x = __float2bfloat16(normal(rng));
+  return out;
+}
+
+std::vector<double> to_double(const std::vector<__nv_bfloat16>& x) {
+  std::vector<double> out(x.size());
+  for (size_t i = 0; i < x.size(); ++i) out[i] = static_cast<double>(__bfloat162float(x[i]));
+  return out;
+}
+
+// ---- float64 CPU attention, from the ABI's formulas
+// -------------------------------------------------------------
+
+struct Cpu {
+  Case c;
+  double scale;
+  size_t qi(int b, int i, int h) const { return ((size_t(b) * c.sq + i) * c.hq + h) * c.d; }
+  size_t ki(int b, int j, int g) const { return ((size_t(b) * c.sk + j) * c.hkv + g) * c.d; }
+  size_t li(int b, int h, int i) const { return (size_t(b) * c.hq + h) * c.sq + i; }
+  bool visible(int i, int j) const { return !c.causal || j <= i + (c.sk - c.sq); }
+  int group(int h) const { return h / (c.hq / c.hkv); }
+  double score(const std::vector<double>& q, const std::vector<double>& k, int b, int i, int h, int j) const {
+    double s = 0;
+    for (int d = 0; d < c.d; ++d) s += q[qi(b, i, h) + d] * k[ki(b, j, group(h)) + d];
+    return scale * s;
+  }
+
+  void forward(const std::vector<double>& q, const std::vector<double>& k, const std::vector<double>& v,
+               std::vector<double>& o, std::vector<double>& lse) const {
+    o.assign(size_t(c.b) * c.sq * c.hq * c.d, 0.0);
+    lse.assign(size_t(c.b) * c.hq * c.sq, -INFINITY);
+    for (int b = 0; b < c.b; ++b)
+      for (int h = 0; h < c.hq; ++h)
+        for (int i = 0; i < c.sq; ++i) {
+          double m = -INFINITY;
+          for (int j = 0; j < c.sk; ++j)
+            if (visible(i, j)) m = std::max(m, score(q, k, b, i, h, j));
+          if (m == -INFINITY) continue;  // no visible key: O = 0, LSE = -inf
+          double l = 0;
+          std::vector<double> acc(c.d, 0.0);
+          for (int j = 0; j < c.sk; ++j) {
+            if (!visible(i, j)) continue;
+            const double p = std::exp(score(q, k, b, i, h, j) - m);
+            l += p;
+            for (int d = 0; d < c.d; ++d) acc[d] += p * v[ki(b, j, group(h)) + d];
+          }
+          for (int d = 0; d < c.d; ++d) o[qi(b, i, h) + d] = acc[d] / l;
+          lse[li(b, h, i)] = m + std::log(l);
+        }
+  }
+
+  // P from the given LSE, Delta from the given O, as the ABI says.
+  void backward(const std::vector<double>& q, const std::vector<double>& k, const std::vector<double>& v,
+                const std::vector<double>& o, const std::vector<double>& lse, const std::vector<double>& d_o,
+                std::vector<double>& dq, std::vector<double>& dk, std::vector<double>& dv) const {
+    dq.assign(q.size(), 0.0);
+    dk.assign(k.size(), 0.0);
+    dv.assign(v.size(), 0.0);
+    for (int b = 0; b < c.b; ++b)
+      for (int h = 0; h < c.hq; ++h)
+        for (int i = 0; i < c.sq; ++i) {
+          double delta = 0;
+          for (int d = 0; d < c.d; ++d) delta += d_o[qi(b, i, h) + d] * o[qi(b, i, h) + d];
+          for (int j = 0; j < c.sk; ++j) {
+            if (!visible(i, j)) continue;
+            const double p = std::exp(score(q, k, b, i, h, j) - lse[li(b, h, i)]);
+            double dp = 0;
+            for (int d = 0; d < c.d; ++d) dp += d_o[qi(b, i, h) + d] * v[ki(b, j, group(h)) + d];
+            const double ds = p * (dp - delta);
+            for (int d = 0; d < c.d; ++d) {
+              dq[qi(b, i, h) + d] += scale * ds * k[ki(b, j, group(h)) + d];
+              dk[ki(b, j, group(h)) + d] += scale * ds * q[qi(b, i, h) + d];
+              dv[ki(b, j, group(h)) + d] += p * d_o[qi(b, i, h) + d];
+            }
+          }
+        }
+  }
+};
+
+int failures = 0;
+
+// fp32 against float64: each element within 1e-4 of the larger of 1 and |expected| (fp32 sums of at most a
+// few hundred terms of size ~1 are good to ~1e-6 relative; 1e-4 leaves room and still catches any formula
+// slip).
+void compare(const std::string& what, const std::vector<float>& gpu, const std::vector<double>& cpu) {
+  double worst = 0;
+  size_t worst_at = 0, bad = 0;
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    const double e = cpu[i], a = gpu[i];
+    double err;
+    if (std::isinf(e) || std::isinf(a))
+      err = (e == a) ? 0.0 : INFINITY;  // -inf LSE of a row with no visible key must match exactly
+    else
+      err = std::fabs(a - e) / std::max(1.0, std::fabs(e));
+    if (!(err <= 1e-4)) ++bad;
+    if (!(err <= worst)) worst = err, worst_at = i;
+  }
+  std::printf("%s  %-48s max scaled error %.3g at %zu (gpu %.6g, cpu %.6g)\n", bad ? "FAIL" : "PASS",
+              what.c_str(), worst, worst_at, static_cast<double>(gpu[worst_at]), cpu[worst_at]);
+  failures += bad != 0;
+}
+
+void run_case(const Case& c, std::mt19937_64& rng) {
+  const std::string name = "B=" + std::to_string(c.b) + " Hq=" + std::to_string(c.hq) +
+                           " Hkv=" + std::to_string(c.hkv) + " Sq=" + std::to_string(c.sq) +
+                           " Sk=" + std::to_string(c.sk) + " D=" + std::to_string(c.d) +
+                           (c.causal ? " causal" : "");
+  const size_t nq = size_t(c.b) * c.sq * c.hq * c.d, nk = size_t(c.b) * c.sk * c.hkv * c.d;
+  const size_t nl = size_t(c.b) * c.hq * c.sq;
+  const auto q = random_bf16(nq, rng), k = random_bf16(nk, rng), v = random_bf16(nk, rng),
+             d_o = random_bf16(nq, rng);
+  AttentionDims dims;
+  dims.b = c.b, dims.hq = c.hq, dims.hkv = c.hkv, dims.sq = c.sq, dims.sk = c.sk, dims.d = c.d;
+  dims.causal = c.causal;
+  dims.scale = 1.0f / std::sqrt(static_cast<float>(c.d));
+  const Cpu cpu{c, static_cast<double>(dims.scale)};
+
+  Device<__nv_bfloat16> dq_in(q), dk_in(k), dv_in(v), ddo(d_o);
+  Device<float> o(nq), lse(nl);
+  attention_forward_reference(dims, dq_in.get(), dk_in.get(), dv_in.get(), o.get(), lse.get(), nullptr);
+  PTXBENCH_CUDA(cudaDeviceSynchronize());
+  std::vector<double> o_cpu, lse_cpu;
+  cpu.forward(to_double(q), to_double(k), to_double(v), o_cpu, lse_cpu);
+  const auto o_gpu = o.read(), lse_gpu = lse.read();
+  compare(name + " O", o_gpu, o_cpu);
+  compare(name + " LSE", lse_gpu, lse_cpu);
+
+  // The backward takes O rounded to bf16 (as the family hands it to solutions) and the fp32 LSE; both sides
+  // get exactly those.
+  Device<__nv_bfloat16> o_bf16(nq), o_copy(nq);
+  round_to_bf16(o.get(), o_bf16.get(), o_copy.get(), static_cast<int64_t>(nq), nullptr);
+  Device<float> dq(nq), dk(nk), dv(nk), delta(nl);
+  attention_backward_reference(dims, dq_in.get(), dk_in.get(), dv_in.get(), o_bf16.get(), lse.get(),
+                               ddo.get(), dq.get(), dk.get(), dv.get(), delta.get(), nullptr);
+  PTXBENCH_CUDA(cudaDeviceSynchronize());
+  std::vector<double> lse_given(lse_gpu.begin(), lse_gpu.end()), dq_cpu, dk_cpu, dv_cpu;
+  cpu.backward(to_double(q), to_double(k), to_double(v), to_double(o_bf16.read()), lse_given, to_double(d_o),
+               dq_cpu, dk_cpu, dv_cpu);
+  compare(name + " dQ", dq.read(), dq_cpu);
+  compare(name + " dK", dk.read(), dk_cpu);
+  compare(name + " dV", dv.read(), dv_cpu);
+}
+
+}  // namespace
+
+int main() {
+  std::mt19937_64 rng(20261130);
+  const Case cases[] = {
+      {1, 2, 2, 67, 67, 64, false},   {1, 2, 2, 67, 67, 64, true},    {2, 4, 2, 33, 97, 96, true},
+      {1, 8, 1, 40, 130, 128, true},  {1, 4, 4, 130, 40, 128, false}, {1, 4, 2, 130, 40, 64, true},
+      {2, 2, 2, 129, 129, 128, true}, {1, 32, 4, 17, 45, 128, true},
+  };
+  for (const Case& c : cases) run_case(c, rng);
+  std::printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
+  return failures ? 1 : 0;
+}
