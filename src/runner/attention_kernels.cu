@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -205,84 +204,8 @@ __global__ void round_kernel(const float* in, __nv_bfloat16* out, __nv_bfloat16*
   }
 }
 
-// ---- fp32 comparison (the rule and counters of compare_bf16 in kernels.cu)
-// ---------------------------------
-
-struct Counters {
-  unsigned long long mismatches;
-  unsigned long long non_finite;
-  unsigned int max_abs_bits;  // non-negative floats order like their bits
-  unsigned int max_rel_bits;
-  unsigned int max_ratio_bits;
-  unsigned int unused;
-};
-
-__device__ bool passes(float actual, float expected, float rtol, float atol) {
-  return isfinite(actual) && isfinite(expected) && fabsf(actual - expected) <= atol + rtol * fabsf(expected);
-}
-
-__global__ void compare_f32_kernel(const float* actual, const float* expected, int64_t n, float rtol,
-                                   float atol, Counters* out) {
-  unsigned long long mismatches = 0, non_finite = 0;
-  float max_abs = 0, max_rel = 0, max_ratio = 0;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const float a = actual[i], e = expected[i];
-    if (!passes(a, e, rtol, atol)) ++mismatches;
-    if (!isfinite(a) || !isfinite(e)) {
-      ++non_finite;
-      continue;
-    }
-    const float error = fabsf(a - e);
-    max_abs = fmaxf(max_abs, error);
-    if (fabsf(e) > atol && e != 0.0f) max_rel = fmaxf(max_rel, error / fabsf(e));
-    const float allowed = atol + rtol * fabsf(e);
-    max_ratio = fmaxf(max_ratio, allowed > 0 ? error / allowed : (error > 0 ? INFINITY : 0.0f));
-  }
-  for (int offset = 16; offset > 0; offset /= 2) {
-    mismatches += __shfl_xor_sync(0xFFFFFFFFu, mismatches, offset);
-    non_finite += __shfl_xor_sync(0xFFFFFFFFu, non_finite, offset);
-    max_abs = fmaxf(max_abs, __shfl_xor_sync(0xFFFFFFFFu, max_abs, offset));
-    max_rel = fmaxf(max_rel, __shfl_xor_sync(0xFFFFFFFFu, max_rel, offset));
-    max_ratio = fmaxf(max_ratio, __shfl_xor_sync(0xFFFFFFFFu, max_ratio, offset));
-  }
-  if (threadIdx.x % 32 == 0) {
-    if (mismatches != 0) atomicAdd(&out->mismatches, mismatches);
-    if (non_finite != 0) atomicAdd(&out->non_finite, non_finite);
-    atomicMax(&out->max_abs_bits, __float_as_uint(max_abs));
-    atomicMax(&out->max_rel_bits, __float_as_uint(max_rel));
-    atomicMax(&out->max_ratio_bits, __float_as_uint(max_ratio));
-  }
-}
-
-__global__ void first_mismatch_f32_kernel(const float* actual, const float* expected, int64_t start,
-                                          int64_t n, float rtol, float atol, unsigned long long* best) {
-  for (int64_t i = start + blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    if (static_cast<unsigned long long>(i) > *static_cast<volatile unsigned long long*>(best)) return;
-    if (!passes(actual[i], expected[i], rtol, atol)) {
-      atomicMin(best, static_cast<unsigned long long>(i));
-      return;
-    }
-  }
-}
-
 unsigned grid_for(int64_t items) {
   return static_cast<unsigned>(std::clamp<int64_t>((items + 255) / 256, 1, kMaxGrid));
-}
-
-template <typename T>
-T read_one(const T* device_ptr, cudaStream_t stream) {
-  T value{};
-  PTXBENCH_CUDA(cudaMemcpyAsync(&value, device_ptr, sizeof(T), cudaMemcpyDeviceToHost, stream));
-  PTXBENCH_CUDA(cudaStreamSynchronize(stream));
-  return value;
-}
-
-float float_from_bits(unsigned int bits) {
-  float value;
-  std::memcpy(&value, &bits, sizeof(value));
-  return value;
 }
 
 void check_dims(const AttentionDims& s) {
@@ -356,39 +279,6 @@ void attention_backward_reference(const AttentionDims& dims, const __nv_bfloat16
 void round_to_bf16(const float* in, __nv_bfloat16* out, __nv_bfloat16* copy, int64_t n, cudaStream_t stream) {
   round_kernel<<<grid_for(n), 256, 0, stream>>>(in, out, copy, n);
   check_launch("round_kernel");
-}
-
-Comparison compare_f32(const float* actual, const float* expected, int64_t n, float rtol, float atol,
-                       int max_reported, cudaStream_t stream) {
-  DeviceBuffer counters(sizeof(Counters));
-  PTXBENCH_CUDA(cudaMemsetAsync(counters.get(), 0, counters.bytes(), stream));
-  compare_f32_kernel<<<grid_for(n), 256, 0, stream>>>(actual, expected, n, rtol, atol,
-                                                      counters.as<Counters>());
-  check_launch("compare_f32_kernel");
-  const Counters totals = read_one(counters.as<Counters>(), stream);
-
-  Comparison result;
-  result.mismatches = totals.mismatches;
-  result.non_finite = totals.non_finite;
-  result.max_abs_error = float_from_bits(totals.max_abs_bits);
-  result.max_rel_error = float_from_bits(totals.max_rel_bits);
-  result.max_error_ratio = float_from_bits(totals.max_ratio_bits);
-
-  DeviceBuffer best(sizeof(unsigned long long));
-  int64_t start = 0;
-  while (result.first_mismatches.size() < static_cast<size_t>(max_reported) &&
-         result.first_mismatches.size() < result.mismatches) {
-    PTXBENCH_CUDA(cudaMemsetAsync(best.get(), 0xFF, best.bytes(), stream));
-    first_mismatch_f32_kernel<<<grid_for(n - start), 256, 0, stream>>>(actual, expected, start, n, rtol, atol,
-                                                                       best.as<unsigned long long>());
-    check_launch("first_mismatch_f32_kernel");
-    const unsigned long long index = read_one(best.as<unsigned long long>(), stream);
-    if (index == ULLONG_MAX) break;
-    const auto i = static_cast<int64_t>(index);
-    result.first_mismatches.push_back({i, read_one(expected + i, stream), read_one(actual + i, stream)});
-    start = i + 1;
-  }
-  return result;
 }
 
 }  // namespace ptxbench::runner

@@ -44,8 +44,4 @@ void attention_backward_reference(const AttentionDims& dims, const __nv_bfloat16
 // Rounds n fp32 values to bf16 into `out` and `copy` (the backward's O input and its pristine copy).
 void round_to_bf16(const float* in, __nv_bfloat16* out, __nv_bfloat16* copy, int64_t n, cudaStream_t stream);
 
-// Compares an fp32 output with an fp32 reference, with compare_bf16's rule and report. Synchronises `stream`.
-Comparison compare_f32(const float* actual, const float* expected, int64_t n, float rtol, float atol,
-                       int max_reported, cudaStream_t stream);
-
 }  // namespace ptxbench::runner

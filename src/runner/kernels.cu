@@ -111,13 +111,22 @@ __device__ bool element_passes(float actual, float expected, float rtol, float a
   return isfinite(actual) && isfinite(expected) && fabsf(actual - expected) <= atol + rtol * fabsf(expected);
 }
 
-__global__ void compare_kernel(const __nv_bfloat16* actual, const float* expected, int64_t n, float rtol,
-                               float atol, CompareCounters* out) {
+__device__ __host__ inline float as_float(float value) {
+  return value;
+}
+__device__ __host__ inline float as_float(__nv_bfloat16 value) {
+  return __bfloat162float(value);
+}
+
+// Compares bf16 or fp32 outputs with an fp32 reference.
+template <typename T>
+__global__ void compare_kernel(const T* actual, const float* expected, int64_t n, float rtol, float atol,
+                               CompareCounters* out) {
   unsigned long long mismatches = 0, non_finite = 0;
   float max_abs = 0, max_rel = 0, max_ratio = 0;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const float a = __bfloat162float(actual[i]);
+    const float a = as_float(actual[i]);
     const float e = expected[i];
     if (!element_passes(a, e, rtol, atol)) ++mismatches;
     if (!isfinite(a) || !isfinite(e)) {
@@ -148,12 +157,13 @@ __global__ void compare_kernel(const __nv_bfloat16* actual, const float* expecte
 
 // The smallest failing index >= start, into *best (initialised to ULLONG_MAX). Each thread stops at its first
 // failure or once it is past the best found so far.
-__global__ void first_mismatch_kernel(const __nv_bfloat16* actual, const float* expected, int64_t start,
-                                      int64_t n, float rtol, float atol, unsigned long long* best) {
+template <typename T>
+__global__ void first_mismatch_kernel(const T* actual, const float* expected, int64_t start, int64_t n,
+                                      float rtol, float atol, unsigned long long* best) {
   for (int64_t i = start + blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     if (static_cast<unsigned long long>(i) > *static_cast<volatile unsigned long long*>(best)) return;
-    if (!element_passes(__bfloat162float(actual[i]), expected[i], rtol, atol)) {
+    if (!element_passes(as_float(actual[i]), expected[i], rtol, atol)) {
       atomicMin(best, static_cast<unsigned long long>(i));
       return;
     }
@@ -206,8 +216,11 @@ uint64_t count_differences(const void* a, const void* b, size_t bytes, int elem_
   return read_one(count.as<unsigned long long>(), stream);
 }
 
-Comparison compare_bf16(const __nv_bfloat16* actual, const float* expected, int64_t n, float rtol, float atol,
-                        int max_reported, cudaStream_t stream) {
+namespace {
+
+template <typename T>
+Comparison compare_outputs(const T* actual, const float* expected, int64_t n, float rtol, float atol,
+                           int max_reported, cudaStream_t stream) {
   DeviceBuffer counters(sizeof(CompareCounters));
   PTXBENCH_CUDA(cudaMemsetAsync(counters.get(), 0, counters.bytes(), stream));
   compare_kernel<<<grid_for(n), kThreads, 0, stream>>>(actual, expected, n, rtol, atol,
@@ -235,10 +248,22 @@ Comparison compare_bf16(const __nv_bfloat16* actual, const float* expected, int6
     if (index == ULLONG_MAX) break;
     const auto i = static_cast<int64_t>(index);
     result.first_mismatches.push_back(
-        {i, read_one(expected + i, stream), __bfloat162float(read_one(actual + i, stream))});
+        {i, read_one(expected + i, stream), as_float(read_one(actual + i, stream))});
     start = i + 1;
   }
   return result;
+}
+
+}  // namespace
+
+Comparison compare_bf16(const __nv_bfloat16* actual, const float* expected, int64_t n, float rtol, float atol,
+                        int max_reported, cudaStream_t stream) {
+  return compare_outputs(actual, expected, n, rtol, atol, max_reported, stream);
+}
+
+Comparison compare_f32(const float* actual, const float* expected, int64_t n, float rtol, float atol,
+                       int max_reported, cudaStream_t stream) {
+  return compare_outputs(actual, expected, n, rtol, atol, max_reported, stream);
 }
 
 }  // namespace ptxbench::runner

@@ -55,5 +55,8 @@ struct Comparison {
 // atol + rtol * |expected|. Synchronises `stream`.
 Comparison compare_bf16(const __nv_bfloat16* actual, const float* expected, int64_t n, float rtol, float atol,
                         int max_reported, cudaStream_t stream);
+// The same for an fp32 output (attention's LSE).
+Comparison compare_f32(const float* actual, const float* expected, int64_t n, float rtol, float atol,
+                       int max_reported, cudaStream_t stream);
 
 }  // namespace ptxbench::runner
