@@ -14,18 +14,6 @@
 namespace ptxbench::runner {
 namespace {
 
-constexpr size_t kGuardBytes = size_t{2} << 20;  // as GemmFamily's
-
-int positive_int_dim(const ShapeSpec& shape, const char* name) {
-  const std::optional<int64_t> value = shape.dim(name);
-  if (!value) throw std::invalid_argument("shape " + shape.label + " has no dimension " + name);
-  if (*value <= 0 || *value > INT_MAX) {
-    throw std::invalid_argument("shape " + shape.label + ": " + name + " must be in 1.." +
-                                std::to_string(INT_MAX));
-  }
-  return static_cast<int>(*value);
-}
-
 size_t bytes_of(int64_t elements, int elem_bytes) {
   return static_cast<size_t>(elements) * static_cast<size_t>(elem_bytes);
 }

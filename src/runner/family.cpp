@@ -1,5 +1,8 @@
 #include "runner/family.h"
 
+#include <climits>
+#include <stdexcept>
+
 #include "runner/attention_family.h"
 #include "runner/gemm_family.h"
 #include "runner/request.h"
@@ -33,6 +36,16 @@ std::string ShapeSpec::to_string() const {
     first = false;
   }
   return text + ")";
+}
+
+int positive_int_dim(const ShapeSpec& shape, const char* name) {
+  const std::optional<int64_t> value = shape.dim(name);
+  if (!value) throw std::invalid_argument("shape " + shape.label + " has no dimension " + name);
+  if (*value <= 0 || *value > INT_MAX) {
+    throw std::invalid_argument("shape " + shape.label + ": " + name + " must be in 1.." +
+                                std::to_string(INT_MAX));
+  }
+  return static_cast<int>(*value);
 }
 
 std::unique_ptr<TaskFamily> make_family(const Request& request) {

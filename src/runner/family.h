@@ -87,6 +87,16 @@ class TaskFamily {
   virtual Json describe_baseline() const = 0;  // {"name": "cublaslt", ...}
 };
 
+// Unallocated memory after each buffer a solution sees, so that compute-sanitizer reports a write past its
+// end instead of the write landing silently in the next buffer (seen on the H200: one element past C landed
+// in B). The families allocate a guard after each such buffer and free the guards once everything is
+// allocated.
+inline constexpr size_t kGuardBytes = size_t{2} << 20;
+
+// The dimension `name` of `shape` as an int; throws std::invalid_argument when it is missing or out
+// of 1..INT_MAX.
+int positive_int_dim(const ShapeSpec& shape, const char* name);
+
 struct Request;
 
 // The family for a request's "family" and "entry_point", set up with its parameters and per-output

@@ -10,22 +10,7 @@
 #include "runner/protocol.h"
 
 namespace ptxbench::runner {
-namespace {
-
-// Unallocated memory after each buffer the solution sees (see GemmFamily::allocate).
-constexpr size_t kGuardBytes = size_t{2} << 20;
-
-int positive_int_dim(const ShapeSpec& shape, const char* name) {
-  const std::optional<int64_t> value = shape.dim(name);
-  if (!value) throw std::invalid_argument("shape " + shape.label + " has no dimension " + name);
-  if (*value <= 0 || *value > INT_MAX) {
-    throw std::invalid_argument("shape " + shape.label + ": " + name + " must be in 1.." +
-                                std::to_string(INT_MAX));
-  }
-  return static_cast<int>(*value);
-}
-
-}  // namespace
+namespace {}  // namespace
 
 void GemmFamily::bind(void* entry_point) {
   entry_ = reinterpret_cast<Entry>(entry_point);
@@ -44,9 +29,7 @@ void GemmFamily::allocate(const ShapeSpec& shape) {
   m_ = m;
   n_ = n;
   k_ = k;
-  // Each buffer the solution sees is followed by a guard that is freed again once everything is allocated:
-  // unallocated memory, so that compute-sanitizer reports a write past the end of A, B or C instead of the
-  // write landing silently in the next buffer (seen on the H200: one element past C landed in B).
+  // A, B and C are each followed by a guard (kGuardBytes, family.h), freed once everything is allocated.
   std::vector<DeviceBuffer> guards;
   auto guarded = [&guards](size_t bytes) {
     DeviceBuffer buffer(bytes);
