@@ -80,11 +80,12 @@ std::string task_statement(const Task& task) {
   out += "\nShapes (every one is checked on fresh random inputs; the first is timed):\n";
   for (const auto& shape : task.all_shapes())
     out += fmt::format("  {:<8} {}\n", shape.label, shape.to_string());
+  if (const std::string parameters = describe_parameters(task); !parameters.empty())
+    out += fmt::format("Parameters of every call: {}\n", parameters);
   out += fmt::format(
-      "Tolerance: every element must satisfy |out - ref| <= {} + {} * |ref| against an fp32-accumulated "
-      "reference; "
-      "NaN and Inf never pass.\n",
-      task.tolerance.atol, task.tolerance.rtol);
+      "Tolerance: every element must satisfy {} against an fp32-accumulated reference; NaN and Inf never "
+      "pass.\n",
+      describe_tolerances(task));
   out += "\nRequired instruction families (each must execute):\n";
   std::string math_family;
   for (const auto& f : task.required) {

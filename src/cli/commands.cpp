@@ -150,10 +150,11 @@ void print_task_text(const Task& t) {
   for (const auto& s : t.all_shapes())
     std::cout << fmt::format("  {:<9} {}   ({:.3g} GFLOP)\n", s.label, s.to_string(),
                              static_cast<double>(t.flops(s)) / 1e9);
+  if (const std::string parameters = describe_parameters(t); !parameters.empty())
+    std::cout << fmt::format("parameters    {}\n", parameters);
   std::cout << fmt::format(
-      "FLOPs         {}\ntolerance     |out - ref| <= {} + {} * |ref| for every element (fp32 "
-      "reference; NaN and Inf never pass)\n",
-      t.flops_formula, t.tolerance.atol, t.tolerance.rtol);
+      "FLOPs         {}\ntolerance     {} for every element (fp32 reference; NaN and Inf never pass)\n",
+      t.flops_formula, describe_tolerances(t));
   std::cout << "must execute\n";
   for (const auto& f : t.required)
     std::cout << fmt::format("  {:<12} PTX {:<36} SASS {}{}\n", f.name,

@@ -441,6 +441,24 @@ std::vector<const Task*> TaskRegistry::matching(const std::string& glob) const {
   return out;
 }
 
+std::string describe_tolerances(const Task& task) {
+  auto rule = [](const Tolerance& t) {
+    return fmt::format("|out - ref| <= {} + {} * |ref|", t.atol, t.rtol);
+  };
+  std::string out = rule(task.tolerance);
+  if (!task.tolerances.empty()) out = "every output but those named: " + out;
+  for (const auto& [output, tolerance] : task.tolerances)
+    out += fmt::format("; {}: {}", output, rule(tolerance));
+  return out;
+}
+
+std::string describe_parameters(const Task& task) {
+  std::string out;
+  for (const auto& [name, value] : task.parameters)
+    out += fmt::format("{}{} = {}", out.empty() ? "" : ", ", name, value ? "true" : "false");
+  return out;
+}
+
 json to_json(const Task& task) {
   auto shape_json = [](const Shape& s) {
     json j = s.dims;

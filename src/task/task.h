@@ -92,6 +92,11 @@ class TaskRegistry {
   std::vector<Task> tasks_;
 };
 
+// "|out - ref| <= 0.002 + 0.01 * |ref|; LSE: |out - ref| <= 0.001 + 0 * |ref|", for people and models.
+std::string describe_tolerances(const Task& task);
+// "causal = true", or "" for a family without parameters.
+std::string describe_parameters(const Task& task);
+
 nlohmann::json to_json(const Task& task);
 std::string to_string(TaskMode mode);
 

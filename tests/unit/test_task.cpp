@@ -276,3 +276,16 @@ TEST(Expression, Evaluates) {
   EXPECT_THROW(evaluate_expression("M*", v), std::invalid_argument);
   EXPECT_THROW(evaluate_expression("M N", v), std::invalid_argument);
 }
+
+TEST(TaskText, ToleranceAndParametersAreSpelledOut) {
+  const auto registry = TaskRegistry::load(kTasks);
+  const Task* gemm = registry.find(kId);
+  ASSERT_NE(gemm, nullptr);
+  EXPECT_EQ(describe_tolerances(*gemm), "|out - ref| <= 0.01 + 0.01 * |ref|");
+  EXPECT_EQ(describe_parameters(*gemm), "");
+  const Task* attention = registry.find("attention-fwd-d64-causal-sm90a");
+  ASSERT_NE(attention, nullptr);
+  EXPECT_EQ(describe_parameters(*attention), "causal = true");
+  EXPECT_NE(describe_tolerances(*attention).find("LSE: |out - ref| <= 0.001 + 0 * |ref|"), std::string::npos)
+      << describe_tolerances(*attention);
+}
