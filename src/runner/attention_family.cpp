@@ -173,15 +173,17 @@ void AttentionForwardFamily::allocate(const ShapeSpec& shape) {
                    nullptr, 0);
 }
 
-void AttentionForwardFamily::fill_inputs(uint64_t key, cudaStream_t stream) {
-  // Q, K, V ~ N(0,1): with scale = 1/sqrt(D) every score scale * q.k is ~ N(0,1) whatever D, so the softmax
-  // is neither flat nor one-hot and every row's weights matter.
+void AttentionFamily::fill_qkv(uint64_t key, cudaStream_t stream) {
   fill_normal_bf16(q_.data.as<__nv_bfloat16>(), q_.copy.as<__nv_bfloat16>(), dims_.q_elements(),
                    derive_key(key, 0), 1.0f, stream);
   fill_normal_bf16(k_.data.as<__nv_bfloat16>(), k_.copy.as<__nv_bfloat16>(), dims_.kv_elements(),
                    derive_key(key, 1), 1.0f, stream);
   fill_normal_bf16(v_.data.as<__nv_bfloat16>(), v_.copy.as<__nv_bfloat16>(), dims_.kv_elements(),
                    derive_key(key, 2), 1.0f, stream);
+}
+
+void AttentionForwardFamily::fill_inputs(uint64_t key, cudaStream_t stream) {
+  fill_qkv(key, stream);
 }
 
 int AttentionForwardFamily::call_solution(cudaStream_t stream) {
@@ -262,12 +264,7 @@ void AttentionBackwardFamily::allocate(const ShapeSpec& shape) {
 }
 
 void AttentionBackwardFamily::fill_inputs(uint64_t key, cudaStream_t stream) {
-  fill_normal_bf16(q_.data.as<__nv_bfloat16>(), q_.copy.as<__nv_bfloat16>(), dims_.q_elements(),
-                   derive_key(key, 0), 1.0f, stream);
-  fill_normal_bf16(k_.data.as<__nv_bfloat16>(), k_.copy.as<__nv_bfloat16>(), dims_.kv_elements(),
-                   derive_key(key, 1), 1.0f, stream);
-  fill_normal_bf16(v_.data.as<__nv_bfloat16>(), v_.copy.as<__nv_bfloat16>(), dims_.kv_elements(),
-                   derive_key(key, 2), 1.0f, stream);
+  fill_qkv(key, stream);
   fill_normal_bf16(do_.data.as<__nv_bfloat16>(), do_.copy.as<__nv_bfloat16>(), dims_.q_elements(),
                    derive_key(key, 3), 1.0f, stream);
   // O and LSE must be the forward of this Q, K, V (the backward's formulas assume it): the reference forward,

@@ -55,10 +55,14 @@ class AttentionFamily : public TaskFamily {
                         const std::vector<std::pair<Output*, size_t>>& outputs, DeviceBuffer* extra,
                         size_t extra_bytes);
   static const __nv_bfloat16* bf16(const DeviceBuffer& b) { return b.as<const __nv_bfloat16>(); }
+  // Q, K, V ~ N(0,1) from `key` (and their pristine copies): with scale = 1/sqrt(D) every score scale * q.k
+  // is ~ N(0,1) whatever D, so the softmax is neither flat nor one-hot and every row's weights matter.
+  void fill_qkv(uint64_t key, cudaStream_t stream);
 
   AttentionDims dims_;
-  std::vector<Input*> inputs_;    // in the order they are reported
-  std::vector<Output*> outputs_;  // in the order they are compared
+  Input q_{"Q", {}, {}, 2}, k_{"K", {}, {}, 2}, v_{"V", {}, {}, 2};  // both directions take them
+  std::vector<Input*> inputs_;                                       // in the order they are reported
+  std::vector<Output*> outputs_;                                     // in the order they are compared
 
  private:
   std::map<std::string, Tolerance> tolerances_;
@@ -80,7 +84,6 @@ class AttentionForwardFamily final : public AttentionFamily {
  private:
   using Entry = decltype(&ptxbench_attention_forward_bf16);
   Entry entry_ = nullptr;
-  Input q_{"Q", {}, {}, 2}, k_{"K", {}, {}, 2}, v_{"V", {}, {}, 2};
   Output o_{"O", 0, 0, 2, {}, {}, {}}, lse_{"LSE", 0, 0, 4, {}, {}, {}};
 };
 
@@ -110,8 +113,7 @@ class AttentionBackwardFamily final : public AttentionFamily {
   Entry entry_ = nullptr;
   WorkspaceEntry workspace_entry_ = nullptr;
   std::string label_;
-  Input q_{"Q", {}, {}, 2}, k_{"K", {}, {}, 2}, v_{"V", {}, {}, 2}, o_{"O", {}, {}, 2},
-      lse_{"LSE", {}, {}, 4}, do_{"dO", {}, {}, 2};
+  Input o_{"O", {}, {}, 2}, lse_{"LSE", {}, {}, 4}, do_{"dO", {}, {}, 2};
   Output dq_{"dQ", 0, 0, 2, {}, {}, {}}, dk_{"dK", 0, 0, 2, {}, {}, {}}, dv_{"dV", 0, 0, 2, {}, {}, {}};
   DeviceBuffer workspace_;
   DeviceBuffer forward_o_, forward_lse_, delta_;  // fp32 scratch of the reference
