@@ -39,7 +39,9 @@
 //   "trials": 3,                                // optional (check), default 3: fresh inputs per trial
 //   "seed": 1234567,                            // required, the parent's secret: all inputs derive from it
 //   "warmup": 10,                               // optional (time), default 10
-//   "repetitions": 50,                          // optional (time), default 50, at least 30
+//   "repetitions": 50,                          // optional (time), default 50, at least 30; a solution
+//                                               // whose first call takes over 0.2 s gets as many as fit
+//                                               // 10 s, at least 5 (the timing reports the counts used)
 //   "device": 0                                 // optional, default 0
 // }
 // Families (family / entry_point / dimensions / outputs):

@@ -357,6 +357,9 @@ size_t l2_flush_bytes(int device) {
 // that drift of clocks or temperature hits both alike and a solution that skips work on repeated calls is
 // caught by the check of every timed call's output. Fails when that re-check fails or when the call's work
 // runs outside `stream`.
+constexpr double kSlowCallBudgetS = 10;
+constexpr int kMinSlowRepetitions = 5;
+
 void run_time(Session& session) {
   const Request& request = session.request;
   const ShapeSpec& shape = request.shapes[0];
@@ -378,12 +381,23 @@ void run_time(Session& session) {
   // the result says so rather than compare with anything.
   const bool has_baseline = !family.describe_baseline().is_null();
   const Where warmup{shape.label, 0, "warm-up calls"};
-  for (int i = 0; i < request.warmup; ++i) {
+  // A slow solution (a plain SIMT kernel can take a second per call) gets fewer calls, as many as fit
+  // kSlowCallBudgetS, at least kMinSlowRepetitions: at that length a call's noise is far below what separates
+  // it from the baseline, and the stage stays within its time limit.
+  const auto first_call_start = std::chrono::steady_clock::now();
+  call_solution(session, stream.get(), {shape.label, 0, "warm-up call 0"});
+  wait_device(warmup);
+  const double first_call_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - first_call_start).count();
+  const int affordable = static_cast<int>(kSlowCallBudgetS / std::max(first_call_s, 1e-6));
+  const int warmup_calls = std::max(1, std::min(request.warmup, affordable / 10));
+  const int repetitions = std::min(request.repetitions, std::max(kMinSlowRepetitions, affordable));
+  for (int i = 1; i < warmup_calls; ++i) {
     call_solution(session, stream.get(), {shape.label, i, "warm-up call " + std::to_string(i)});
   }
   wait_device(warmup);
   if (has_baseline) {
-    for (int i = 0; i < request.warmup + 1; ++i)
+    for (int i = 0; i < warmup_calls + 1; ++i)
       family.call_baseline(stream.get());  // +1: plans the algorithm
     wait_device(warmup);
   }
@@ -393,7 +407,7 @@ void run_time(Session& session) {
   Samples solution, baseline;
   Json recheck;
   int failed_calls = 0;
-  for (int i = 0; i < request.repetitions; ++i) {
+  for (int i = 0; i < repetitions; ++i) {
     const Where where{shape.label, i, "timed call " + std::to_string(i)};
     fresh_inputs(i + 1);
     time_one(stream.get(), flush, static_cast<uint32_t>(2 * i), where, solution,
@@ -404,7 +418,7 @@ void run_time(Session& session) {
     Json checked = judge(session, harness.get(), trial_header(i, key(i + 1), stream.get()));
     if (!checked[p::kPassedField].get<bool>() && failed_calls++ == 0)
       recheck = std::move(checked);
-    else if (failed_calls == 0 && i == request.repetitions - 1)
+    else if (failed_calls == 0 && i == repetitions - 1)
       recheck = std::move(checked);
     if (has_baseline) {
       time_one(stream.get(), flush, static_cast<uint32_t>(2 * i + 1), where, baseline,
@@ -415,8 +429,8 @@ void run_time(Session& session) {
   const double flops = family.flops();
   Json timing = {{p::kShape, {{p::kLabel, shape.label}, {p::kDims, shape.dims_json()}}},
                  {p::kFlops, flops},
-                 {p::kWarmup, request.warmup},
-                 {p::kRepetitions, request.repetitions},
+                 {p::kWarmup, warmup_calls},
+                 {p::kRepetitions, repetitions},
                  {p::kL2FlushBytes, flush.bytes()},
                  {p::kStreamHandle, stream_handle(stream.get())},
                  {p::kSolution, series(solution, flops)},
@@ -460,11 +474,11 @@ void run_time(Session& session) {
       median(p::kSolution, p::kWallUs), median(p::kSolution, p::kEventUs));
   const std::string failure =
       !recheck_passed
-          ? std::to_string(failed_calls) + " of " + std::to_string(request.repetitions) +
+          ? std::to_string(failed_calls) + " of " + std::to_string(repetitions) +
                 " timed calls gave a wrong output; the first: " + describe_failure(shape.to_string(), recheck)
           : std::string(hidden);
   timing[p::kRecheck] = std::move(recheck);
-  timing[p::kCheckedCalls] = request.repetitions;
+  timing[p::kCheckedCalls] = repetitions;
   timing[p::kFailedCalls] = failed_calls;
   session.result[p::kTiming] = std::move(timing);  // `median` reads `timing`: no use of it past here
   set_status(session, passed, passed ? summary : failure);
