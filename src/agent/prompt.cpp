@@ -96,7 +96,7 @@ std::string task_statement(const Task& task) {
   if (!math_family.empty())
     out += fmt::format("Coverage: the {} instructions must account for at least {:.0f}% of the FLOPs ({}).\n",
                        math_family, task.coverage_threshold * 100, task.flops_formula);
-  out += fmt::format("Speed is measured against: {}.\n", task.baseline);
+  out += fmt::format("Speed is measured against: {}.\n", describe_baseline(task));
   out += "\nStart the file with #include <ptxbench/abi.h> (it includes cuda_bf16.h and cuda_runtime.h).\n";
   return out;
 }

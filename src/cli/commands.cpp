@@ -17,6 +17,7 @@
 #include "agent/summary.h"
 #include "cli/project.h"
 #include "compile/compile.h"
+#include "eval/attention_baseline.h"
 #include "eval/evaluate.h"
 #include "eval/solution_run.h"
 #include "report/table.h"
@@ -77,6 +78,7 @@ EvalOptions eval_options(const ProjectPaths& paths, const Task& task, bool no_ca
   EvalOptions options{compile_options(paths, task, no_cache), gpu, {}};
   options.tools.runner = find_runner();
   options.tools.scratch = paths.data / "scratch" / std::to_string(getpid());
+  options.tools.attention_baseline = attention_baseline_setup(paths.root);
   if (stage_time_limit_s > 0) options.tools.set_all_limits(stage_time_limit_s);
   return options;
 }
@@ -162,8 +164,8 @@ void print_task_text(const Task& t) {
                              f.does_the_math ? "  (does the math)" : "");
   std::cout << fmt::format("coverage      the MMA family must account for >= {:.0f}% of the FLOPs\n",
                            t.coverage_threshold * 100);
-  std::cout << fmt::format("baseline      {}\n\nentry point (include/ptxbench/abi.h):\n{}\n\n", t.baseline,
-                           family->signature);
+  std::cout << fmt::format("baseline      {}\n\nentry point (include/ptxbench/abi.h):\n{}\n\n",
+                           describe_baseline(t), family->signature);
   std::cout << fmt::format(
       "Solutions may include the ABI and the {} kit:\n  #include <ptxbench/abi.h>\n  #include <{}.cuh>   // "
       "kits/{}/ptx: PTX template functions\n",

@@ -233,6 +233,22 @@ StageStatus status_of(const json& result) {
   return StageStatus::harness_error;
 }
 
+// The buffers whose tails a runner result's trials found changed ("C: 129 bytes, ..."), or "".
+std::string written_past_end(const std::optional<json>& result) {
+  std::string names;
+  if (!result) return names;
+  const json shapes = result->value(proto::kShapeResults, json::array());
+  for (const json& shape : shapes) {
+    const json trials = shape.value(proto::kTrialList, json::array());
+    for (const json& trial : trials) {
+      const json past_end = trial.value(proto::kWrittenPastEnd, json::object());
+      for (const auto& [name, count] : past_end.items())
+        names += fmt::format("{}{} ({} bytes)", names.empty() ? "" : ", ", name, count.dump());
+    }
+  }
+  return names;
+}
+
 // Sanitize: memcheck, then synccheck, each in its own process on the smallest shape.
 StageResult sanitize_stage(const CompileResult& compiled, const Task& task, const GpuTools& tools,
                            const SandboxSetup& sandbox) {
@@ -242,15 +258,10 @@ StageResult sanitize_stage(const CompileResult& compiled, const Task& task, cons
   for (const std::string tool : {"memcheck", "synccheck"}) {
     const std::string log_name = tool + ".log";
     auto wrapper = [&](const fs::path& dir) {
-      return std::vector<std::string>{tools.compute_sanitizer.string(),
-                                      "--tool",
-                                      tool,
-                                      "--log-file",
-                                      (dir / log_name).string(),
-                                      "--print-limit",
-                                      "20",
-                                      "--error-exitcode",
-                                      "99"};
+      return std::vector<std::string>{tools.compute_sanitizer.string(), "--tool", tool,
+                                      // the solution runs in a child of the runner
+                                      "--target-processes", "all", "--log-file", (dir / log_name).string(),
+                                      "--print-limit", "20", "--error-exitcode", "99"};
     };
     RunnerCall call = call_runner(tools, sandbox, request, wrapper, tools.sanitize_limit_s, log_name);
     stage.wall_s += call.process.wall_s;
@@ -271,12 +282,27 @@ StageResult sanitize_stage(const CompileResult& compiled, const Task& task, cons
       for (const auto& e : report.errors) first += "\n  " + e.summary();
       problems.push_back(
           fmt::format("{}: {} error(s){}", tool, report.error_count.value_or(report.errors_printed), first));
+    } else if (const std::string past_end = written_past_end(call.result); !past_end.empty()) {
+      // The runner's own bounds check: a write past a buffer's end that lands inside its allocation, where
+      // the tool cannot see it.
+      stage.status = StageStatus::failed;
+      problems.push_back(
+          fmt::format("{}: no error reported by the tool, but the solution wrote past the end of "
+                      "{} (bytes changed in the 2 MiB the runner checks after each buffer)",
+                      tool, past_end));
     } else if (!call.result) {
       // No memory error, but the process ended without its result (exit in the call, a crash, a kill): the
       // run did not finish, so nothing was checked.
       StageResult failure = process_failure("sanitize", call, tools.sanitize_limit_s);
       failure.message = tool + ": no memory error found, but " + failure.message;
       failure.wall_s = stage.wall_s;
+      failure.details[tool] = stage.details[tool];
+      return failure;
+    } else if (status_of(*call.result) == StageStatus::runtime_error &&
+               call.result->value(proto::kShapeResults, json::array()).empty()) {
+      // It failed before its first call (loading, or its solution process ended): nothing was checked.
+      StageResult failure{.name = "sanitize", .status = StageStatus::runtime_error, .wall_s = stage.wall_s};
+      failure.message = fmt::format("{}: the solution never ran: {}", tool, runtime_error_text(*call.result));
       failure.details[tool] = stage.details[tool];
       return failure;
     } else if (status_of(*call.result) == StageStatus::runtime_error && stage.status == StageStatus::passed) {
@@ -287,6 +313,26 @@ StageResult sanitize_stage(const CompileResult& compiled, const Task& task, cons
   }
   stage.message = fmt::format("{}", fmt::join(problems, "\n"));
   return stage;
+}
+
+// The vendor baseline of an attention task ("baseline": "vendor-attention"), measured after the runner timed
+// the solution (or taken from earlier in this process) and put into the runner's timing beside the
+// solution's Series, as the runner puts cuBLASLt's for GEMM. Only a passed timing gets one: a failed one has
+// no speed to compare. Returns the seconds the measurement took.
+double with_attention_baseline(json& result, const Task& task, const GpuTools& tools,
+                               const std::string& host) {
+  if (task.baseline != kBaselineVendorAttention || status_of(result) != StageStatus::passed) return 0;
+  json& timing = result[proto::kTiming];
+  if (!timing.is_object() || !timing.value(proto::kBaseline, json()).is_null()) return 0;
+  AttentionBaselineRun run{.warmup = tools.warmup, .repetitions = tools.repetitions, .gpu = host};
+  const json device = result.value(proto::kDeviceInfo, json());
+  if (device.is_object() && device.value(proto::kName, json()).is_string())
+    run.gpu = device[proto::kName].get<std::string>();
+  if (const json flush = timing.value(proto::kL2FlushBytes, json()); flush.is_number_integer())
+    run.l2_flush_bytes = flush.get<int64_t>();
+  const AttentionBaseline baseline = measure_attention_baseline(task, tools.attention_baseline, run);
+  add_attention_baseline(timing, baseline);
+  return baseline.wall_s;
 }
 
 }  // namespace
@@ -302,6 +348,11 @@ std::string describe_failed_trial(const json& shape, const Task& task) {
     if (!trial.value(proto::kInputsUnchanged, true))
       text += fmt::format(" the solution modified its inputs ({});",
                           trial.value(proto::kChangedInputs, json()).dump());
+    if (const json past_end = trial.value(proto::kWrittenPastEnd, json::object()); !past_end.empty())
+      text += fmt::format(
+          " the solution wrote past the end of its buffers (bytes changed in the 2 MiB after "
+          "each: {});",
+          past_end.dump());
     if (!trial.value(proto::kOutputStable, true))
       text += " the output changed after the stream was synchronised: work outside `stream`;";
     for (const auto& out : trial.value(proto::kOutputs, json::array())) {
@@ -360,17 +411,19 @@ StageResult time_stage_from(const json& result, const Task& task) {
   if (stage.status != StageStatus::passed || timing.empty()) {
     if (stage.status == StageStatus::runtime_error)
       stage.message = runtime_error_text(result);
-    else if (stage.status == StageStatus::failed)
+    else if (stage.status == StageStatus::failed &&
+             !timing.value(proto::kRecheck, json::object()).value(proto::kPassedField, true))
       stage.message =
           "the output of the timed calls was wrong: " +
           describe_failed_trial(
               {{proto::kLabel, "main"}, {proto::kTrialList, {timing.value(proto::kRecheck, json())}}}, task);
-    else
+    else  // work outside the stream, or times that do not fit the runner's clock: the runner says which
       stage.message = result.value(proto::kMessage, std::string("no timing"));
     return stage;
   }
   const json& solution = timing[proto::kSolution];
-  // A family without a baseline yet (attention) has "baseline" and "speedup" null: its time, no ratio.
+  // Without a baseline (none measured, or "baseline": "none") "baseline" and "speedup" are null: the
+  // solution's time, no ratio.
   const json baseline = timing.value(proto::kBaseline, json());
   const json speedup = timing.value(proto::kSpeedup, json());
   auto median_us = [](const json& series) { return series[proto::kEventUs][proto::kMedian].get<double>(); };
@@ -378,10 +431,18 @@ StageResult time_stage_from(const json& result, const Task& task) {
       fmt::format("{:.1f} us ({:.0f} TFLOP/s, p10-p90 {:.1f}-{:.1f} us)", median_us(solution),
                   solution.value(proto::kTflops, 0.0), solution[proto::kEventUs][proto::kP10].get<double>(),
                   solution[proto::kEventUs][proto::kP90].get<double>());
+  // The host's note on the baseline, when it added one (attention_baseline.h): why there is none, or that it
+  // was measured earlier in this run.
+  const json note = timing.value(kBaselineNote, json());
   if (baseline.is_object() && speedup.is_number())
-    stage.message += fmt::format(" against {} {:.1f} us ({:.0f} TFLOP/s): {:.3f}x",
+    stage.message += fmt::format(" against {} {:.1f} us ({:.0f} TFLOP/s): {:.3f}x{}",
                                  baseline.value(proto::kName, std::string("baseline")), median_us(baseline),
-                                 baseline.value(proto::kTflops, 0.0), speedup.get<double>());
+                                 baseline.value(proto::kTflops, 0.0), speedup.get<double>(),
+                                 note.is_string() ? " (" + note.get<std::string>() + ")" : "");
+  else if (note.is_string())
+    stage.message += fmt::format("; {}, so no speedup", note.get<std::string>());
+  else if (task.baseline == kBaselineNone)
+    stage.message += "; this task has no baseline (\"baseline\": \"none\"), so no speedup";
   else
     stage.message += "; this task family has no baseline yet, so no speedup";
   if (timing.value(proto::kHiddenWorkSuspected, false)) {
@@ -457,6 +518,8 @@ void run_gpu_stages(const CompileResult& compiled, const Task& task, const GpuTo
   const std::string ncu_log = "ncu.csv";
   auto ncu = [&](const fs::path& dir) {
     return std::vector<std::string>{tools.ncu.string(),
+                                    "--target-processes",
+                                    "all",  // the solution runs in a child of the runner
                                     "--clock-control",
                                     "none",
                                     "--profile-from-start",
@@ -514,9 +577,11 @@ void run_gpu_stages(const CompileResult& compiled, const Task& task, const GpuTo
   }
   RunnerCall timed = call_runner(tools, sandbox, request_for(task, compiled, proto::kModeTime, tools), {},
                                  tools.time_limit_s);
+  const double baseline_s =
+      timed.result ? with_attention_baseline(*timed.result, task, tools, verdict.host) : 0;
   StageResult time = timed.result ? time_stage_from(*timed.result, task)
                                   : process_failure("time", timed, tools.time_limit_s);
-  time.wall_s = timed.process.wall_s;
+  time.wall_s = timed.process.wall_s + baseline_s;
   if (time.status == StageStatus::passed && time.details.value(proto::kSpeedup, json()).is_number())
     verdict.speedup = time.details[proto::kSpeedup].get<double>();
   push(time);

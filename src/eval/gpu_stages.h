@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compile/compile.h"
+#include "eval/attention_baseline.h"
 #include "eval/verdict.h"
 #include "task/task.h"
 
@@ -34,12 +35,15 @@ struct GpuTools {
   int trials = 3;
   int warmup = 10;
   int repetitions = 50;
+  // The attention tasks' vendor baseline, timed after the solution with the same warm-up and repetitions.
+  AttentionBaselineSetup attention_baseline;
 };
 
 // The runner next to this executable, or $PTXBENCH_RUNNER; empty when there is none.
 std::filesystem::path find_runner();
 
-// Appends the four GPU stage results to `verdict` and sets its speedup and coverage.
+// Appends the four GPU stage results to `verdict` and sets its speedup and coverage. An attention task with
+// "baseline": "vendor-attention" gets its baseline from tools.attention_baseline (attention_baseline.h).
 void run_gpu_stages(const CompileResult& compiled, const Task& task, const GpuTools& tools, Verdict& verdict);
 
 // The runner's stdout judged as its result channel (src/runner/protocol.h): the document when the output is

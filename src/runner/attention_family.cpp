@@ -1,7 +1,5 @@
 #include "runner/attention_family.h"
 
-#include <dlfcn.h>
-
 #include <climits>
 #include <cmath>
 #include <stdexcept>
@@ -72,23 +70,28 @@ void AttentionFamily::set_shape(const ShapeSpec& shape) {
   dims_ = d;
 }
 
-void AttentionFamily::allocate_guarded(const std::vector<std::pair<Input*, size_t>>& inputs,
+void AttentionFamily::allocate_buffers(const std::vector<std::pair<Input*, size_t>>& inputs,
                                        const std::vector<std::pair<Output*, size_t>>& outputs,
                                        DeviceBuffer* extra, size_t extra_bytes) {
-  std::vector<DeviceBuffer> guards;
-  auto guarded = [&guards](size_t bytes) {
-    DeviceBuffer buffer(bytes);
-    guards.emplace_back(kGuardBytes);
-    return buffer;
-  };
-  for (const auto& [input, bytes] : inputs) input->data = guarded(bytes);
-  for (const auto& [output, bytes] : outputs) output->data = guarded(bytes);
-  if (extra != nullptr) *extra = guarded(extra_bytes);
+  for (const auto& [input, bytes] : inputs) input->data = DeviceBuffer::shared(bytes);
+  for (const auto& [output, bytes] : outputs) output->data = DeviceBuffer::shared(bytes);
+  if (extra != nullptr) *extra = DeviceBuffer::shared(extra_bytes);
   for (const auto& [input, bytes] : inputs) input->copy = DeviceBuffer(bytes);
   for (const auto& [output, bytes] : outputs) {
-    output->snapshot = DeviceBuffer(bytes);
+    output->snapshot = DeviceBuffer::shared(bytes);  // written by the solution process (kSnapshotPoint)
     output->reference = DeviceBuffer(bytes / static_cast<size_t>(output->elem_bytes) * sizeof(float));
   }
+}
+
+std::vector<int64_t> AttentionFamily::dims_arguments() const {
+  return {dims_.b, dims_.hq, dims_.hkv, dims_.sq, dims_.sk, dims_.d, dims_.causal ? 1 : 0};
+}
+
+std::vector<std::pair<std::string, const DeviceBuffer*>> AttentionFamily::shared_buffers() const {
+  std::vector<std::pair<std::string, const DeviceBuffer*>> buffers;
+  for (const Input* input : inputs_) buffers.emplace_back(input->name, &input->data);
+  for (const Output* output : outputs_) buffers.emplace_back(output->name, &output->data);
+  return buffers;
 }
 
 void AttentionFamily::poison_outputs(cudaStream_t stream) {
@@ -150,10 +153,6 @@ Json AttentionFamily::describe_baseline() const {
 // ---- forward
 // --------------------------------------------------------------------------------------------------
 
-void AttentionForwardFamily::bind(void* entry_point) {
-  entry_ = reinterpret_cast<Entry>(entry_point);
-}
-
 void AttentionForwardFamily::allocate(const ShapeSpec& shape) {
   inputs_ = {&q_, &k_, &v_};
   outputs_ = {&o_, &lse_};
@@ -166,7 +165,7 @@ void AttentionForwardFamily::allocate(const ShapeSpec& shape) {
   lse_.cols = dims_.sq;
   if (attention_reference_shared_bytes(dims_) > (size_t{227} << 10))
     throw std::invalid_argument("shape " + shape.label + ": the sequence is too long for the reference");
-  allocate_guarded({{&q_, bytes_of(dims_.q_elements(), 2)},
+  allocate_buffers({{&q_, bytes_of(dims_.q_elements(), 2)},
                     {&k_, bytes_of(dims_.kv_elements(), 2)},
                     {&v_, bytes_of(dims_.kv_elements(), 2)}},
                    {{&o_, bytes_of(dims_.q_elements(), 2)}, {&lse_, bytes_of(dims_.lse_elements(), 4)}},
@@ -186,10 +185,11 @@ void AttentionForwardFamily::fill_inputs(uint64_t key, cudaStream_t stream) {
   fill_qkv(key, stream);
 }
 
-int AttentionForwardFamily::call_solution(cudaStream_t stream) {
-  return entry_(bf16(q_.data), bf16(k_.data), bf16(v_.data), o_.data.as<__nv_bfloat16>(),
-                lse_.data.as<float>(), dims_.b, dims_.hq, dims_.hkv, dims_.sq, dims_.sk, dims_.d, dims_.scale,
-                dims_.causal ? 1 : 0, stream);
+SolutionCall AttentionForwardFamily::solution_call() const {
+  return {.pointers = {&q_.data, &k_.data, &v_.data, &o_.data, &lse_.data},
+          .ints = dims_arguments(),
+          .scale = dims_.scale,
+          .snapshots = {{3, &o_.snapshot}, {4, &lse_.snapshot}}};
 }
 
 void AttentionForwardFamily::compute_reference(cudaStream_t stream) {
@@ -204,24 +204,6 @@ double AttentionForwardFamily::flops() const {
 
 // ---- backward
 // -------------------------------------------------------------------------------------------------
-
-void AttentionBackwardFamily::bind(void* entry_point) {
-  entry_ = reinterpret_cast<Entry>(entry_point);
-  // The runner hands a family only the main entry point: find the library that holds it, and the size
-  // function in that library alone (RTLD_NOLOAD: it is loaded already; dlclose drops the extra reference).
-  Dl_info info{};
-  void* library = dladdr(entry_point, &info) != 0 && info.dli_fname != nullptr
-                      ? dlopen(info.dli_fname, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD)
-                      : nullptr;
-  void* symbol = library != nullptr ? dlsym(library, kWorkspaceEntryPoint) : nullptr;
-  if (library != nullptr) dlclose(library);
-  if (symbol == nullptr) {
-    throw SolutionFault(std::string("the solution library does not define ") + kWorkspaceEntryPoint +
-                            " with C linkage (extern \"C\"); the backward needs it even when it returns 0",
-                        "", 0, "loading the library", std::nullopt, std::nullopt);
-  }
-  workspace_entry_ = reinterpret_cast<WorkspaceEntry>(symbol);
-}
 
 void AttentionBackwardFamily::allocate(const ShapeSpec& shape) {
   inputs_ = {&q_, &k_, &v_, &o_, &lse_, &do_};
@@ -241,16 +223,15 @@ void AttentionBackwardFamily::allocate(const ShapeSpec& shape) {
   if (attention_reference_shared_bytes(dims_) > (size_t{227} << 10))
     throw std::invalid_argument("shape " + shape.label + ": the sequence is too long for the reference");
 
-  const size_t workspace_bytes =
-      workspace_entry_(dims_.b, dims_.hq, dims_.hkv, dims_.sq, dims_.sk, dims_.d, dims_.causal ? 1 : 0);
+  const uint64_t workspace_bytes = solution_->workspace_bytes(dims_arguments());
   if (workspace_bytes > kMaxWorkspaceBytes) {
-    throw SolutionFault("shape " + shape.to_string() + ": " + kWorkspaceEntryPoint + " asked for " +
-                            std::to_string(workspace_bytes) + " bytes; at most " +
+    throw SolutionFault("shape " + shape.to_string() + ": " + std::string(solution::kWorkspaceEntryPoint) +
+                            " asked for " + std::to_string(workspace_bytes) + " bytes; at most " +
                             std::to_string(kMaxWorkspaceBytes) + " (4 GiB) are given",
                         shape.label, 0, "workspace size", std::nullopt, std::nullopt);
   }
   const size_t q_bytes = bytes_of(dims_.q_elements(), 2), kv_bytes = bytes_of(dims_.kv_elements(), 2);
-  allocate_guarded({{&q_, q_bytes},
+  allocate_buffers({{&q_, q_bytes},
                     {&k_, kv_bytes},
                     {&v_, kv_bytes},
                     {&o_, q_bytes},
@@ -284,11 +265,18 @@ void AttentionBackwardFamily::poison_outputs(cudaStream_t stream) {
   poison(workspace_, stream);
 }
 
-int AttentionBackwardFamily::call_solution(cudaStream_t stream) {
-  return entry_(bf16(q_.data), bf16(k_.data), bf16(v_.data), bf16(o_.data), lse_.data.as<const float>(),
-                bf16(do_.data), dq_.data.as<__nv_bfloat16>(), dk_.data.as<__nv_bfloat16>(),
-                dv_.data.as<__nv_bfloat16>(), workspace_.get(), dims_.b, dims_.hq, dims_.hkv, dims_.sq,
-                dims_.sk, dims_.d, dims_.scale, dims_.causal ? 1 : 0, stream);
+SolutionCall AttentionBackwardFamily::solution_call() const {
+  return {.pointers = {&q_.data, &k_.data, &v_.data, &o_.data, &lse_.data, &do_.data, &dq_.data, &dk_.data,
+                       &dv_.data, workspace_.get() != nullptr ? &workspace_ : nullptr},
+          .ints = dims_arguments(),
+          .scale = dims_.scale,
+          .snapshots = {{6, &dq_.snapshot}, {7, &dk_.snapshot}, {8, &dv_.snapshot}}};
+}
+
+std::vector<std::pair<std::string, const DeviceBuffer*>> AttentionBackwardFamily::shared_buffers() const {
+  auto buffers = AttentionFamily::shared_buffers();
+  if (workspace_.get() != nullptr) buffers.emplace_back("workspace", &workspace_);
+  return buffers;
 }
 
 void AttentionBackwardFamily::compute_reference(cudaStream_t stream) {

@@ -29,6 +29,7 @@ class AttentionFamily : public TaskFamily {
   uint64_t outputs_changed_since_snapshot(cudaStream_t stream) override;
   std::vector<std::pair<std::string, uint64_t>> changed_inputs(cudaStream_t stream) override;
   std::vector<OutputCheck> compare(const Tolerance& tolerance, cudaStream_t stream) override;
+  std::vector<std::pair<std::string, const DeviceBuffer*>> shared_buffers() const override;
   void call_baseline(cudaStream_t stream) override;  // throws: there is none
   Json describe_baseline() const override;           // null: no baseline for this family yet
 
@@ -49,11 +50,13 @@ class AttentionFamily : public TaskFamily {
 
   // Reads B, Hq, Hkv, Sq, Sk, D and frees the previous shape's buffers; throws std::invalid_argument.
   void set_shape(const ShapeSpec& shape);
-  // Allocates each buffer the solution sees followed by unallocated memory, as GemmFamily::allocate does, so
-  // compute-sanitizer sees a write past the end of one instead of it landing in the next.
-  void allocate_guarded(const std::vector<std::pair<Input*, size_t>>& inputs,
+  // Allocates the buffers the solution sees (DeviceBuffer::shared, and `extra_bytes` of workspace into
+  // `extra` unless it is null), the pristine copies, snapshots and references.
+  void allocate_buffers(const std::vector<std::pair<Input*, size_t>>& inputs,
                         const std::vector<std::pair<Output*, size_t>>& outputs, DeviceBuffer* extra,
                         size_t extra_bytes);
+  // The ints every attention entry point takes after its pointers: B, Hq, Hkv, Sq, Sk, D, causal.
+  std::vector<int64_t> dims_arguments() const;
   static const __nv_bfloat16* bf16(const DeviceBuffer& b) { return b.as<const __nv_bfloat16>(); }
   // Q, K, V ~ N(0,1) from `key` (and their pristine copies): with scale = 1/sqrt(D) every score scale * q.k
   // is ~ N(0,1) whatever D, so the softmax is neither flat nor one-hot and every row's weights matter.
@@ -74,16 +77,13 @@ class AttentionForwardFamily final : public AttentionFamily {
   static constexpr const char* kEntryPoint = "ptxbench_attention_forward_bf16";
   using AttentionFamily::AttentionFamily;
 
-  void bind(void* entry_point) override;
   void allocate(const ShapeSpec& shape) override;
   void fill_inputs(uint64_t key, cudaStream_t stream) override;
-  int call_solution(cudaStream_t stream) override;
+  SolutionCall solution_call() const override;
   void compute_reference(cudaStream_t stream) override;
   double flops() const override;  // 4*B*Hq*Sq*Sk*D, halved when causal (the task files' formula)
 
  private:
-  using Entry = decltype(&ptxbench_attention_forward_bf16);
-  Entry entry_ = nullptr;
   Output o_{"O", 0, 0, 2, {}, {}, {}}, lse_{"LSE", 0, 0, 4, {}, {}, {}};
 };
 
@@ -91,27 +91,20 @@ class AttentionBackwardFamily final : public AttentionFamily {
  public:
   static constexpr const char* kFamily = "attention-backward";
   static constexpr const char* kEntryPoint = "ptxbench_attention_backward_bf16";
-  static constexpr const char* kWorkspaceEntryPoint = "ptxbench_attention_backward_workspace_bytes";
   static constexpr size_t kMaxWorkspaceBytes = size_t{4} << 30;
   using AttentionFamily::AttentionFamily;
 
-  // Also finds ptxbench_attention_backward_workspace_bytes in the same library; throws SolutionFault when the
-  // library does not define it.
-  void bind(void* entry_point) override;
   // Asks the solution for its workspace size (a SolutionFault above kMaxWorkspaceBytes) and allocates it.
   void allocate(const ShapeSpec& shape) override;
   // Q, K, V, dO ~ N(0,1); O and LSE are the reference forward of this Q, K, V (O rounded to bf16).
   void fill_inputs(uint64_t key, cudaStream_t stream) override;
   void poison_outputs(cudaStream_t stream) override;  // also fills the workspace with 0xFF: it is not zeroed
-  int call_solution(cudaStream_t stream) override;
+  SolutionCall solution_call() const override;
+  std::vector<std::pair<std::string, const DeviceBuffer*>> shared_buffers() const override;
   void compute_reference(cudaStream_t stream) override;
   double flops() const override;  // 2.5x the forward: 10*B*Hq*Sq*Sk*D, halved when causal
 
  private:
-  using Entry = decltype(&ptxbench_attention_backward_bf16);
-  using WorkspaceEntry = decltype(&ptxbench_attention_backward_workspace_bytes);
-  Entry entry_ = nullptr;
-  WorkspaceEntry workspace_entry_ = nullptr;
   std::string label_;
   Input o_{"O", {}, {}, 2}, lse_{"LSE", {}, {}, 4}, do_{"dO", {}, {}, 2};
   Output dq_{"dQ", 0, 0, 2, {}, {}, {}}, dk_{"dK", 0, 0, 2, {}, {}, {}}, dv_{"dV", 0, 0, 2, {}, {}, {}};

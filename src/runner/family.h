@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runner/kernels.h"
+#include "runner/solution_process.h"
 
 namespace ptxbench::runner {
 
@@ -47,8 +48,8 @@ class TaskFamily {
  public:
   virtual ~TaskFamily() = default;
 
-  // Takes the entry point looked up in the solution library (checked non-null by the caller).
-  virtual void bind(void* entry_point) = 0;
+  // The solution process the family asks for what only the solution knows (the backward's workspace size).
+  void bind(SolutionProcess& solution) { solution_ = &solution; }
 
   // Allocates, for one shape, the inputs, pristine copies of them for the reference, the outputs, a snapshot
   // of the outputs and the reference outputs; frees the previous shape's. Throws std::invalid_argument for a
@@ -61,8 +62,11 @@ class TaskFamily {
   // Fills the outputs with NaN so that an element the solution does not write fails.
   virtual void poison_outputs(cudaStream_t stream) = 0;
 
-  // Calls the solution's entry point on the current buffers; returns its return code. Launches nothing else.
-  virtual int call_solution(cudaStream_t stream) = 0;
+  // The entry point's arguments for the current buffers: the solution process calls it with them.
+  virtual SolutionCall solution_call() const = 0;
+  // The buffers the solution process maps (allocated with DeviceBuffer::shared), by name, for the check of
+  // their tails.
+  virtual std::vector<std::pair<std::string, const DeviceBuffer*>> shared_buffers() const = 0;
 
   // Copies the outputs aside: what the solution had written when the runner took it to be done.
   virtual void snapshot_outputs(cudaStream_t stream) = 0;
@@ -85,13 +89,10 @@ class TaskFamily {
   // Runs the baseline (a vendor library) on the pristine copies into an output of its own.
   virtual void call_baseline(cudaStream_t stream) = 0;
   virtual Json describe_baseline() const = 0;  // {"name": "cublaslt", ...}
-};
 
-// Unallocated memory after each buffer a solution sees, so that compute-sanitizer reports a write past its
-// end instead of the write landing silently in the next buffer (seen on the H200: one element past C landed
-// in B). The families allocate a guard after each such buffer and free the guards once everything is
-// allocated.
-inline constexpr size_t kGuardBytes = size_t{2} << 20;
+ protected:
+  SolutionProcess* solution_ = nullptr;
+};
 
 // The dimension `name` of `shape` as an int; throws std::invalid_argument when it is missing or out
 // of 1..INT_MAX.

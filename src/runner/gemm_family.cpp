@@ -10,12 +10,6 @@
 #include "runner/protocol.h"
 
 namespace ptxbench::runner {
-namespace {}  // namespace
-
-void GemmFamily::bind(void* entry_point) {
-  entry_ = reinterpret_cast<Entry>(entry_point);
-}
-
 void GemmFamily::allocate(const ShapeSpec& shape) {
   const int m = positive_int_dim(shape, "M"), n = positive_int_dim(shape, "N"),
             k = positive_int_dim(shape, "K");
@@ -29,19 +23,12 @@ void GemmFamily::allocate(const ShapeSpec& shape) {
   m_ = m;
   n_ = n;
   k_ = k;
-  // A, B and C are each followed by a guard (kGuardBytes, family.h), freed once everything is allocated.
-  std::vector<DeviceBuffer> guards;
-  auto guarded = [&guards](size_t bytes) {
-    DeviceBuffer buffer(bytes);
-    guards.emplace_back(kGuardBytes);
-    return buffer;
-  };
-  a_ = guarded(bf16_bytes(m, k));
-  b_ = guarded(bf16_bytes(n, k));
-  c_ = guarded(bf16_bytes(m, n));
+  a_ = DeviceBuffer::shared(bf16_bytes(m, k));
+  b_ = DeviceBuffer::shared(bf16_bytes(n, k));
+  c_ = DeviceBuffer::shared(bf16_bytes(m, n));
   a_copy_ = DeviceBuffer(bf16_bytes(m, k));
   b_copy_ = DeviceBuffer(bf16_bytes(n, k));
-  c_snapshot_ = DeviceBuffer(bf16_bytes(m, n));
+  c_snapshot_ = DeviceBuffer::shared(bf16_bytes(m, n));  // written by the solution process (kSnapshotPoint)
   c_reference_ = DeviceBuffer(static_cast<size_t>(m) * static_cast<size_t>(n) * sizeof(float));
 }
 
@@ -58,9 +45,12 @@ void GemmFamily::poison_outputs(cudaStream_t stream) {
   PTXBENCH_CUDA(cudaMemsetAsync(c_.get(), 0xFF, c_.bytes(), stream));  // 0xFFFF: a bf16 NaN
 }
 
-int GemmFamily::call_solution(cudaStream_t stream) {
-  return entry_(a_.as<const __nv_bfloat16>(), b_.as<const __nv_bfloat16>(), c_.as<__nv_bfloat16>(), m_, n_,
-                k_, stream);
+SolutionCall GemmFamily::solution_call() const {
+  return {.pointers = {&a_, &b_, &c_}, .ints = {m_, n_, k_}, .scale = 0, .snapshots = {{2, &c_snapshot_}}};
+}
+
+std::vector<std::pair<std::string, const DeviceBuffer*>> GemmFamily::shared_buffers() const {
+  return {{"A", &a_}, {"B", &b_}, {"C", &c_}};
 }
 
 void GemmFamily::snapshot_outputs(cudaStream_t stream) {

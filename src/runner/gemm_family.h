@@ -17,11 +17,11 @@ class GemmFamily final : public TaskFamily {
   static constexpr const char* kFamily = "gemm";
   static constexpr const char* kEntryPoint = "ptxbench_gemm_bf16";
 
-  void bind(void* entry_point) override;
   void allocate(const ShapeSpec& shape) override;
   void fill_inputs(uint64_t key, cudaStream_t stream) override;
   void poison_outputs(cudaStream_t stream) override;
-  int call_solution(cudaStream_t stream) override;
+  SolutionCall solution_call() const override;
+  std::vector<std::pair<std::string, const DeviceBuffer*>> shared_buffers() const override;
   void snapshot_outputs(cudaStream_t stream) override;
   uint64_t outputs_changed_since_snapshot(cudaStream_t stream) override;
   std::vector<std::pair<std::string, uint64_t>> changed_inputs(cudaStream_t stream) override;
@@ -32,14 +32,11 @@ class GemmFamily final : public TaskFamily {
   Json describe_baseline() const override;
 
  private:
-  using Entry = decltype(&ptxbench_gemm_bf16);
-
   // Bytes of a rows x cols bf16 matrix.
   static size_t bf16_bytes(int64_t rows, int64_t cols) { return static_cast<size_t>(rows * cols) * 2; }
   const __nv_bfloat16* pristine_a() const { return a_copy_.as<__nv_bfloat16>(); }
   const __nv_bfloat16* pristine_b() const { return b_copy_.as<__nv_bfloat16>(); }
 
-  Entry entry_ = nullptr;
   int m_ = 0, n_ = 0, k_ = 0;
   DeviceBuffer a_, b_, c_;                 // what the solution sees
   DeviceBuffer a_copy_, b_copy_;           // pristine inputs: reference, baseline, unchanged-inputs check

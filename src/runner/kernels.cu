@@ -95,6 +95,17 @@ __global__ void count_differences_kernel(const Word* a, const Word* b, int64_t n
   if (threadIdx.x % 32 == 0 && local != 0) atomicAdd(count, local);
 }
 
+__global__ void count_bytes_other_than_kernel(const uint8_t* bytes, int64_t n, uint8_t value,
+                                              unsigned long long* count) {
+  unsigned long long local = 0;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    local += bytes[i] != value ? 1 : 0;
+  }
+  for (int offset = 16; offset > 0; offset /= 2) local += __shfl_xor_sync(0xFFFFFFFFu, local, offset);
+  if (threadIdx.x % 32 == 0 && local != 0) atomicAdd(count, local);
+}
+
 // ---- output comparison ------------------------------------------------------------------------------------
 
 struct CompareCounters {
@@ -193,6 +204,12 @@ void fill_normal_bf16(__nv_bfloat16* out, __nv_bfloat16* copy, int64_t n, uint64
   check_launch("fill_normal_kernel");
 }
 
+__global__ void empty_kernel() {}
+
+void launch_empty_kernel(cudaStream_t stream) {
+  empty_kernel<<<1, 1, 0, stream>>>();
+}
+
 void flush_l2(void* buffer, size_t bytes, uint32_t salt, cudaStream_t stream) {
   const auto words = static_cast<int64_t>(bytes / 4);
   flush_kernel<<<grid_for(words), kThreads, 0, stream>>>(static_cast<uint32_t*>(buffer), words, salt);
@@ -213,6 +230,16 @@ uint64_t count_differences(const void* a, const void* b, size_t bytes, int elem_
     throw std::invalid_argument("count_differences: element size must be 2 or 4 bytes");
   }
   check_launch("count_differences_kernel");
+  return read_one(count.as<unsigned long long>(), stream);
+}
+
+uint64_t count_bytes_other_than(const void* bytes, size_t n, uint8_t value, cudaStream_t stream) {
+  DeviceBuffer count(sizeof(unsigned long long));
+  PTXBENCH_CUDA(cudaMemsetAsync(count.get(), 0, count.bytes(), stream));
+  const auto elements = static_cast<int64_t>(n);
+  count_bytes_other_than_kernel<<<grid_for(elements), kThreads, 0, stream>>>(
+      static_cast<const uint8_t*>(bytes), elements, value, count.as<unsigned long long>());
+  check_launch("count_bytes_other_than_kernel");
   return read_one(count.as<unsigned long long>(), stream);
 }
 

@@ -31,9 +31,15 @@ void fill_normal_bf16(__nv_bfloat16* out, __nv_bfloat16* copy, int64_t n, uint64
 // line of the L2 is replaced by lines of this buffer.
 void flush_l2(void* buffer, size_t bytes, uint32_t salt, cudaStream_t stream);
 
+// One block of one thread that does nothing (the solution process's context switch, and its calibration).
+void launch_empty_kernel(cudaStream_t stream);
+
 // Number of 16-bit (elem_bytes 2) or 32-bit (elem_bytes 4) elements at which a and b differ. Synchronises
 // `stream`.
 uint64_t count_differences(const void* a, const void* b, size_t bytes, int elem_bytes, cudaStream_t stream);
+
+// Bytes of [bytes, bytes + n) that are not `value`. Synchronises `stream`.
+uint64_t count_bytes_other_than(const void* bytes, size_t n, uint8_t value, cudaStream_t stream);
 
 struct Mismatch {
   int64_t index = 0;

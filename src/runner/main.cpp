@@ -1,22 +1,27 @@
-// ptxbench-runner: the GPU harness child process. Reads one request on stdin, loads the solution library,
-// runs one mode over it and writes one result document on its original stdout (protocol.h has both formats).
+// ptxbench-runner: the GPU harness child process. Reads one request on stdin, has the solution run in a
+// process of its own, judges what it did and writes one result document on its original stdout (protocol.h
+// has both formats).
 //
-// The solution runs inside this process, so the runner keeps what it can out of its reach: the request is
-// read before the library is loaded, the result goes to a private copy of stdout (the solution's prints land
-// on stderr) followed by an HMAC-SHA256 tag under a one-time key that the runner reads only after the
-// solution's last call (until then the key sits unread in the stdin pipe, not in this process's memory), and
-// the process ends with _exit right after the result is written, so the solution's static destructors and
-// atexit handlers never run. The parent rejects anything on the channel but one document with a valid tag
+// Two processes, so that the solution cannot reach the verdict: this one (the judge) holds the secret seed,
+// the reference outputs and the one-time key that authenticates the result; it allocates every buffer, fills
+// the inputs, checks the outputs and times the baseline. The solution's library is loaded only in the
+// solution process (`ptxbench-runner --solution-worker FD`, solution_worker.cpp), forked before this process
+// touches CUDA, which maps the judge's buffers through CUDA IPC and calls the entry point when asked. The
+// judge is not dumpable, so the solution process (same user) cannot read its memory through /proc or ptrace;
+// the result goes to a private close-on-exec copy of stdout, followed by an HMAC-SHA256 tag under a key read
+// from stdin only after the solution process is gone; the process ends with _exit right after
 // (docs/anti-cheat.md says what that does and does not stop).
-#include <dlfcn.h>
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <string>
 
 #include <cublasLt.h>
@@ -28,6 +33,8 @@
 #include "runner/request.h"
 #include "runner/result_mac.h"
 #include "runner/session.h"
+#include "runner/solution_process.h"
+#include "runner/solution_worker.h"
 
 namespace {
 
@@ -117,36 +124,38 @@ void set_error(Json& result, const char* status, const std::string& message) {
   result[p::kMessage] = message;
 }
 
-// Loads the library and finds the entry point; a failure here is the submission's (a bad library, a missing
-// or mangled symbol, a static initialiser that fails).
-void* load_entry_point(const ptxbench::runner::Request& request) {
-  void* library = dlopen(request.library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (library == nullptr) {
-    throw ptxbench::runner::SolutionFault(std::string("could not load the solution library: ") + dlerror(),
-                                          "", 0, "loading the library", std::nullopt, std::nullopt);
-  }
-  void* entry = dlsym(library, request.entry_point.c_str());
-  if (entry == nullptr) {
-    throw ptxbench::runner::SolutionFault(
-        "the solution library does not define " + request.entry_point + " with C linkage (extern \"C\")", "",
-        0, "loading the library", std::nullopt, std::nullopt);
-  }
-  return entry;  // never dlclose'd: the solution's code may still be referenced by the CUDA runtime
+// The solution process's name for the request's entry point.
+std::optional<ptxbench::runner::solution::Entry> entry_of(const std::string& entry_point) {
+  for (const auto& known : ptxbench::runner::solution::kEntryNames)
+    if (known.name == entry_point) return known.entry;
+  return std::nullopt;
+}
+
+std::string own_path() {
+  char path[4096];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (n <= 0) throw std::runtime_error("cannot find the runner's own path (/proc/self/exe)");
+  return std::string(path, static_cast<size_t>(n));
 }
 
 // Runs the whole request into `result`; every failure becomes a status and a message.
 void run(const std::string& text, Json& result) {
   using namespace ptxbench::runner;
   std::unique_ptr<TaskFamily> family;
+  std::unique_ptr<SolutionProcess> solution;
   Request request;
+  std::optional<solution::Entry> entry;
   try {
     request = parse_request(text);
     result[p::kMode] = request.mode_name;
     family = make_family(request);
-    if (!family) {
+    entry = entry_of(request.entry_point);
+    if (!family || !entry) {
       throw RequestError("request: no task family \"" + request.family + "\" with entry point \"" +
                          request.entry_point + "\"");
     }
+    // Forked before this process creates its CUDA context (a forked child cannot use its parent's).
+    solution = std::make_unique<SolutionProcess>(own_path());
     // The context and device facts come first, so that a library that breaks CUDA at load time is seen as
     // such.
     PTXBENCH_CUDA(cudaSetDevice(request.device));
@@ -156,27 +165,20 @@ void run(const std::string& text, Json& result) {
     return set_error(result, p::kHarnessError, error.what());
   }
 
-  Session session{request, *family, result};
+  Session session{request, *family, *solution, result, {}};
   try {
-    family->bind(load_entry_point(request));
+    solution->open(request.device);
+    if (request.mode == Mode::time) session.calibration = calibrate(*solution, request.device);
+    const bool confined = solution->load(request.library, *entry);
+    result[p::kSolutionProcess] = {{p::kWritesConfined, confined}};
+    family->bind(*solution);
     run_mode(session);
   } catch (const SolutionFault& fault) {
     set_error(result, p::kRuntimeErrorStatus, fault.what());
     result[p::kRuntimeError] = fault.details();
   } catch (const CudaError& error) {
-    // A kernel fault reported by one of the runner's own calls, once the solution has run, is the solution's.
-    if (session.solution_called && is_sticky_kernel_error(error.code)) {
-      set_error(result, p::kRuntimeErrorStatus,
-                std::string("CUDA error after the solution ran: ") + error.what());
-      result[p::kRuntimeError] = {{p::kShape, nullptr},
-                                  {p::kTrial, nullptr},
-                                  {p::kWhere, error.what()},
-                                  {p::kReturnCode, nullptr},
-                                  {p::kCudaError, cudaGetErrorName(error.code)},
-                                  {p::kCudaErrorString, cudaGetErrorString(error.code)}};
-    } else {
-      set_error(result, p::kHarnessError, error.what());
-    }
+    // This process's own CUDA calls: the solution runs in another context and cannot make them fail.
+    set_error(result, p::kHarnessError, error.what());
   } catch (const std::exception& error) {
     set_error(result, p::kHarnessError, error.what());
   }
@@ -184,7 +186,14 @@ void run(const std::string& text, Json& result) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc == 3 && std::strcmp(argv[1], "--solution-worker") == 0)
+    return ptxbench::runner::solution_worker_main(std::atoi(argv[2]));
+  // Not dumpable: the solution process runs as the same user, and must not read this one's memory.
+  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
+    std::fprintf(stderr, "ptxbench-runner: cannot protect its memory: %s\n", std::strerror(errno));
+    return 2;
+  }
   const int result_fd = take_stdout();
   if (result_fd < 0) {
     std::fprintf(stderr, "ptxbench-runner: cannot set up the result channel: %s\n", std::strerror(errno));
@@ -197,7 +206,7 @@ int main() {
       {p::kProtocol, p::kVersion}, {p::kMode, nullptr}, {p::kStatus, p::kHarnessError}, {p::kMessage, ""}};
   run(request, result);
 
-  // The solution's last call is over and the device idle: only now does the key enter this process.
+  // The solution process is gone (run() ended it): only now does the key enter this process.
   std::string document = result.dump(2) + "\n";
   std::string key = read_key(key_fd);
   if (!key.empty()) {

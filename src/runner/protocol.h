@@ -90,7 +90,8 @@
 // Trial: {"trial", "key" (hex of the input key derived from the seed, not the seed), "stream_handle",
 //   "return_code", "passed", "inputs_unchanged", "changed_inputs": {"A": n, "B": n} (elements that differ
 //   from the pristine copies), "output_stable" (false when an output changed after `stream` was
-//   synchronised, i.e. work hidden on another stream), "outputs": [Output, ...]}
+//   synchronised, i.e. work hidden on another stream), "written_past_end": {"C": n} (bytes changed in the
+//   2 MiB checked after each buffer the solution sees; only buffers with changes), "outputs": [Output, ...]}
 // Output: {"name", "rows", "cols", "elements", "passed", "mismatches", "non_finite", "max_abs_error",
 //   "max_rel_error" (over elements with |expected| > atol), "max_error_ratio" (max of |actual - expected| /
 //   (atol + rtol |expected|): at most 1 passes), "first_mismatches": [{"row", "col", "expected", "actual"}]
@@ -174,6 +175,14 @@ inline constexpr const char* kPassedField = "passed";
 inline constexpr const char* kInputsUnchanged = "inputs_unchanged";
 inline constexpr const char* kChangedInputs = "changed_inputs";
 inline constexpr const char* kOutputStable = "output_stable";
+inline constexpr const char* kWrittenPastEnd = "written_past_end";
+inline constexpr const char* kSolutionProcess = "solution_process";
+inline constexpr const char* kRoundTripUs = "round_trip_us";
+inline constexpr const char* kTimesVerified = "times_verified";
+inline constexpr const char* kCalibration = "calibration";
+inline constexpr const char* kCalls = "calls";
+inline constexpr const char* kGapUs = "gap_us";
+inline constexpr const char* kWritesConfined = "writes_confined";
 inline constexpr const char* kOutputs = "outputs";
 inline constexpr const char* kName = "name";
 inline constexpr const char* kRows = "rows";

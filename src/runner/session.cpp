@@ -34,10 +34,6 @@ std::string hex(uint64_t value) {
   return text;
 }
 
-std::string stream_handle(cudaStream_t stream) {
-  return hex(reinterpret_cast<uintptr_t>(stream));
-}
-
 // JSON has no NaN or infinity: such values are written as strings.
 Json number_or_name(float value) {
   if (std::isnan(value)) return "nan";
@@ -65,33 +61,35 @@ Where trial_where(const std::string& shape, int trial) {
 
 // ---- one call of the solution -----------------------------------------------------------------------------
 
-// Calls the solution on `stream`; a non-zero return, or an error from its launches or CUDA calls, is a fault.
-void call_solution(Session& session, cudaStream_t stream, const Where& where) {
-  (void)cudaGetLastError();  // start clean, so the error read below is one the call caused
-  session.solution_called = true;
-  const int return_code = session.family.call_solution(stream);
-  if (return_code != 0) {
-    fault(where, "the solution returned " + std::to_string(return_code) + " (0 means success)", return_code,
-          std::nullopt);
-  }
-  if (const cudaError_t error = cudaGetLastError(); error != cudaSuccess) {
-    fault(where, "a CUDA call or kernel launch of the solution failed", return_code, error);
-  }
+// Asks the solution process for one call (solution_protocol.h flags); a non-zero return, or an error from its
+// launches, its stream or the device, is a fault. The process has synchronised its stream and its device
+// before it answers.
+CallOutcome call_solution(Session& session, const Where& where, uint32_t flags) {
+  CallOutcome outcome = session.solution.call(session.family.solution_call(), flags);
+  const solution::Reply& reply = outcome.reply;
+  if (reply.failed == solution::Phase::none) return outcome;
+  std::optional<cudaError_t> error;
+  if (reply.cuda_error != 0) error = static_cast<cudaError_t>(reply.cuda_error);
+  std::optional<int> return_code;
+  if (reply.failed == solution::Phase::call) return_code = reply.return_code;
+  fault(where, reply.message, return_code, error);
 }
 
-// Waits for `stream` alone: all the ABI lets the solution use.
-void wait_stream(cudaStream_t stream, const Where& where) {
-  if (const cudaError_t error = cudaStreamSynchronize(stream); error != cudaSuccess) {
-    fault(where, "the solution's work on the stream failed", 0, error);
-  }
+// Fills the tail after each buffer the solution sees with kTailPattern; judge() counts the bytes that
+// changed.
+constexpr uint8_t kTailPattern = 0xA5;
+
+void fill_tails(const TaskFamily& family, cudaStream_t stream) {
+  for (const auto& [name, buffer] : family.shared_buffers())
+    PTXBENCH_CUDA(cudaMemsetAsync(buffer->tail(), kTailPattern, buffer->tail_bytes(), stream));
 }
 
-// Waits for the whole device, so that work the solution left on other streams ends, and its faults show,
-// before anything is compared.
-void wait_device(const Where& where) {
-  if (const cudaError_t error = cudaDeviceSynchronize(); error != cudaSuccess) {
-    fault(where, "the solution's work failed (seen at cudaDeviceSynchronize)", 0, error);
-  }
+// Fresh inputs from `key`, poisoned outputs, clean tails; done when this returns.
+void prepare_call(TaskFamily& family, uint64_t key, cudaStream_t harness) {
+  family.fill_inputs(key, harness);
+  family.poison_outputs(harness);
+  fill_tails(family, harness);
+  PTXBENCH_CUDA(cudaStreamSynchronize(harness));
 }
 
 // The checks after a call, on the snapshot taken when `stream` was done: inputs unchanged, outputs not
@@ -104,6 +102,14 @@ Json judge(Session& session, cudaStream_t harness, Json trial) {
   for (const auto& [name, count] : family.changed_inputs(harness)) {
     changed[name] = count;
     inputs_unchanged = inputs_unchanged && count == 0;
+  }
+  Json past_end = Json::object();
+  bool within_bounds = true;
+  for (const auto& [name, buffer] : family.shared_buffers()) {
+    const uint64_t count =
+        count_bytes_other_than(buffer->tail(), buffer->tail_bytes(), kTailPattern, harness);
+    if (count != 0) past_end[name] = count;
+    within_bounds = within_bounds && count == 0;
   }
   family.compute_reference(harness);
   Json outputs = Json::array();
@@ -130,35 +136,29 @@ Json judge(Session& session, cudaStream_t harness, Json trial) {
                        {p::kFirstMismatches, first}});
     outputs_pass = outputs_pass && check.passed();
   }
-  trial[p::kPassedField] = outputs_pass && inputs_unchanged && late_writes == 0;
+  trial[p::kPassedField] = outputs_pass && inputs_unchanged && within_bounds && late_writes == 0;
   trial[p::kInputsUnchanged] = inputs_unchanged;
   trial[p::kChangedInputs] = changed;
+  trial[p::kWrittenPastEnd] = past_end;
   trial[p::kOutputStable] = late_writes == 0;
   trial[p::kOutputs] = outputs;
   return trial;
 }
 
-Json trial_header(int trial, uint64_t key, cudaStream_t stream) {
+Json trial_header(int trial, uint64_t key, const solution::Reply& reply) {
   return {{p::kTrial, trial},
           {p::kKey, hex(key)},
-          {p::kStreamHandle, stream_handle(stream)},
-          {p::kReturnCode, 0}};
+          {p::kStreamHandle, hex(reply.stream_handle)},
+          {p::kReturnCode, reply.return_code}};
 }
 
-// One trial: fresh inputs, poisoned outputs, one call on a fresh stream of the runner's, then the checks.
+// One trial: fresh inputs, poisoned outputs, one call on a fresh stream of the solution process's (which
+// snapshots the outputs as soon as that stream is done), then the checks.
 Json run_trial(Session& session, const Where& where, uint64_t key, cudaStream_t harness) {
-  TaskFamily& family = session.family;
-  family.fill_inputs(key, harness);
-  family.poison_outputs(harness);
-  PTXBENCH_CUDA(cudaStreamSynchronize(harness));
-
-  const Stream stream;
-  call_solution(session, stream.get(), where);
-  wait_stream(stream.get(), where);
-  family.snapshot_outputs(stream.get());
-  wait_stream(stream.get(), where);
-  wait_device(where);
-  return judge(session, harness, trial_header(where.trial, key, stream.get()));
+  prepare_call(session.family, key, harness);
+  const CallOutcome outcome =
+      call_solution(session, where, solution::kFreshStream | solution::kSnapshotPoint);
+  return judge(session, harness, trial_header(where.trial, key, outcome.reply));
 }
 
 // One line saying why a trial failed, for the result's message.
@@ -170,6 +170,13 @@ std::string describe_failure(const std::string& shape, const Json& trial) {
       if (count.get<uint64_t>() != 0) names += (names.empty() ? "" : ", ") + name;
     }
     return text + "the solution wrote to its input(s) " + names;
+  }
+  if (!trial[p::kWrittenPastEnd].empty()) {
+    std::string names;
+    for (const auto& [name, count] : trial[p::kWrittenPastEnd].items())
+      names += (names.empty() ? "" : ", ") + name + " (" + std::to_string(count.get<uint64_t>()) + " bytes)";
+    return text + "the solution wrote past the end of " + names + ", in the " +
+           std::to_string(DeviceBuffer::kTailBytes >> 20) + " MiB checked after each buffer";
   }
   for (const Json& output : trial[p::kOutputs]) {
     if (output[p::kPassedField].get<bool>()) continue;
@@ -259,34 +266,19 @@ void run_profile(Session& session) {
   const Where warmup{shape.label, 0, "warm-up call"}, where{shape.label, 0, "profiled call"};
   TaskFamily& family = session.family;
   allocate(session, shape);
-  const Stream harness, stream;
+  const Stream harness;
   const uint64_t key = input_key(request.seed, Purpose::profile, 0, 0);
 
-  family.fill_inputs(key, harness.get());
-  family.poison_outputs(harness.get());
-  PTXBENCH_CUDA(cudaStreamSynchronize(harness.get()));
-  call_solution(session, stream.get(), warmup);  // module load and first-launch costs stay outside the window
-  wait_stream(stream.get(), warmup);
-  wait_device(warmup);
+  prepare_call(family, key, harness.get());
+  call_solution(session, warmup, 0);  // module load and first-launch costs stay outside the window
+  prepare_call(family, key, harness.get());
+  const CallOutcome outcome = call_solution(session, where, solution::kProfiled | solution::kSnapshotPoint);
 
-  family.fill_inputs(key, harness.get());
-  family.poison_outputs(harness.get());
-  PTXBENCH_CUDA(cudaStreamSynchronize(harness.get()));
-  PTXBENCH_CUDA(cudaProfilerStart());
-  call_solution(session, stream.get(), where);
-  wait_stream(stream.get(), where);
-  wait_device(where);
-  PTXBENCH_CUDA(cudaProfilerStop());
-
-  family.snapshot_outputs(stream.get());
-  wait_stream(stream.get(), where);
-  unsigned long long stream_id = 0;
-  PTXBENCH_CUDA(cudaStreamGetId(stream.get(), &stream_id));
-  Json trial = judge(session, harness.get(), trial_header(0, key, stream.get()));
+  Json trial = judge(session, harness.get(), trial_header(0, key, outcome.reply));
   const bool passed = trial[p::kPassedField].get<bool>();
   const std::string failure = passed ? "" : describe_failure(shape.to_string(), trial);
-  session.result[p::kProfile] = {{p::kStreamHandle, stream_handle(stream.get())},
-                                 {p::kStreamId, stream_id},
+  session.result[p::kProfile] = {{p::kStreamHandle, hex(outcome.reply.stream_handle)},
+                                 {p::kStreamId, outcome.reply.value},
                                  {p::kTrial, std::move(trial)}};
   set_status(session, passed, passed ? "profiled one call of " + shape.to_string() : failure);
 }
@@ -296,7 +288,17 @@ void run_profile(Session& session) {
 struct Samples {
   std::vector<double> event_us;
   std::vector<double> wall_us;
+  std::vector<double> round_trip_us;  // the solution's: this process's clock around the request, less wall_us
 };
+
+// How far the solution's median round trip (this process's clock around a request, less the wall time the
+// solution process reports) may exceed the calibrated one. A process that reports times shorter than the
+// truth widens the round trip by as much, so this is also the most such a lie can gain.
+double round_trip_slack_us(const Calibration& calibration, double event_median_us) {
+  return std::max({50.0, 0.5 * calibration.round_trip_us, 0.02 * event_median_us});
+}
+
+constexpr int kCalibrationCalls = 30;
 
 // Linear interpolation between order statistics (numpy's default).
 double percentile(const std::vector<double>& sorted, double fraction) {
@@ -320,31 +322,10 @@ Json summarize(std::vector<double> values) {
 
 Json series(const Samples& samples, double flops) {
   Json result = {{p::kEventUs, summarize(samples.event_us)}, {p::kWallUs, summarize(samples.wall_us)}};
+  if (!samples.round_trip_us.empty()) result[p::kRoundTripUs] = summarize(samples.round_trip_us);
   result[p::kTflops] = flops / (result[p::kEventUs][p::kMedian].get<double>() * 1e-6) / 1e12;
   result[p::kTflopsWall] = flops / (result[p::kWallUs][p::kMedian].get<double>() * 1e-6) / 1e12;
   return result;
-}
-
-// Times one call with a cold L2. The flush ends before the clocks start; the events bracket the call on the
-// stream; the host clock brackets the call and a device-wide synchronisation, so that work the call hid on
-// other streams is counted there. The events include the launch latency of the call, for solution and
-// baseline alike.
-template <typename Call>
-void time_one(cudaStream_t stream, const DeviceBuffer& flush, uint32_t salt, const Where& where,
-              Samples& samples, Call&& call) {
-  const Event start, stop;
-  flush_l2(flush.get(), flush.bytes(), salt, stream);
-  PTXBENCH_CUDA(cudaStreamSynchronize(stream));
-  const auto t0 = std::chrono::steady_clock::now();
-  PTXBENCH_CUDA(cudaEventRecord(start.get(), stream));
-  call();
-  PTXBENCH_CUDA(cudaEventRecord(stop.get(), stream));
-  wait_device(where);
-  const auto t1 = std::chrono::steady_clock::now();
-  float event_ms = 0;
-  PTXBENCH_CUDA(cudaEventElapsedTime(&event_ms, start.get(), stop.get()));
-  samples.event_us.push_back(static_cast<double>(event_ms) * 1e3);
-  samples.wall_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
 }
 
 size_t l2_flush_bytes(int device) {
@@ -353,53 +334,80 @@ size_t l2_flush_bytes(int device) {
   return std::max<size_t>(size_t{2} * static_cast<size_t>(l2_bytes), size_t{64} << 20) / 16 * 16;
 }
 
-// Solution and baseline alternate, each call with fresh inputs and a poisoned output before its flush, so
-// that drift of clocks or temperature hits both alike and a solution that skips work on repeated calls is
-// caught by the check of every timed call's output. Fails when that re-check fails or when the call's work
-// runs outside `stream`.
+// Times the baseline, in this process, with a cold L2: the flush ends before the clocks start, the events
+// bracket the call on the stream, the host clock brackets the call and a device-wide synchronisation.
+void time_baseline(TaskFamily& family, cudaStream_t stream, const DeviceBuffer& flush, uint32_t salt,
+                   Samples& samples) {
+  const Event start, stop;
+  flush_l2(flush.get(), flush.bytes(), salt, stream);
+  PTXBENCH_CUDA(cudaStreamSynchronize(stream));
+  const auto t0 = std::chrono::steady_clock::now();
+  PTXBENCH_CUDA(cudaEventRecord(start.get(), stream));
+  family.call_baseline(stream);
+  PTXBENCH_CUDA(cudaEventRecord(stop.get(), stream));
+  PTXBENCH_CUDA(cudaDeviceSynchronize());
+  const auto t1 = std::chrono::steady_clock::now();
+  float event_ms = 0;
+  PTXBENCH_CUDA(cudaEventElapsedTime(&event_ms, start.get(), stop.get()));
+  samples.event_us.push_back(static_cast<double>(event_ms) * 1e3);
+  samples.wall_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+}
+
+// Times one call of the solution with a cold L2 (the flush, from this process, ends before the request is
+// sent: the L2 is the GPU's, not a process's). The event and wall times are the solution process's claims,
+// measured as time_baseline measures; this process's own clock around the request bounds them. Returns
+// whether the claims nest: events within the wall time, the wall time within the request.
+bool time_solution(Session& session, cudaStream_t stream, const DeviceBuffer& flush, uint32_t salt,
+                   const Where& where, Samples& samples, solution::Reply* reply) {
+  flush_l2(flush.get(), flush.bytes(), salt, stream);
+  PTXBENCH_CUDA(cudaStreamSynchronize(stream));
+  const CallOutcome outcome = call_solution(session, where, solution::kTimed);
+  *reply = outcome.reply;
+  samples.event_us.push_back(reply->event_us);
+  samples.wall_us.push_back(reply->wall_us);
+  samples.round_trip_us.push_back(outcome.judge_us - reply->wall_us);
+  return reply->event_us > 0 && reply->event_us <= reply->wall_us && reply->wall_us <= outcome.judge_us;
+}
+
+// A slow solution (a plain SIMT kernel can take a second per call) gets fewer calls, as many as fit
+// kSlowCallBudgetS, at least kMinSlowRepetitions: at that length a call's noise is far below what separates
+// it from the baseline, and the stage stays within its time limit.
 constexpr double kSlowCallBudgetS = 10;
 constexpr int kMinSlowRepetitions = 5;
 
+// Solution and baseline alternate, each call with fresh inputs and a poisoned output before its flush, so
+// that drift of clocks or temperature hits both alike and a solution that skips work on repeated calls is
+// caught by the check of every timed call's output. Fails when that re-check fails, when the call's work
+// runs outside `stream`, or when the solution process claims an event time its own wall time cannot hold.
 void run_time(Session& session) {
   const Request& request = session.request;
   const ShapeSpec& shape = request.shapes[0];
   TaskFamily& family = session.family;
   allocate(session, shape);
-  const Stream harness, stream;
+  const Stream harness;
   const DeviceBuffer flush(l2_flush_bytes(request.device));
   const auto key = [&](int iteration) {
     return input_key(request.seed, Purpose::time, 0, static_cast<uint64_t>(iteration));
   };
-  const auto fresh_inputs = [&](int iteration) {
-    family.fill_inputs(key(iteration), harness.get());
-    family.poison_outputs(harness.get());
-    PTXBENCH_CUDA(cudaStreamSynchronize(harness.get()));
-  };
 
-  fresh_inputs(0);
+  prepare_call(family, key(0), harness.get());
   // A family without a baseline (attention, for now) describes it as null: the solution is timed alone and
   // the result says so rather than compare with anything.
   const bool has_baseline = !family.describe_baseline().is_null();
   const Where warmup{shape.label, 0, "warm-up calls"};
-  // A slow solution (a plain SIMT kernel can take a second per call) gets fewer calls, as many as fit
-  // kSlowCallBudgetS, at least kMinSlowRepetitions: at that length a call's noise is far below what separates
-  // it from the baseline, and the stage stays within its time limit.
   const auto first_call_start = std::chrono::steady_clock::now();
-  call_solution(session, stream.get(), {shape.label, 0, "warm-up call 0"});
-  wait_device(warmup);
+  call_solution(session, {shape.label, 0, "warm-up call 0"}, 0);
   const double first_call_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - first_call_start).count();
   const int affordable = static_cast<int>(kSlowCallBudgetS / std::max(first_call_s, 1e-6));
   const int warmup_calls = std::max(1, std::min(request.warmup, affordable / 10));
   const int repetitions = std::min(request.repetitions, std::max(kMinSlowRepetitions, affordable));
-  for (int i = 1; i < warmup_calls; ++i) {
-    call_solution(session, stream.get(), {shape.label, i, "warm-up call " + std::to_string(i)});
-  }
-  wait_device(warmup);
+  for (int i = 1; i < warmup_calls; ++i)
+    call_solution(session, {shape.label, i, "warm-up call " + std::to_string(i)}, 0);
   if (has_baseline) {
     for (int i = 0; i < warmup_calls + 1; ++i)
-      family.call_baseline(stream.get());  // +1: plans the algorithm
-    wait_device(warmup);
+      family.call_baseline(harness.get());  // +1: plans the algorithm
+    PTXBENCH_CUDA(cudaDeviceSynchronize());
   }
 
   // Every timed call's output is checked, outside the clocks: a solution that counts its calls and does the
@@ -407,23 +415,24 @@ void run_time(Session& session) {
   Samples solution, baseline;
   Json recheck;
   int failed_calls = 0;
+  bool claims_hold = true;
+  uint64_t stream_handle_value = 0;
   for (int i = 0; i < repetitions; ++i) {
     const Where where{shape.label, i, "timed call " + std::to_string(i)};
-    fresh_inputs(i + 1);
-    time_one(stream.get(), flush, static_cast<uint32_t>(2 * i), where, solution,
-             [&] { call_solution(session, stream.get(), where); });
-    // Complete after the device synchronisation in time_one.
+    prepare_call(family, key(i + 1), harness.get());
+    solution::Reply reply;
+    claims_hold =
+        time_solution(session, harness.get(), flush, static_cast<uint32_t>(2 * i), where, solution, &reply) &&
+        claims_hold;
+    stream_handle_value = reply.stream_handle;
     family.snapshot_outputs(harness.get());
     PTXBENCH_CUDA(cudaStreamSynchronize(harness.get()));
-    Json checked = judge(session, harness.get(), trial_header(i, key(i + 1), stream.get()));
+    Json checked = judge(session, harness.get(), trial_header(i, key(i + 1), reply));
     if (!checked[p::kPassedField].get<bool>() && failed_calls++ == 0)
       recheck = std::move(checked);
     else if (failed_calls == 0 && i == repetitions - 1)
       recheck = std::move(checked);
-    if (has_baseline) {
-      time_one(stream.get(), flush, static_cast<uint32_t>(2 * i + 1), where, baseline,
-               [&] { family.call_baseline(stream.get()); });
-    }
+    if (has_baseline) time_baseline(family, harness.get(), flush, static_cast<uint32_t>(2 * i + 1), baseline);
   }
 
   const double flops = family.flops();
@@ -432,7 +441,7 @@ void run_time(Session& session) {
                  {p::kWarmup, warmup_calls},
                  {p::kRepetitions, repetitions},
                  {p::kL2FlushBytes, flush.bytes()},
-                 {p::kStreamHandle, stream_handle(stream.get())},
+                 {p::kStreamHandle, hex(stream_handle_value)},
                  {p::kSolution, series(solution, flops)},
                  {p::kBaseline, family.describe_baseline()}};
   if (has_baseline) timing[p::kBaseline].update(series(baseline, flops));
@@ -460,22 +469,36 @@ void run_time(Session& session) {
                   shape.to_string().c_str(), median(p::kSolution, p::kEventUs),
                   timing[p::kSolution][p::kTflops].get<double>());
   }
+  const Calibration& calibration = session.calibration;
+  timing[p::kCalibration] = {{p::kCalls, calibration.calls},
+                             {p::kRoundTripUs, calibration.round_trip_us},
+                             {p::kGapUs, calibration.gap_us}};
   timing[p::kHiddenWorkSuspected] =
-      solution_gap > baseline_gap + std::max(20.0, 0.1 * median(p::kSolution, p::kEventUs));
+      solution_gap >
+      std::max(baseline_gap, calibration.gap_us) + std::max(20.0, 0.1 * median(p::kSolution, p::kEventUs));
+  const double round_trip = median(p::kSolution, p::kRoundTripUs);
+  const double allowed_round_trip =
+      calibration.round_trip_us + round_trip_slack_us(calibration, median(p::kSolution, p::kEventUs));
+  claims_hold = claims_hold && calibration.calls > 0 && round_trip <= allowed_round_trip;
+  timing[p::kTimesVerified] = claims_hold;
   // Work outside `stream` breaks the ABI and makes the event times meaningless: fail rather than report them.
   const bool hidden_work = timing[p::kHiddenWorkSuspected].get<bool>();
   const bool recheck_passed = recheck[p::kPassedField].get<bool>();
-  const bool passed = recheck_passed && !hidden_work;
+  const bool passed = recheck_passed && !hidden_work && claims_hold;
   char hidden[256];
-  std::snprintf(
-      hidden, sizeof(hidden),
-      "work outside `stream`: the call plus cudaDeviceSynchronize took %.1f us (median) but the events "
-      "on `stream` saw %.1f us",
-      median(p::kSolution, p::kWallUs), median(p::kSolution, p::kEventUs));
+  std::snprintf(hidden, sizeof(hidden),
+                "work outside `stream`: the call plus cudaDeviceSynchronize took %.1f us (median) but the "
+                "events on `stream` saw %.1f us",
+                median(p::kSolution, p::kWallUs), median(p::kSolution, p::kEventUs));
   const std::string failure =
       !recheck_passed
           ? std::to_string(failed_calls) + " of " + std::to_string(repetitions) +
                 " timed calls gave a wrong output; the first: " + describe_failure(shape.to_string(), recheck)
+      : !claims_hold
+          ? "the solution process's reported times do not fit the runner's own clock (events within the "
+            "call, the call within the request, the request's overhead at most " +
+                std::to_string(static_cast<int>(allowed_round_trip)) + " us at the median; it was " +
+                std::to_string(static_cast<int>(round_trip)) + " us): they cannot be trusted"
           : std::string(hidden);
   timing[p::kRecheck] = std::move(recheck);
   timing[p::kCheckedCalls] = repetitions;
@@ -485,6 +508,24 @@ void run_time(Session& session) {
 }
 
 }  // namespace
+
+Calibration calibrate(SolutionProcess& solution, int device) {
+  const Stream stream;
+  const DeviceBuffer flush(l2_flush_bytes(device));
+  std::vector<double> round_trips, gaps;
+  for (int i = 0; i < kCalibrationCalls; ++i) {
+    flush_l2(flush.get(), flush.bytes(), static_cast<uint32_t>(i), stream.get());
+    PTXBENCH_CUDA(cudaStreamSynchronize(stream.get()));
+    const CallOutcome outcome = solution.calibrate();
+    round_trips.push_back(outcome.judge_us - outcome.reply.wall_us);
+    gaps.push_back(outcome.reply.wall_us - outcome.reply.event_us);
+  }
+  std::sort(round_trips.begin(), round_trips.end());
+  std::sort(gaps.begin(), gaps.end());
+  return {.calls = kCalibrationCalls,
+          .round_trip_us = percentile(round_trips, 0.5),
+          .gap_us = percentile(gaps, 0.5)};
+}
 
 SolutionFault::SolutionFault(const std::string& message, std::string shape_label, int trial_index,
                              std::string where_text, std::optional<int> return_code,

@@ -9,6 +9,7 @@
 
 #include "runner/family.h"
 #include "runner/request.h"
+#include "runner/solution_process.h"
 
 namespace ptxbench::runner {
 
@@ -26,13 +27,26 @@ struct SolutionFault : std::runtime_error {
   std::optional<cudaError_t> error;
 };
 
+// The solution process's honest overheads, measured before its library is loaded (solution_protocol.h,
+// Op::calibrate): the medians of this process's clock around a request less the wall time the worker
+// reports, and of that wall time less its events. The time mode holds the solution's claims to them.
+struct Calibration {
+  int calls = 0;
+  double round_trip_us = 0;
+  double gap_us = 0;
+};
+
+// Runs the calibration requests (time mode only: they take a few milliseconds).
+Calibration calibrate(SolutionProcess& solution, int device);
+
 // What a mode needs and what it fills in. `result` is filled as the mode goes, so that the shapes and trials
 // done before a fault are still reported.
 struct Session {
   const Request& request;
   TaskFamily& family;
+  SolutionProcess& solution;
   Json& result;
-  bool solution_called = false;  // from then on a kernel fault anywhere is most likely the solution's
+  Calibration calibration;
 };
 
 // Runs the request's mode; sets result["status"] and result["message"] unless it throws.

@@ -23,6 +23,10 @@ std::string check_attention_shape(const std::map<std::string, int64_t>& dims,
   return "";
 }
 
+// The runner times no attention baseline itself: the time stage adds the vendor one (attention_baseline.h),
+// or reports the solution's time alone.
+const std::vector<std::string> kAttentionBaselines = {kBaselineVendorAttention, kBaselineNone};
+
 const std::vector<ParameterInfo> kAttentionParameters = {
     {"causal", "query i sees key j only when j <= i + (Sk - Sq) (bottom-right aligned)"}};
 
@@ -38,6 +42,7 @@ const std::vector<FamilyInfo>& all_families() {
        "C[M,N] = A[M,K] * B[N,K]^T, bf16 inputs, fp32 accumulation, bf16 output; row-major, K contiguous",
        {"C"},
        {},
+       {kBaselineCublasLt},  // the runner's GEMM family times cuBLASLt in the same process
        nullptr},
       {"attention-forward",
        {"B", "Hq", "Hkv", "Sq", "Sk", "D"},
@@ -49,6 +54,7 @@ const std::vector<FamilyInfo>& all_families() {
        std::string("O = softmax(scale * Q K^T) V and LSE, fp32 accumulation; ") + kAttentionLayout,
        {"O", "LSE"},
        kAttentionParameters,
+       kAttentionBaselines,
        check_attention_shape},
       {"attention-backward",
        {"B", "Hq", "Hkv", "Sq", "Sk", "D"},
@@ -68,6 +74,7 @@ const std::vector<FamilyInfo>& all_families() {
            kAttentionLayout,
        {"dQ", "dK", "dV"},
        kAttentionParameters,
+       kAttentionBaselines,
        check_attention_shape},
   };
   return families;

@@ -17,6 +17,11 @@ struct ParameterInfo {
   std::string meaning;  // one line, for docs and errors
 };
 
+// The baselines a task file may name in "baseline": what the time stage measures a solution against.
+inline constexpr const char* kBaselineCublasLt = "cublaslt";                 // the runner times cuBLASLt
+inline constexpr const char* kBaselineVendorAttention = "vendor-attention";  // eval/attention_baseline.h
+inline constexpr const char* kBaselineNone = "none";                         // the solution's time alone
+
 struct FamilyInfo {
   std::string name;               // "gemm"
   std::vector<std::string> dims;  // dimensions every shape must give, in order
@@ -25,6 +30,7 @@ struct FamilyInfo {
   std::string semantics;          // one line: what it computes
   std::vector<std::string> outputs;       // the outputs the runner compares, by the names of its results
   std::vector<ParameterInfo> parameters;  // every task file of the family sets each of them
+  std::vector<std::string> baselines;     // the values its task files may give "baseline"
   // Checks a shape against the family's rules beyond "positive integers" (GQA divisibility, head dims);
   // returns what is wrong, or "" when the shape is fine. Null: no further rules.
   std::function<std::string(const std::map<std::string, int64_t>& dims,

@@ -186,6 +186,10 @@ class TaskReader {
       fail("mode", fmt::format("'{}' must be \"full\" or \"static\"", mode));
     task.description = string_field(doc, "description");
     task.baseline = string_field(doc, "baseline");
+    const auto& baselines = family->baselines;
+    if (std::find(baselines.begin(), baselines.end(), task.baseline) == baselines.end())
+      fail("baseline", fmt::format("'{}' is not a baseline of family '{}' (known: {})", task.baseline,
+                                   family->name, join(baselines)));
 
     task.parameters = read_parameters(doc, *family);
 
@@ -457,6 +461,16 @@ std::string describe_parameters(const Task& task) {
   for (const auto& [name, value] : task.parameters)
     out += fmt::format("{}{} = {}", out.empty() ? "" : ", ", name, value ? "true" : "false");
   return out;
+}
+
+std::string describe_baseline(const Task& task) {
+  if (task.baseline == kBaselineCublasLt)
+    return "cublaslt (cuBLASLt's bf16 GEMM, timed in the same process the same way)";
+  if (task.baseline == kBaselineVendorAttention)
+    return "vendor-attention (the fastest correct of PyTorch SDPA's cuDNN, Flash and memory-efficient "
+           "attention on this GPU, timed the same way)";
+  if (task.baseline == kBaselineNone) return "none (the time stage reports the time and TFLOP/s alone)";
+  return task.baseline;
 }
 
 json to_json(const Task& task) {

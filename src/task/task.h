@@ -58,7 +58,7 @@ struct Task {
   Tolerance tolerance;            // every output's, unless `tolerances` names the output
   std::map<std::string, Tolerance> tolerances;  // per-output overrides, by the family's output names ("LSE")
   std::map<std::string, bool> parameters;       // the family's parameters ("causal"), each set by the file
-  std::string baseline;                         // "cublaslt"
+  std::string baseline;                         // "cublaslt", "vendor-attention", "none" (catalog.h)
   std::string flops_formula;                    // over the shape's dimensions, e.g. "2*M*N*K"
   std::filesystem::path file;
 
@@ -96,6 +96,8 @@ class TaskRegistry {
 std::string describe_tolerances(const Task& task);
 // "causal = true", or "" for a family without parameters.
 std::string describe_parameters(const Task& task);
+// "cublaslt (cuBLASLt's bf16 GEMM, ...)": the baseline's name and what it is, for people and models.
+std::string describe_baseline(const Task& task);
 
 nlohmann::json to_json(const Task& task);
 std::string to_string(TaskMode mode);

@@ -104,6 +104,7 @@ TEST(TaskRegistry, ShippedAttentionTasks) {
     EXPECT_TRUE(odd && unequal) << t->id;
     EXPECT_EQ(t->mode, t->arch == "sm_100a" ? TaskMode::static_only : TaskMode::full) << t->id;
     EXPECT_EQ(t->tolerance_for("LSE").atol, forward ? 0.001 : t->tolerance.atol) << t->id;
+    EXPECT_EQ(t->baseline, "vendor-attention") << t->id;
   }
 }
 
@@ -167,7 +168,9 @@ INSTANTIATE_TEST_SUITE_P(
                  },
                  "shapes.check[1]", "Sq <= Sk"},
         Mutation{"gemm_dim", [](json& d) { d["shapes"]["main"]["M"] = 8; }, "shapes.main.M",
-                 "not a dimension"}),
+                 "not a dimension"},
+        Mutation{"gemm_baseline", [](json& d) { d["baseline"] = "cublaslt"; }, "baseline",
+                 "not a baseline of family 'attention-forward' (known: vendor-attention, none)"}),
     [](const auto& test) { return std::string(test.param.name); });
 
 TEST(TaskFile, GemmTakesNoParameters) {
@@ -248,7 +251,11 @@ INSTANTIATE_TEST_SUITE_P(
         Mutation{"duplicate_family", [](json& d) { d["required"][2]["name"] = "wgmma"; }, "required[2].name",
                  "appears twice"},
         Mutation{"coverage_above_one", [](json& d) { d["coverage_threshold"] = 1.5; }, "coverage_threshold",
-                 "(0, 1]"}),
+                 "(0, 1]"},
+        Mutation{"unknown_baseline", [](json& d) { d["baseline"] = "cudnn"; }, "baseline",
+                 "'cudnn' is not a baseline of family 'gemm' (known: cublaslt)"},
+        Mutation{"attention_baseline", [](json& d) { d["baseline"] = "vendor-attention"; }, "baseline",
+                 "not a baseline of family 'gemm'"}),
     [](const auto& test) { return std::string(test.param.name); });
 
 TEST(TaskRegistry, DuplicateIdsAreAnError) {

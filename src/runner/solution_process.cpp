@@ -1,0 +1,176 @@
+#include "runner/solution_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <optional>
+#include <stdexcept>
+
+#include "runner/session.h"
+
+namespace ptxbench::runner {
+
+namespace s = solution;
+
+SolutionProcess::SolutionProcess(const std::string& runner_path) {
+  int sockets[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) != 0)
+    throw std::runtime_error(std::string("socketpair: ") + std::strerror(errno));
+  pid_ = fork();
+  if (pid_ < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (pid_ == 0) {
+    // The child keeps stdin (/dev/null by now), stdout and stderr (both the runner's stderr) and its end of
+    // the socket; every other descriptor of the runner (the result channel, the key) is close-on-exec.
+    const int fd = fcntl(sockets[1], F_DUPFD, 3);
+    const std::string fd_text = std::to_string(fd);
+    execl(runner_path.c_str(), runner_path.c_str(), "--solution-worker", fd_text.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(sockets[1]);
+  socket_ = sockets[0];
+}
+
+SolutionProcess::~SolutionProcess() {
+  if (socket_ >= 0) close(socket_);
+  if (pid_ > 0) {
+    kill(pid_, SIGKILL);
+    while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+}
+
+std::string SolutionProcess::describe_end() {
+  // The worker closed its socket or answered out of turn: make sure it is gone, and say how it ended.
+  int status = 0;
+  pid_t reaped = 0;
+  for (int i = 0; i < 100 && (reaped = waitpid(pid_, &status, WNOHANG)) == 0; ++i) usleep(10000);
+  if (reaped == 0) {
+    kill(pid_, SIGKILL);
+    (void)waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return "stopped answering and was killed";
+  }
+  pid_ = -1;
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status))
+    return "was killed by signal " + std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) +
+           ")";
+  return "ended";
+}
+
+void SolutionProcess::lost(const std::string& what) {
+  const std::string message = "the solution process " + what + " (it " + describe_end() + ")";
+  throw SolutionFault(message, "", 0, message, std::nullopt, std::nullopt);
+}
+
+void SolutionProcess::send_message(const void* message, size_t size) {
+  if (pid_ <= 0) lost("is gone");
+  ssize_t n;
+  while ((n = send(socket_, message, size, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
+  }
+  if (n != static_cast<ssize_t>(size)) lost("stopped reading its requests");
+}
+
+s::Reply SolutionProcess::receive_reply() {
+  s::Reply reply;
+  ssize_t n;
+  while ((n = recv(socket_, &reply, sizeof(reply), 0)) < 0 && errno == EINTR) {
+  }
+  if (n != static_cast<ssize_t>(sizeof(reply))) lost(n == 0 ? "ended" : "sent a malformed reply");
+  reply.message[sizeof(reply.message) - 1] = '\0';
+  return reply;
+}
+
+void SolutionProcess::open(int device) {
+  const s::OpenRequest request{.op = s::Op::open, .device = device};
+  send_message(&request, sizeof(request));
+  const s::Reply reply = receive_reply();
+  if (reply.failed != s::Phase::none)
+    throw std::runtime_error(std::string("the solution process could not start CUDA: ") + reply.message +
+                             ": " + cudaGetErrorName(static_cast<cudaError_t>(reply.cuda_error)));
+}
+
+CallOutcome SolutionProcess::calibrate() {
+  s::CallRequest request;
+  request.op = s::Op::calibrate;
+  request.flags = s::kTimed;
+  CallOutcome outcome;
+  const auto start = std::chrono::steady_clock::now();
+  send_message(&request, sizeof(request));
+  outcome.reply = receive_reply();
+  outcome.judge_us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+  if (outcome.reply.failed != s::Phase::none)
+    throw std::runtime_error(std::string("the solution process's calibration failed: ") +
+                             outcome.reply.message);
+  return outcome;
+}
+
+bool SolutionProcess::load(const std::string& library, s::Entry entry) {
+  s::LoadRequest request;
+  request.entry = entry;
+  if (library.size() >= sizeof(request.library)) throw std::runtime_error("library path too long");
+  std::memcpy(request.library, library.data(), library.size());
+  send_message(&request, sizeof(request));
+  const s::Reply reply = receive_reply();
+  if (reply.failed != s::Phase::none) {
+    std::optional<cudaError_t> error;
+    if (reply.cuda_error != 0) error = static_cast<cudaError_t>(reply.cuda_error);
+    std::string message = reply.message;
+    if (error) message += std::string(": ") + cudaGetErrorName(*error) + ": " + cudaGetErrorString(*error);
+    throw SolutionFault(message, "", 0, "loading the library", std::nullopt, error);
+  }
+  return reply.sandboxed != 0;
+}
+
+uint64_t SolutionProcess::workspace_bytes(const std::vector<int64_t>& ints) {
+  s::CallRequest request;
+  request.op = s::Op::workspace_bytes;
+  request.int_count = static_cast<uint32_t>(ints.size());
+  for (size_t i = 0; i < ints.size() && i < s::kMaxInts; ++i) request.ints[i] = ints[i];
+  send_message(&request, sizeof(request));
+  const s::Reply reply = receive_reply();
+  if (reply.failed != s::Phase::none)
+    throw SolutionFault(reply.message, "", 0, "workspace size", std::nullopt, std::nullopt);
+  return reply.value;
+}
+
+CallOutcome SolutionProcess::call(const SolutionCall& call, uint32_t flags) {
+  s::CallRequest request;
+  request.op = s::Op::call;
+  request.flags = flags;
+  if (call.pointers.size() > s::kMaxPointers || call.ints.size() > s::kMaxInts ||
+      call.snapshots.size() > s::kMaxSnapshots)
+    throw std::logic_error("SolutionCall: too many arguments");
+  request.pointer_count = static_cast<uint32_t>(call.pointers.size());
+  for (size_t k = 0; k < call.pointers.size(); ++k) {
+    const DeviceBuffer* buffer = call.pointers[k];
+    if (buffer == nullptr || buffer->get() == nullptr) continue;  // zero handle: a null pointer
+    request.handles[k] = buffer->ipc_handle();
+    request.bytes[k] = buffer->bytes();
+  }
+  request.int_count = static_cast<uint32_t>(call.ints.size());
+  for (size_t i = 0; i < call.ints.size(); ++i) request.ints[i] = call.ints[i];
+  request.scale = call.scale;
+  request.snapshot_count = static_cast<uint32_t>(call.snapshots.size());
+  for (size_t k = 0; k < call.snapshots.size(); ++k) {
+    request.snapshot_of[k] = call.snapshots[k].first;
+    request.snapshots[k] = call.snapshots[k].second->ipc_handle();
+  }
+  CallOutcome outcome;
+  const auto start = std::chrono::steady_clock::now();
+  send_message(&request, sizeof(request));
+  outcome.reply = receive_reply();
+  outcome.judge_us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+  return outcome;
+}
+
+}  // namespace ptxbench::runner

@@ -1,0 +1,108 @@
+// The messages between the runner (the judge) and the solution process (the worker it starts), over a
+// SOCK_SEQPACKET socket pair: one fixed-size struct per message, so message boundaries and sizes need no
+// parsing and a malformed reply is simply one of the wrong size.
+//
+// Why two processes: the judge holds the secret seed, the reference outputs and the key that authenticates
+// the result; the solution's code (its static constructors included) runs only in the worker, which sees
+// nothing but its inputs and outputs, shared through CUDA IPC. What the worker reports (return codes, CUDA
+// errors, event times) is taken as its claim and checked where it can be: outputs are read by the judge
+// itself, and every reported time is bounded by the judge's own clock around the request.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include <cuda_runtime.h>
+
+namespace ptxbench::runner::solution {
+
+// The ABI entry points (include/ptxbench/abi.h) the worker knows how to call.
+enum class Entry : uint32_t { gemm = 1, attention_forward = 2, attention_backward = 3 };
+
+struct EntryName {
+  Entry entry;
+  std::string_view name;
+};
+inline constexpr EntryName kEntryNames[] = {
+    {Entry::gemm, "ptxbench_gemm_bf16"},
+    {Entry::attention_forward, "ptxbench_attention_forward_bf16"},
+    {Entry::attention_backward, "ptxbench_attention_backward_bf16"},
+};
+inline constexpr std::string_view kWorkspaceEntryPoint = "ptxbench_attention_backward_workspace_bytes";
+
+// The order of requests: open, then any number of calibrate, then load, then workspace_bytes and call.
+enum class Op : uint32_t { open = 1, calibrate = 2, load = 3, workspace_bytes = 4, call = 5 };
+
+// Judge -> worker: create the CUDA context, the worker's stream and events.
+struct OpenRequest {
+  Op op = Op::open;
+  int32_t device = 0;
+};
+
+// Judge -> worker: load the library (its static constructors run now) and find the entry point(s).
+struct LoadRequest {
+  Op op = Op::load;
+  Entry entry = Entry::gemm;
+  char library[4096] = {};
+};
+
+inline constexpr int kMaxPointers = 12;
+inline constexpr int kMaxInts = 8;
+inline constexpr int kMaxSnapshots = 4;
+
+// Judge -> worker: call the entry point (or, for workspace_bytes, the backward's size function, which takes
+// the ints alone; for calibrate, before the library is loaded, an empty kernel of the worker's own in place
+// of the entry point, timed as a kTimed call is: what the runner measures then is the honest overhead of a
+// request, which later claims are held to). Each pointer argument is a buffer of the judge's, shared by IPC
+// handle (a zero handle and size for a null pointer).
+struct CallRequest {
+  Op op = Op::call;
+  uint32_t flags = 0;
+  uint32_t pointer_count = 0;
+  uint32_t int_count = 0;
+  cudaIpcMemHandle_t handles[kMaxPointers] = {};
+  uint64_t bytes[kMaxPointers] = {};
+  int64_t ints[kMaxInts] = {};
+  float scale = 0;
+  uint32_t snapshot_count = 0;
+  uint32_t snapshot_of[kMaxSnapshots] = {};  // the pointer argument (an output) each snapshot copies
+  cudaIpcMemHandle_t snapshots[kMaxSnapshots] = {};
+};
+
+// CallRequest::flags.
+inline constexpr uint32_t kFreshStream = 1;  // call on a new stream (trials); else on the worker's own one
+inline constexpr uint32_t kTimed = 2;        // bracket the call with events on its stream
+inline constexpr uint32_t kProfiled = 4;     // bracket the call with cudaProfilerStart / cudaProfilerStop
+// Once the call's stream is synchronised, and before the device is, copy each output named in `snapshots`
+// into its snapshot buffer: what work hidden on other streams writes afterwards then shows as a late write.
+// (Done here because the runner's own copy, from another CUDA context, would only run once this context's
+// kernels are done.)
+inline constexpr uint32_t kSnapshotPoint = 8;
+
+// Where a call went wrong, for the runtime_error report.
+enum class Phase : uint32_t {
+  none = 0,
+  load = 1,       // dlopen, a missing symbol, the context
+  call = 2,       // the entry point returned non-zero
+  launch = 3,     // cudaGetLastError right after the call
+  stream = 4,     // cudaStreamSynchronize of the call's stream
+  device = 5,     // cudaDeviceSynchronize: work left on other streams
+  workspace = 6,  // the backward's size function
+  harness = 7,    // the worker's own setup failed (IPC mapping, stream creation)
+};
+
+// Worker -> judge, one per request.
+struct Reply {
+  Phase failed = Phase::none;
+  int32_t return_code = 0;
+  int32_t cuda_error = 0;  // cudaError_t
+  uint32_t sandboxed = 0;  // load only: the worker's file-system writes were confined (Landlock)
+  uint64_t value = 0;      // workspace_bytes: the size; call: the stream's id (cudaStreamGetId)
+  uint64_t stream_handle = 0;
+  double event_us = 0;  // kTimed: the events' elapsed time
+  double wall_us = 0;   // the call and the stream and device synchronisation, on the worker's clock
+  char message[512] = {};
+};
+
+}  // namespace ptxbench::runner::solution

@@ -1,0 +1,351 @@
+// The solution process: `ptxbench-runner --solution-worker FD`, started by the runner (solution_process.cpp).
+// It confines its own file-system writes, loads the solution library, then answers the runner's requests on
+// the socket FD until the socket closes. It holds nothing secret: its inputs and outputs are the runner's
+// buffers, mapped through CUDA IPC.
+#include "runner/solution_worker.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <linux/landlock.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <cuda_profiler_api.h>
+#include <cuda_runtime.h>
+
+#include "ptxbench/abi.h"
+#include "runner/kernels.h"
+#include "runner/solution_protocol.h"
+
+namespace ptxbench::runner {
+namespace {
+
+namespace s = solution;
+
+void set_message(s::Reply& reply, const std::string& text) {
+  std::snprintf(reply.message, sizeof(reply.message), "%s", text.c_str());
+}
+
+// Landlock (Linux 5.13 and later): from here on this process may create, write or remove files only under
+// /dev (the GPU's device nodes) and /tmp (the sandbox's private tmpfs). The runner's scratch folder, where
+// the profiler and the sanitizer write their logs, becomes read-only to the solution. Best effort: an older
+// kernel leaves it unconfined, and the reply says so.
+bool confine_writes() {
+#ifdef LANDLOCK_ACCESS_FS_MAKE_SYM
+  const __u64 writes = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |
+                       LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |
+                       LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
+                       LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |
+                       LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM;
+  landlock_ruleset_attr ruleset{};
+  ruleset.handled_access_fs = writes;
+  const int ruleset_fd = static_cast<int>(syscall(SYS_landlock_create_ruleset, &ruleset, sizeof(ruleset), 0));
+  if (ruleset_fd < 0) return false;
+  bool ok = true;
+  for (const char* path : {"/dev", "/tmp"}) {
+    const int dir = open(path, O_PATH | O_CLOEXEC);
+    if (dir < 0) continue;
+    landlock_path_beneath_attr rule{};
+    rule.allowed_access = writes;
+    rule.parent_fd = dir;
+    ok = ok && syscall(SYS_landlock_add_rule, ruleset_fd, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) == 0;
+    close(dir);
+  }
+  ok = ok && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+       syscall(SYS_landlock_restrict_self, ruleset_fd, 0) == 0;
+  close(ruleset_fd);
+  return ok;
+#else
+  return false;
+#endif
+}
+
+class Worker {
+ public:
+  explicit Worker(int socket) : socket_(socket) {}
+
+  int serve() {
+    s::OpenRequest open;
+    if (!receive(&open, sizeof(open)) || open.op != s::Op::open) return 2;
+    s::Reply opened;
+    this->open(open.device, opened);
+    send(opened);
+    if (opened.failed != s::Phase::none) return 1;
+    bool loaded = false;
+    for (;;) {
+      union {
+        s::LoadRequest load;
+        s::CallRequest call;
+      } request{};
+      const ssize_t size = receive_any(&request, sizeof(request));
+      if (size <= 0) return 0;  // the runner is done
+      s::Op op;
+      std::memcpy(&op, &request, sizeof(op));
+      s::Reply reply;
+      if (op == s::Op::load && !loaded && size == sizeof(s::LoadRequest)) {
+        load(request.load, reply);
+        loaded = reply.failed == s::Phase::none;
+        send(reply);
+        if (!loaded) return 1;
+        continue;
+      }
+      if (size != sizeof(s::CallRequest)) return 2;
+      if (op == s::Op::calibrate && !loaded) {
+        call(request.call, reply);
+      } else if (op == s::Op::workspace_bytes && loaded) {
+        workspace_bytes(request.call, reply);
+      } else if (op == s::Op::call && loaded) {
+        call(request.call, reply);
+      } else {
+        return 2;
+      }
+      send(reply);
+    }
+  }
+
+ private:
+  ssize_t receive_any(void* message, size_t capacity) {
+    for (;;) {
+      const ssize_t n = recv(socket_, message, capacity, 0);
+      if (n < 0 && errno == EINTR) continue;
+      return n;
+    }
+  }
+
+  bool receive(void* message, size_t size) {
+    return receive_any(message, size) == static_cast<ssize_t>(size);
+  }
+
+  void send(const s::Reply& reply) {
+    while (::send(socket_, &reply, sizeof(reply), MSG_NOSIGNAL) < 0 && errno == EINTR) {
+    }
+  }
+
+  static void fail(s::Reply& reply, s::Phase phase, cudaError_t error, const std::string& text) {
+    reply.failed = phase;
+    reply.cuda_error = static_cast<int32_t>(error);
+    set_message(reply, text);
+  }
+
+  void open(int device, s::Reply& reply) {
+    // The context first, so that a library that breaks CUDA at load time is seen as such.
+    if (const cudaError_t error = cudaSetDevice(device); error != cudaSuccess)
+      return fail(reply, s::Phase::harness, error, "cudaSetDevice failed");
+    if (const cudaError_t error = cudaFree(nullptr); error != cudaSuccess)
+      return fail(reply, s::Phase::harness, error, "could not create the CUDA context");
+    if (cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking) != cudaSuccess ||
+        cudaEventCreate(&start_) != cudaSuccess || cudaEventCreate(&stop_) != cudaSuccess)
+      return fail(reply, s::Phase::harness, cudaGetLastError(), "could not create the stream and events");
+  }
+
+  void load(const s::LoadRequest& request, s::Reply& reply) {
+    entry_kind_ = request.entry;
+    // Confined once CUDA is set up (its start needs more of the file system) and before the solution's first
+    // instruction, its static constructors, runs.
+    reply.sandboxed = confine_writes() ? 1 : 0;
+
+    const std::string library(request.library, strnlen(request.library, sizeof(request.library)));
+    void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr)
+      return fail(reply, s::Phase::load, cudaSuccess,
+                  std::string("could not load the solution library: ") + dlerror());
+    std::string_view name;
+    for (const s::EntryName& known : s::kEntryNames)
+      if (known.entry == request.entry) name = known.name;
+    entry_ = dlsym(handle, std::string(name).c_str());
+    if (entry_ == nullptr)
+      return fail(
+          reply, s::Phase::load, cudaSuccess,
+          "the solution library does not define " + std::string(name) + " with C linkage (extern \"C\")");
+    if (request.entry == s::Entry::attention_backward) {
+      workspace_entry_ = dlsym(handle, std::string(s::kWorkspaceEntryPoint).c_str());
+      if (workspace_entry_ == nullptr)
+        return fail(reply, s::Phase::load, cudaSuccess,
+                    "the solution library does not define " + std::string(s::kWorkspaceEntryPoint) +
+                        " with C linkage (extern \"C\"); the backward needs it even when it returns 0");
+    }
+    // Never dlclose'd: the solution's code may still be referenced by the CUDA runtime.
+  }
+
+  void workspace_bytes(const s::CallRequest& request, s::Reply& reply) {
+    if (workspace_entry_ == nullptr || request.int_count != 7)
+      return fail(reply, s::Phase::harness, cudaSuccess, "no workspace size function to call");
+    const int64_t* i = request.ints;
+    const auto size =
+        reinterpret_cast<decltype(&ptxbench_attention_backward_workspace_bytes)>(workspace_entry_)(
+            static_cast<int>(i[0]), static_cast<int>(i[1]), static_cast<int>(i[2]), static_cast<int>(i[3]),
+            static_cast<int>(i[4]), static_cast<int>(i[5]), static_cast<int>(i[6]));
+    reply.value = size;
+  }
+
+  // The runner's buffer behind an IPC handle, mapped once and kept while the runner keeps sending it; the
+  // mappings of buffers the runner has moved on from are closed, so that it can free them.
+  void* map(const cudaIpcMemHandle_t& handle) {
+    const std::string key(handle.reserved, sizeof(handle.reserved));
+    if (key.find_first_not_of('\0') == std::string::npos) return nullptr;  // a null pointer argument
+    if (const auto it = mapped_.find(key); it != mapped_.end()) return it->second;
+    void* pointer = nullptr;
+    if (const cudaError_t error = cudaIpcOpenMemHandle(&pointer, handle, cudaIpcMemLazyEnablePeerAccess);
+        error != cudaSuccess)
+      throw error;
+    mapped_.emplace(key, pointer);
+    return pointer;
+  }
+
+  void unmap_all_but(const std::vector<std::string>& keep) {
+    for (auto it = mapped_.begin(); it != mapped_.end();) {
+      if (std::find(keep.begin(), keep.end(), it->first) == keep.end()) {
+        (void)cudaIpcCloseMemHandle(it->second);
+        it = mapped_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  // Copies each output into its snapshot, on `stream`, right after the call's stream is done.
+  static cudaError_t take_snapshots(const s::CallRequest& request, void* const* pointers,
+                                    void* const* snapshots, cudaStream_t stream) {
+    for (uint32_t k = 0; k < request.snapshot_count; ++k) {
+      const uint32_t of = request.snapshot_of[k];
+      if (const cudaError_t error = cudaMemcpyAsync(snapshots[k], pointers[of], request.bytes[of],
+                                                    cudaMemcpyDeviceToDevice, stream);
+          error != cudaSuccess)
+        return error;
+    }
+    return cudaStreamSynchronize(stream);
+  }
+
+  int invoke(void* const* p, const int64_t* i, float scale, cudaStream_t stream) {
+    using bf16 = __nv_bfloat16;
+    const auto n = [i](int k) { return static_cast<int>(i[k]); };
+    switch (entry_kind_) {
+      case s::Entry::gemm:
+        return reinterpret_cast<decltype(&ptxbench_gemm_bf16)>(entry_)(
+            static_cast<const bf16*>(p[0]), static_cast<const bf16*>(p[1]), static_cast<bf16*>(p[2]), n(0),
+            n(1), n(2), stream);
+      case s::Entry::attention_forward:
+        return reinterpret_cast<decltype(&ptxbench_attention_forward_bf16)>(entry_)(
+            static_cast<const bf16*>(p[0]), static_cast<const bf16*>(p[1]), static_cast<const bf16*>(p[2]),
+            static_cast<bf16*>(p[3]), static_cast<float*>(p[4]), n(0), n(1), n(2), n(3), n(4), n(5), scale,
+            n(6), stream);
+      case s::Entry::attention_backward:
+        return reinterpret_cast<decltype(&ptxbench_attention_backward_bf16)>(entry_)(
+            static_cast<const bf16*>(p[0]), static_cast<const bf16*>(p[1]), static_cast<const bf16*>(p[2]),
+            static_cast<const bf16*>(p[3]), static_cast<const float*>(p[4]), static_cast<const bf16*>(p[5]),
+            static_cast<bf16*>(p[6]), static_cast<bf16*>(p[7]), static_cast<bf16*>(p[8]), p[9], n(0), n(1),
+            n(2), n(3), n(4), n(5), scale, n(6), stream);
+    }
+    return -1;
+  }
+
+  void call(const s::CallRequest& request, s::Reply& reply) {
+    if (request.pointer_count > s::kMaxPointers || request.int_count > s::kMaxInts ||
+        request.snapshot_count > s::kMaxSnapshots)
+      return fail(reply, s::Phase::harness, cudaSuccess, "malformed call request");
+    for (uint32_t k = 0; k < request.snapshot_count; ++k)
+      if (request.snapshot_of[k] >= request.pointer_count)
+        return fail(reply, s::Phase::harness, cudaSuccess, "malformed call request");
+    void* pointers[s::kMaxPointers] = {};
+    void* snapshots[s::kMaxSnapshots] = {};
+    std::vector<std::string> keep;
+    const auto key = [](const cudaIpcMemHandle_t& handle) {
+      return std::string(handle.reserved, sizeof(handle.reserved));
+    };
+    try {
+      for (uint32_t k = 0; k < request.pointer_count; ++k) {
+        pointers[k] = map(request.handles[k]);
+        keep.push_back(key(request.handles[k]));
+      }
+      for (uint32_t k = 0; k < request.snapshot_count; ++k) {
+        snapshots[k] = map(request.snapshots[k]);
+        keep.push_back(key(request.snapshots[k]));
+      }
+    } catch (cudaError_t error) {
+      return fail(reply, s::Phase::harness, error,
+                  "could not map the runner's buffers (cudaIpcOpenMemHandle)");
+    }
+    unmap_all_but(keep);
+
+    cudaStream_t stream = stream_;
+    if ((request.flags & s::kFreshStream) != 0) {
+      if (const cudaError_t error = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+          error != cudaSuccess)
+        return fail(reply, s::Phase::harness, error, "cudaStreamCreate failed");
+    }
+    const bool timed = (request.flags & s::kTimed) != 0, profiled = (request.flags & s::kProfiled) != 0;
+    unsigned long long stream_id = 0;
+    (void)cudaStreamGetId(stream, &stream_id);
+    reply.value = stream_id;
+    reply.stream_handle = reinterpret_cast<uintptr_t>(stream);
+
+    // An empty kernel first: the GPU switches to this process's context (from the runner's, which just
+    // flushed the L2) before the clocks start, so the switch is in neither clock.
+    launch_empty_kernel(stream);
+    if (const cudaError_t error = cudaStreamSynchronize(stream); error != cudaSuccess)
+      return fail(reply, s::Phase::harness, error, "the worker's empty kernel failed");
+    (void)cudaGetLastError();  // start clean, so the error read below is one the call caused
+    if (profiled) (void)cudaProfilerStart();
+    const auto start = std::chrono::steady_clock::now();
+    if (timed) (void)cudaEventRecord(start_, stream);
+    if (request.op == s::Op::calibrate) {
+      launch_empty_kernel(stream);
+      reply.return_code = 0;
+    } else {
+      reply.return_code = invoke(pointers, request.ints, request.scale, stream);
+    }
+    if (timed) (void)cudaEventRecord(stop_, stream);
+    cudaError_t error = cudaSuccess;
+    if (reply.return_code != 0) {
+      fail(reply, s::Phase::call, cudaSuccess,
+           "the solution returned " + std::to_string(reply.return_code) + " (0 means success)");
+    } else if ((error = cudaGetLastError()) != cudaSuccess) {
+      fail(reply, s::Phase::launch, error, "a CUDA call or kernel launch of the solution failed");
+    } else if ((error = cudaStreamSynchronize(stream)) != cudaSuccess) {
+      fail(reply, s::Phase::stream, error, "the solution's work on the stream failed");
+    } else if ((request.flags & s::kSnapshotPoint) != 0 &&
+               (error = take_snapshots(request, pointers, snapshots, stream)) != cudaSuccess) {
+      fail(reply, s::Phase::stream, error, "the solution's work on the stream failed (seen at the snapshot)");
+    } else if ((error = cudaDeviceSynchronize()) != cudaSuccess) {
+      // Work the solution left on other streams ends, and its faults show, before the runner looks.
+      fail(reply, s::Phase::device, error, "the solution's work failed (seen at cudaDeviceSynchronize)");
+    }
+    reply.wall_us =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    if (profiled) (void)cudaProfilerStop();
+    if (timed && reply.failed == s::Phase::none) {
+      float ms = 0;
+      (void)cudaEventElapsedTime(&ms, start_, stop_);
+      reply.event_us = static_cast<double>(ms) * 1e3;
+    }
+    if (stream != stream_) (void)cudaStreamDestroy(stream);
+  }
+
+  int socket_;
+  s::Entry entry_kind_ = s::Entry::gemm;
+  void* entry_ = nullptr;
+  void* workspace_entry_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  std::map<std::string, void*> mapped_;
+};
+
+}  // namespace
+
+int solution_worker_main(int socket) {
+  Worker worker(socket);
+  return worker.serve();
+}
+
+}  // namespace ptxbench::runner
