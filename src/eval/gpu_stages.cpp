@@ -379,7 +379,8 @@ std::string describe_failed_trial(const json& shape, const Task& task) {
 StageResult correct_stage_from(const json& result, const Task& task) {
   StageResult stage{.name = "correct", .status = status_of(result)};
   stage.details = {{"shapes", result.value(proto::kShapeResults, json::array())},
-                   {"device", result.value(proto::kDeviceInfo, json::object())}};
+                   {"device", result.value(proto::kDeviceInfo, json::object())},
+                   {"solution_process", result.value(proto::kSolutionProcess, json())}};
   int shapes = 0, failed = 0;
   std::string first_failure;
   for (const auto& shape : result.value(proto::kShapeResults, json::array())) {

@@ -143,7 +143,7 @@ std::vector<OutputCheck> AttentionFamily::compare(const Tolerance& tolerance, cu
 }
 
 void AttentionFamily::call_baseline(cudaStream_t) {
-  throw std::logic_error("the attention families have no baseline yet (describe_baseline() is null)");
+  throw std::logic_error("the runner times no attention baseline (describe_baseline() is null)");
 }
 
 Json AttentionFamily::describe_baseline() const {

@@ -4,17 +4,18 @@
 // Shared by both sides; header-only and free of CUDA, so the parent can include it without the toolkit.
 //
 // Invocation: `ptxbench-runner < request.json > result.json`. The runner reads stdin up to a NUL byte (or its
-// end) as the request, before it loads the solution library, and puts /dev/null on fd 0. Everything the
+// end) as the request and puts /dev/null on fd 0; it never loads the solution library itself but starts a
+// solution process for it (`ptxbench-runner --solution-worker FD`, solution_protocol.h). Everything the
 // solution prints goes to stderr: the runner keeps a private copy of its original stdout for the result and
-// points fd 1 at stderr. Exit code 0 means the result was written, whatever its status; any other exit (code,
+// points fd 1 at stderr, which the solution process inherits. Exit code 0 means the result was written, whatever its status; any other exit (code,
 // signal, timeout) means it was not, and the parent judges that itself. The runner hangs when the solution
 // never ends: the parent enforces time limits. Under ncu or compute-sanitizer the tools also print on stdout:
 // give them --log-file (and ncu --export) so that stdout holds the result alone.
 //
 // ---- Result channel (authenticated) -----------------------------------------------------------------------
 // The parent writes `<request JSON> NUL <key>` on stdin, the key being 64 fresh random hex digits per process.
-// The runner leaves the key unread in the pipe while solution code can run and reads it only after the mode is
-// over (the solution's last call returned and the device was synchronised); then stdout is
+// The runner leaves the key unread in the pipe and reads it only after the mode is over and the solution
+// process is gone; then stdout is
 //   <result JSON>\n
 //   ptxbench-mac <HMAC-SHA256(key, result JSON + "\n") in hex>\n
 // and nothing else. Without a key (a person piping a request file) the tag line is left out. The parent
@@ -51,8 +52,9 @@
 //                        library) / B Hq Hkv Sq Sk D / dQ, dK, dV
 //   The attention families call the solution with scale = 1/sqrt(D) and causal from "parameters". Their
 //   backward inputs O and LSE are the runner's reference forward of the trial's Q, K, V (O rounded to bf16).
-//   They have no baseline yet: in "time" mode "baseline", "speedup" and "speedup_wall" are null and the
-//   hidden-work test compares the solution's wall - event gap with max(20 us, 10%) alone.
+//   The runner times no baseline for them: in "time" mode "baseline", "speedup" and "speedup_wall" are null
+//   (the parent adds the vendor attention's, measured in a process of its own: src/eval/attention_baseline.h)
+//   and the hidden-work test compares the solution's wall - event gap with the calibrated one alone.
 // Modes:
 //   check    every shape, `trials` trials each, each on a fresh non-blocking stream of the runner's.
 //   time     main shape: solution and baseline alternate, each call with fresh inputs and a cold L2; every
@@ -102,13 +104,20 @@
 //   "solution": Series, "baseline": null (no baseline for the family) or Series + {"name": "cublaslt", "compute", "workspace_limit_bytes",
 //   "algo": {"algo_id", "tile_id", "stages_id", "splitk", "workspace_bytes"}},
 //   "speedup" (baseline event median / solution event median), "speedup_wall" (the same over wall medians),
-//   "hidden_work_suspected" (the solution's wall - event gap exceeds the baseline's by more than
-//   max(20 us, 10% of the solution's event median)), "recheck": Trial (the first timed call whose output was
-//   wrong, else the last one), "checked_calls" (every timed call is checked), "failed_calls"}
-// Series: {"event_us": Stats, "wall_us": Stats, "tflops" (flops / event median), "tflops_wall"}
+//   "hidden_work_suspected" (the solution's wall - event gap exceeds the larger of the baseline's and the
+//   calibrated one by more than max(20 us, 10% of the solution's event median)), "calibration": {"calls",
+//   "round_trip_us", "gap_us"} (medians over empty-kernel requests to the solution process before its library
+//   loaded), "times_verified" (every call's events within its wall time within the runner's clock around the
+//   request, and the median round trip at most the calibrated one + max(50 us, half of it, 2% of the event
+//   median)), "recheck": Trial (the first timed call whose output was wrong, else the last one),
+//   "checked_calls" (every timed call is checked), "failed_calls"}
+// Series: {"event_us": Stats, "wall_us": Stats, "tflops" (flops / event median), "tflops_wall"}; the
+//   solution's also "round_trip_us": the runner's clock around each request less the reported wall time.
 // Stats: {"median", "min", "max", "p10", "p90", "mean"}, microseconds. event_us: CUDA events on the stream
 //   around the call (the GPU is idle before it, so the call's launch latency counts); wall_us: host clock
-//   around the call plus cudaDeviceSynchronize, so that work on other streams counts too.
+//   around the call plus cudaDeviceSynchronize, so that work on other streams counts too. The solution's are
+//   measured in the solution process (after an empty kernel of its own, so that the switch from the runner's
+//   CUDA context to its own is in neither), the baseline's in the runner.
 // clang-format on
 #pragma once
 

@@ -391,8 +391,8 @@ void run_time(Session& session) {
   };
 
   prepare_call(family, key(0), harness.get());
-  // A family without a baseline (attention, for now) describes it as null: the solution is timed alone and
-  // the result says so rather than compare with anything.
+  // A family without a baseline in the runner (attention: the parent adds the vendor one) describes it as
+  // null: the solution is timed alone.
   const bool has_baseline = !family.describe_baseline().is_null();
   const Where warmup{shape.label, 0, "warm-up calls"};
   const auto first_call_start = std::chrono::steady_clock::now();
@@ -464,10 +464,11 @@ void run_time(Session& session) {
   } else {
     timing[p::kSpeedup] = nullptr;
     timing[p::kSpeedupWall] = nullptr;
-    std::snprintf(summary, sizeof(summary),
-                  "%s: solution %.1f us (%.1f TFLOP/s); no baseline for this family yet (speedup null)",
-                  shape.to_string().c_str(), median(p::kSolution, p::kEventUs),
-                  timing[p::kSolution][p::kTflops].get<double>());
+    std::snprintf(
+        summary, sizeof(summary),
+        "%s: solution %.1f us (%.1f TFLOP/s); no baseline in the runner for this family (speedup null)",
+        shape.to_string().c_str(), median(p::kSolution, p::kEventUs),
+        timing[p::kSolution][p::kTflops].get<double>());
   }
   const Calibration& calibration = session.calibration;
   timing[p::kCalibration] = {{p::kCalls, calibration.calls},
