@@ -337,6 +337,54 @@ double with_attention_baseline(json& result, const Task& task, const GpuTools& t
 
 }  // namespace
 
+// What the first mismatches of a wrong output have in common, as a hint at the fault: all of them a fixed
+// multiple of the expected value (a missing or extra factor), or, for a causal attention LSE, all of them
+// larger (keys outside the mask counted). "" when nothing stands out.
+std::string mismatch_pattern(const json& output, const Task& task) {
+  std::vector<std::pair<double, double>> pairs;  // (expected, actual), finite and not near zero
+  for (const auto& m : output.value(proto::kFirstMismatches, json::array())) {
+    if (m[proto::kExpected].is_number() && m[proto::kActual].is_number() &&
+        std::abs(m[proto::kExpected].get<double>()) > 1e-3)
+      pairs.emplace_back(m[proto::kExpected].get<double>(), m[proto::kActual].get<double>());
+  }
+  if (pairs.size() < 3) return "";
+  std::vector<double> ratios;
+  for (const auto& [expected, actual] : pairs) ratios.push_back(actual / expected);
+  std::vector<double> sorted = ratios;
+  std::sort(sorted.begin(), sorted.end());
+  const double ratio = sorted[sorted.size() / 2];
+  const bool proportional =
+      std::abs(ratio - 1) > 0.05 && std::all_of(ratios.begin(), ratios.end(), [&](double r) {
+        return std::abs(r - ratio) <= 0.02 * std::abs(ratio);
+      });
+  const std::string name = output.value(proto::kName, std::string());
+  if (proportional) {
+    std::string known;
+    const auto near = [&](double value) { return std::abs(ratio - value) <= 0.01 * value; };
+    const auto dim = task.main_shape.dims.find("D");
+    const std::optional<int64_t> d =
+        dim == task.main_shape.dims.end() ? std::nullopt : std::optional<int64_t>(dim->second);
+    if (near(1 / std::log(2.0)))
+      known = " (1/ln 2: a base-2 logarithm where the natural one is asked for?)";
+    else if (near(std::log(2.0)))
+      known = " (ln 2: a natural logarithm where base 2 is asked for?)";
+    else if (d && near(1 / std::sqrt(static_cast<double>(*d))))
+      known = " (1/sqrt(D): the softmax scale applied where it does not belong?)";
+    else if (d && near(std::sqrt(static_cast<double>(*d))))
+      known = " (sqrt(D): the softmax scale missing?)";
+    return fmt::format(" Each of the first {} mismatches of {} is {:.4g}x the expected value{}.",
+                       pairs.size(), name, ratio, known);
+  }
+  const auto causal = task.parameters.find("causal");
+  if (name == "LSE" && causal != task.parameters.end() && causal->second &&
+      std::all_of(pairs.begin(), pairs.end(), [](const auto& p) { return p.second > p.first; }))
+    return fmt::format(
+        " Each of the first {} mismatches of LSE is larger than expected: keys the causal mask "
+        "hides were counted?",
+        pairs.size());
+  return "";
+}
+
 std::string describe_failed_trial(const json& shape, const Task& task) {
   std::string dims = "?";
   for (const Shape& s : task.all_shapes())
@@ -370,6 +418,7 @@ std::string describe_failed_trial(const json& shape, const Task& task) {
                                      m[proto::kActual].dump()));
       }
       if (!firsts.empty()) text += fmt::format(" First: {}", fmt::join(firsts, "; "));
+      text += mismatch_pattern(out, task);
     }
     return text;
   }

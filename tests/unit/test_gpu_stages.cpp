@@ -3,7 +3,11 @@
 
 #include "eval/gpu_stages.h"
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 using namespace ptxbench;
 using nlohmann::json;
@@ -111,4 +115,184 @@ TEST(GpuStages, RunnerIsFoundBesideTheBinaryOrFromTheEnvironment) {
   setenv("PTXBENCH_RUNNER", "/opt/runner", 1);
   EXPECT_EQ(find_runner(), "/opt/runner");
   unsetenv("PTXBENCH_RUNNER");
+}
+
+// The faults a wrong output's first mismatches point at, with the values the H200 gave for the broken
+// attention variants in tests/data/solutions (bench/attention.md).
+namespace {
+
+Task task_named(const std::string& id) {
+  return load_task_file(std::filesystem::path(PTXBENCH_SOURCE_DIR) / "tasks" / "sm90a" / (id + ".json"));
+}
+
+std::string failure_message(const Task& task, const std::string& output,
+                            const std::vector<std::pair<double, double>>& expected_actual) {
+  json first = json::array();
+  for (const auto& [expected, actual] : expected_actual)
+    first.push_back({{"row", 0}, {"col", first.size()}, {"expected", expected}, {"actual", actual}});
+  const json result = {{"status", "failed"},
+                       {"shapes",
+                        {{{"label", "main"},
+                          {"passed", false},
+                          {"trials",
+                           {{{"trial", 0},
+                             {"passed", false},
+                             {"inputs_unchanged", true},
+                             {"output_stable", true},
+                             {"outputs",
+                              {{{"name", output},
+                                {"passed", false},
+                                {"mismatches", 100},
+                                {"elements", 1000},
+                                {"non_finite", 0},
+                                {"max_abs_error", 1.0},
+                                {"max_rel_error", 1.0},
+                                {"first_mismatches", first}}}}}}}}}}};
+  return correct_stage_from(result, task).message;
+}
+
+}  // namespace
+
+TEST(GpuStages, ALogInBaseTwoIsNamed) {
+  const std::string message = failure_message(task_named("attention-fwd-d64-causal-sm90a"), "LSE",
+                                              {{-0.31901922821998596, -0.4602474570274353},
+                                               {1.894873857498169, 2.733725070953369},
+                                               {0.9361090064048767, 1.3505197763442993},
+                                               {1.3169044256210327, 1.8998914957046509},
+                                               {1.3747177124023438, 1.983298420906067}});
+  EXPECT_NE(message.find("Each of the first 5 mismatches of LSE is 1.443x the expected value (1/ln 2"),
+            std::string::npos)
+      << message;
+}
+
+TEST(GpuStages, AStrayScaleFactorIsNamed) {
+  const std::string message = failure_message(task_named("attention-bwd-d64-causal-sm90a"), "dV",
+                                              {{1.875991702079773, 0.234375},
+                                               {-0.8161008358001709, -0.10205078125},
+                                               {1.6190961599349976, 0.2021484375},
+                                               {0.7066072225570679, 0.08837890625},
+                                               {0.7220124006271362, 0.09033203125}});
+  EXPECT_NE(message.find("of dV is 0.125x the expected value (1/sqrt(D)"), std::string::npos) << message;
+}
+
+TEST(GpuStages, ACountedMaskedKeyIsHintedForCausalLse) {
+  const std::vector<std::pair<double, double>> values = {{0.4468733072280884, 8.724889755249023},
+                                                         {-0.45632025599479675, 8.767199516296387},
+                                                         {1.8834500312805176, 8.766030311584473},
+                                                         {1.8000848293304443, 8.881878852844238}};
+  EXPECT_NE(failure_message(task_named("attention-fwd-d64-causal-sm90a"), "LSE", values)
+                .find("keys the causal mask hides were counted?"),
+            std::string::npos);
+  // Not for a task without a mask.
+  EXPECT_EQ(failure_message(task_named("attention-fwd-d64-sm90a"), "LSE", values).find("causal mask"),
+            std::string::npos);
+}
+
+TEST(GpuStages, ScatteredErrorsGetNoHint) {
+  // half_k.cu on the H200: wrong, but in no fixed proportion.
+  const std::string message = failure_message(task(), "C",
+                                              {{-0.07918073236942291, 0.16015625},
+                                               {-0.8673230409622192, -0.8046875},
+                                               {-0.427685409784317, 0.16015625},
+                                               {-1.428733229637146, -0.318359375}});
+  EXPECT_EQ(message.find("Each of the first"), std::string::npos) << message;
+  EXPECT_EQ(message.find("mask"), std::string::npos) << message;
+}
+
+// The sanitize stage end to end with stand-ins for the runner and compute-sanitizer (no GPU): the runner
+// script answers with an authenticated result, as ptxbench-runner does, that says what $FAKE_RESULT says.
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path write_script(const fs::path& dir, const std::string& name, const std::string& text) {
+  const fs::path path = dir / name;
+  std::ofstream(path) << text;
+  fs::permissions(path, fs::perms::owner_all);
+  return path;
+}
+
+// Runs the GPU stages with the stand-ins; the runner answers every mode with `sanitize_result`.
+Verdict stages_with_fake_tools(const json& sanitize_result) {
+  const fs::path dir = fs::temp_directory_path() / ("ptxbench-fake-tools-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "scratch");
+  std::ofstream(dir / "result.json") << sanitize_result.dump();
+  // Reads the request up to NUL and the key after it; prints the result and its HMAC tag.
+  const fs::path runner = write_script(dir, "runner", R"(#!/usr/bin/env python3
+import hashlib, hmac, os, sys
+data = sys.stdin.buffer.read()
+request, _, key = data.partition(b"\0")
+document = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "result.json")).read() + "\n"
+tag = hmac.new(key.strip(), document.encode(), hashlib.sha256).hexdigest()
+sys.stdout.write(document + "ptxbench-mac " + tag + "\n")
+)");
+  // Writes a clean report to --log-file and runs the command after the options.
+  const fs::path sanitizer = write_script(dir, "compute-sanitizer", R"(#!/bin/sh
+while [ $# -gt 1 ]; do
+  case "$1" in
+    --log-file) log="$2"; shift 2 ;;
+    --*) shift 2 ;;
+    *) break ;;
+  esac
+done
+printf '========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n' > "$log"
+exec "$@"
+)");
+  setenv("PTXBENCH_SANDBOX", "off", 1);
+  CompileResult compiled;
+  compiled.status = CompileResult::Status::ok;
+  compiled.library = dir / "solution.so";
+  GpuTools tools;
+  tools.runner = runner;
+  tools.compute_sanitizer = sanitizer;
+  tools.ncu = tools.cuobjdump = dir / "absent";
+  tools.scratch = dir / "scratch";
+  tools.set_all_limits(30);
+  Verdict verdict;
+  run_gpu_stages(compiled, task(), tools, verdict);
+  unsetenv("PTXBENCH_SANDBOX");
+  fs::remove_all(dir);
+  return verdict;
+}
+
+const StageResult& stage_named(const Verdict& verdict, const std::string& name) {
+  for (const StageResult& stage : verdict.stages)
+    if (stage.name == name) return stage;
+  throw std::runtime_error("no stage " + name);
+}
+
+}  // namespace
+
+TEST(GpuStages, ASolutionThatNeverRanIsARuntimeErrorInSanitize) {
+  // The solution process ended while loading the library: no shape ran.
+  const json result = {
+      {"protocol", 1},
+      {"mode", "sanitize"},
+      {"status", "runtime_error"},
+      {"message", "the solution process ended (it exited with status 0)"},
+      {"runtime_error", {{"where", "the solution process ended (it exited with status 0)"}}}};
+  const Verdict verdict = stages_with_fake_tools(result);
+  const StageResult& sanitize = stage_named(verdict, "sanitize");
+  EXPECT_EQ(sanitize.status, StageStatus::runtime_error) << sanitize.message;
+  EXPECT_NE(
+      sanitize.message.find("the solution never ran: the solution process ended (it exited with status 0)"),
+      std::string::npos)
+      << sanitize.message;
+}
+
+TEST(GpuStages, AWritePastTheEndFailsSanitizeWhenTheToolSawNothing) {
+  const json result = json::parse(R"({
+    "protocol": 1, "mode": "sanitize", "status": "failed", "message": "wrote past the end",
+    "shapes": [{"label": "small-m", "dims": {"M": 128, "N": 4096, "K": 4096}, "passed": false, "trials": [
+      {"trial": 0, "passed": false, "inputs_unchanged": true, "output_stable": true,
+       "written_past_end": {"C": 2}, "outputs": []}]}]})");
+  const Verdict verdict = stages_with_fake_tools(result);
+  const StageResult& sanitize = stage_named(verdict, "sanitize");
+  EXPECT_EQ(sanitize.status, StageStatus::failed) << sanitize.message;
+  EXPECT_NE(
+      sanitize.message.find("memcheck: no error reported by the tool, but the solution wrote past the end "
+                            "of C (2 bytes)"),
+      std::string::npos)
+      << sanitize.message;
 }
