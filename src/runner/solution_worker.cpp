@@ -5,11 +5,7 @@
 #include "runner/solution_worker.h"
 
 #include <dlfcn.h>
-#include <fcntl.h>
-#include <linux/landlock.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -26,6 +22,7 @@
 
 #include "ptxbench/abi.h"
 #include "runner/kernels.h"
+#include "runner/landlock.h"
 #include "runner/solution_protocol.h"
 
 namespace ptxbench::runner {
@@ -35,40 +32,6 @@ namespace s = solution;
 
 void set_message(s::Reply& reply, const std::string& text) {
   std::snprintf(reply.message, sizeof(reply.message), "%s", text.c_str());
-}
-
-// Landlock (Linux 5.13 and later): from here on this process may create, write or remove files only under
-// /dev (the GPU's device nodes) and /tmp (the sandbox's private tmpfs). The runner's scratch folder, where
-// the profiler and the sanitizer write their logs, becomes read-only to the solution. Best effort: an older
-// kernel leaves it unconfined, and the reply says so.
-bool confine_writes() {
-#ifdef LANDLOCK_ACCESS_FS_MAKE_SYM
-  const __u64 writes = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |
-                       LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |
-                       LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
-                       LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |
-                       LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM;
-  landlock_ruleset_attr ruleset{};
-  ruleset.handled_access_fs = writes;
-  const int ruleset_fd = static_cast<int>(syscall(SYS_landlock_create_ruleset, &ruleset, sizeof(ruleset), 0));
-  if (ruleset_fd < 0) return false;
-  bool ok = true;
-  for (const char* path : {"/dev", "/tmp"}) {
-    const int dir = open(path, O_PATH | O_CLOEXEC);
-    if (dir < 0) continue;
-    landlock_path_beneath_attr rule{};
-    rule.allowed_access = writes;
-    rule.parent_fd = dir;
-    ok = ok && syscall(SYS_landlock_add_rule, ruleset_fd, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) == 0;
-    close(dir);
-  }
-  ok = ok && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
-       syscall(SYS_landlock_restrict_self, ruleset_fd, 0) == 0;
-  close(ruleset_fd);
-  return ok;
-#else
-  return false;
-#endif
 }
 
 class Worker {
@@ -151,9 +114,11 @@ class Worker {
 
   void load(const s::LoadRequest& request, s::Reply& reply) {
     entry_kind_ = request.entry;
-    // Confined once CUDA is set up (its start needs more of the file system) and before the solution's first
+    // Writes confined to /dev (the GPU's device nodes) and /tmp (the sandbox's private tmpfs): the runner's
+    // scratch folder, where the profiler and the sanitizer write their logs, becomes read-only to the
+    // solution. Once CUDA is set up (its start needs more of the file system) and before the solution's first
     // instruction, its static constructors, runs.
-    reply.sandboxed = confine_writes() ? 1 : 0;
+    reply.sandboxed = confine_writes_to({"/dev", "/tmp"}) ? 1 : 0;
 
     const std::string library(request.library, strnlen(request.library, sizeof(request.library)));
     void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);

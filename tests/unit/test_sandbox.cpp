@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -16,6 +17,7 @@
 
 #include "eval/gpu_stages.h"
 #include "eval/sandbox.h"
+#include "runner/landlock.h"
 #include "runner/result_mac.h"
 #include "util/files.h"
 #include "util/subprocess.h"
@@ -201,3 +203,42 @@ TEST(ResultChannel, TheRunnerTagsItsResultInsideTheSandbox) {
   fs::remove_all(scratch);
 }
 #endif
+
+// The solution process confines its writes before the library loads (runner/landlock.h): afterwards it cannot
+// create or truncate a file outside the folders it keeps (the runner's scratch folder with the tools' logs
+// among them), while reading stays possible. Checked in a forked child, which keeps the confinement to
+// itself.
+TEST(SolutionProcess, ConfinedWritesReachOnlyTheFoldersKept) {
+  const fs::path kept = fresh_dir("kept"), scratch = fresh_dir("scratch-logs");
+  std::ofstream(scratch / "ncu.csv") << "the tool's log\n";
+  enum : int {
+    confined = 0,
+    unavailable = 77,
+    wrote_outside = 1,
+    truncated = 2,
+    cannot_write_kept = 3,
+    cannot_read = 4
+  };
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (!ptxbench::runner::confine_writes_to({kept.c_str()})) _exit(unavailable);
+    if (std::ofstream(scratch / "planted")) _exit(wrote_outside);
+    if (truncate((scratch / "ncu.csv").c_str(), 0) == 0) _exit(truncated);
+    if (!(std::ofstream(kept / "allowed") << "x")) _exit(cannot_write_kept);
+    if (!std::ifstream(scratch / "ncu.csv")) _exit(cannot_read);
+    _exit(confined);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == unavailable) GTEST_SKIP() << "this kernel offers no Landlock";
+  EXPECT_EQ(WEXITSTATUS(status), confined)
+      << "1: wrote outside, 2: truncated the log, 3: could not write the "
+         "kept folder, 4: could not read";
+  EXPECT_FALSE(fs::exists(scratch / "planted"));
+  EXPECT_EQ(read_file(scratch / "ncu.csv"), "the tool's log\n");
+  EXPECT_TRUE(fs::exists(kept / "allowed"));
+  fs::remove_all(kept);
+  fs::remove_all(scratch);
+}

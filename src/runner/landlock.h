@@ -1,0 +1,67 @@
+// Confining a process's file-system writes with Landlock (Linux 5.13 and later), for the solution process:
+// header-only and free of CUDA, so that the CPU tests can check it.
+#pragma once
+
+#include <fcntl.h>
+#include <linux/landlock.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <initializer_list>
+
+// Access rights newer than some systems' kernel headers (Debian 12 ships those of Linux 6.1): the values are
+// the kernel's ABI, and they are only asked for when the running kernel reports the ABI version that has
+// them.
+#ifndef LANDLOCK_ACCESS_FS_REFER
+#define LANDLOCK_ACCESS_FS_REFER (1ULL << 13)  // ABI 2, Linux 5.19
+#endif
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)  // ABI 3, Linux 6.2
+#endif
+
+namespace ptxbench::runner {
+
+// From here on this process, and every process it starts, may create, write, truncate, rename into or remove
+// files only beneath the `writable` folders; reading is not restricted. Returns false, changing nothing, when
+// the kernel has no Landlock (or a seccomp filter hides it).
+inline bool confine_writes_to(std::initializer_list<const char*> writable) {
+#ifdef LANDLOCK_ACCESS_FS_MAKE_SYM
+  const long abi = syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
+  if (abi < 1) return false;
+  __u64 writes = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |
+                 LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR |
+                 LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |
+                 LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM;
+#ifdef LANDLOCK_ACCESS_FS_REFER
+  if (abi >= 2) writes |= LANDLOCK_ACCESS_FS_REFER;  // renaming or linking a file into another folder
+#endif
+#ifdef LANDLOCK_ACCESS_FS_TRUNCATE
+  if (abi >= 3)
+    writes |= LANDLOCK_ACCESS_FS_TRUNCATE;  // truncate(2) by path, which WRITE_FILE does not cover
+#endif
+  landlock_ruleset_attr ruleset{};
+  ruleset.handled_access_fs = writes;
+  const int ruleset_fd = static_cast<int>(syscall(SYS_landlock_create_ruleset, &ruleset, sizeof(ruleset), 0));
+  if (ruleset_fd < 0) return false;
+  bool ok = true;
+  for (const char* path : writable) {
+    const int dir = open(path, O_PATH | O_CLOEXEC);
+    if (dir < 0) continue;  // a folder that does not exist needs no right
+    landlock_path_beneath_attr rule{};
+    rule.allowed_access = writes;
+    rule.parent_fd = dir;
+    ok = ok && syscall(SYS_landlock_add_rule, ruleset_fd, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) == 0;
+    close(dir);
+  }
+  ok = ok && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+       syscall(SYS_landlock_restrict_self, ruleset_fd, 0) == 0;
+  close(ruleset_fd);
+  return ok;
+#else
+  (void)writable;
+  return false;
+#endif
+}
+
+}  // namespace ptxbench::runner
