@@ -6,8 +6,6 @@
 #include <cstdio>
 #include <vector>
 
-#include <cuda_profiler_api.h>
-
 #include "runner/cuda_check.h"
 #include "runner/device_buffer.h"
 #include "runner/kernels.h"
@@ -258,8 +256,9 @@ void run_sanitize(Session& session) {
   run_trials(session, {static_cast<size_t>(smallest - shapes.begin())}, 1, Purpose::sanitize);
 }
 
-// Exactly the kernels of one call between cudaProfilerStart and cudaProfilerStop, for ncu
-// --profile-from-start off; the runner's own kernels (inputs, poison, reference, comparison) stay outside.
+// Exactly the kernels of one call between cudaProfilerStart and cudaProfilerStop (the solution process brackets
+// the call with them), for ncu --profile-from-start off; the runner's own kernels (inputs, poison, reference,
+// comparison) run in its own process, which never starts the profiler.
 void run_profile(Session& session) {
   const Request& request = session.request;
   const ShapeSpec& shape = request.shapes[0];
@@ -394,7 +393,6 @@ void run_time(Session& session) {
   // A family without a baseline in the runner (attention: the parent adds the vendor one) describes it as
   // null: the solution is timed alone.
   const bool has_baseline = !family.describe_baseline().is_null();
-  const Where warmup{shape.label, 0, "warm-up calls"};
   const auto first_call_start = std::chrono::steady_clock::now();
   call_solution(session, {shape.label, 0, "warm-up call 0"}, 0);
   const double first_call_s =

@@ -127,7 +127,7 @@ bool SolutionProcess::load(const std::string& library, s::Entry entry) {
     if (error) message += std::string(": ") + cudaGetErrorName(*error) + ": " + cudaGetErrorString(*error);
     throw SolutionFault(message, "", 0, "loading the library", std::nullopt, error);
   }
-  return reply.sandboxed != 0;
+  return reply.writes_confined != 0;
 }
 
 uint64_t SolutionProcess::workspace_bytes(const std::vector<int64_t>& ints) {

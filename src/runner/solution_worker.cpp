@@ -118,7 +118,7 @@ class Worker {
     // scratch folder, where the profiler and the sanitizer write their logs, becomes read-only to the
     // solution. Once CUDA is set up (its start needs more of the file system) and before the solution's first
     // instruction, its static constructors, runs.
-    reply.sandboxed = confine_writes_to({"/dev", "/tmp"}) ? 1 : 0;
+    reply.writes_confined = confine_writes_to({"/dev", "/tmp"}) ? 1 : 0;
 
     const std::string library(request.library, strnlen(request.library, sizeof(request.library)));
     void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
