@@ -74,12 +74,13 @@ GpuInfo gpu_for(bool cpu_only) {
 }
 
 EvalOptions eval_options(const ProjectPaths& paths, const Task& task, bool no_cache, const GpuInfo& gpu,
-                         double stage_time_limit_s) {
+                         double stage_time_limit_s, const std::vector<std::string>& stages = {}) {
   EvalOptions options{compile_options(paths, task, no_cache), gpu, {}};
   options.tools.runner = find_runner();
   options.tools.scratch = paths.data / "scratch" / std::to_string(getpid());
   options.tools.attention_baseline = attention_baseline_setup(paths.root);
   if (stage_time_limit_s > 0) options.tools.set_all_limits(stage_time_limit_s);
+  if (!stages.empty()) options.tools.stages = stages;
   return options;
 }
 
@@ -243,8 +244,8 @@ int eval_command(const CommonOptions& common, const EvalCommandOptions& options)
   const Task* task = find_task_or_complain(ctx, options.task);
   std::string source;
   if (!task || !read_solution(options.solution, source)) return kExitUsage;
-  const EvalOptions eval =
-      eval_options(ctx.paths, *task, options.no_cache, gpu_for(options.cpu_only), options.stage_time_limit_s);
+  const EvalOptions eval = eval_options(ctx.paths, *task, options.no_cache, gpu_for(options.cpu_only),
+                                        options.stage_time_limit_s, options.stages);
   const Verdict verdict =
       evaluate({source, std::filesystem::path(options.solution).filename().string()}, *task, eval);
   int64_t id = 0;
@@ -300,7 +301,7 @@ int run_manifest_command(const CommonOptions& common, const RunCommandOptions& o
       std::cerr << fmt::format("  {:<34} {:<40} {}\n", row.task_id, row.solution, row.verdict.summary());
   };
   auto options_for = [&](const Task& task) {
-    return eval_options(ctx.paths, task, false, gpu, options.stage_time_limit_s);
+    return eval_options(ctx.paths, task, false, gpu, options.stage_time_limit_s, options.stages);
   };
   const std::filesystem::path solutions =
       options.solutions.empty() ? ctx.paths.solutions() : std::filesystem::path(options.solutions);
@@ -524,6 +525,11 @@ int run_command(const CommonOptions& common, const RunCommandOptions& options) {
         return kExitUsage;
       }
     return run_manifest_command(common, options);
+  }
+  if (!options.stages.empty()) {
+    // The agent's feedback and its stopping rule need every stage.
+    std::fprintf(stderr, "ptxbench: --stages applies to eval and run --solutions, not to the agent run\n");
+    return kExitUsage;
   }
   return run_agent_command(common, options);
 }

@@ -39,7 +39,8 @@ struct EvalCommandOptions {
   bool no_cache = false;
   bool no_store = false;
   bool cpu_only = false;
-  double stage_time_limit_s = 0;  // 0: the defaults
+  double stage_time_limit_s = 0;    // 0: the defaults
+  std::vector<std::string> stages;  // the GPU stages to run; empty: all
 };
 
 struct RunCommandOptions {
@@ -47,6 +48,7 @@ struct RunCommandOptions {
   std::string arch;  // "", "all" or an architecture; "" = the local GPU's, else sm_90a
   bool cpu_only = false;
   double stage_time_limit_s = 0;
+  std::vector<std::string> stages;  // manifest mode: the GPU stages to run; empty: all
 
   // Manifest mode (--solutions [DIR]): every solution in DIR/solutions.json on every matching task.
   bool manifest = false;

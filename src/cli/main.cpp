@@ -58,6 +58,13 @@ int main(int argc, char** argv) {
   eval_cmd->add_flag("--no-store", eval.no_store, "Do not store the verdict");
   eval_cmd->add_flag("--cpu-only", eval.cpu_only, "Run only the CPU stages, even on a GPU host");
   eval_cmd
+      ->add_option(
+          "--stages", eval.stages,
+          "Only these GPU stages (comma-separated: sanitize, correct, instructions, time; time needs "
+          "correct); the others are skipped as not requested")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"sanitize", "correct", "instructions", "time"}));
+  eval_cmd
       ->add_option("--stage-time-limit", eval.stage_time_limit_s,
                    "Seconds each GPU stage's process may run (default: 240 under the sanitizer or profiler, "
                    "120 otherwise)")
@@ -74,6 +81,12 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--arch", run.arch,
                       "Task architecture: sm_90a, sm_100a or all (default: the local GPU's, else sm_90a)");
   run_cmd->add_flag("--cpu-only", run.cpu_only, "Run only the CPU stages, even on a GPU host");
+  run_cmd
+      ->add_option("--stages", run.stages,
+                   "With --solutions: only these GPU stages (sanitize, correct, instructions, time; time "
+                   "needs correct); a manifest's expectations for the others are not checked")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"sanitize", "correct", "instructions", "time"}));
   run_cmd
       ->add_option("--stage-time-limit", run.stage_time_limit_s, "Seconds each GPU stage's process may run")
       ->check(CLI::PositiveNumber);

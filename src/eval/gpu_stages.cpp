@@ -514,6 +514,11 @@ fs::path find_runner() {
   return {};
 }
 
+namespace {
+StageResult instructions_stage(const CompileResult& compiled, const Task& task, const GpuTools& tools,
+                               const SandboxSetup& sandbox, Verdict& verdict);
+}  // namespace
+
 void run_gpu_stages(const CompileResult& compiled, const Task& task, const GpuTools& tools,
                     Verdict& verdict) {
   fs::create_directories(tools.scratch);
@@ -553,18 +558,54 @@ void run_gpu_stages(const CompileResult& compiled, const Task& task, const GpuTo
     return true;
   };
 
-  push(sanitize_stage(compiled, task, tools, sandbox));
+  const auto not_requested = [](const char* name) {
+    return StageResult{.name = name, .status = StageStatus::skipped, .message = "not requested (--stages)"};
+  };
+
+  push(tools.wants("sanitize") ? sanitize_stage(compiled, task, tools, sandbox) : not_requested("sanitize"));
   if (stop_after_timeout(verdict.stages.back(), {"correct", "instructions", "time"})) return;
 
-  RunnerCall check = call_runner(tools, sandbox, request_for(task, compiled, proto::kModeCheck, tools), {},
-                                 tools.correct_limit_s);
-  StageResult correct = check.result ? correct_stage_from(*check.result, task)
-                                     : process_failure("correct", check, tools.correct_limit_s);
-  correct.wall_s = check.process.wall_s;
+  StageResult correct = not_requested("correct");
+  if (tools.wants("correct")) {
+    RunnerCall check = call_runner(tools, sandbox, request_for(task, compiled, proto::kModeCheck, tools), {},
+                                   tools.correct_limit_s);
+    correct = check.result ? correct_stage_from(*check.result, task)
+                           : process_failure("correct", check, tools.correct_limit_s);
+    correct.wall_s = check.process.wall_s;
+  }
   push(correct);
   if (stop_after_timeout(correct, {"instructions", "time"})) return;
+  if (tools.wants("instructions"))
+    push(instructions_stage(compiled, task, tools, sandbox, verdict));
+  else
+    push(not_requested("instructions"));
 
-  // Instructions: one profiled call under Nsight Compute, and the static SASS beside it.
+  if (!tools.wants("time")) return push(not_requested("time"));
+  if (correct.status != StageStatus::passed) {
+    verdict.stages.push_back({.name = "time",
+                              .status = StageStatus::skipped,
+                              .message = tools.wants("correct")
+                                             ? "the solution is not correct: its speed is not measured"
+                                             : "not run: the time stage needs the correct stage (--stages)"});
+    return;
+  }
+  RunnerCall timed = call_runner(tools, sandbox, request_for(task, compiled, proto::kModeTime, tools), {},
+                                 tools.time_limit_s);
+  const double baseline_s =
+      timed.result ? with_attention_baseline(*timed.result, task, tools, verdict.host) : 0;
+  StageResult time = timed.result ? time_stage_from(*timed.result, task)
+                                  : process_failure("time", timed, tools.time_limit_s);
+  time.wall_s = timed.process.wall_s + baseline_s;
+  if (time.status == StageStatus::passed && time.details.value(proto::kSpeedup, json()).is_number())
+    verdict.speedup = time.details[proto::kSpeedup].get<double>();
+  push(time);
+}
+
+namespace {
+
+// Instructions: one profiled call under Nsight Compute, and the static SASS beside it.
+StageResult instructions_stage(const CompileResult& compiled, const Task& task, const GpuTools& tools,
+                               const SandboxSetup& sandbox, Verdict& verdict) {
   const std::string ncu_log = "ncu.csv";
   auto ncu = [&](const fs::path& dir) {
     return std::vector<std::string>{tools.ncu.string(),
@@ -617,24 +658,9 @@ void run_gpu_stages(const CompileResult& compiled, const Task& task, const GpuTo
     verdict.coverage = checked.coverage.coverage;
   }
   instructions.wall_s = profile.process.wall_s;
-  push(instructions);
-
-  if (correct.status != StageStatus::passed) {
-    verdict.stages.push_back({.name = "time",
-                              .status = StageStatus::skipped,
-                              .message = "the solution is not correct: its speed is not measured"});
-    return;
-  }
-  RunnerCall timed = call_runner(tools, sandbox, request_for(task, compiled, proto::kModeTime, tools), {},
-                                 tools.time_limit_s);
-  const double baseline_s =
-      timed.result ? with_attention_baseline(*timed.result, task, tools, verdict.host) : 0;
-  StageResult time = timed.result ? time_stage_from(*timed.result, task)
-                                  : process_failure("time", timed, tools.time_limit_s);
-  time.wall_s = timed.process.wall_s + baseline_s;
-  if (time.status == StageStatus::passed && time.details.value(proto::kSpeedup, json()).is_number())
-    verdict.speedup = time.details[proto::kSpeedup].get<double>();
-  push(time);
+  return instructions;
 }
+
+}  // namespace
 
 }  // namespace ptxbench

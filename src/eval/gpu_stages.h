@@ -5,9 +5,11 @@
 // stage, never the judge. Each stage's details carry "sandbox": what confined the run.
 #pragma once
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -17,6 +19,8 @@
 #include "task/task.h"
 
 namespace ptxbench {
+
+inline constexpr const char* kGpuStageNames[] = {"sanitize", "correct", "instructions", "time"};
 
 struct GpuTools {
   std::filesystem::path runner;  // ptxbench-runner
@@ -35,6 +39,12 @@ struct GpuTools {
   int trials = 3;
   int warmup = 10;
   int repetitions = 50;
+  // The GPU stages to run, by name (kGpuStageNames); the others are "skipped" as not requested. The time
+  // stage needs the correct stage's pass.
+  std::vector<std::string> stages{std::begin(kGpuStageNames), std::end(kGpuStageNames)};
+  bool wants(const std::string& stage) const {
+    return std::find(stages.begin(), stages.end(), stage) != stages.end();
+  }
   // The attention tasks' vendor baseline, timed after the solution with the same warm-up and repetitions.
   AttentionBaselineSetup attention_baseline;
 };

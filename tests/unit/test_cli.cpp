@@ -93,6 +93,10 @@ TEST_F(Cli, AgentOptionsThatCannotWorkExitWithTwo) {
   EXPECT_EQ(no_run.exit_code, 2);
   EXPECT_NE(no_run.err.find("no agent run 7"), std::string::npos) << no_run.err;
   EXPECT_EQ(ptxbench({"run", "--resume", "1", "--turns", "3"}).exit_code, 2);
+  auto stages = ptxbench({"run", "--cpu-only", "--stages", "correct"});  // the agent needs every stage
+  EXPECT_EQ(stages.exit_code, 2);
+  EXPECT_NE(stages.err.find("--stages applies to eval and run --solutions"), std::string::npos) << stages.err;
+  EXPECT_EQ(ptxbench({"run", "--solutions", "--cpu-only", "--stages", "correct,speed"}).exit_code, 2);
 }
 
 TEST_F(Cli, TheDefaultRunIsTheReferenceAgentAndResultsShowIt) {

@@ -212,12 +212,12 @@ fs::path write_script(const fs::path& dir, const std::string& name, const std::s
   return path;
 }
 
-// Runs the GPU stages with the stand-ins; the runner answers every mode with `sanitize_result`.
-Verdict stages_with_fake_tools(const json& sanitize_result) {
+// Runs the GPU stages with the stand-ins; the runner answers every mode with `result`.
+Verdict stages_with_fake_tools(const json& result, const std::vector<std::string>& stages = {"sanitize"}) {
   const fs::path dir = fs::temp_directory_path() / ("ptxbench-fake-tools-" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir / "scratch");
-  std::ofstream(dir / "result.json") << sanitize_result.dump();
+  std::ofstream(dir / "result.json") << result.dump();
   // Reads the request up to NUL and the key after it; prints the result and its HMAC tag.
   const fs::path runner = write_script(dir, "runner", R"(#!/usr/bin/env python3
 import hashlib, hmac, os, sys
@@ -249,6 +249,7 @@ exec "$@"
   tools.ncu = tools.cuobjdump = dir / "absent";
   tools.scratch = dir / "scratch";
   tools.set_all_limits(30);
+  tools.stages = stages;
   Verdict verdict;
   run_gpu_stages(compiled, task(), tools, verdict);
   unsetenv("PTXBENCH_SANDBOX");
@@ -295,4 +296,20 @@ TEST(GpuStages, AWritePastTheEndFailsSanitizeWhenTheToolSawNothing) {
                             "of C (2 bytes)"),
       std::string::npos)
       << sanitize.message;
+}
+
+TEST(GpuStages, StagesNotRequestedAreSkippedAsSuch) {
+  const json passed =
+      json::parse(R"({"protocol": 1, "mode": "check", "status": "passed", "message": "all passed",
+    "shapes": [{"label": "main", "dims": {"M": 8192, "N": 4096, "K": 4096}, "passed": true, "trials": [
+      {"trial": 0, "passed": true, "inputs_unchanged": true, "output_stable": true, "outputs": []}]}]})");
+  const Verdict verdict = stages_with_fake_tools(passed, {"correct"});
+  EXPECT_EQ(stage_named(verdict, "correct").status, StageStatus::passed);
+  for (const char* name : {"sanitize", "instructions", "time"}) {
+    EXPECT_EQ(stage_named(verdict, name).status, StageStatus::skipped) << name;
+    EXPECT_EQ(stage_named(verdict, name).message, "not requested (--stages)") << name;
+  }
+  // Time alone: it needs the correct stage's pass, which did not run.
+  const Verdict time_alone = stages_with_fake_tools(passed, {"time"});
+  EXPECT_NE(stage_named(time_alone, "time").message.find("needs the correct stage"), std::string::npos);
 }
