@@ -97,16 +97,21 @@ void SolutionProcess::open(int device) {
                              ": " + cudaGetErrorName(static_cast<cudaError_t>(reply.cuda_error)));
 }
 
-CallOutcome SolutionProcess::calibrate() {
-  s::CallRequest request;
-  request.op = s::Op::calibrate;
-  request.flags = s::kTimed;
+CallOutcome SolutionProcess::timed_exchange(const s::CallRequest& request) {
   CallOutcome outcome;
   const auto start = std::chrono::steady_clock::now();
   send_message(&request, sizeof(request));
   outcome.reply = receive_reply();
   outcome.judge_us =
       std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+  return outcome;
+}
+
+CallOutcome SolutionProcess::calibrate() {
+  s::CallRequest request;
+  request.op = s::Op::calibrate;
+  request.flags = s::kTimed;
+  const CallOutcome outcome = timed_exchange(request);
   if (outcome.reply.failed != s::Phase::none)
     throw std::runtime_error(std::string("the solution process's calibration failed: ") +
                              outcome.reply.message);
@@ -164,13 +169,7 @@ CallOutcome SolutionProcess::call(const SolutionCall& call, uint32_t flags) {
     request.snapshot_of[k] = call.snapshots[k].first;
     request.snapshots[k] = call.snapshots[k].second->ipc_handle();
   }
-  CallOutcome outcome;
-  const auto start = std::chrono::steady_clock::now();
-  send_message(&request, sizeof(request));
-  outcome.reply = receive_reply();
-  outcome.judge_us =
-      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
-  return outcome;
+  return timed_exchange(request);
 }
 
 }  // namespace ptxbench::runner

@@ -55,6 +55,8 @@ class SolutionProcess {
 
  private:
   void send_message(const void* message, size_t size);
+  // Sends a request and waits for its reply, on this process's clock.
+  CallOutcome timed_exchange(const solution::CallRequest& request);
   solution::Reply receive_reply();
   [[noreturn]] void lost(const std::string& what);
   std::string describe_end();  // "exited with status 1", "killed by signal 11 (Segmentation fault)"
