@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The GPU evaluation end to end on a GPU host, recorded: bench/harness.md says what it showed.
-#   bench/harness/run.sh [shipped|tests|repeat|agent|attention|all]
+#   bench/harness/run.sh [shipped|tests|repeat|agent|attention|anticheat|all]
 # attention (not part of all: about 15 minutes of GPU time) is issue 7's proof: the examples' correctness on
 # every shape of every Hopper attention task, the broken variants on every task they match, and every stage of
-# the examples on the GQA tasks and the d64 causal backward.
+# the examples on the GQA tasks and the d64 causal backward. anticheat (not part of all either, about 6 minutes):
+# the adversarial corpus with its expected verdicts and the runner's own GPU tests (issue 5's proof).
 # Uses build/ptxbench and build/ptxbench-runner (or $PTXBENCH_BIN); writes logs and the store under $OUT
 # (default bench/harness/out).
 set -uo pipefail
@@ -67,5 +68,13 @@ if [[ $what == attention ]]; then
     "$bin/ptxbench" run --solutions solutions --tasks "$task" 2>&1 | tee -a "$out/attention-full.txt" || status=1
   done
   echo "attention run: $((SECONDS - start)) s" | tee -a "$out/attention-full.txt"
+fi
+if [[ $what == anticheat ]]; then
+  start=$SECONDS
+  "$bin/ptxbench" run --solutions tests/adversarial --tasks "$task" --stage-time-limit 30 2>&1 |
+    tee "$out/adversarial.txt" || status=1
+  PTXBENCH_RUNNER=$bin/ptxbench-runner tests/gpu/runner/run.sh "$out/runner-logs" 2>&1 |
+    tee "$out/runner-tests.txt" || status=1
+  echo "anticheat run: $((SECONDS - start)) s" | tee -a "$out/adversarial.txt"
 fi
 exit $status
