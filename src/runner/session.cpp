@@ -256,9 +256,9 @@ void run_sanitize(Session& session) {
   run_trials(session, {static_cast<size_t>(smallest - shapes.begin())}, 1, Purpose::sanitize);
 }
 
-// Exactly the kernels of one call between cudaProfilerStart and cudaProfilerStop (the solution process brackets
-// the call with them), for ncu --profile-from-start off; the runner's own kernels (inputs, poison, reference,
-// comparison) run in its own process, which never starts the profiler.
+// Exactly the kernels of one call between cudaProfilerStart and cudaProfilerStop (the solution process
+// brackets the call with them), for ncu --profile-from-start off; the runner's own kernels (inputs, poison,
+// reference, comparison) run in its own process, which never starts the profiler.
 void run_profile(Session& session) {
   const Request& request = session.request;
   const ShapeSpec& shape = request.shapes[0];
@@ -289,13 +289,6 @@ struct Samples {
   std::vector<double> wall_us;
   std::vector<double> round_trip_us;  // the solution's: this process's clock around the request, less wall_us
 };
-
-// How far the solution's median round trip (this process's clock around a request, less the wall time the
-// solution process reports) may exceed the calibrated one. A process that reports times shorter than the
-// truth widens the round trip by as much, so this is also the most such a lie can gain.
-double round_trip_slack_us(const Calibration& calibration, double event_median_us) {
-  return std::max({50.0, 0.5 * calibration.round_trip_us, 0.02 * event_median_us});
-}
 
 constexpr int kCalibrationCalls = 30;
 
@@ -362,10 +355,11 @@ bool time_solution(Session& session, cudaStream_t stream, const DeviceBuffer& fl
   PTXBENCH_CUDA(cudaStreamSynchronize(stream));
   const CallOutcome outcome = call_solution(session, where, solution::kTimed);
   *reply = outcome.reply;
-  samples.event_us.push_back(reply->event_us);
-  samples.wall_us.push_back(reply->wall_us);
-  samples.round_trip_us.push_back(outcome.judge_us - reply->wall_us);
-  return reply->event_us > 0 && reply->event_us <= reply->wall_us && reply->wall_us <= outcome.judge_us;
+  const CallTimes call{.event_us = reply->event_us, .wall_us = reply->wall_us, .judge_us = outcome.judge_us};
+  samples.event_us.push_back(call.event_us);
+  samples.wall_us.push_back(call.wall_us);
+  samples.round_trip_us.push_back(call.judge_us - call.wall_us);
+  return claims_nest(call);
 }
 
 // A slow solution (a plain SIMT kernel can take a second per call) gets fewer calls, as many as fit
@@ -446,7 +440,6 @@ void run_time(Session& session) {
   const auto median = [&](const char* who, const char* clock) {
     return timing.at(who).at(clock).at(p::kMedian).get<double>();
   };
-  const double solution_gap = median(p::kSolution, p::kWallUs) - median(p::kSolution, p::kEventUs);
   // Without a baseline the launch-and-sync overhead it would show is taken as 0: the margin below alone.
   double baseline_gap = 0;
   char summary[256];
@@ -472,13 +465,12 @@ void run_time(Session& session) {
   timing[p::kCalibration] = {{p::kCalls, calibration.calls},
                              {p::kRoundTripUs, calibration.round_trip_us},
                              {p::kGapUs, calibration.gap_us}};
+  const double event_median = median(p::kSolution, p::kEventUs);
   timing[p::kHiddenWorkSuspected] =
-      solution_gap >
-      std::max(baseline_gap, calibration.gap_us) + std::max(20.0, 0.1 * median(p::kSolution, p::kEventUs));
+      hidden_work_suspected(median(p::kSolution, p::kWallUs), event_median, baseline_gap, calibration);
   const double round_trip = median(p::kSolution, p::kRoundTripUs);
-  const double allowed_round_trip =
-      calibration.round_trip_us + round_trip_slack_us(calibration, median(p::kSolution, p::kEventUs));
-  claims_hold = claims_hold && calibration.calls > 0 && round_trip <= allowed_round_trip;
+  const double allowed_round_trip = allowed_round_trip_us(calibration, event_median);
+  claims_hold = times_verified(calibration, claims_hold, round_trip, event_median);
   timing[p::kTimesVerified] = claims_hold;
   // Work outside `stream` breaks the ABI and makes the event times meaningless: fail rather than report them.
   const bool hidden_work = timing[p::kHiddenWorkSuspected].get<bool>();

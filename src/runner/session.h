@@ -10,6 +10,7 @@
 #include "runner/family.h"
 #include "runner/request.h"
 #include "runner/solution_process.h"
+#include "runner/timing_rules.h"
 
 namespace ptxbench::runner {
 
@@ -25,15 +26,6 @@ struct SolutionFault : std::runtime_error {
   std::string where;
   std::optional<int> code;
   std::optional<cudaError_t> error;
-};
-
-// The solution process's honest overheads, measured before its library is loaded (solution_protocol.h,
-// Op::calibrate): the medians of this process's clock around a request less the wall time the worker
-// reports, and of that wall time less its events. The time mode holds the solution's claims to them.
-struct Calibration {
-  int calls = 0;
-  double round_trip_us = 0;
-  double gap_us = 0;
 };
 
 // Runs the calibration requests (time mode only: they take a few milliseconds).

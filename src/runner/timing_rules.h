@@ -1,0 +1,58 @@
+// The rules the runner holds a solution's reported times to (time mode): header-only and free of CUDA, so
+// that the CPU tests can check them with the numbers seen on the GPU. The solution process measures its call
+// (events on its stream, a wall clock around the call and the synchronisations); the runner, the judge, keeps
+// its own clock around each request and a calibration made before the solution's library was loaded.
+#pragma once
+
+#include <algorithm>
+
+namespace ptxbench::runner {
+
+// The solution process's honest overheads, measured before its library is loaded (solution_protocol.h,
+// Op::calibrate): the medians of the judge's clock around a request less the wall time the worker reports,
+// and of that wall time less its events.
+struct Calibration {
+  int calls = 0;
+  double round_trip_us = 0;
+  double gap_us = 0;
+};
+
+// One timed call as the two processes saw it, in microseconds.
+struct CallTimes {
+  double event_us = 0;  // the solution process's events around the call
+  double wall_us = 0;   // its clock around the call and the synchronisations
+  double judge_us = 0;  // the judge's clock from request to reply
+};
+
+// The claims nest as they must if true: the events within the wall time, the wall time within the request.
+inline bool claims_nest(const CallTimes& call) {
+  return call.event_us > 0 && call.event_us <= call.wall_us && call.wall_us <= call.judge_us;
+}
+
+// How far the solution's median round trip (judge_us - wall_us) may exceed the calibrated one. A process that
+// reports times shorter than the truth widens its round trip by as much, so this is also the most such a lie
+// can take off the median. A long call gets 2% of itself: its process sleeps in the synchronisation, and
+// waking up takes longer (seen on the H200: 398 us against 171 us calibrated for a 296 ms call).
+inline double allowed_round_trip_us(const Calibration& calibration, double event_median_us) {
+  return calibration.round_trip_us +
+         std::max({50.0, 0.5 * calibration.round_trip_us, 0.02 * event_median_us});
+}
+
+// The median times are trustworthy: a calibration was made, every call's claims nested, and the median round
+// trip is within its allowance.
+inline bool times_verified(const Calibration& calibration, bool every_call_nested,
+                           double round_trip_median_us, double event_median_us) {
+  return calibration.calls > 0 && every_call_nested &&
+         round_trip_median_us <= allowed_round_trip_us(calibration, event_median_us);
+}
+
+// Work outside the call's stream: the wall time exceeds the events by more than the launch and
+// synchronisation overhead (the larger of the baseline's, measured in the judge, and the calibrated one) plus
+// max(20 us, 10% of the call).
+inline bool hidden_work_suspected(double wall_median_us, double event_median_us, double baseline_gap_us,
+                                  const Calibration& calibration) {
+  return wall_median_us - event_median_us >
+         std::max(baseline_gap_us, calibration.gap_us) + std::max(20.0, 0.1 * event_median_us);
+}
+
+}  // namespace ptxbench::runner
