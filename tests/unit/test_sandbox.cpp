@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -242,3 +243,54 @@ TEST(SolutionProcess, ConfinedWritesReachOnlyTheFoldersKept) {
   fs::remove_all(kept);
   fs::remove_all(scratch);
 }
+
+#ifdef PTXBENCH_RUNNER_BINARY
+namespace {
+
+// Starts `ptxbench-runner --solution-worker FD` on one end of a socket pair; returns its pid and our end.
+std::pair<pid_t, int> start_solution_worker() {
+  int sockets[2];
+  EXPECT_EQ(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets), 0);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int fd = fcntl(sockets[1], F_DUPFD, 3);
+    const std::string fd_text = std::to_string(fd);
+    execl(PTXBENCH_RUNNER_BINARY, PTXBENCH_RUNNER_BINARY, "--solution-worker", fd_text.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(sockets[1]);
+  return {pid, sockets[0]};
+}
+
+int exit_status(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+}  // namespace
+
+// The solution process takes nothing but its protocol's messages (src/runner/solution_protocol.h): a first
+// message that is not an open request of the right size ends it with status 2 rather than being read as one.
+TEST(SolutionProcess, AMalformedFirstRequestEndsIt) {
+  const auto [pid, socket] = start_solution_worker();
+  const char garbage[3] = {'x', 'y', 'z'};
+  ASSERT_EQ(send(socket, garbage, sizeof(garbage), MSG_NOSIGNAL), 3);
+  EXPECT_EQ(exit_status(pid), 2);
+  close(socket);
+}
+
+// Without a GPU the open request fails: the worker answers, then ends with status 1; with one it waits for
+// the next request and ends with status 0 when the runner closes the socket. Either way it answers and ends.
+TEST(SolutionProcess, AnOpenRequestIsAnsweredAndTheProcessEnds) {
+  const auto [pid, socket] = start_solution_worker();
+  const uint32_t open_device_0[2] = {1, 0};  // Op::open, device 0
+  ASSERT_EQ(send(socket, open_device_0, sizeof(open_device_0), MSG_NOSIGNAL), 8);
+  char reply[4096];
+  EXPECT_GT(recv(socket, reply, sizeof(reply), 0), 0);
+  close(socket);
+  const int status = exit_status(pid);
+  EXPECT_TRUE(status == 0 || status == 1) << status;
+}
+#endif
