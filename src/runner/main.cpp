@@ -187,8 +187,12 @@ void run(const std::string& text, Json& result) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 3 && std::strcmp(argv[1], "--solution-worker") == 0)
-    return ptxbench::runner::solution_worker_main(std::atoi(argv[2]));
+  if (argc == 3 && std::strcmp(argv[1], "--solution-worker") == 0) {
+    // _exit: the solution's destructors and atexit handlers get no turn after its last call.
+    const int status = ptxbench::runner::solution_worker_main(std::atoi(argv[2]));
+    std::fflush(nullptr);
+    _exit(status);
+  }
   // Not dumpable: the solution process runs as the same user, and must not read this one's memory.
   if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
     std::fprintf(stderr, "ptxbench-runner: cannot protect its memory: %s\n", std::strerror(errno));

@@ -1,9 +1,11 @@
 // Trick: run code at load time, before any call: a static constructor that writes a forged "passed"
 // document to every writable pipe among fds 3..64 (the runner's result channel among them) and registers an
 // atexit handler that prints another one; the GEMM itself is a correct SIMT kernel.
-// Why it must fail: load-time writes land on the channel before the runner's own document, so the channel
-// holds more than one authenticated document: tampering, whatever the GEMM does. The atexit handler never
-// runs (the runner ends with _exit). Stopped by: the channel.
+// Why it must fail: the library loads in the solution process, which holds no descriptor of the runner's result
+// channel; the only writable pipes there belong to the CUDA driver, so the forgery garbles the driver's own
+// traffic and the solution's first launch fails (runtime_error). Were the channel reachable, it would hold more
+// than one authenticated document: tampering. The atexit handler never runs (the process ends with _exit).
+// Stopped by: the process split, then the channel.
 #include <ptxbench/abi.h>
 #include <cstdlib>
 #include <fcntl.h>
