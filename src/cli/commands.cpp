@@ -16,6 +16,7 @@
 #include "agent/reference_model.h"
 #include "agent/summary.h"
 #include "cli/project.h"
+#include "compile/cache.h"
 #include "compile/compile.h"
 #include "eval/attention_baseline.h"
 #include "eval/evaluate.h"
@@ -66,6 +67,15 @@ CompileOptions compile_options(const ProjectPaths& paths, const Task& task, bool
   options.include_dirs = paths.include_dirs(find_arch(task.arch)->kit);
   options.use_cache = !no_cache;
   return options;
+}
+
+// Every command that compiles first brings the compile cache within its limit, least recently used entries
+// first (compile/cache.h says why entries in use are safe).
+void keep_compile_cache_within_limit(const ProjectPaths& paths) {
+  const CachePruning pruned = prune_compile_cache(paths.compile_cache(), compile_cache_limit());
+  if (pruned.removed.bytes > 0)
+    std::fprintf(stderr, "ptxbench: compile cache over its limit: removed %d entries (%.0f MB)\n",
+                 pruned.removed.entries, static_cast<double>(pruned.removed.bytes) / (1 << 20));
 }
 
 GpuInfo gpu_for(bool cpu_only) {
@@ -205,6 +215,7 @@ int tasks_command(const CommonOptions& common, const TasksOptions& options) {
 
 int compile_command(const CommonOptions& common, const CompileCommandOptions& options) {
   Context ctx = open_project(common);
+  keep_compile_cache_within_limit(ctx.paths);
   const Task* task = find_task_or_complain(ctx, options.task);
   std::string source;
   if (!task || !read_solution(options.solution, source)) return kExitUsage;
@@ -241,6 +252,7 @@ int compile_command(const CommonOptions& common, const CompileCommandOptions& op
 
 int eval_command(const CommonOptions& common, const EvalCommandOptions& options) {
   Context ctx = open_project(common);
+  keep_compile_cache_within_limit(ctx.paths);
   const Task* task = find_task_or_complain(ctx, options.task);
   std::string source;
   if (!task || !read_solution(options.solution, source)) return kExitUsage;
@@ -285,6 +297,7 @@ bool select_archs(const std::string& arch, const GpuInfo& gpu, std::vector<std::
 
 int run_manifest_command(const CommonOptions& common, const RunCommandOptions& options) {
   Context ctx = open_project(common);
+  keep_compile_cache_within_limit(ctx.paths);
   const GpuInfo gpu = gpu_for(options.cpu_only);
   SolutionRunOptions run_options{.task_glob = options.tasks};
   if (!select_archs(options.arch, gpu, run_options.archs)) return kExitUsage;
@@ -370,6 +383,7 @@ std::filesystem::path catalogue_path(const ProjectPaths& paths, const std::strin
 
 int run_agent_command(const CommonOptions& common, const RunCommandOptions& options) {
   Context ctx = open_project(common);
+  keep_compile_cache_within_limit(ctx.paths);
   Store store(ctx.paths.store());
 
   agent::AgentRunSettings settings;
@@ -629,6 +643,35 @@ int results_command(const CommonOptions& common, const ResultsCommandOptions& op
     return kExitOk;
   }
   std::cout << (common.json ? out.dump(2) + "\n" : table.render());
+  return kExitOk;
+}
+
+int cache_command(const CommonOptions& common, const CacheCommandOptions& options) {
+  const ProjectPaths paths = find_project(common.root, common.data);
+  const std::uintmax_t limit = compile_cache_limit();
+  const auto megabytes = [](std::uintmax_t bytes) { return static_cast<double>(bytes) / (1 << 20); };
+  CacheUsage usage = compile_cache_usage(paths.compile_cache());
+  json doc = {{"folder", paths.compile_cache().string()}, {"limit_bytes", limit}};
+  if (options.prune) {
+    const CachePruning pruned = prune_compile_cache(paths.compile_cache(), limit);
+    doc["removed"] = {{"entries", pruned.removed.entries}, {"bytes", pruned.removed.bytes}};
+    doc["kept_in_use"] = pruned.kept_in_use;
+    usage = compile_cache_usage(paths.compile_cache());
+    if (!common.json)
+      std::cout << fmt::format(
+          "removed {} entries ({:.1f} MB){}\n", pruned.removed.entries, megabytes(pruned.removed.bytes),
+          pruned.kept_in_use
+              ? fmt::format("; kept {} used within the last hour, over the limit", pruned.kept_in_use)
+              : "");
+  }
+  doc["entries"] = usage.entries;
+  doc["bytes"] = usage.bytes;
+  if (common.json)
+    std::cout << doc.dump(2) << "\n";
+  else
+    std::cout << fmt::format("compile cache {}: {} entries, {:.1f} MB of a {:.0f} MB limit\n",
+                             paths.compile_cache().string(), usage.entries, megabytes(usage.bytes),
+                             megabytes(limit));
   return kExitOk;
 }
 

@@ -78,10 +78,15 @@ struct ResultsCommandOptions {
   std::string export_file;  // with --run: write the run's trajectories as JSON here ("-": stdout)
 };
 
+struct CacheCommandOptions {
+  bool prune = false;  // bring the compile cache within its limit now
+};
+
 int tasks_command(const CommonOptions& common, const TasksOptions& options);
 int compile_command(const CommonOptions& common, const CompileCommandOptions& options);
 int eval_command(const CommonOptions& common, const EvalCommandOptions& options);
 int run_command(const CommonOptions& common, const RunCommandOptions& options);
 int results_command(const CommonOptions& common, const ResultsCommandOptions& options);
+int cache_command(const CommonOptions& common, const CacheCommandOptions& options);
 
 }  // namespace ptxbench

@@ -146,6 +146,16 @@ int main(int argc, char** argv) {
       "JSON to this file ('-': standard output)");
   add_json(results_cmd);
 
+  CacheCommandOptions cache;
+  auto* cache_cmd = app.add_subcommand(
+      "cache",
+      "Show the compile cache's size; --prune brings it within its limit [$PTXBENCH_CACHE_LIMIT_MB, 4096]");
+  cache_cmd->add_flag(
+      "--prune", cache.prune,
+      "Remove the least recently used entries until the cache fits (never one used within the "
+      "last hour)");
+  add_json(cache_cmd);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -165,6 +175,7 @@ int main(int argc, char** argv) {
       return run_command(common, run);
     }
     if (results_cmd->parsed()) return results_command(common, results);
+    if (cache_cmd->parsed()) return cache_command(common, cache);
   } catch (const ConfigError& e) {
     std::fprintf(stderr, "ptxbench: %s\n", e.what());
     return kExitConfig;

@@ -9,6 +9,7 @@
 #include <random>
 #include <regex>
 
+#include "compile/cache.h"
 #include "compile/diagnostics.h"
 #include "task/catalog.h"
 #include "util/files.h"
@@ -157,6 +158,7 @@ CompileResult compile_solution(const std::string& source, const Task& task, cons
     json doc = json::parse(read_file(record));
     raw = {status_from_string(doc.at("status")), doc.at("output"), doc.at("wall_s")};
     result.cached = true;
+    mark_cache_entry_used(entry);
   } else {
     fs::path work_dir = fresh_work_dir(options.cache_dir);
     raw = run_nvcc(source, work_dir, result.command, options.time_limit_s);

@@ -45,7 +45,7 @@ TEST_F(Cli, HelpListsExitCodesAndEverySubcommandHasHelp) {
   auto r = ptxbench({"--help"});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("Exit codes"), std::string::npos);
-  for (const char* sub : {"tasks", "compile", "eval", "run", "results"}) {
+  for (const char* sub : {"tasks", "compile", "eval", "run", "results", "cache"}) {
     auto h = ptxbench({sub, "--help"});
     EXPECT_EQ(h.exit_code, 0) << sub;
     EXPECT_NE(h.out.find("--json"), std::string::npos) << sub;
@@ -219,6 +219,32 @@ TEST_F(Cli, CompileStageAlone) {
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.out.find("load_accumulator"), std::string::npos);
   EXPECT_EQ(ptxbench({"compile", test_solution("dlopen_by_token_pasting.cu"), "--task", kTask}).exit_code, 1);
+}
+
+TEST_F(Cli, CacheShowsItsSizeAndPrunesWithinItsLimit) {
+  ASSERT_EQ(ptxbench({"compile", example("gemm_simt.cu"), "--task", kTask}).exit_code, 0);
+  auto shown = ptxbench({"cache", "--json"});
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  auto doc = json::parse(shown.out);
+  EXPECT_EQ(doc["entries"], 1);
+  EXPECT_GT(doc["bytes"].get<long long>(), 0);
+  EXPECT_EQ(doc["limit_bytes"].get<long long>(), 4LL << 30);
+
+  // A limit of zero removes everything but what was used within the last hour: the entry just compiled stays.
+  auto pruned = run_process({.argv = {PTXBENCH_BINARY, "--root", kRoot.string(), "--data", data_.string(),
+                                      "cache", "--prune", "--json"},
+                             .env_overrides = {{"PTXBENCH_CACHE_LIMIT_MB", "0"}}});
+  ASSERT_EQ(pruned.exit_code, 0) << pruned.err;
+  doc = json::parse(pruned.out);
+  EXPECT_EQ(doc["removed"]["entries"], 0);
+  EXPECT_EQ(doc["kept_in_use"], 1);
+  EXPECT_EQ(doc["entries"], 1);
+
+  auto bad =
+      run_process({.argv = {PTXBENCH_BINARY, "--root", kRoot.string(), "--data", data_.string(), "cache"},
+                   .env_overrides = {{"PTXBENCH_CACHE_LIMIT_MB", "a lot"}}});
+  EXPECT_EQ(bad.exit_code, 4);
+  EXPECT_NE(bad.err.find("PTXBENCH_CACHE_LIMIT_MB"), std::string::npos) << bad.err;
 }
 
 TEST_F(Cli, EvalOnTheCpuSaysWhatWasSkippedAndWhy) {

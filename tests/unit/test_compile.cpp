@@ -71,7 +71,11 @@ TEST_F(CompileStage, SimtExampleCompilesWithoutHopperInstructions) {
 TEST_F(CompileStage, SecondCompileComesFromTheCache) {
   const fs::path file = kRoot / "solutions" / "examples" / "gemm_simt.cu";
   const auto first = compile(file);
+  // The hit renews the entry's last use, which decides the order in which the cache is pruned.
+  const fs::path record = cache_ / first.cache_key / "compile.json";
+  fs::last_write_time(record, fs::file_time_type::clock::now() - std::chrono::hours(48));
   const auto second = compile(file);
+  EXPECT_LT(fs::file_time_type::clock::now() - fs::last_write_time(record), std::chrono::minutes(5));
   ASSERT_TRUE(second.ok());
   EXPECT_TRUE(second.cached);
   EXPECT_EQ(first.cache_key, second.cache_key);

@@ -1,0 +1,37 @@
+// Upkeep of the compile cache (one folder per cache key, see compile.h). Each entry's last use is the
+// modification time of its compile.json, renewed on every hit. Pruning removes the least recently used
+// entries until the cache fits its limit, but never one used within `keep_recent`: an evaluation in another
+// process may still be about to load it. It also removes the work folders of compiles that were killed
+// midway.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+
+namespace ptxbench {
+
+struct CacheUsage {
+  int entries = 0;
+  std::uintmax_t bytes = 0;
+};
+
+struct CachePruning {
+  CacheUsage before;
+  CacheUsage removed;   // entries and bytes taken away, abandoned work folders included
+  int kept_in_use = 0;  // entries over the limit but too recently used to remove
+};
+
+// The limit: $PTXBENCH_CACHE_LIMIT_MB megabytes, else 4 GiB. Throws ConfigError for a value that is not a
+// whole number.
+std::uintmax_t compile_cache_limit();
+
+CacheUsage compile_cache_usage(const std::filesystem::path& cache_dir);
+
+CachePruning prune_compile_cache(const std::filesystem::path& cache_dir, std::uintmax_t limit_bytes,
+                                 std::chrono::seconds keep_recent = std::chrono::hours(1));
+
+// Renews an entry's last use (compile_solution calls it on a hit).
+void mark_cache_entry_used(const std::filesystem::path& entry);
+
+}  // namespace ptxbench
