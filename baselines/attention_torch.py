@@ -40,9 +40,9 @@ not timed either, though a solution must do it).
 Causal: the ABI aligns the mask to the bottom-right; the ops' is_causal to the top-left. They agree when
 Sq == Sk (every main shape); causal with Sq != Sk is refused as unsupported.
 
-Correctness: before a candidate may be timed, it runs on a small shape with the same D, causality and group
-size (B <= 2, Hkv <= 2, Sq and Sk at most 256) and its outputs are compared with fp32 attention written out
-here as include/ptxbench/abi.h defines it (O and LSE; dQ, dK, dV). A candidate that disagrees is "wrong" and
+Correctness: before a candidate may be timed, it runs on one batch and one KV head (with its group of query
+heads) at the main shape's D, causality and sequence lengths (at most CHECK_SEQUENCE), and its outputs are
+compared with fp32 attention written out here as include/ptxbench/abi.h defines it (O and LSE; dQ, dK, dV). A candidate that disagrees is "wrong" and
 never chosen; a candidate whose timed outputs at the main shape are not finite neither.
 
 Timing mirrors the runner's (src/runner/session.cpp): warmup + 1 untimed calls (the first plans the kernel),

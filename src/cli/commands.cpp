@@ -655,13 +655,14 @@ int cache_command(const CommonOptions& common, const CacheCommandOptions& option
   if (options.prune) {
     const CachePruning pruned = prune_compile_cache(paths.compile_cache(), limit);
     doc["removed"] = {{"entries", pruned.removed.entries}, {"bytes", pruned.removed.bytes}};
-    doc["kept_in_use"] = pruned.kept_in_use;
+    doc["over_limit_bytes"] = pruned.over_limit_bytes;
     usage = compile_cache_usage(paths.compile_cache());
     if (!common.json)
       std::cout << fmt::format(
           "removed {} entries ({:.1f} MB){}\n", pruned.removed.entries, megabytes(pruned.removed.bytes),
-          pruned.kept_in_use
-              ? fmt::format("; kept {} used within the last hour, over the limit", pruned.kept_in_use)
+          pruned.over_limit_bytes
+              ? fmt::format("; {:.1f} MB over the limit remain, used within the last hour",
+                            megabytes(pruned.over_limit_bytes))
               : "");
   }
   doc["entries"] = usage.entries;

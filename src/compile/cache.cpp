@@ -1,10 +1,13 @@
 #include "compile/cache.h"
 
+#include <unistd.h>
+
+#include <fmt/format.h>
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
-#include <stdexcept>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -17,6 +20,7 @@ namespace {
 
 constexpr const char* kRecord = "compile.json";  // written last, so its age is the entry's last use
 constexpr const char* kWorkPrefix = "tmp-";      // a compile in progress (compile.cpp's fresh_work_dir)
+constexpr const char* kTrashPrefix = "trash-";   // an entry being deleted (discard_cache_entry)
 // A compile runs for minutes at most (its time limit); a work folder this old belongs to a killed process.
 constexpr auto kAbandonedAfter = std::chrono::hours(24);
 
@@ -32,27 +36,37 @@ std::uintmax_t folder_bytes(const fs::path& dir) {
   return bytes;
 }
 
-struct Entry {
+fs::file_time_type last_use_of(const fs::path& entry) {
+  std::error_code ec;
+  const auto time = fs::last_write_time(entry / kRecord, ec);
+  return ec ? fs::file_time_type::min() : time;  // no record: half made or foreign, unused long ago
+}
+
+struct Folder {
   fs::path dir;
-  fs::file_time_type last_use;
   std::uintmax_t bytes = 0;
-  bool work_folder = false;
+  enum class Kind { entry, work, trash } kind = Kind::entry;
+  fs::file_time_type last_use = fs::file_time_type::min();  // work folders: when the compile started
 };
 
-// Every folder in the cache; a folder without a record (half removed, or foreign) counts as unused long ago.
-std::vector<Entry> list_entries(const fs::path& cache_dir) {
-  std::vector<Entry> entries;
+std::vector<Folder> list_folders(const fs::path& cache_dir) {
+  std::vector<Folder> folders;
   std::error_code ec;
   for (const auto& item : fs::directory_iterator(cache_dir, ec)) {
     if (!item.is_directory(ec)) continue;
-    Entry entry{
-        .dir = item.path(), .last_use = fs::file_time_type::min(), .bytes = folder_bytes(item.path())};
-    entry.work_folder = item.path().filename().string().starts_with(kWorkPrefix);
-    const fs::path stamp = entry.work_folder ? item.path() : item.path() / kRecord;
-    if (auto time = fs::last_write_time(stamp, ec); !ec) entry.last_use = time;
-    entries.push_back(std::move(entry));
+    const std::string name = item.path().filename().string();
+    Folder folder{.dir = item.path(), .bytes = folder_bytes(item.path())};
+    if (name.starts_with(kTrashPrefix)) {
+      folder.kind = Folder::Kind::trash;
+    } else if (name.starts_with(kWorkPrefix)) {
+      folder.kind = Folder::Kind::work;
+      if (const auto time = fs::last_write_time(item.path(), ec); !ec) folder.last_use = time;
+    } else {
+      folder.last_use = last_use_of(item.path());
+    }
+    folders.push_back(std::move(folder));
   }
-  return entries;
+  return folders;
 }
 
 }  // namespace
@@ -71,54 +85,65 @@ std::uintmax_t compile_cache_limit() {
 
 CacheUsage compile_cache_usage(const fs::path& cache_dir) {
   CacheUsage usage;
-  for (const auto& entry : list_entries(cache_dir)) {
-    usage.entries += entry.work_folder ? 0 : 1;
-    usage.bytes += entry.bytes;
+  for (const auto& folder : list_folders(cache_dir)) {
+    usage.entries += folder.kind == Folder::Kind::entry ? 1 : 0;
+    usage.bytes += folder.bytes;
   }
   return usage;
 }
 
 CachePruning prune_compile_cache(const fs::path& cache_dir, std::uintmax_t limit_bytes,
                                  std::chrono::seconds keep_recent) {
-  std::vector<Entry> entries = list_entries(cache_dir);
+  std::vector<Folder> folders = list_folders(cache_dir);
   CachePruning result;
-  for (const auto& entry : entries) {
-    result.before.entries += entry.work_folder ? 0 : 1;
-    result.before.bytes += entry.bytes;
+  for (const auto& folder : folders) {
+    result.before.entries += folder.kind == Folder::Kind::entry ? 1 : 0;
+    result.before.bytes += folder.bytes;
   }
   const auto now = fs::file_time_type::clock::now();
-  auto remove = [&](const Entry& entry) {
-    std::error_code ec;
-    fs::remove_all(entry.dir, ec);
-    if (ec) return;
-    result.removed.entries += entry.work_folder ? 0 : 1;
-    result.removed.bytes += entry.bytes;
+  auto removed = [&](const Folder& folder) {
+    result.removed.entries += folder.kind == Folder::Kind::entry ? 1 : 0;
+    result.removed.bytes += folder.bytes;
   };
 
-  std::erase_if(entries, [&](const Entry& entry) {
-    if (!entry.work_folder) return false;
-    if (now - entry.last_use > kAbandonedAfter) remove(entry);
-    return true;  // a compile in progress: its folder is left alone
+  // What killed processes left: trash at once, a compile's work folder after a day.
+  std::erase_if(folders, [&](const Folder& folder) {
+    if (folder.kind == Folder::Kind::entry) return false;
+    std::error_code ec;
+    if (folder.kind == Folder::Kind::trash || now - folder.last_use > kAbandonedAfter)
+      if (fs::remove_all(folder.dir, ec); !ec) removed(folder);
+    return true;
   });
-  std::sort(entries.begin(), entries.end(),
-            [](const Entry& a, const Entry& b) { return a.last_use < b.last_use; });
+
+  std::sort(folders.begin(), folders.end(),
+            [](const Folder& a, const Folder& b) { return a.last_use < b.last_use; });
   std::uintmax_t bytes = result.before.bytes - result.removed.bytes;
-  for (const auto& entry : entries) {
+  for (const auto& entry : folders) {
     if (bytes <= limit_bytes) break;
-    if (now - entry.last_use < keep_recent) {
-      ++result.kept_in_use;
-      continue;
-    }
-    const std::uintmax_t removed_before = result.removed.bytes;
-    remove(entry);
-    bytes -= result.removed.bytes - removed_before;
+    // Oldest first, so from the first entry in use on all are. The record is read again: another process may
+    // have used the entry since the listing.
+    if (now - last_use_of(entry.dir) < keep_recent) break;
+    if (!discard_cache_entry(entry.dir)) continue;
+    removed(entry);
+    bytes -= entry.bytes;
   }
+  result.over_limit_bytes = bytes > limit_bytes ? bytes - limit_bytes : 0;
   return result;
 }
 
 void mark_cache_entry_used(const fs::path& entry) {
   std::error_code ec;  // a read-only cache still serves hits; its entries just age
   fs::last_write_time(entry / kRecord, fs::file_time_type::clock::now(), ec);
+}
+
+bool discard_cache_entry(const fs::path& entry) {
+  thread_local std::mt19937_64 names{std::random_device{}()};
+  const fs::path trash = entry.parent_path() / fmt::format("{}{}-{:016x}", kTrashPrefix, getpid(), names());
+  std::error_code ec;
+  fs::rename(entry, trash, ec);
+  if (ec) return false;
+  fs::remove_all(trash, ec);  // what is left goes at the next pruning
+  return true;
 }
 
 }  // namespace ptxbench

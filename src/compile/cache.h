@@ -18,8 +18,8 @@ struct CacheUsage {
 
 struct CachePruning {
   CacheUsage before;
-  CacheUsage removed;   // entries and bytes taken away, abandoned work folders included
-  int kept_in_use = 0;  // entries over the limit but too recently used to remove
+  CacheUsage removed;                   // entries and bytes taken away, abandoned work folders included
+  std::uintmax_t over_limit_bytes = 0;  // what is left above the limit: entries used too recently to remove
 };
 
 // The limit: $PTXBENCH_CACHE_LIMIT_MB megabytes, else 4 GiB. Throws ConfigError for a value that is not a
@@ -33,5 +33,9 @@ CachePruning prune_compile_cache(const std::filesystem::path& cache_dir, std::ui
 
 // Renews an entry's last use (compile_solution calls it on a hit).
 void mark_cache_entry_used(const std::filesystem::path& entry);
+
+// Takes an entry away at once (one rename, so that a reader never finds it half removed), then deletes it.
+// Returns false when it could not be moved.
+bool discard_cache_entry(const std::filesystem::path& entry);
 
 }  // namespace ptxbench

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <regex>
 
@@ -99,6 +100,21 @@ CompileResult::Status status_from_string(const std::string& text) {
   return CompileResult::Status::toolchain_error;
 }
 
+// A cache entry's record, when the entry can serve: its record reads, and a successful compile's artifacts
+// are all there.
+std::optional<RawCompile> read_cache_entry(const fs::path& entry) {
+  try {
+    const json doc = json::parse(read_file(entry / "compile.json"));
+    RawCompile raw{status_from_string(doc.at("status")), doc.at("output"), doc.at("wall_s")};
+    if (raw.status == CompileResult::Status::ok)
+      for (const char* artifact : {"solution.so", "solution.ptx", "solution.cubin"})
+        if (!fs::is_regular_file(entry / artifact)) return std::nullopt;
+    return raw;
+  } catch (const std::exception&) {
+    return std::nullopt;  // no record, or a damaged one
+  }
+}
+
 }  // namespace
 
 std::string to_string(CompileResult::Status status) {
@@ -153,10 +169,12 @@ CompileResult compile_solution(const std::string& source, const Task& task, cons
   const fs::path entry = options.cache_dir / result.cache_key;
   const fs::path record = entry / "compile.json";
 
+  std::optional<RawCompile> cached = options.use_cache ? read_cache_entry(entry) : std::nullopt;
+  // An entry that cannot serve (half deleted, damaged) is replaced rather than trusted.
+  if (options.use_cache && !cached && fs::exists(entry)) discard_cache_entry(entry);
   RawCompile raw;
-  if (options.use_cache && fs::exists(record)) {
-    json doc = json::parse(read_file(record));
-    raw = {status_from_string(doc.at("status")), doc.at("output"), doc.at("wall_s")};
+  if (cached) {
+    raw = *cached;
     result.cached = true;
     mark_cache_entry_used(entry);
   } else {
@@ -170,8 +188,10 @@ CompileResult compile_solution(const std::string& source, const Task& task, cons
     // replaced (another thread or process may be reading it): when a twin compile got there first, its
     // artifacts are used and ours are dropped; they are the same compile of the same source.
     std::error_code ec;
-    if (raw.status == CompileResult::Status::ok || raw.status == CompileResult::Status::compile_error)
+    if (raw.status == CompileResult::Status::ok || raw.status == CompileResult::Status::compile_error) {
       fs::rename(work_dir, entry, ec);
+      if (ec) mark_cache_entry_used(entry);  // the twin's entry serves this evaluation too
+    }
     fs::remove_all(work_dir, ec);  // left only when not published
   }
   const fs::path& artifacts = entry;

@@ -105,7 +105,7 @@
 //   "algo": {"algo_id", "tile_id", "stages_id", "splitk", "workspace_bytes"}},
 //   "speedup" (baseline event median / solution event median), "speedup_wall" (the same over wall medians),
 //   "hidden_work_suspected" (the solution's wall - event gap exceeds the larger of the baseline's and the
-//   calibrated one by more than max(20 us, 10% of the solution's event median)), "calibration": {"calls",
+//   calibrated one by more than max(20 us, 2% of the solution's event median)), "calibration": {"calls",
 //   "round_trip_us", "gap_us"} (medians over empty-kernel requests to the solution process before its library
 //   loaded), "times_verified" (every call's events within its wall time within the runner's clock around the
 //   request, and the median round trip at most the calibrated one + max(50 us, half of it, 2% of the event

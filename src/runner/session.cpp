@@ -518,16 +518,6 @@ Calibration calibrate(SolutionProcess& solution, int device) {
           .gap_us = percentile(gaps, 0.5)};
 }
 
-SolutionFault::SolutionFault(const std::string& message, std::string shape_label, int trial_index,
-                             std::string where_text, std::optional<int> return_code,
-                             std::optional<cudaError_t> cuda_error)
-    : std::runtime_error(message),
-      shape(std::move(shape_label)),
-      trial(trial_index),
-      where(std::move(where_text)),
-      code(return_code),
-      error(cuda_error) {}
-
 Json SolutionFault::details() const {
   Json details = {
       {p::kShape, shape.empty() ? Json(nullptr) : Json(shape)}, {p::kTrial, trial}, {p::kWhere, where}};

@@ -14,20 +14,6 @@
 
 namespace ptxbench::runner {
 
-// The solution failed at run time: it returned non-zero, or a CUDA error showed up around its call. The
-// result's status is runtime_error; `details()` is its "runtime_error" object.
-struct SolutionFault : std::runtime_error {
-  SolutionFault(const std::string& message, std::string shape_label, int trial_index, std::string where_text,
-                std::optional<int> return_code, std::optional<cudaError_t> cuda_error);
-  Json details() const;
-
-  std::string shape;
-  int trial;
-  std::string where;
-  std::optional<int> code;
-  std::optional<cudaError_t> error;
-};
-
 // Runs the calibration requests (time mode only: they take a few milliseconds).
 Calibration calibrate(SolutionProcess& solution, int device);
 

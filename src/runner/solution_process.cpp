@@ -8,11 +8,10 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <optional>
 #include <stdexcept>
-
-#include "runner/session.h"
 
 namespace ptxbench::runner {
 
@@ -72,36 +71,58 @@ void SolutionProcess::lost(const std::string& what) {
 
 void SolutionProcess::send_message(const void* message, size_t size) {
   if (pid_ <= 0) lost("is gone");
+  // Nothing may be waiting before a request goes out: a reply queued in advance would end the judge's clock
+  // before the work it claims to time had even been asked for.
+  char byte;
+  const ssize_t pending = recv(socket_, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (pending > 0) lost("answered a request that was not yet sent");
+  if (pending == 0) lost("ended");
   ssize_t n;
   while ((n = send(socket_, message, size, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
   }
   if (n != static_cast<ssize_t>(size)) lost("stopped reading its requests");
 }
 
-s::Reply SolutionProcess::receive_reply() {
+s::Reply SolutionProcess::receive_reply(uint64_t nonce) {
   s::Reply reply;
   ssize_t n;
-  while ((n = recv(socket_, &reply, sizeof(reply), 0)) < 0 && errno == EINTR) {
+  // MSG_TRUNC: the length of the message itself, so that an oversized one is not taken for a reply.
+  while ((n = recv(socket_, &reply, sizeof(reply), MSG_TRUNC)) < 0 && errno == EINTR) {
   }
-  if (n != static_cast<ssize_t>(sizeof(reply))) lost(n == 0 ? "ended" : "sent a malformed reply");
+  if (n < 0) lost(std::string("could not be read from (") + std::strerror(errno) + ")");
+  if (n == 0) lost("ended");
+  if (n != static_cast<ssize_t>(sizeof(reply)))
+    lost("sent a malformed reply (" + std::to_string(n) + " bytes)");
+  if (reply.nonce != nonce) lost("answered out of turn");
+  if (!std::isfinite(reply.event_us) || !std::isfinite(reply.wall_us) || reply.event_us < 0 ||
+      reply.wall_us < 0)
+    lost("sent a malformed reply (its times are not finite and positive)");
+  // The message is the solution's text and goes into the result document: printable ASCII only.
   reply.message[sizeof(reply.message) - 1] = '\0';
+  for (char* c = reply.message; *c; ++c)
+    if (*c < ' ' || *c > '~') *c = '?';
   return reply;
 }
 
-void SolutionProcess::open(int device) {
-  const s::OpenRequest request{.op = s::Op::open, .device = device};
+template <typename Request>
+s::Reply SolutionProcess::exchange(Request& request) {
+  request.nonce = nonces_();
   send_message(&request, sizeof(request));
-  const s::Reply reply = receive_reply();
+  return receive_reply(request.nonce);
+}
+
+void SolutionProcess::open(int device) {
+  s::OpenRequest request{.op = s::Op::open, .device = device};
+  const s::Reply reply = exchange(request);
   if (reply.failed != s::Phase::none)
     throw std::runtime_error(std::string("the solution process could not start CUDA: ") + reply.message +
                              ": " + cudaGetErrorName(static_cast<cudaError_t>(reply.cuda_error)));
 }
 
-CallOutcome SolutionProcess::timed_exchange(const s::CallRequest& request) {
+CallOutcome SolutionProcess::timed_exchange(s::CallRequest& request) {
   CallOutcome outcome;
   const auto start = std::chrono::steady_clock::now();
-  send_message(&request, sizeof(request));
-  outcome.reply = receive_reply();
+  outcome.reply = exchange(request);
   outcome.judge_us =
       std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
   return outcome;
@@ -123,8 +144,7 @@ bool SolutionProcess::load(const std::string& library, s::Entry entry) {
   request.entry = entry;
   if (library.size() >= sizeof(request.library)) throw std::runtime_error("library path too long");
   std::memcpy(request.library, library.data(), library.size());
-  send_message(&request, sizeof(request));
-  const s::Reply reply = receive_reply();
+  const s::Reply reply = exchange(request);
   if (reply.failed != s::Phase::none) {
     std::optional<cudaError_t> error;
     if (reply.cuda_error != 0) error = static_cast<cudaError_t>(reply.cuda_error);
@@ -140,8 +160,7 @@ uint64_t SolutionProcess::workspace_bytes(const std::vector<int64_t>& ints) {
   request.op = s::Op::workspace_bytes;
   request.int_count = static_cast<uint32_t>(ints.size());
   for (size_t i = 0; i < ints.size() && i < s::kMaxInts; ++i) request.ints[i] = ints[i];
-  send_message(&request, sizeof(request));
-  const s::Reply reply = receive_reply();
+  const s::Reply reply = exchange(request);
   if (reply.failed != s::Phase::none)
     throw SolutionFault(reply.message, "", 0, "workspace size", std::nullopt, std::nullopt);
   return reply.value;

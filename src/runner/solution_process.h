@@ -7,9 +7,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <random>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "runner/device_buffer.h"
 #include "runner/solution_protocol.h"
@@ -18,6 +23,27 @@ namespace ptxbench::runner {
 
 // One call of the entry point as a family describes it: the buffers passed as pointer arguments, in the
 // entry point's order (nullptr for a null pointer), then its int arguments and the softmax scale.
+// The solution failed at run time: it returned non-zero, or a CUDA error showed up around its call, or its
+// process ended or broke the protocol. The result's status is runtime_error; `details()` (session.cpp) is its
+// "runtime_error" object.
+struct SolutionFault : std::runtime_error {
+  SolutionFault(const std::string& message, std::string shape_label, int trial_index, std::string where_text,
+                std::optional<int> return_code, std::optional<cudaError_t> cuda_error)
+      : std::runtime_error(message),
+        shape(std::move(shape_label)),
+        trial(trial_index),
+        where(std::move(where_text)),
+        code(return_code),
+        error(cuda_error) {}
+  nlohmann::ordered_json details() const;
+
+  std::string shape;
+  int trial;
+  std::string where;
+  std::optional<int> code;
+  std::optional<cudaError_t> error;
+};
+
 struct SolutionCall {
   std::vector<const DeviceBuffer*> pointers;
   std::vector<int64_t> ints;
@@ -54,15 +80,20 @@ class SolutionProcess {
   CallOutcome call(const SolutionCall& call, uint32_t flags);
 
  private:
+  // Sends a request under a fresh nonce and returns its reply; throws SolutionFault when the worker is gone,
+  // answers out of turn or sends anything but one well-formed reply.
+  template <typename Request>
+  solution::Reply exchange(Request& request);
+  // The same, on this process's clock.
+  CallOutcome timed_exchange(solution::CallRequest& request);
   void send_message(const void* message, size_t size);
-  // Sends a request and waits for its reply, on this process's clock.
-  CallOutcome timed_exchange(const solution::CallRequest& request);
-  solution::Reply receive_reply();
+  solution::Reply receive_reply(uint64_t nonce);
   [[noreturn]] void lost(const std::string& what);
   std::string describe_end();  // "exited with status 1", "killed by signal 11 (Segmentation fault)"
 
   pid_t pid_ = -1;
   int socket_ = -1;
+  std::mt19937_64 nonces_{std::random_device{}()};
 };
 
 }  // namespace ptxbench::runner

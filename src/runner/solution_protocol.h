@@ -6,7 +6,10 @@
 // the result; the solution's code (its static constructors included) runs only in the worker, which sees
 // nothing but its inputs and outputs, shared through CUDA IPC. What the worker reports (return codes, CUDA
 // errors, event times) is taken as its claim and checked where it can be: outputs are read by the judge
-// itself, and every reported time is bounded by the judge's own clock around the request.
+// itself, and every reported time is bounded by the judge's own clock around the request. Each request
+// carries a fresh random nonce that its reply must echo, and the judge sends a request only when nothing is
+// waiting on the socket: a reply queued ahead of its request (by the solution's code, which shares the
+// worker's memory and descriptors) is a protocol fault rather than an instant answer.
 #pragma once
 
 #include <cstddef>
@@ -38,12 +41,14 @@ enum class Op : uint32_t { open = 1, calibrate = 2, load = 3, workspace_bytes = 
 struct OpenRequest {
   Op op = Op::open;
   int32_t device = 0;
+  uint64_t nonce = 0;
 };
 
 // Judge -> worker: load the library (its static constructors run now) and find the entry point(s).
 struct LoadRequest {
   Op op = Op::load;
   Entry entry = Entry::gemm;
+  uint64_t nonce = 0;
   char library[4096] = {};
 };
 
@@ -59,6 +64,7 @@ inline constexpr int kMaxSnapshots = 4;
 struct CallRequest {
   Op op = Op::call;
   uint32_t flags = 0;
+  uint64_t nonce = 0;
   uint32_t pointer_count = 0;
   uint32_t int_count = 0;
   cudaIpcMemHandle_t handles[kMaxPointers] = {};
@@ -94,6 +100,7 @@ enum class Phase : uint32_t {
 
 // Worker -> judge, one per request.
 struct Reply {
+  uint64_t nonce = 0;  // the request's
   Phase failed = Phase::none;
   int32_t return_code = 0;
   int32_t cuda_error = 0;        // cudaError_t
@@ -102,7 +109,7 @@ struct Reply {
   uint64_t stream_handle = 0;
   double event_us = 0;  // kTimed: the events' elapsed time
   double wall_us = 0;   // the call and the stream and device synchronisation, on the worker's clock
-  char message[512] = {};
+  char message[512] = {};  // NUL-terminated; the judge keeps printable ASCII only
 };
 
 }  // namespace ptxbench::runner::solution

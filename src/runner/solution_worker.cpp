@@ -43,7 +43,7 @@ class Worker {
     if (!receive(&open, sizeof(open)) || open.op != s::Op::open) return 2;
     s::Reply opened;
     this->open(open.device, opened);
-    send(opened);
+    send(opened, open.nonce);
     if (opened.failed != s::Phase::none) return 1;
     bool loaded = false;
     for (;;) {
@@ -59,7 +59,7 @@ class Worker {
       if (op == s::Op::load && !loaded && size == sizeof(s::LoadRequest)) {
         load(request.load, reply);
         loaded = reply.failed == s::Phase::none;
-        send(reply);
+        send(reply, request.load.nonce);
         if (!loaded) return 1;
         continue;
       }
@@ -73,7 +73,7 @@ class Worker {
       } else {
         return 2;
       }
-      send(reply);
+      send(reply, request.call.nonce);
     }
   }
 
@@ -90,7 +90,8 @@ class Worker {
     return receive_any(message, size) == static_cast<ssize_t>(size);
   }
 
-  void send(const s::Reply& reply) {
+  void send(s::Reply& reply, uint64_t nonce) {
+    reply.nonce = nonce;
     while (::send(socket_, &reply, sizeof(reply), MSG_NOSIGNAL) < 0 && errno == EINTR) {
     }
   }

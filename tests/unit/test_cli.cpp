@@ -237,7 +237,7 @@ TEST_F(Cli, CacheShowsItsSizeAndPrunesWithinItsLimit) {
   ASSERT_EQ(pruned.exit_code, 0) << pruned.err;
   doc = json::parse(pruned.out);
   EXPECT_EQ(doc["removed"]["entries"], 0);
-  EXPECT_EQ(doc["kept_in_use"], 1);
+  EXPECT_EQ(doc["over_limit_bytes"], doc["bytes"]);
   EXPECT_EQ(doc["entries"], 1);
 
   auto bad =

@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "compile/compile.h"
 #include "compile/diagnostics.h"
@@ -85,6 +86,22 @@ TEST_F(CompileStage, SecondCompileComesFromTheCache) {
   const auto other = compile_solution(read_file(file) + "\n// changed\n", *task_, options());
   EXPECT_NE(other.cache_key, first.cache_key);
   EXPECT_FALSE(other.cached);
+}
+
+TEST_F(CompileStage, ADamagedCacheEntryIsReplacedNotTrusted) {
+  const fs::path file = kRoot / "solutions" / "examples" / "gemm_simt.cu";
+  const auto first = compile(file);
+  ASSERT_TRUE(first.ok());
+  fs::remove(first.library);  // as a deletion cut short would leave it
+  const auto again = compile(file);
+  ASSERT_TRUE(again.ok()) << again.diagnostics;
+  EXPECT_FALSE(again.cached);
+  EXPECT_TRUE(fs::exists(again.library));
+  std::ofstream(cache_ / first.cache_key / "compile.json") << "{ not json";
+  const auto third = compile(file);
+  ASSERT_TRUE(third.ok());
+  EXPECT_FALSE(third.cached);
+  EXPECT_TRUE(compile(file).cached) << "the replacement serves";
 }
 
 TEST_F(CompileStage, CompileErrorsAreTrimmedAndPointAtTheSource) {

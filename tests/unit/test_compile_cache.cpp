@@ -81,7 +81,7 @@ TEST_F(CompileCache, AnEntryUsedWithinTheLastHourIsNeverRemoved) {
   EXPECT_FALSE(fs::exists(stale));
   EXPECT_TRUE(fs::exists(in_use)) << "another evaluation may be about to load it";
   EXPECT_EQ(pruned.removed.entries, 1);
-  EXPECT_EQ(pruned.kept_in_use, 1);
+  EXPECT_EQ(pruned.over_limit_bytes, compile_cache_usage(dir_).bytes);
 }
 
 TEST_F(CompileCache, AKilledCompilesWorkFolderGoesAndOneInProgressStays) {
@@ -92,6 +92,23 @@ TEST_F(CompileCache, AKilledCompilesWorkFolderGoesAndOneInProgressStays) {
   EXPECT_TRUE(fs::exists(running));
   EXPECT_EQ(pruned.removed.entries, 0) << "work folders are not entries";
   EXPECT_GT(pruned.removed.bytes, 0u);
+}
+
+TEST_F(CompileCache, WhatAKilledPruningLeftGoesAtTheNextOne) {
+  const fs::path trash = dir_ / "trash-1234-00000000000000cc";
+  fs::create_directories(trash);
+  write_file(trash / "solution.so", "half deleted");
+  const CachePruning pruned = prune_compile_cache(dir_, std::uintmax_t{1} << 40);
+  EXPECT_FALSE(fs::exists(trash));
+  EXPECT_EQ(pruned.removed.entries, 0);
+}
+
+TEST_F(CompileCache, ADiscardedEntryIsGoneAtOnce) {
+  const fs::path doomed = entry("doomed", 1, 1h);
+  EXPECT_TRUE(discard_cache_entry(doomed));
+  EXPECT_FALSE(fs::exists(doomed));
+  EXPECT_EQ(compile_cache_usage(dir_).bytes, 0u);
+  EXPECT_FALSE(discard_cache_entry(doomed)) << "nothing left to move";
 }
 
 TEST_F(CompileCache, MarkingAnEntryUsedRenewsItsPlace) {

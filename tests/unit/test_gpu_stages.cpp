@@ -2,17 +2,21 @@
 #include <gtest/gtest.h>
 
 #include "eval/gpu_stages.h"
+#include "util/files.h"
 
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 using namespace ptxbench;
 using nlohmann::json;
 
 namespace {
+
+const std::filesystem::path kData = PTXBENCH_TEST_DATA;
 
 const Task& task() {
   static const Task t = load_task_file(std::filesystem::path(PTXBENCH_SOURCE_DIR) / "tasks" / "sm90a" /
@@ -34,22 +38,27 @@ json failing_check_result() {
            "first_mismatches": [{"row": 1998, "col": 0, "expected": 0.25, "actual": "nan"}]}]}]}]})");
 }
 
+// As the runner reports it: hidden work fails the timing, with the runner's message.
 json timing_result(bool hidden_work) {
-  return {{"protocol", 1},
-          {"mode", "time"},
-          {"status", "passed"},
-          {"timing",
-           {{"speedup", 0.95},
-            {"hidden_work_suspected", hidden_work},
-            {"solution",
-             {{"event_us", {{"median", 400.0}, {"p10", 390.0}, {"p90", 410.0}}},
-              {"wall_us", {{"median", hidden_work ? 900.0 : 420.0}}},
-              {"tflops", 687.0}}},
-            {"baseline",
-             {{"name", "cublaslt"},
-              {"event_us", {{"median", 380.0}, {"p10", 378.0}, {"p90", 385.0}}},
-              {"wall_us", {{"median", 400.0}}},
-              {"tflops", 723.0}}}}}};
+  return {
+      {"protocol", 1},
+      {"mode", "time"},
+      {"status", hidden_work ? "failed" : "passed"},
+      {"message", hidden_work ? "work outside `stream`: the call plus cudaDeviceSynchronize took 900.0 us "
+                                "(median) but the events on `stream` saw 400.0 us"
+                              : "timed"},
+      {"timing",
+       {{"speedup", 0.95},
+        {"hidden_work_suspected", hidden_work},
+        {"solution",
+         {{"event_us", {{"median", 400.0}, {"p10", 390.0}, {"p90", 410.0}}},
+          {"wall_us", {{"median", hidden_work ? 900.0 : 420.0}}},
+          {"tflops", 687.0}}},
+        {"baseline",
+         {{"name", "cublaslt"},
+          {"event_us", {{"median", 380.0}, {"p10", 378.0}, {"p90", 385.0}}},
+          {"wall_us", {{"median", 400.0}}},
+          {"tflops", 723.0}}}}}};
 }
 
 }  // namespace
@@ -213,11 +222,15 @@ fs::path write_script(const fs::path& dir, const std::string& name, const std::s
 }
 
 // Runs the GPU stages with the stand-ins; the runner answers every mode with `result`.
-Verdict stages_with_fake_tools(const json& result, const std::vector<std::string>& stages = {"sanitize"}) {
+// `tool_logs`: what the fake compute-sanitizer writes as a tool's log (by --tool name); a clean report
+// otherwise.
+Verdict stages_with_fake_tools(const json& result, const std::vector<std::string>& stages = {"sanitize"},
+                               const std::map<std::string, std::string>& tool_logs = {}) {
   const fs::path dir = fs::temp_directory_path() / ("ptxbench-fake-tools-" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir / "scratch");
   std::ofstream(dir / "result.json") << result.dump();
+  for (const auto& [tool, log] : tool_logs) std::ofstream(dir / (tool + ".log")) << log;
   // Reads the request up to NUL and the key after it; prints the result and its HMAC tag.
   const fs::path runner = write_script(dir, "runner", R"(#!/usr/bin/env python3
 import hashlib, hmac, os, sys
@@ -227,16 +240,19 @@ document = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "result
 tag = hmac.new(key.strip(), document.encode(), hashlib.sha256).hexdigest()
 sys.stdout.write(document + "ptxbench-mac " + tag + "\n")
 )");
-  // Writes a clean report to --log-file and runs the command after the options.
+  // Writes the tool's log (or a clean report) to --log-file and runs the command after the options.
   const fs::path sanitizer = write_script(dir, "compute-sanitizer", R"(#!/bin/sh
+here=$(dirname "$0")
 while [ $# -gt 1 ]; do
   case "$1" in
     --log-file) log="$2"; shift 2 ;;
+    --tool) tool="$2"; shift 2 ;;
     --*) shift 2 ;;
     *) break ;;
   esac
 done
-printf '========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n' > "$log"
+if [ -f "$here/$tool.log" ]; then cp "$here/$tool.log" "$log"
+else printf '========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n' > "$log"; fi
 exec "$@"
 )");
   setenv("PTXBENCH_SANDBOX", "off", 1);
@@ -296,6 +312,21 @@ TEST(GpuStages, AWritePastTheEndFailsSanitizeWhenTheToolSawNothing) {
                             "of C (2 bytes)"),
       std::string::npos)
       << sanitize.message;
+}
+
+// memcheck found an error; synccheck then could not run: the stage stays failed, and says both.
+TEST(GpuStages, AToolThatCouldNotRunDoesNotHideAnEarlierToolsError) {
+  const json passed =
+      json::parse(R"({"protocol": 1, "mode": "sanitize", "status": "passed", "message": "all passed",
+    "shapes": [{"label": "small-m", "dims": {"M": 128, "N": 4096, "K": 4096}, "passed": true, "trials": [
+      {"trial": 0, "passed": true, "inputs_unchanged": true, "output_stable": true, "outputs": []}]}]})");
+  const std::string memcheck_error = read_file(kData / "sanitizer" / "memcheck_oob_shared.txt");
+  const Verdict verdict =
+      stages_with_fake_tools(passed, {"sanitize"}, {{"memcheck", memcheck_error}, {"synccheck", ""}});
+  const StageResult& sanitize = stage_named(verdict, "sanitize");
+  EXPECT_EQ(sanitize.status, StageStatus::failed) << sanitize.message;
+  EXPECT_NE(sanitize.message.find("memcheck: 3 error(s)"), std::string::npos) << sanitize.message;
+  EXPECT_NE(sanitize.message.find("synccheck could not run"), std::string::npos) << sanitize.message;
 }
 
 TEST(GpuStages, StagesNotRequestedAreSkippedAsSuch) {

@@ -282,13 +282,19 @@ TEST(SolutionProcess, AMalformedFirstRequestEndsIt) {
 }
 
 // Without a GPU the open request fails: the worker answers, then ends with status 1; with one it waits for
-// the next request and ends with status 0 when the runner closes the socket. Either way it answers and ends.
+// the next request and ends with status 0 when the runner closes the socket. Either way it answers, under the
+// request's nonce, and ends.
 TEST(SolutionProcess, AnOpenRequestIsAnsweredAndTheProcessEnds) {
   const auto [pid, socket] = start_solution_worker();
-  const uint32_t open_device_0[2] = {1, 0};  // Op::open, device 0
-  ASSERT_EQ(send(socket, open_device_0, sizeof(open_device_0), MSG_NOSIGNAL), 8);
-  char reply[4096];
+  struct {
+    uint32_t op = 1;  // Op::open
+    int32_t device = 0;
+    uint64_t nonce = 0x5eed5eed12345678;
+  } open;
+  ASSERT_EQ(send(socket, &open, sizeof(open), MSG_NOSIGNAL), 16);
+  uint64_t reply[512] = {};
   EXPECT_GT(recv(socket, reply, sizeof(reply), 0), 0);
+  EXPECT_EQ(reply[0], open.nonce) << "the reply starts with the request's nonce";
   close(socket);
   const int status = exit_status(pid);
   EXPECT_TRUE(status == 0 || status == 1) << status;

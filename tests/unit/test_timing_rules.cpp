@@ -46,6 +46,16 @@ TEST(TimingRules, ALongCallGetsTwoPercentOfItselfForWakingUp) {
       times_verified(attention, true, 398.1, 3000));  // the same round trip for a 3 ms call is too much
 }
 
+TEST(TimingRules, HonestWallEventGapsAreNotSuspectedAndShavedEventsAre) {
+  // The gaps the H200 showed (calibrated gaps 7-11 us): a 12.6 ms SIMT GEMM, a 1.17 s attention backward.
+  EXPECT_FALSE(
+      hidden_work_suspected(12687.3, 12653.8, 0.0, {.calls = 30, .round_trip_us = 170, .gap_us = 11.4}));
+  EXPECT_FALSE(
+      hidden_work_suspected(1166980.4, 1166945.2, 0.0, {.calls = 30, .round_trip_us = 172, .gap_us = 7.9}));
+  // The backward's events reported 5% shorter than its wall time: more than a wake-up explains.
+  EXPECT_TRUE(hidden_work_suspected(1166980.4, 0.95 * 1166980.4, 0.0, kH200));
+}
+
 TEST(TimingRules, WorkOnAnotherStreamShowsAsAWallEventGap) {
   // The runner's private_stream test solution: its events saw 1.2 us of a call that took 1015 us.
   EXPECT_TRUE(hidden_work_suspected(1014.9, 1.2, 0.0, kH200));

@@ -1,0 +1,151 @@
+// The runner's side of the solution process (runner/solution_process.h) against workers that break the
+// protocol. This binary plays the worker too: SolutionProcess starts it again with `--solution-worker FD`,
+// and $PTXBENCH_FAKE_WORKER says how it misbehaves. No GPU needed: the fakes never touch CUDA.
+#include <gtest/gtest.h>
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "runner/solution_process.h"
+
+using namespace ptxbench::runner;
+namespace s = ptxbench::runner::solution;
+
+namespace {
+
+std::string self_path;
+
+// ---- the fake workers
+// --------------------------------------------------------------------------------------
+
+// Reads one request of any kind and returns its nonce (every request has it at the same offset).
+uint64_t next_nonce(int socket) {
+  union {
+    s::OpenRequest open;
+    s::LoadRequest load;
+    s::CallRequest call;
+  } request{};
+  if (recv(socket, &request, sizeof(request), 0) <= 0) _exit(0);
+  static_assert(offsetof(s::OpenRequest, nonce) == offsetof(s::CallRequest, nonce));
+  return request.open.nonce;
+}
+
+void send_reply(int socket, s::Reply reply) {
+  (void)send(socket, &reply, sizeof(reply), MSG_NOSIGNAL);
+}
+
+int fake_worker(int socket, const std::string& behaviour) {
+  const uint64_t open_nonce = next_nonce(socket);
+  if (behaviour == "wrong-nonce") {
+    send_reply(socket, {.nonce = open_nonce + 1});
+  } else if (behaviour == "oversized") {
+    char big[sizeof(s::Reply) + 100] = {};
+    std::memcpy(big, &open_nonce, sizeof(open_nonce));
+    (void)send(socket, big, sizeof(big), MSG_NOSIGNAL);
+  } else if (behaviour == "bad-text") {
+    s::Reply reply{.nonce = open_nonce, .failed = s::Phase::harness};
+    std::strcpy(reply.message, "broken \xff\xfe\x01\x1b[31m text");
+    send_reply(socket, reply);
+  } else {
+    send_reply(socket, {.nonce = open_nonce});
+    if (behaviour == "exit") return 0;
+    if (behaviour == "reply-ahead") {
+      // A second reply queued before the next request exists, as the solution's code could send it.
+      send_reply(socket, {.nonce = 0, .event_us = 1, .wall_us = 2});
+    } else {
+      const uint64_t nonce = next_nonce(socket);
+      if (behaviour == "nan-times") send_reply(socket, {.nonce = nonce, .event_us = NAN, .wall_us = 2});
+      if (behaviour == "honest") send_reply(socket, {.nonce = nonce, .event_us = 5, .wall_us = 10});
+    }
+  }
+  next_nonce(socket);  // until the runner closes the socket
+  return 0;
+}
+
+// ---- the tests
+// ----------------------------------------------------------------------------------------------
+
+std::string fault_of(const std::string& behaviour, bool calibrate_too) {
+  setenv("PTXBENCH_FAKE_WORKER", behaviour.c_str(), 1);
+  try {
+    SolutionProcess process(self_path);
+    process.open(0);
+    if (calibrate_too) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the reply queued ahead has arrived
+      process.calibrate();
+    }
+  } catch (const SolutionFault& fault) {
+    return fault.what();
+  } catch (const std::exception& e) {
+    return std::string("not a SolutionFault: ") + e.what();
+  }
+  return "no fault";
+}
+
+}  // namespace
+
+TEST(SolutionProcessJudge, AnHonestWorkersTimesAreHeldToTheJudgesClock) {
+  setenv("PTXBENCH_FAKE_WORKER", "honest", 1);
+  SolutionProcess process(self_path);
+  process.open(0);
+  const CallOutcome outcome = process.calibrate();
+  EXPECT_EQ(outcome.reply.event_us, 5);
+  EXPECT_EQ(outcome.reply.wall_us, 10);
+  EXPECT_GT(outcome.judge_us, 0);
+}
+
+TEST(SolutionProcessJudge, AReplyQueuedBeforeItsRequestIsAFault) {
+  EXPECT_NE(fault_of("reply-ahead", true).find("answered a request that was not yet sent"),
+            std::string::npos);
+}
+
+TEST(SolutionProcessJudge, AReplyWithAnotherNonceIsAFault) {
+  EXPECT_NE(fault_of("wrong-nonce", false).find("answered out of turn"), std::string::npos);
+}
+
+TEST(SolutionProcessJudge, AnOversizedReplyIsMalformed) {
+  EXPECT_NE(fault_of("oversized", false).find("malformed reply (" + std::to_string(sizeof(s::Reply) + 100)),
+            std::string::npos);
+}
+
+TEST(SolutionProcessJudge, TimesThatAreNotFiniteAreMalformed) {
+  EXPECT_NE(fault_of("nan-times", true).find("not finite"), std::string::npos);
+}
+
+TEST(SolutionProcessJudge, AWorkersMessageKeepsOnlyPrintableAscii) {
+  setenv("PTXBENCH_FAKE_WORKER", "bad-text", 1);
+  SolutionProcess process(self_path);
+  try {
+    process.open(0);
+    FAIL() << "the worker said it failed";
+  } catch (const std::runtime_error& e) {
+    const std::string text = e.what();
+    EXPECT_NE(text.find("broken"), std::string::npos) << text;
+    for (const char c : text)
+      EXPECT_TRUE(c >= ' ' && c <= '~') << "byte " << int(static_cast<unsigned char>(c));
+  }
+}
+
+TEST(SolutionProcessJudge, AWorkerThatEndsIsReportedWithHowItEnded) {
+  const std::string fault = fault_of("exit", true);
+  EXPECT_NE(fault.find("the solution process ended (it exited with status 0)"), std::string::npos) << fault;
+}
+
+int main(int argc, char** argv) {
+  if (argc == 3 && std::strcmp(argv[1], "--solution-worker") == 0) {
+    const char* behaviour = std::getenv("PTXBENCH_FAKE_WORKER");
+    return fake_worker(std::atoi(argv[2]), behaviour ? behaviour : "");
+  }
+  self_path = "/proc/self/exe";
+  char path[4096];
+  if (const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1); n > 0) self_path.assign(path, n);
+  testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
