@@ -57,8 +57,8 @@ AttentionBaseline read_attention_baseline(const ProcessResult& process, const At
 // The cache key: task id, main shape and GPU name.
 std::string attention_baseline_key(const Task& task, const std::string& gpu);
 
-// Runs the script, or returns what it gave earlier in this process for the same key. A run that did not
-// finish (time limit, no python) is not kept: the next evaluation tries again.
+// Runs the script, or returns what it gave earlier in this process for the same key: a result at once, a
+// failure (an error, the time limit, no python) once it has failed twice.
 AttentionBaseline measure_attention_baseline(const Task& task, const AttentionBaselineSetup& setup,
                                              const AttentionBaselineRun& run);
 void forget_attention_baselines();  // for tests
