@@ -188,8 +188,11 @@ void run(const std::string& text, Json& result) {
 
 int main(int argc, char** argv) {
   if (argc == 3 && std::strcmp(argv[1], "--solution-worker") == 0) {
-    // _exit: the solution's destructors and atexit handlers get no turn after its last call.
-    const int status = ptxbench::runner::solution_worker_main(std::atoi(argv[2]));
+    // Close-on-exec: a program the solution executes does not inherit the socket. _exit: the solution's
+    // destructors and atexit handlers get no turn after its last call.
+    const int socket = std::atoi(argv[2]);
+    (void)fcntl(socket, F_SETFD, FD_CLOEXEC);
+    const int status = ptxbench::runner::solution_worker_main(socket);
     std::fflush(nullptr);
     _exit(status);
   }

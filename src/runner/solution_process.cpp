@@ -1,8 +1,10 @@
 #include "runner/solution_process.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,10 +36,14 @@ SolutionProcess::SolutionProcess(const std::string& runner_path) {
   }
   close(sockets[1]);
   socket_ = sockets[0];
+  // The raw system call: glibc's wrapper is newer than some hosts' C library. -1 on a kernel without it
+  // (before 5.3): then only the socket tells.
+  pidfd_ = static_cast<int>(syscall(SYS_pidfd_open, pid_, 0));
 }
 
 SolutionProcess::~SolutionProcess() {
   if (socket_ >= 0) close(socket_);
+  if (pidfd_ >= 0) close(pidfd_);
   if (pid_ > 0) {
     kill(pid_, SIGKILL);
     while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
@@ -84,6 +90,13 @@ void SolutionProcess::send_message(const void* message, size_t size) {
 }
 
 s::Reply SolutionProcess::receive_reply(uint64_t nonce) {
+  // Waits for the reply or the worker's end: a process the solution started may hold the worker's end of the
+  // socket open after the worker died, and the socket alone would then not say so.
+  pollfd waits[2] = {{.fd = socket_, .events = POLLIN, .revents = 0},
+                     {.fd = pidfd_, .events = POLLIN, .revents = 0}};
+  while (pidfd_ >= 0 && poll(waits, 2, -1) < 0 && errno == EINTR) {
+  }
+  if (pidfd_ >= 0 && waits[0].revents == 0 && (waits[1].revents & POLLIN) != 0) lost("ended");
   s::Reply reply;
   ssize_t n;
   // MSG_TRUNC: the length of the message itself, so that an oversized one is not taken for a reply.

@@ -92,6 +92,7 @@ class SolutionProcess {
   std::string describe_end();  // "exited with status 1", "killed by signal 11 (Segmentation fault)"
 
   pid_t pid_ = -1;
+  int pidfd_ = -1;  // readable once the worker has ended, even while a process it started holds the socket
   int socket_ = -1;
   std::mt19937_64 nonces_{std::random_device{}()};
 };

@@ -56,6 +56,13 @@ int fake_worker(int socket, const std::string& behaviour) {
   } else {
     send_reply(socket, {.nonce = open_nonce});
     if (behaviour == "exit") return 0;
+    if (behaviour == "exit-leaving-a-child") {
+      if (fork() == 0) {  // holds the worker's end of the socket for a while
+        sleep(5);
+        _exit(0);
+      }
+      return 0;
+    }
     if (behaviour == "reply-ahead") {
       // A second reply queued before the next request exists, as the solution's code could send it.
       send_reply(socket, {.nonce = 0, .event_us = 1, .wall_us = 2});
@@ -135,6 +142,13 @@ TEST(SolutionProcessJudge, AWorkersMessageKeepsOnlyPrintableAscii) {
 
 TEST(SolutionProcessJudge, AWorkerThatEndsIsReportedWithHowItEnded) {
   const std::string fault = fault_of("exit", true);
+  EXPECT_NE(fault.find("the solution process ended (it exited with status 0)"), std::string::npos) << fault;
+}
+
+TEST(SolutionProcessJudge, AWorkerThatEndsWhileItsChildHoldsTheSocketIsSeenToEnd) {
+  alarm(20);  // without the worker's pidfd the judge waits as long as the child holds the socket (5 s here)
+  const std::string fault = fault_of("exit-leaving-a-child", true);
+  alarm(0);
   EXPECT_NE(fault.find("the solution process ended (it exited with status 0)"), std::string::npos) << fault;
 }
 
