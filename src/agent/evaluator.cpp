@@ -32,8 +32,37 @@ Verdict LocalEvaluator::evaluate(const Submission& submission, const Task& task)
     std::lock_guard lock(*same_source);
     if (options.compile.use_cache) compile_solution(submission.source, task, options.compile);
   }
-  std::lock_guard lock(gpu_);
-  return ptxbench::evaluate(submission, task, options);
+  struct Held {
+    DevicePool& pool;
+    std::string device;
+    ~Held() { pool.release(device); }
+  } gpu{gpus_, gpus_.acquire()};
+  EvalOptions on_device = options;
+  on_device.tools.visible_device = gpu.device;
+  return ptxbench::evaluate(submission, task, on_device);
 }
+
+DevicePool::DevicePool(std::vector<std::string> devices) : free_(std::move(devices)) {
+  if (free_.size() < 2) free_ = {""};
+}
+
+std::string DevicePool::acquire() {
+  std::unique_lock lock(mutex_);
+  freed_.wait(lock, [&] { return !free_.empty(); });
+  std::string device = std::move(free_.front());  // in the order given, when all are free
+  free_.erase(free_.begin());
+  return device;
+}
+
+void DevicePool::release(const std::string& device) {
+  {
+    std::lock_guard lock(mutex_);
+    free_.push_back(device);
+  }
+  freed_.notify_one();
+}
+
+LocalEvaluator::LocalEvaluator(OptionsFor options_for, std::vector<std::string> devices)
+    : options_for_(std::move(options_for)), gpus_(std::move(devices)) {}
 
 }  // namespace ptxbench::agent

@@ -2,11 +2,13 @@
 // service (the loop only needs a verdict for a submission on a task).
 #pragma once
 
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "eval/evaluate.h"
 
@@ -21,22 +23,38 @@ class Evaluator {
 };
 
 // ptxbench::evaluate on this machine. Compiles run in parallel; the GPU stages run one evaluation at a time
-// (one GPU: the harness times kernels, and two at once would disturb each other's timings and profiles). The
-// compile is done first outside the GPU lock, so evaluate() under the lock finds it in the compile cache.
+// per GPU (the harness times kernels, and two at once on one GPU would disturb each other's timings and
+// profiles). Given several devices (CUDA_VISIBLE_DEVICES values of identical GPUs), an evaluation takes a
+// free one and its runner sees that GPU alone. The compile is done first, outside the wait for a GPU, so the
+// evaluation finds it in the compile cache.
 // Identical sources are compiled one at a time: the second then finds the first's cache entry instead of
 // replacing it while the first still reads it (the compile cache replaces an entry published by a concurrent
 // twin).
+// GPUs handed out one evaluation at a time each. With no devices listed it holds one unnamed GPU ("").
+class DevicePool {
+ public:
+  explicit DevicePool(std::vector<std::string> devices);
+  std::string acquire();  // waits for a free one
+  void release(const std::string& device);
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable freed_;
+  std::vector<std::string> free_;
+};
+
 class LocalEvaluator : public Evaluator {
  public:
   using OptionsFor = std::function<EvalOptions(const Task&)>;
-  explicit LocalEvaluator(OptionsFor options_for) : options_for_(std::move(options_for)) {}
+  // `devices`: two or more to evaluate side by side; fewer: one GPU, as the runner inherits it.
+  explicit LocalEvaluator(OptionsFor options_for, std::vector<std::string> devices = {});
   Verdict evaluate(const Submission& submission, const Task& task) override;
 
  private:
   std::shared_ptr<std::mutex> source_lock(const std::string& source);
 
   OptionsFor options_for_;
-  std::mutex gpu_;
+  DevicePool gpus_;
   std::mutex locks_mutex_;
   std::map<std::string, std::weak_ptr<std::mutex>> source_locks_;  // by source hash
 };

@@ -363,9 +363,16 @@ int run_manifest_command(const CommonOptions& common, const RunCommandOptions& o
 }
 
 // The options of agent mode (any of them selects it explicitly).
-constexpr const char* kAgentOptions[] = {"--model",   "--models",         "--knowledge",          "--turns",
-                                         "--samples", "--target-speedup", "--stop-when-verified", "--resume",
-                                         "--parallel"};
+constexpr const char* kAgentOptions[] = {"--model",
+                                         "--models",
+                                         "--knowledge",
+                                         "--turns",
+                                         "--samples",
+                                         "--target-speedup",
+                                         "--stop-when-verified",
+                                         "--resume",
+                                         "--parallel",
+                                         "--gpus"};
 // What --resume takes from the stored run and so refuses on the command line.
 constexpr const char* kFixedByResume[] = {"--model",   "--models",         "--knowledge",          "--turns",
                                           "--samples", "--target-speedup", "--stop-when-verified", "--tasks",
@@ -450,9 +457,16 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
     run_id = agent::start_agent_run(store, settings);
   }
 
-  agent::LocalEvaluator evaluator([&](const Task& task) {
-    return eval_options(ctx.paths, task, false, gpu, options.stage_time_limit_s);
-  });
+  std::vector<std::string> devices = gpu.devices;
+  if (options.gpus > static_cast<int>(devices.size()) && gpu.present) {
+    std::fprintf(stderr, "ptxbench: --gpus %d, but this machine has %zu GPU(s) like its first (%s)\n",
+                 options.gpus, devices.size(), gpu.describe().c_str());
+    return kExitUsage;
+  }
+  if (options.gpus > 0) devices.resize(std::min<size_t>(devices.size(), options.gpus));
+  agent::LocalEvaluator evaluator(
+      [&](const Task& task) { return eval_options(ctx.paths, task, false, gpu, options.stage_time_limit_s); },
+      devices);
   const int total = static_cast<int>(settings.task_ids.size()) * settings.samples;
   int ended = 0;
   for (const auto& t : store.trajectories(run_id)) ended += agent::is_terminal(t.status);
@@ -461,7 +475,10 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
       run_id, options.resume ? " (resumed)" : "", settings.model, settings.task_ids.size(), settings.samples,
       settings.knowledge, settings.loop.max_turns,
       settings.loop.stop_when_verified ? ", stopping when verified" : "",
-      gpu.present ? gpu.describe() : gpu.absent_reason, ctx.paths.store().string());
+      !gpu.present         ? gpu.absent_reason
+      : devices.size() > 1 ? fmt::format("{} x {}", devices.size(), gpu.describe())
+                           : gpu.describe(),
+      ctx.paths.store().string());
   auto progress = [&](const agent::TurnEvent& e) {
     if (e.turn == 0) {
       ended += agent::is_terminal(e.status);

@@ -65,6 +65,7 @@ struct RunCommandOptions {
   bool stop_when_verified = false;
   long long resume = 0;  // continue this run
   int parallel = 4;
+  int gpus = 1;  // GPUs evaluating side by side; 0: every GPU like the first
   std::vector<std::string>
       given;  // the options given on the command line ("--model", ...), to check combinations
 };

@@ -129,6 +129,13 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--parallel", run.parallel, "Agent: trajectories driven at once")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
+  run_cmd
+      ->add_option(
+          "--gpus", run.gpus,
+          "Agent: GPUs evaluating side by side, each one evaluation at a time (0: every GPU like the "
+          "first; CUDA_VISIBLE_DEVICES limits them)")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
   add_json(run_cmd);
 
   ResultsCommandOptions results;

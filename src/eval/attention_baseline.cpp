@@ -132,9 +132,12 @@ AttentionBaseline measure_attention_baseline(const Task& task, const AttentionBa
     earlier.wall_s = 0;
     return earlier;
   }
+  std::map<std::string, std::string> environment;
+  if (!run.visible_device.empty()) environment["CUDA_VISIBLE_DEVICES"] = run.visible_device;
   const ProcessResult process =
       run_process({.argv = {setup.python, setup.script.string()},
                    .time_limit = std::chrono::milliseconds(static_cast<long>(setup.limit_s * 1000)),
+                   .env_overrides = environment,
                    .stdin_data = attention_baseline_request(task, run).dump()});
   entry.last = read_attention_baseline(process, setup);
   if (!entry.last.series) ++entry.failures;

@@ -36,7 +36,8 @@ struct AttentionBaselineRun {
   int warmup = 10;
   int repetitions = 50;
   std::optional<int64_t> l2_flush_bytes;
-  std::string gpu;  // the runner's device name: part of the cache key
+  std::string gpu;             // the runner's device name: part of the cache key
+  std::string visible_device;  // CUDA_VISIBLE_DEVICES for the script, as the runner had it; empty: inherited
 };
 
 // The script's request (its stdin) for the task's main shape.

@@ -55,28 +55,61 @@ std::string GpuInfo::describe() const {
   return present ? fmt::format("{} (sm_{})", name, compute_capability) : "no GPU";
 }
 
-GpuInfo detect_gpu() {
+GpuInfo read_gpu_list(const std::string& nvidia_smi_output, const std::string& visible) {
   GpuInfo gpu;
+  struct Line {
+    std::string index, name;
+    int compute_capability = 0;
+  };
+  std::vector<Line> lines;
+  std::istringstream in(nvidia_smi_output);
+  for (std::string text; std::getline(in, text);) {
+    if (text.empty()) continue;
+    const auto first = text.find(','), last = text.rfind(',');
+    int major = 0, minor = 0;
+    if (first == last || std::sscanf(text.c_str() + last + 1, " %d.%d", &major, &minor) != 2) {
+      gpu.absent_reason = "nvidia-smi did not report a compute capability: " + text;
+      return gpu;
+    }
+    auto trim = [](std::string v) {
+      v.erase(0, v.find_first_not_of(' '));
+      return v.substr(0, v.find_last_not_of(' ') + 1);
+    };
+    lines.push_back(
+        {trim(text.substr(0, first)), trim(text.substr(first + 1, last - first - 1)), major * 10 + minor});
+  }
+  if (lines.empty()) {
+    gpu.absent_reason = "nvidia-smi listed no GPU";
+    return gpu;
+  }
+  gpu.name = lines.front().name;
+  gpu.compute_capability = lines.front().compute_capability;
+  gpu.present = true;
+  if (!visible.empty()) {
+    // The user chose the devices; each entry (an index or a UUID) is passed on as it was given.
+    std::istringstream entries(visible);
+    for (std::string entry; std::getline(entries, entry, ',');)
+      if (!entry.empty()) gpu.devices.push_back(entry);
+  } else {
+    for (const Line& line : lines)
+      if (line.name == gpu.name && line.compute_capability == gpu.compute_capability)
+        gpu.devices.push_back(line.index);
+  }
+  return gpu;
+}
+
+GpuInfo detect_gpu() {
   ProcessResult r =
-      run_process({.argv = {"nvidia-smi", "--query-gpu=name,compute_cap", "--format=csv,noheader"},
+      run_process({.argv = {"nvidia-smi", "--query-gpu=index,name,compute_cap", "--format=csv,noheader"},
                    .time_limit = std::chrono::seconds(20)});
   if (!r.ok() || r.out.empty()) {
+    GpuInfo gpu;
     gpu.absent_reason = r.spawn_failed ? "no NVIDIA driver here (nvidia-smi not found)"
                                        : "nvidia-smi found no usable GPU (" + r.describe() + ")";
     return gpu;
   }
-  std::string first = r.out.substr(0, r.out.find('\n'));
-  auto comma = first.rfind(',');
-  gpu.name = first.substr(0, comma);
-  std::string cc = comma == std::string::npos ? "" : first.substr(comma + 1);
-  int major = 0, minor = 0;
-  if (std::sscanf(cc.c_str(), " %d.%d", &major, &minor) != 2) {
-    gpu.absent_reason = "nvidia-smi did not report a compute capability: " + first;
-    return gpu;
-  }
-  gpu.compute_capability = major * 10 + minor;
-  gpu.present = true;
-  return gpu;
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  return read_gpu_list(r.out, visible ? visible : "");
 }
 
 std::string utc_now_iso8601() {

@@ -16,11 +16,17 @@ struct GpuInfo {
   std::string name;            // "NVIDIA H200"
   int compute_capability = 0;  // 90
   std::string absent_reason;   // why no GPU is usable, when !present
+  // Every GPU like the first (same name and compute capability), each as the CUDA_VISIBLE_DEVICES value that
+  // shows it alone: evaluations may run on them side by side (run --gpus).
+  std::vector<std::string> devices;
   std::string describe() const;
 };
 
 // Asks nvidia-smi (the judge needs no CUDA library for this).
 GpuInfo detect_gpu();
+// detect_gpu's reading of `nvidia-smi --query-gpu=index,name,compute_cap --format=csv,noheader`. With
+// CUDA_VISIBLE_DEVICES set (`visible`), those devices are the ones used, the first line names them.
+GpuInfo read_gpu_list(const std::string& nvidia_smi_output, const std::string& visible);
 
 struct EvalOptions {
   CompileOptions compile;

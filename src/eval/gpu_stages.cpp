@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <random>
 #include <sstream>
 
@@ -168,8 +169,11 @@ RunnerCall call_runner(const GpuTools& tools, const SandboxSetup& sandbox, const
     policy.writable = {dir};
     policy.limits.cpu_s = static_cast<uint64_t>(4 * limit_s) + 60;
     policy.keep_admin_capability = profiling && sandbox.profiling_admin;
+    if (!tools.visible_device.empty()) policy.environment["CUDA_VISIBLE_DEVICES"] = tools.visible_device;
     command = sandboxed_command(*sandbox.status, policy, command);
   }
+  std::map<std::string, std::string> environment;
+  if (!tools.visible_device.empty()) environment["CUDA_VISIBLE_DEVICES"] = tools.visible_device;
   const std::string key = fresh_key();
   std::string input = request.dump();
   input += '\0';
@@ -178,6 +182,7 @@ RunnerCall call_runner(const GpuTools& tools, const SandboxSetup& sandbox, const
   RunnerCall call;
   call.process = run_process({.argv = command,
                               .time_limit = std::chrono::milliseconds(static_cast<long>(limit_s * 1000)),
+                              .env_overrides = environment,
                               .stdin_data = input});
   // The result is the runner's stdout, authenticated; whatever else printed went to stderr or the tool's log.
   ChannelRead read = read_result_channel(call.process.out, key);
@@ -336,7 +341,10 @@ double with_attention_baseline(json& result, const Task& task, const GpuTools& t
   if (task.baseline != kBaselineVendorAttention || status_of(result) != StageStatus::passed) return 0;
   json& timing = result[proto::kTiming];
   if (!timing.is_object() || !timing.value(proto::kBaseline, json()).is_null()) return 0;
-  AttentionBaselineRun run{.warmup = tools.warmup, .repetitions = tools.repetitions, .gpu = host};
+  AttentionBaselineRun run{.warmup = tools.warmup,
+                           .repetitions = tools.repetitions,
+                           .gpu = host,
+                           .visible_device = tools.visible_device};
   const json device = result.value(proto::kDeviceInfo, json());
   if (device.is_object() && device.value(proto::kName, json()).is_string())
     run.gpu = device[proto::kName].get<std::string>();

@@ -82,7 +82,9 @@ std::vector<std::string> bwrap_options(const SandboxPolicy& policy) {
   args.insert(args.end(), {"--chdir", policy.writable.empty() ? "/tmp" : policy.writable.front().string()});
 
   args.push_back("--clearenv");
-  for (const auto& [name, value] : sandbox_environment()) args.insert(args.end(), {"--setenv", name, value});
+  std::map<std::string, std::string> environment = sandbox_environment();
+  for (const auto& [name, value] : policy.environment) environment[name] = value;
+  for (const auto& [name, value] : environment) args.insert(args.end(), {"--setenv", name, value});
   args.insert(args.end(), {"--cap-drop", "ALL"});
   if (policy.keep_admin_capability) args.insert(args.end(), {"--cap-add", "CAP_SYS_ADMIN"});
   return args;

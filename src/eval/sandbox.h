@@ -36,6 +36,8 @@ struct SandboxPolicy {
   // Keeps CAP_SYS_ADMIN and the initial user namespace: what Nsight Compute needs where the driver restricts
   // profiling to administrators (RmProfilingAdminOnly=1). Weaker: such a process could undo its mounts.
   bool keep_admin_capability = false;
+  // Set over sandbox_environment() (CUDA_VISIBLE_DEVICES: the GPU an evaluation was given).
+  std::map<std::string, std::string> environment;
 };
 
 struct SandboxStatus {

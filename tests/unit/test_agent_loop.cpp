@@ -2,6 +2,11 @@
 // after a crash at each point of a turn, error classes, feedback, the summary, and the reference model.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "agent/evaluator.h"
 #include "agent/extract.h"
 #include "agent/feedback.h"
 #include "agent/prompt.h"
@@ -353,4 +358,24 @@ TEST(ReferenceModel, WithoutAVerifiedSolutionItSaysSo) {
             "extern \"C\" int f(int a,\n int b) {\n  ptxbench_check_arguments(stream);  // validate the "
             "arguments first\n"
             "  return 0;\n}\n");
+}
+
+// Several GPUs: each evaluation holds one, in the order given; the next waits until one is given back.
+TEST(DevicePool, HandsOutEachGpuToOneEvaluationAtATime) {
+  agent::DevicePool pool({"0", "1"});
+  EXPECT_EQ(pool.acquire(), "0");
+  EXPECT_EQ(pool.acquire(), "1");
+  std::atomic<bool> got{false};
+  std::thread waiting([&] {
+    EXPECT_EQ(pool.acquire(), "1");
+    got = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(got) << "both GPUs are busy";
+  pool.release("1");
+  waiting.join();
+  EXPECT_TRUE(got);
+  // One GPU or none named: one evaluation at a time, on the GPU the runner inherits.
+  agent::DevicePool single({"3"});
+  EXPECT_EQ(single.acquire(), "");
 }

@@ -1,6 +1,7 @@
 // How the GPU stages read the runner's result documents (src/runner/protocol.h), without a GPU.
 #include <gtest/gtest.h>
 
+#include "eval/evaluate.h"
 #include "eval/gpu_stages.h"
 #include "util/files.h"
 
@@ -118,6 +119,19 @@ TEST(GpuStages, TimingWithoutABaselineHasNoSpeedup) {
   EXPECT_EQ(stage.status, StageStatus::passed);
   EXPECT_NE(stage.message.find("400.0 us (687 TFLOP/s"), std::string::npos) << stage.message;
   EXPECT_NE(stage.message.find("no baseline yet"), std::string::npos) << stage.message;
+}
+
+TEST(GpuList, EveryGpuLikeTheFirstIsADevice) {
+  const GpuInfo two = read_gpu_list("0, NVIDIA H200, 9.0\n1, NVIDIA H200, 9.0\n2, NVIDIA L4, 8.9\n", "");
+  ASSERT_TRUE(two.present) << two.absent_reason;
+  EXPECT_EQ(two.name, "NVIDIA H200");
+  EXPECT_EQ(two.compute_capability, 90);
+  EXPECT_EQ(two.devices, (std::vector<std::string>{"0", "1"}));
+  // CUDA_VISIBLE_DEVICES chooses them, as given.
+  EXPECT_EQ(read_gpu_list("0, NVIDIA H200, 9.0\n", "2,GPU-5c1e").devices,
+            (std::vector<std::string>{"2", "GPU-5c1e"}));
+  EXPECT_FALSE(read_gpu_list("0, NVIDIA H200\n", "").present);
+  EXPECT_FALSE(read_gpu_list("\n", "").present);
 }
 
 TEST(GpuStages, RunnerIsFoundBesideTheBinaryOrFromTheEnvironment) {

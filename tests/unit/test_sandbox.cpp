@@ -143,6 +143,21 @@ TEST(Sandbox, TheEnvironmentIsAllowListed) {
   EXPECT_TRUE(env.contains("PATH"));
 }
 
+// The GPU an evaluation was given reaches the process inside, over whatever the judge's own environment says.
+TEST(Sandbox, APolicysEnvironmentIsSetInside) {
+  ASSERT_TRUE(status().available) << status().reason;
+  setenv("CUDA_VISIBLE_DEVICES", "0,1", 1);
+  SandboxPolicy policy{.writable = {fresh_dir("environment")}};
+  policy.environment["CUDA_VISIBLE_DEVICES"] = "1";
+  const ProcessResult run = run_process(
+      {.argv = sandboxed_command(status(), policy, {"/bin/sh", "-c", "echo \"[$CUDA_VISIBLE_DEVICES]\""}),
+       .time_limit = std::chrono::seconds(30)});
+  unsetenv("CUDA_VISIBLE_DEVICES");
+  ASSERT_TRUE(run.ok()) << run.describe() << "\n" << run.err;
+  EXPECT_EQ(run.out, "[1]\n");
+  fs::remove_all(policy.writable.front());
+}
+
 TEST(Sandbox, OffWhenAskedAndSaysSo) {
   SandboxStatus off;
   off.requested = false;
