@@ -1,4 +1,5 @@
 #include "agent/feedback.h"
+#include "util/text.h"
 
 #include <fmt/format.h>
 #include <algorithm>
@@ -20,7 +21,7 @@ std::string cap(const std::string& text, size_t max_chars, size_t max_lines) {
   }
   bool cut = pos < text.size();
   if (out.size() > max_chars) {
-    out.resize(max_chars);
+    out = utf8_head(out, max_chars);
     cut = true;
   }
   if (cut) out += "\n[... cut ...]";

@@ -5,6 +5,7 @@
 
 #include "task/catalog.h"
 #include "util/files.h"
+#include "util/text.h"
 
 namespace ptxbench::agent {
 
@@ -19,8 +20,9 @@ constexpr size_t kReplyShown = 3000;
 std::string trim_middle(const std::string& text, size_t limit) {
   if (text.size() <= limit) return text;
   const size_t half = limit / 2;
-  return fmt::format("{}\n[... {} characters omitted ...]\n{}", text.substr(0, half), text.size() - 2 * half,
-                     text.substr(text.size() - half));
+  const std::string head = utf8_head(text, half), tail = utf8_tail(text, half);
+  return fmt::format("{}\n[... {} bytes omitted ...]\n{}", head, text.size() - head.size() - tail.size(),
+                     tail);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "agent/extract.h"
 #include "agent/feedback.h"
 #include "agent/prompt.h"
+#include "util/text.h"
 
 namespace ptxbench::agent {
 
@@ -30,7 +31,7 @@ json reply_meta(const llm::Reply& reply) {
                {"latency_s", reply.latency_s}};
   if (!reply.ok) {
     meta["error"] = reply.error;
-    meta["response_body"] = reply.response_body.substr(0, kErrorBodyKept);
+    meta["response_body"] = utf8_head(reply.response_body, kErrorBodyKept);
   }
   return meta;
 }

@@ -26,6 +26,7 @@
 #include "task/catalog.h"
 #include "task/task.h"
 #include "util/files.h"
+#include "util/text.h"
 
 namespace ptxbench {
 namespace {
@@ -191,7 +192,7 @@ int tasks_command(const CommonOptions& common, const TasksOptions& options) {
     const Task* task = find_task_or_complain(ctx, options.id);
     if (!task) return kExitUsage;
     if (common.json)
-      std::cout << to_json(*task).dump(2) << "\n";
+      std::cout << json_text(to_json(*task), 2) << "\n";
     else
       print_task_text(*task);
     return kExitOk;
@@ -207,7 +208,7 @@ int tasks_command(const CommonOptions& common, const TasksOptions& options) {
     list.push_back(to_json(t));
   }
   if (common.json)
-    std::cout << list.dump(2) << "\n";
+    std::cout << json_text(list, 2) << "\n";
   else
     std::cout << table.render();
   return kExitOk;
@@ -228,7 +229,7 @@ int compile_command(const CommonOptions& common, const CompileCommandOptions& op
     doc["task"] = task->id;
     doc["static_status"] = to_string(checks.status);
     doc["library"] = result.library.string();
-    std::cout << doc.dump(2) << "\n";
+    std::cout << json_text(doc, 2) << "\n";
   } else {
     std::cout << fmt::format("compile: {} in {:.2f} s{}\n", to_string(compile.status), result.wall_s,
                              result.cached ? " (cached)" : "");
@@ -265,7 +266,7 @@ int eval_command(const CommonOptions& common, const EvalCommandOptions& options)
   if (common.json) {
     json doc = to_json(verdict);
     if (id) doc["evaluation_id"] = id;
-    std::cout << doc.dump(2) << "\n";
+    std::cout << json_text(doc, 2) << "\n";
   } else {
     print_verdict_text(verdict);
     if (id) std::cout << fmt::format("\nstored as evaluation {} in {}\n", id, ctx.paths.store().string());
@@ -336,7 +337,8 @@ int run_manifest_command(const CommonOptions& common, const RunCommandOptions& o
                      {"coverage", row.verdict.coverage ? json(*row.verdict.coverage) : json(nullptr)},
                      {"expectation_mismatches", row.mismatches},
                      {"expectations_unchecked", row.unchecked}});
-    std::cout << json{{"run_id", run_id}, {"host", gpu.describe()}, {"evaluations", out}}.dump(2) << "\n";
+    std::cout << json_text(json{{"run_id", run_id}, {"host", gpu.describe()}, {"evaluations", out}}, 2)
+              << "\n";
   } else {
     TextTable table({"TASK", "SOLUTION", "VERDICT", "COMPILE", "STATIC", "SANITIZE", "CORRECT", "INSTR",
                      "TIME", "SPEEDUP", "COVERAGE", "AS EXPECTED"});
@@ -515,13 +517,13 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
 
   const agent::RunSummary summary = agent::summarize_run(store, run_id);
   if (common.json) {
-    std::cout << json{{"run_id", run_id},
-                      {"host", gpu.describe()},
-                      {"settings", agent::to_json(settings)},
-                      {"errors", result.errors},
-                      {"reference_failures", reference_failures},
-                      {"summary", agent::to_json(summary)}}
-                     .dump(2)
+    std::cout << json_text(json{{"run_id", run_id},
+                                {"host", gpu.describe()},
+                                {"settings", agent::to_json(settings)},
+                                {"errors", result.errors},
+                                {"reference_failures", reference_failures},
+                                {"summary", agent::to_json(summary)}},
+                           2)
               << "\n";
   } else {
     std::cout << agent::render(summary);
@@ -579,7 +581,7 @@ int results_command(const CommonOptions& common, const ResultsCommandOptions& op
       return kExitUsage;
     }
     if (common.json)
-      std::cout << to_json(*verdict).dump(2) << "\n";
+      std::cout << json_text(to_json(*verdict), 2) << "\n";
     else
       print_verdict_text(*verdict);
     return kExitOk;
@@ -590,7 +592,7 @@ int results_command(const CommonOptions& common, const ResultsCommandOptions& op
     for (const auto& r : store.runs(options.limit)) {
       table.add_row({std::to_string(r.id), r.kind, r.started_at,
                      r.finished_at.empty() ? "(unfinished)" : r.finished_at, std::to_string(r.evaluations),
-                     r.args.dump()});
+                     json_text(r.args)});
       out.push_back({{"id", r.id},
                      {"kind", r.kind},
                      {"started_at", r.started_at},
@@ -598,7 +600,7 @@ int results_command(const CommonOptions& common, const ResultsCommandOptions& op
                      {"evaluations", r.evaluations},
                      {"args", r.args}});
     }
-    std::cout << (common.json ? out.dump(2) + "\n" : table.render());
+    std::cout << (common.json ? json_text(out, 2) + "\n" : table.render());
     return kExitOk;
   }
   std::optional<RunRow> run;
@@ -618,9 +620,9 @@ int results_command(const CommonOptions& common, const ResultsCommandOptions& op
                         {"args", run->args}}},
                       {"trajectories", agent::export_trajectories(store, run->id)}};
     if (options.export_file == "-") {
-      std::cout << doc.dump(2) << "\n";
+      std::cout << json_text(doc, 2) << "\n";
     } else {
-      write_file(options.export_file, doc.dump(2) + "\n");
+      write_file(options.export_file, json_text(doc, 2) + "\n");
       std::cerr << fmt::format("wrote {} trajectories of run {} to {}\n", doc["trajectories"].size(), run->id,
                                options.export_file);
     }
@@ -647,7 +649,8 @@ int results_command(const CommonOptions& common, const ResultsCommandOptions& op
   if (agent_run) {  // the run's summary first; in JSON an object with both
     const agent::RunSummary summary = agent::summarize_run(store, run->id);
     if (common.json) {
-      std::cout << json{{"run_id", run->id}, {"summary", agent::to_json(summary)}, {"evaluations", out}}.dump(
+      std::cout << json_text(
+                       json{{"run_id", run->id}, {"summary", agent::to_json(summary)}, {"evaluations", out}},
                        2)
                 << "\n";
     } else {
@@ -659,7 +662,7 @@ int results_command(const CommonOptions& common, const ResultsCommandOptions& op
     }
     return kExitOk;
   }
-  std::cout << (common.json ? out.dump(2) + "\n" : table.render());
+  std::cout << (common.json ? json_text(out, 2) + "\n" : table.render());
   return kExitOk;
 }
 
@@ -685,7 +688,7 @@ int cache_command(const CommonOptions& common, const CacheCommandOptions& option
   doc["entries"] = usage.entries;
   doc["bytes"] = usage.bytes;
   if (common.json)
-    std::cout << doc.dump(2) << "\n";
+    std::cout << json_text(doc, 2) << "\n";
   else
     std::cout << fmt::format("compile cache {}: {} entries, {:.1f} MB of a {:.0f} MB limit\n",
                              paths.compile_cache().string(), usage.entries, megabytes(usage.bytes),

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "llm/protocols.h"
+#include "util/text.h"
 
 namespace ptxbench::llm {
 
@@ -47,7 +48,7 @@ std::string error_text(const std::string& body) {
   if (const std::string message = string_member(err, "message"); !message.empty()) return message;
   // Not the usual error object (a proxy's HTML page, say): its start is still the best clue.
   constexpr size_t kShown = 300;
-  return body.size() <= kShown ? body : body.substr(0, kShown) + "...";
+  return body.size() <= kShown ? body : utf8_head(body, kShown) + "...";
 }
 
 void check_role(const Message& message) {

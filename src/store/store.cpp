@@ -7,6 +7,7 @@
 
 #include "eval/evaluate.h"
 #include "util/hash.h"
+#include "util/text.h"
 
 namespace ptxbench {
 namespace {
@@ -121,7 +122,7 @@ int64_t Store::begin_run(const std::string& kind, const nlohmann::json& args) {
   SQLite::Statement insert(db_, "INSERT INTO runs (kind, started_at, args) VALUES (?, ?, ?)");
   insert.bind(1, kind);
   insert.bind(2, utc_now_iso8601());
-  insert.bind(3, args.dump());
+  insert.bind(3, json_text(args));
   insert.exec();
   return db_.getLastInsertRowid();
 }
@@ -163,7 +164,7 @@ int64_t Store::insert_evaluation(const Verdict& verdict, const std::string& sour
   bind_optional(insert, 6, verdict.speedup);
   bind_optional(insert, 7, verdict.coverage);
   insert.bind(8, verdict.created_at);
-  insert.bind(9, to_json(verdict).dump());
+  insert.bind(9, json_text(to_json(verdict)));
   insert.exec();
   return db_.getLastInsertRowid();
 }
@@ -309,7 +310,7 @@ int64_t Store::begin_turn(int64_t trajectory_id, int index, const nlohmann::json
     INSERT INTO turns (trajectory_id, turn, request, requested_at) VALUES (?, ?, ?, ?))sql");
   insert.bind(1, trajectory_id);
   insert.bind(2, index);
-  insert.bind(3, request.dump());
+  insert.bind(3, json_text(request));
   insert.bind(4, utc_now_iso8601());
   insert.exec();
   return db_.getLastInsertRowid();
@@ -359,7 +360,7 @@ void Store::record_reply(int64_t turn_id, const std::string& reply, const nlohma
                      code_hash = ?, replied_at = ?
     WHERE id = ?)sql");
   update.bind(1, reply);
-  update.bind(2, reply_meta.dump());
+  update.bind(2, json_text(reply_meta));
   bind_usage(update, 3, reply_meta);
   if (hash)
     update.bind(6, *hash);
@@ -374,7 +375,7 @@ void Store::record_reply(int64_t turn_id, const std::string& reply, const nlohma
 void Store::record_reply_error(int64_t turn_id, const nlohmann::json& reply_meta) {
   std::lock_guard lock(mutex_);
   SQLite::Statement update(db_, "UPDATE turns SET reply_meta = ? WHERE id = ?");
-  update.bind(1, reply_meta.dump());
+  update.bind(1, json_text(reply_meta));
   update.bind(2, turn_id);
   update.exec();
 }
