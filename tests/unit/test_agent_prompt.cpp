@@ -111,7 +111,7 @@ TEST(AgentPrompt, LaterTurnsShowThePreviousCodeAndVerdict) {
   PreviousTurn no_code{.index = 1, .reply = std::string(10000, 'x'), .feedback = "no code block"};
   const llm::Request two = build_request(first, 2, no_code, {});
   EXPECT_LT(two.messages[1].content.size(), 3200u);
-  EXPECT_TRUE(contains(two.messages[1].content, "characters omitted"));
+  EXPECT_TRUE(contains(two.messages[1].content, "bytes omitted"));
 
   PreviousTurn passed{.index = 1, .code = "x", .feedback = "Verdict: passed", .passed = true};
   EXPECT_TRUE(contains(build_request(first, 2, passed, {}).messages[2].content, "make it faster"));
