@@ -303,6 +303,10 @@ int run_manifest_command(const CommonOptions& common, const RunCommandOptions& o
   SolutionRunOptions run_options{.task_glob = options.tasks};
   if (!select_archs(options.arch, gpu, run_options.archs)) return kExitUsage;
 
+  const std::filesystem::path solutions =
+      options.solutions.empty() ? ctx.paths.solutions() : std::filesystem::path(options.solutions);
+  const auto manifest = load_solution_manifest(solutions);  // a broken one stops here, before a run is begun
+
   Store store(ctx.paths.store());
   const int64_t run_id =
       store.begin_run("solutions", {{"tasks", options.tasks}, {"archs", run_options.archs}});
@@ -317,11 +321,16 @@ int run_manifest_command(const CommonOptions& common, const RunCommandOptions& o
   auto options_for = [&](const Task& task) {
     return eval_options(ctx.paths, task, false, gpu, options.stage_time_limit_s, options.stages);
   };
-  const std::filesystem::path solutions =
-      options.solutions.empty() ? ctx.paths.solutions() : std::filesystem::path(options.solutions);
-  const auto rows =
-      run_shipped_solutions(solutions, ctx.registry, run_options, options_for, store, run_id, progress);
+  const auto rows = run_shipped_solutions(solutions, manifest, ctx.registry, run_options, options_for, store,
+                                          run_id, progress);
   store.finish_run(run_id);
+  if (rows.empty()) {
+    // Nothing judged is nothing shown: a glob or a manifest that matches no task must not read as a pass.
+    std::fprintf(stderr, "ptxbench: no solution of %s applies to a task of %s matching '%s'\n",
+                 (solutions / "solutions.json").string().c_str(),
+                 fmt::format("{}", fmt::join(run_options.archs, ", ")).c_str(), options.tasks.c_str());
+    return kExitUsage;
+  }
 
   int mismatched = 0;
   for (const auto& row : rows) mismatched += !row.mismatches.empty();

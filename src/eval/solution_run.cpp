@@ -71,11 +71,12 @@ void compare_with_expectations(const ShippedSolution& solution, SolutionRunRow& 
 }  // namespace
 
 std::vector<SolutionRunRow> run_shipped_solutions(
-    const std::filesystem::path& solutions_dir, const TaskRegistry& registry,
-    const SolutionRunOptions& options, const std::function<EvalOptions(const Task&)>& eval_options,
-    Store& store, int64_t run_id, const std::function<void(const SolutionRunRow&)>& progress) {
+    const std::filesystem::path& solutions_dir, const std::vector<ShippedSolution>& manifest,
+    const TaskRegistry& registry, const SolutionRunOptions& options,
+    const std::function<EvalOptions(const Task&)>& eval_options, Store& store, int64_t run_id,
+    const std::function<void(const SolutionRunRow&)>& progress) {
   std::vector<SolutionRunRow> rows;
-  for (const auto& solution : load_solution_manifest(solutions_dir)) {
+  for (const auto& solution : manifest) {
     const std::string source = read_file(solutions_dir / solution.path);
     for (const Task* task : registry.matching(solution.tasks)) {
       if (fnmatch(options.task_glob.c_str(), task->id.c_str(), 0) != 0) continue;

@@ -40,8 +40,10 @@ struct SolutionRunOptions {
   std::vector<std::string> archs;  // task architectures to include
 };
 
-// Evaluates every (solution, task) pair; `progress` is called after each one.
+// Evaluates every (solution, task) pair of `manifest` (loaded from `solutions_dir`); `progress` is called
+// after each one.
 std::vector<SolutionRunRow> run_shipped_solutions(const std::filesystem::path& solutions_dir,
+                                                  const std::vector<ShippedSolution>& manifest,
                                                   const TaskRegistry& registry,
                                                   const SolutionRunOptions& options,
                                                   const std::function<EvalOptions(const Task&)>& eval_options,

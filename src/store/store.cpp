@@ -40,7 +40,11 @@ Store::Store(const std::filesystem::path& file) : db_(open_database(file)) {
 }
 
 void Store::migrate() {
-  SQLite::Transaction transaction(db_);
+  // Up to date: nothing to write, so opening never waits on (or fails beside) another process's writes.
+  if (db_.execAndGet("PRAGMA user_version").getInt() == kSchemaVersion) return;
+  // IMMEDIATE: take the write lock first, waiting out the busy timeout; a deferred transaction that read and
+  // then wrote would fail at once when another connection had written in between.
+  SQLite::Transaction transaction(db_, SQLite::TransactionBehavior::IMMEDIATE);
   const int version = db_.execAndGet("PRAGMA user_version").getInt();
   if (version > kSchemaVersion)
     throw std::runtime_error(fmt::format("{}: store schema {} is newer than this ptxbench ({})",
@@ -113,7 +117,7 @@ void Store::migrate() {
       );
     )sql");
   }
-  db_.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
+  if (version < kSchemaVersion) db_.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
   transaction.commit();
 }
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -55,19 +56,20 @@ class ExpressionParser {
   int64_t sum() {
     int64_t value = product();
     for (;;) {
-      if (accept('+'))
-        value += product();
-      else if (accept('-'))
-        value -= product();
-      else
+      if (accept('+')) {
+        if (__builtin_add_overflow(value, product(), &value)) fail("overflows 64 bits");
+      } else if (accept('-')) {
+        if (__builtin_sub_overflow(value, product(), &value)) fail("overflows 64 bits");
+      } else {
         return value;
+      }
     }
   }
   int64_t product() {
     int64_t value = factor();
     for (;;) {
       if (accept('*')) {
-        value *= factor();
+        if (__builtin_mul_overflow(value, factor(), &value)) fail("overflows 64 bits");
       } else if (accept('/')) {
         int64_t divisor = factor();
         if (divisor == 0) fail("division by zero");
@@ -87,7 +89,9 @@ class ExpressionParser {
     if (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
       size_t end = pos_;
       while (end < text_.size() && std::isdigit(static_cast<unsigned char>(text_[end]))) ++end;
-      int64_t value = std::stoll(text_.substr(pos_, end - pos_));
+      int64_t value = 0;
+      if (std::from_chars(text_.data() + pos_, text_.data() + end, value).ec != std::errc())
+        fail("a number too large for 64 bits");
       pos_ = end;
       return value;
     }

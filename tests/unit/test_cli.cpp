@@ -275,6 +275,12 @@ TEST_F(Cli, EvalOnTheCpuSaysWhatWasSkippedAndWhy) {
   EXPECT_NE(blackwell.out.find("tcgen05.mma"), std::string::npos);
 }
 
+TEST_F(Cli, ARunThatJudgesNothingDoesNotPass) {
+  auto none = ptxbench({"run", "--solutions", "--cpu-only", "--tasks", "no-such-task-*"});
+  EXPECT_EQ(none.exit_code, 2) << none.out;
+  EXPECT_NE(none.err.find("no solution of"), std::string::npos) << none.err;
+}
+
 TEST_F(Cli, RunStoresVerdictsThatResultsShows) {
   EXPECT_EQ(ptxbench({"results"}).exit_code, 2);                        // nothing stored yet
   auto run = ptxbench({"run", "--solutions", "--cpu-only", "--json"});  // the project's solutions/

@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include <SQLiteCpp/SQLiteCpp.h>
+
 #include "store/store.h"
 #include "util/hash.h"
 
@@ -91,6 +93,21 @@ TEST(Store, TwoConnectionsCanWrite) {
   a.add_evaluation(verdict_for("t", "x", StageStatus::passed), "x");
   b.add_evaluation(verdict_for("t", "x", StageStatus::passed), "x");
   EXPECT_EQ(a.evaluations({}).size(), 2u);
+}
+
+// `ptxbench results` while a run writes: opening an up-to-date store writes nothing, so it does not fail
+// beside another connection's open write transaction.
+TEST(Store, OpensWhileAnotherConnectionIsWriting) {
+  const fs::path db = fresh_db("busy");
+  { Store first(db); }
+  SQLite::Database writer(db.string(), SQLite::OPEN_READWRITE);
+  SQLite::Transaction writing(writer, SQLite::TransactionBehavior::IMMEDIATE);
+  writer.exec("INSERT INTO runs (kind, started_at, args) VALUES ('solutions', 'now', '{}')");
+  EXPECT_NO_THROW({
+    Store reader(db);
+    EXPECT_TRUE(reader.runs(10).empty()) << "the writer has not committed";
+  });
+  writing.commit();
 }
 
 TEST(Store, MigratesASchemaOneStoreKeepingItsRows) {
