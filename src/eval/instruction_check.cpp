@@ -175,6 +175,21 @@ std::optional<MmaShape> parse_mma_shape(std::string_view opcode) {
   return std::nullopt;
 }
 
+// FLOPs per warp-level count of the scalar and packed floating-point arithmetic (32 lanes; an FMA is 2).
+// HFMA2.MMA is left out: ptxas uses it to move constants into registers.
+std::optional<int64_t> scalar_flops_per_count(std::string_view opcode) {
+  static constexpr struct {
+    std::string_view name;
+    int64_t flops;
+  } kScalar[] = {{"FFMA", 64}, {"FADD", 32},   {"FMUL", 32},  {"DFMA", 64}, {"DADD", 32},
+                 {"DMUL", 32}, {"HFMA2", 128}, {"HADD2", 64}, {"HMUL2", 64}};
+  if (opcode.starts_with("HFMA2.MMA")) return std::nullopt;
+  const std::string_view name = base_opcode(opcode);
+  for (const auto& scalar : kScalar)
+    if (name == scalar.name) return scalar.flops;
+  return std::nullopt;
+}
+
 CoverageEstimate estimate_coverage(const std::map<std::string, int64_t>& math_opcodes, int64_t task_flops) {
   CoverageEstimate estimate;
   estimate.task_flops = task_flops;
@@ -310,6 +325,18 @@ InstructionCheck check_instructions(const NcuReport& report, const Task& task, c
   }
   if (has_math_family) {
     check.coverage = estimate_coverage(math_opcodes, task_flops);
+    for (size_t i = 0; i < report.launches.size(); ++i) {
+      if (!check.launches[i].from_submission) continue;
+      for (const auto& [opcode, count] : report.launches[i].opcodes) {
+        if (math_opcodes.contains(opcode)) continue;
+        const auto mma = parse_mma_shape(opcode);
+        const auto flops =
+            mma ? std::optional<int64_t>(mma->flops_per_count()) : scalar_flops_per_count(opcode);
+        if (!flops) continue;
+        check.coverage.other_flops += count * *flops;
+        check.coverage.other_opcodes[std::string(base_opcode(opcode))] += count;
+      }
+    }
     if (!report.opcodes_have_modifiers && !report.launches.empty() && !check.coverage.coverage) {
       check.coverage.note =
           "ncu gave opcodes without modifiers (sass__inst_executed_per_opcode), so MMA shapes "
@@ -374,6 +401,20 @@ InstructionCheck check_instructions(const NcuReport& report, const Task& task, c
       } else if (!coverage.coverage && missing.empty()) {
         problems.push_back("coverage unknown: " + coverage.note);
       }
+      const double other_share = coverage.task_flops > 0 ? static_cast<double>(coverage.other_flops) /
+                                                               static_cast<double>(coverage.task_flops)
+                                                         : 0;
+      if (other_share > 1 - task.coverage_threshold) {
+        std::vector<std::string> opcodes;
+        for (const auto& [opcode, count] : coverage.other_opcodes)
+          opcodes.push_back(fmt::format("{} {}", opcode, group_thousands(count)));
+        failures.push_back(fmt::format(
+            "other arithmetic ({}) could have done {} of the FLOPs ({} of {}); at most {} may come from "
+            "outside {}: its results must do the math, not merely run",
+            join(opcodes, ", "), percent(other_share), human_flops(static_cast<double>(coverage.other_flops)),
+            human_flops(static_cast<double>(coverage.task_flops)), percent(1 - task.coverage_threshold),
+            math_name));
+      }
     }
   }
 
@@ -422,6 +463,8 @@ json to_json(const CoverageEstimate& coverage) {
               {"mma_flops", coverage.mma_flops},
               {"task_flops", coverage.task_flops},
               {"unknown_shape_opcodes", coverage.unknown_shape_opcodes},
+              {"other_flops", coverage.other_flops},
+              {"other_opcodes", coverage.other_opcodes},
               {"note", coverage.note}};
 }
 

@@ -16,6 +16,10 @@
 // - The solution's stream is the one the harness passed (its cudaStreamGetId, which is what ncu prints as
 //   Stream). Without it, the stream with most launches of submission kernels is taken. The ABI puts all GPU
 //   work on that stream: a launch on another stream escapes the timing, so it fails the stage.
+// - The required MMA must do the math, not merely run: the arithmetic other instructions could have done
+// (FFMA
+//   and friends at 32 lanes, mma.sync at its shape) may cover at most 1 - threshold of the task's FLOPs, so a
+//   full set of wgmma whose results are thrown away, with the output computed by FMA or mma.sync, fails.
 // - Counts are warp-level. One wgmma (HGMMA/QGMMA/IGMMA/BGMMA) is issued by the 4 warps of a warpgroup and
 //   counted 4 times: it does 2*M*N*K FLOPs, read from the `64xNxK` part of the opcode, per 4 counts. mma.sync
 //   (HMMA/IMMA .16816 and friends) is per warp. Opcodes whose shape is not in the name (Blackwell UTCHMMA)
@@ -82,6 +86,11 @@ struct CoverageEstimate {
   std::optional<double> coverage;  // mma_flops / task_flops; absent when unknown
   int64_t mma_flops = 0;           // from the opcodes with a known shape
   int64_t task_flops = 0;
+  // Arithmetic other than the required MMA in the submission's launches (FFMA, HFMA2, mma.sync, ...), in
+  // FLOPs it could do at most (every lane active): a required MMA whose results are thrown away, with the
+  // math done elsewhere, shows here. At most 1 - threshold of the task's FLOPs may come from it.
+  int64_t other_flops = 0;
+  std::map<std::string, int64_t> other_opcodes;  // base opcode -> warp-level count
   std::map<std::string, int64_t>
       unknown_shape_opcodes;  // executed MMA opcodes whose shape is not in the name
   std::string note;           // why the coverage is unknown, if it is

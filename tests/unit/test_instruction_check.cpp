@@ -306,6 +306,33 @@ TEST(InstructionCheck, FullCoverageJustAtAndBelowTheThreshold) {
   EXPECT_EQ(run(full * 94 / 100).status, StageStatus::failed);
 }
 
+// A full set of wgmma whose results are thrown away, the output computed another way: coverage alone would be
+// 100%. What else the kernel could have computed with is counted against 1 - threshold.
+TEST(InstructionCheck, DiscardedWgmmaWithTheMathDoneElsewhereFails) {
+  const int64_t full = 4 * (4096 / 64) * (4096 / 256) * (4096 / 16);  // 100% of 2*4096^3 in m64n256k16
+  const int64_t gemm_flops = 2LL * 4096 * 4096 * 4096;
+  auto run = [&](std::map<std::string, int64_t> other) {
+    std::map<std::string, int64_t> opcodes = {
+        {"HGMMA.64x256x16.F32.BF16", full}, {"UTMALDG.2D", 10}, {"SYNCS.PHASECHK.TRANS64.TRYWAIT", 10}};
+    opcodes.insert(other.begin(), other.end());
+    InstructionCheckInput input;
+    input.submission_kernels = {"_Z1ki"};
+    return check_instructions(report_of({launch(0, "k(int)", 7, opcodes)}), hopper_gemm_task(),
+                              gemm_shape(4096, 4096, 4096), input);
+  };
+  const auto fma = run({{"FFMA", gemm_flops / 64}});
+  EXPECT_EQ(fma.status, StageStatus::failed);
+  EXPECT_TRUE(has(fma.message, "other arithmetic (FFMA 2,147,483,648) could have done 100.0% of the FLOPs"))
+      << fma.message;
+  EXPECT_EQ(fma.coverage.other_flops, gemm_flops);
+  // mma.sync (m16n8k16: 4096 FLOPs a warp instruction) doing the math instead.
+  EXPECT_EQ(run({{"HMMA.16816.F32.BF16", gemm_flops / 4096}}).status, StageStatus::failed);
+  // An epilogue's or a softmax's few percent are fine, up to 1 - threshold (5% here); HFMA2.MMA, which ptxas
+  // uses to move constants, is no arithmetic.
+  EXPECT_EQ(run({{"FFMA", gemm_flops / 64 * 4 / 100}, {"HFMA2.MMA", 1LL << 40}}).status, StageStatus::passed);
+  EXPECT_EQ(run({{"FFMA", gemm_flops / 64 * 6 / 100}}).status, StageStatus::failed);
+}
+
 TEST(InstructionCheck, UnknownMmaShapeIsAHarnessErrorNotAPass) {
   Task task = hopper_gemm_task(false);
   task.required[0] = {"tcgen05.mma", {"tcgen05.mma"}, {"UTCHMMA"}, true};
