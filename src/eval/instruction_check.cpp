@@ -100,11 +100,13 @@ std::string_view base_opcode(std::string_view opcode) {
 
 // Opcodes the launch executed that its compiled kernel does not contain. Without modifiers in the dynamic
 // counts, the comparison is on base opcodes.
-std::vector<std::string> opcodes_missing_from(const NcuLaunch& launch, const SassFunction& compiled,
+std::vector<std::string> opcodes_missing_from(const NcuLaunch& launch,
+                                              const std::vector<const SassFunction*>& compiled,
                                               bool with_modifiers) {
   std::set<std::string, std::less<>> present;
-  for (const auto& [opcode, count] : compiled.opcodes)
-    present.insert(with_modifiers ? opcode : std::string(base_opcode(opcode)));
+  for (const SassFunction* function : compiled)
+    for (const auto& [opcode, count] : function->opcodes)
+      present.insert(with_modifiers ? opcode : std::string(base_opcode(opcode)));
   std::vector<std::string> missing;
   for (const auto& [opcode, count] : launch.opcodes)
     if (count > 0 && !present.contains(opcode)) missing.push_back(opcode);
@@ -227,11 +229,22 @@ InstructionCheck check_instructions(const NcuReport& report, const Task& task, c
   std::vector<std::string> compiled_names = input.submission_kernels;
   if (input.static_sass)
     for (const auto& function : input.static_sass->functions) compiled_names.push_back(function.name);
-  auto compiled_function = [&](const std::string& kernel) -> const SassFunction* {
-    if (!input.static_sass) return nullptr;
+  // The compiled code a launch of `kernel` may have run: every function its name matches (a template's
+  // instances can share a name once ncu and the demangler disagree on spelling), and the device functions
+  // the kernels call (cuobjdump lists a __noinline__ one apart; ptxas names only entry functions).
+  std::vector<const SassFunction*> callees;
+  if (input.static_sass)
     for (const auto& function : input.static_sass->functions)
-      if (same_kernel(kernel, function.name)) return &function;
-    return nullptr;
+      if (std::none_of(
+              input.submission_kernels.begin(), input.submission_kernels.end(),
+              [&](const std::string& kernel) { return demangle(kernel) == demangle(function.name); }))
+        callees.push_back(&function);
+  auto compiled_code = [&](const std::string& kernel) {
+    std::vector<const SassFunction*> code;
+    for (const auto& function : input.static_sass->functions)
+      if (same_kernel(kernel, function.name)) code.push_back(&function);
+    if (!code.empty()) code.insert(code.end(), callees.begin(), callees.end());
+    return code;
   };
   for (const auto& launch : report.launches) {
     LaunchCheck entry;
@@ -243,9 +256,9 @@ InstructionCheck check_instructions(const NcuReport& report, const Task& task, c
         std::any_of(compiled_names.begin(), compiled_names.end(),
                     [&](const std::string& name) { return same_kernel(launch.kernel_name, name); });
     if (input.static_sass) {
-      if (const auto* function = compiled_function(launch.kernel_name)) {
+      if (const auto code = compiled_code(launch.kernel_name); !code.empty()) {
         entry.opcodes_not_in_compiled_code =
-            opcodes_missing_from(launch, *function, report.opcodes_have_modifiers);
+            opcodes_missing_from(launch, code, report.opcodes_have_modifiers);
         if (!entry.opcodes_not_in_compiled_code.empty()) entry.from_submission = false;
       } else {
         entry.from_submission = false;  // the submission's cubin has no such kernel

@@ -333,6 +333,35 @@ TEST(InstructionCheck, DiscardedWgmmaWithTheMathDoneElsewhereFails) {
   EXPECT_EQ(run({{"FFMA", gemm_flops / 64 * 6 / 100}}).status, StageStatus::failed);
 }
 
+// The compiled code a launch is held to: every instance its name can match, and the device functions the
+// kernels call.
+TEST(InstructionCheck, ALaunchIsHeldToEveryMatchingInstanceAndTheCalledFunctions) {
+  const std::map<std::string, int64_t> loads = {{"UTMALDG.2D", 1}, {"SYNCS.PHASECHK.TRANS64.TRYWAIT", 1}};
+  SassInventory sass;
+  sass.functions = {{"_Z3fwdILb1EEvPK13__nv_bfloat16", "sm_90a", 2, loads},
+                    {"_Z3fwdILb0EEvPK13__nv_bfloat16", "sm_90a", 3, loads},
+                    {"_Z4mmasv", "sm_90a", 1, {{"HGMMA.64x256x16.F32.BF16", 1}}}};  // a __noinline__ callee
+  sass.functions[1].opcodes["FSEL"] = 1;  // only the non-causal instance has it
+  InstructionCheckInput input;
+  input.submission_kernels = {"_Z3fwdILb1EEvPK13__nv_bfloat16", "_Z3fwdILb0EEvPK13__nv_bfloat16"};
+  input.static_sass = &sass;
+  const int64_t full = 4 * (4096 / 64) * (4096 / 256) * (4096 / 16);
+  const auto report = report_of({launch(0, "void fwd<false>(const __nv_bfloat16 *)", 7,
+                                        {{"HGMMA.64x256x16.F32.BF16", full},
+                                         {"FSEL", 5},
+                                         {"UTMALDG.2D", 10},
+                                         {"SYNCS.PHASECHK.TRANS64.TRYWAIT", 10}})});
+  const auto check = check_instructions(report, hopper_gemm_task(), gemm_shape(4096, 4096, 4096), input);
+  EXPECT_EQ(check.status, StageStatus::passed) << check.message;
+  ASSERT_EQ(check.launches.size(), 1u);
+  EXPECT_TRUE(check.launches[0].from_submission);
+  // An opcode none of that code has still marks the launch as not the submission's.
+  const auto foreign = check_instructions(
+      report_of({launch(0, "void fwd<false>(const __nv_bfloat16 *)", 7, {{"HGMMA.64x128x16.F32.BF16", 1}})}),
+      hopper_gemm_task(), gemm_shape(4096, 4096, 4096), input);
+  EXPECT_FALSE(foreign.launches[0].from_submission);
+}
+
 TEST(InstructionCheck, UnknownMmaShapeIsAHarnessErrorNotAPass) {
   Task task = hopper_gemm_task(false);
   task.required[0] = {"tcgen05.mma", {"tcgen05.mma"}, {"UTCHMMA"}, true};
