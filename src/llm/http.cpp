@@ -19,8 +19,29 @@ void global_init() {
 }
 
 size_t on_body(char* data, size_t size, size_t count, void* user) {
-  static_cast<std::string*>(user)->append(data, size * count);
+  auto& body = *static_cast<std::string*>(user);
+  if (body.size() + size * count > kMaxReplyBytes) return 0;  // curl ends the transfer: CURLE_WRITE_ERROR
+  body.append(data, size * count);
   return size * count;
+}
+
+bool transient(CURLcode rc) {
+  switch (rc) {
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+      return true;
+    default:
+      return false;
+  }
 }
 
 std::string trim(std::string s) {
@@ -110,8 +131,11 @@ HttpResponse http_post(const HttpRequest& request) {
     // A status line may have arrived before the failure (a body cut short): the reply is still unusable.
     response.status = 0;
     response.timed_out = rc == CURLE_OPERATION_TIMEDOUT;
+    response.transient = transient(rc);
     response.error =
         std::string(curl_easy_strerror(rc)) + (detail[0] ? std::string(": ") + detail : std::string());
+    if (rc == CURLE_WRITE_ERROR)
+      response.error = "the reply was larger than " + std::to_string(kMaxReplyBytes >> 20) + " MiB";
     if (status != 0) response.error += " (after HTTP " + std::to_string(status) + ")";
     return response;
   }

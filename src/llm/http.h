@@ -21,7 +21,13 @@ struct HttpResponse {
   std::optional<double> retry_after_s;  // the Retry-After header, in seconds (a date is converted)
   std::string error;                    // transport failure (connect, timeout, truncated body); empty if none
   bool timed_out = false;
+  // The failure may pass (a refused or reset connection, a timeout, a cut body): worth another attempt. A bad
+  // URL, an unsupported protocol, a TLS certificate that does not verify or an oversized reply will not.
+  bool transient = false;
 };
+
+// The most a reply body may be: a model's reply is kilobytes; past this something is wrong at the other end.
+inline constexpr size_t kMaxReplyBytes = 64 << 20;
 
 // Blocking; safe to call from many threads at once (one curl handle per call).
 HttpResponse http_post(const HttpRequest& request);

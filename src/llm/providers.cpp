@@ -67,6 +67,7 @@ bool retryable_status(int status) {
 Outcome judge(const HttpResponse& http, ParseFn parse) {
   Outcome out;
   if (http.status == 0) {
+    out.kind = http.transient ? Outcome::kRetry : Outcome::kFatal;
     out.error = (http.timed_out ? "timed out: " : "no complete reply: ") + http.error;
     return out;
   }
@@ -147,6 +148,10 @@ class HttpProvider final : public Provider {
       std::this_thread::sleep_for(std::chrono::duration<double>(wait_s));
     }
     reply.latency_s = std::chrono::duration<double>(Clock::now() - start).count();
+    // Some proxies echo the request's headers in their error pages: the key must not reach the store.
+    for (std::string* text : {&reply.error, &reply.response_body})
+      for (size_t at; !key_.empty() && (at = text->find(key_)) != std::string::npos;)
+        text->replace(at, key_.size(), "[key redacted]");
     return reply;
   }
 

@@ -406,6 +406,23 @@ TEST(LlmRetry, UnauthorizedIsNotRetried) {
   EXPECT_EQ(server.requests().size(), 1u);
 }
 
+TEST(LlmRetry, AMalformedAddressIsNotRetried) {
+  ModelSpec spec = spec_for("openai", "htp://localhost:1/v1");  // a typo: no such protocol
+  const Reply reply = make_provider(spec)->complete(conversation());
+  EXPECT_FALSE(reply.ok);
+  EXPECT_EQ(reply.attempts, 1) << reply.error;
+}
+
+// A proxy that echoes the request's headers in its error page: the key is not kept.
+TEST(LlmProvider, TheKeyIsRedactedFromWhatIsKept) {
+  FakeServer server({}, Scripted{400, std::string("bad request; you sent Authorization: Bearer ") + kKey});
+  const Reply reply = make_provider(spec_for("openai", server.url("/v1")))->complete(conversation());
+  EXPECT_FALSE(reply.ok);
+  EXPECT_EQ(reply.error.find(kKey), std::string::npos) << reply.error;
+  EXPECT_EQ(reply.response_body.find(kKey), std::string::npos) << reply.response_body;
+  EXPECT_NE(reply.response_body.find("[key redacted]"), std::string::npos) << reply.response_body;
+}
+
 TEST(LlmRetry, GivesUpAfterMaxAttempts) {
   FakeServer server({}, Scripted{503, R"({"error":{"message":"overloaded"}})"});
   ModelSpec spec = spec_for("anthropic", server.url("/v1"));
