@@ -108,7 +108,9 @@ class Driver {
       reply.error = e.what();
     }
     const json meta = reply_meta(reply);
-    if (!reply.ok) {
+    // An answer without text is the model's turn, spent: judged as a reply without code (the next turn says
+    // so, and names the token limit when that was why), not retried forever on --resume.
+    if (!reply.ok && !reply.no_text) {
       c_.store->record_reply_error(turn.id, meta);
       emit({.turn = turn.index,
             .error_class = "provider",
@@ -128,6 +130,9 @@ class Driver {
     const Extraction extraction = extract_code(*turn.reply);
     const std::string finish_reason = turn.reply_meta.value("finish_reason", std::string());
     std::string notes;
+    if (turn.reply->empty())
+      notes += fmt::format("Note: your reply had no text ({}).\n",
+                           turn.reply_meta.value("error", std::string("the provider gave none")));
     if (hit_token_limit(finish_reason)) notes += "Note: your reply stopped at the output token limit.\n";
     if (!extraction.found) {
       const TurnEnd end{.error_class = to_string(ErrorClass::extraction),

@@ -58,6 +58,9 @@ struct Reply {
   double latency_s = 0;         // all attempts, waits included
   nlohmann::json request_body;  // as sent (the last attempt), without headers: no key
   std::string response_body;    // as received (the last attempt)
+  // With !ok: the model did answer, but with no text (a refusal, a content filter, the token limit spent on
+  // reasoning). Not retried; for the agent a turn without code, not a failed call.
+  bool no_text = false;
 };
 
 class Provider {

@@ -56,8 +56,9 @@ using ParseFn = WireReply (*)(const nlohmann::json&);
 // What one attempt came to.
 struct Outcome {
   enum Kind { kDone, kFatal, kRetry } kind = kRetry;
-  WireReply reply;    // kDone; on kFatal whatever could be read (usage of a filtered reply)
-  std::string error;  // kFatal, kRetry
+  WireReply reply;       // kDone; on kFatal whatever could be read (usage of a filtered reply)
+  std::string error;     // kFatal, kRetry
+  bool no_text = false;  // kFatal: an HTTP 200 whose reply has no text
 };
 
 bool retryable_status(int status) {
@@ -92,6 +93,7 @@ Outcome judge(const HttpResponse& http, ParseFn parse) {
     out.kind = Outcome::kDone;
   } else {
     out.kind = out.reply.transient ? Outcome::kRetry : Outcome::kFatal;
+    out.no_text = !out.reply.transient;
     out.error = out.reply.error;
   }
   return out;
@@ -136,6 +138,7 @@ class HttpProvider final : public Provider {
         reply.text = std::move(outcome.reply.text);
         reply.finish_reason = std::move(outcome.reply.finish_reason);
         reply.usage = outcome.reply.usage;
+        reply.no_text = outcome.no_text;
         if (!reply.ok) {
           reply.error = "model " + spec_.name + ": " + outcome.error;
           if (outcome.kind == Outcome::kRetry)

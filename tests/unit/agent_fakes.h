@@ -31,6 +31,13 @@ class ScriptedModel : public llm::Provider {
     ++calls;
     requests.push_back(request);
     if (calls == fail_on_call) return {.ok = false, .error = "HTTP 500 after 6 attempts", .http_status = 500};
+    if (calls == no_text_on_call)
+      return {.ok = false,
+              .finish_reason = "length",
+              .error = "the reply has no text (finish_reason \"length\")",
+              .http_status = 200,
+              .attempts = 1,
+              .no_text = true};
     // The turn: later turns say "This is turn N." (a request shows only the turn before it).
     int turn = 1;
     const std::string& last = request.messages.back().content;
@@ -44,6 +51,7 @@ class ScriptedModel : public llm::Provider {
   }
   int calls = 0;
   int fail_on_call = 0;
+  int no_text_on_call = 0;  // that call answers with no text (the token limit spent on reasoning)
   std::vector<llm::Request> requests;
 
  private:

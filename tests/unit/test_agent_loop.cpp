@@ -154,6 +154,28 @@ TEST(AgentLoop, AReplyWithoutCodeIsAFailedTurnThatSaysSo) {
   EXPECT_NE(model.requests[1].messages[2].content.find("no fenced code block"), std::string::npos);
 }
 
+// An answer with no text (a reasoning model that spent its token limit) is a turn without code, and the next
+// turn says why; it does not stop the trajectory as a failed call.
+TEST(AgentLoop, AnAnswerWithoutTextIsASpentTurnThatSaysWhy) {
+  AgentHarness h("notext");
+  ScriptedModel model([](int) { return reply_with("// PASS x1"); });
+  model.no_text_on_call = 1;
+  FakeJudge judge;
+  auto s = h.settings({kHopperTask}, 1, {.max_turns = 3, .stop_when_verified = true});
+  const int64_t run = start_agent_run(h.store, s);
+  h.run(run, s, model, judge);
+  const auto turns = only_turns(h, run);
+  ASSERT_EQ(turns.size(), 2u);
+  EXPECT_EQ(turns[0].error_class, "extraction");
+  EXPECT_TRUE(turns[0].finished());
+  const std::string& told = model.requests[1].messages[2].content;
+  EXPECT_NE(told.find("your reply had no text (the reply has no text (finish_reason \"length\"))"),
+            std::string::npos)
+      << told;
+  EXPECT_NE(told.find("output token limit"), std::string::npos) << told;
+  EXPECT_EQ(judge.calls, 1);
+}
+
 // A crash at each point of a turn, then --resume: the stored trajectories equal an uninterrupted run's, a
 // finished turn is never repeated, a stored reply is judged again and not asked again.
 TEST(AgentLoop, ResumeAfterAModelFailureAsksAgain) {

@@ -434,6 +434,7 @@ TEST(LlmRetry, GivesUpAfterMaxAttempts) {
   EXPECT_EQ(server.requests().size(), 3u);
   EXPECT_NE(reply.error.find("overloaded"), std::string::npos) << reply.error;
   EXPECT_NE(reply.error.find("gave up after 3 attempts"), std::string::npos) << reply.error;
+  EXPECT_FALSE(reply.no_text) << "no answer at all";
 }
 
 TEST(LlmRetry, ConnectionRefusedIsRetried) {
@@ -488,6 +489,7 @@ TEST(LlmNoText, EachProviderReportsIt) {
     FakeServer server({}, ok_reply(c.body));
     const Reply reply = make_provider(spec_for(c.provider, server.url(c.prefix)))->complete(conversation());
     EXPECT_FALSE(reply.ok);
+    EXPECT_TRUE(reply.no_text) << "an answer, if an empty one";
     EXPECT_EQ(reply.attempts, 1);
     EXPECT_EQ(reply.http_status, 200);
     EXPECT_TRUE(reply.text.empty());
