@@ -17,14 +17,18 @@ json to_json(const llm::ModelSpec& spec) {
           {"reasoning", spec.reasoning},
           {"concurrency", spec.concurrency},
           {"timeout_s", spec.timeout_s},
-          {"max_attempts", spec.max_attempts}};
+          {"max_attempts", spec.max_attempts},
+          {"retry_base_s", spec.retry_base_s}};
 }
 
 ModelChoice choose_model(const std::string& name, const std::filesystem::path& catalogue,
-                         const std::filesystem::path& solutions_dir, const TaskRegistry& registry) {
+                         const std::filesystem::path& solutions_dir, const TaskRegistry& registry,
+                         const nlohmann::json& stored_spec) {
   ModelChoice choice;
   llm::ModelSpec spec{.name = name, .provider = "reference"};
-  if (name != "reference") {
+  if (stored_spec.is_object() && stored_spec.value("provider", "") != "reference") {
+    spec = llm::read_model_spec(stored_spec, "the run's stored model \"" + name + "\"");
+  } else if (name != "reference") {
     if (!std::filesystem::exists(catalogue))
       throw std::invalid_argument("no model catalogue at " + catalogue.string() +
                                   " (--models FILE), so no model '" + name +

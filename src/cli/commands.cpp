@@ -446,7 +446,7 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
   agent::ModelChoice model;
   try {
     model = agent::choose_model(settings.model, catalogue_path(ctx.paths, options.models),
-                                ctx.paths.solutions(), ctx.registry);
+                                ctx.paths.solutions(), ctx.registry, run_id ? settings.model_spec : nullptr);
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "ptxbench: %s\n", e.what());
     return kExitUsage;

@@ -146,6 +146,10 @@ ModelSpec read_entry(const std::string& file, size_t index, const json& entry) {
 
 }  // namespace
 
+ModelSpec read_model_spec(const json& entry, const std::string& where) {
+  return read_entry(where, 0, entry);
+}
+
 std::vector<ModelSpec> load_model_catalogue(const std::string& path) {
   std::string content;
   try {

@@ -77,6 +77,9 @@ std::vector<ModelSpec> load_model_catalogue(const std::string& path);
 // The entry called `name`; throws std::invalid_argument listing the names there are.
 const ModelSpec& find_model(const std::vector<ModelSpec>& catalogue, const std::string& name);
 
+// One catalogue entry, checked as the catalogue's are (a run's stored copy); `where` names it in errors.
+ModelSpec read_model_spec(const nlohmann::json& entry, const std::string& where);
+
 // A provider for spec.provider "openai", "anthropic" or "gemini"; throws std::invalid_argument otherwise, or
 // when the key's environment variable is named but unset.
 std::unique_ptr<Provider> make_provider(const ModelSpec& spec);

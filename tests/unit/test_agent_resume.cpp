@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "agent/models.h"
 #include "agent/summary.h"
 #include "store/store.h"
 #include "util/subprocess.h"
@@ -106,4 +107,32 @@ TEST(AgentResume, AKilledRunResumedStoresWhatAnUninterruptedOneDoes) {
   // A turn that was finished before the kill was not evaluated again: one evaluation per finished turn.
   EXPECT_EQ(b.evaluations({.run_id = 1, .limit = 1000}).size(), 16u);
   fs::remove_all(base);
+}
+
+// A resumed run calls the model its run stored, not whatever the catalogue says now (or whether it is there).
+TEST(AgentResume, TheStoredModelIsUsedWithoutTheCatalogue) {
+  setenv("PTXBENCH_TEST_RESUME_KEY", "sk-test", 1);
+  const nlohmann::json stored = {{"name", "gpt-test"},
+                                 {"provider", "openai"},
+                                 {"base_url", "http://127.0.0.1:9/v1"},
+                                 {"model_id", "gpt-test-2026-11-30"},
+                                 {"api_key_env", "PTXBENCH_TEST_RESUME_KEY"},
+                                 {"max_tokens", 1000},
+                                 {"temperature", nullptr},
+                                 {"reasoning", nullptr},
+                                 {"concurrency", 2},
+                                 {"timeout_s", 30},
+                                 {"max_attempts", 2},
+                                 {"retry_base_s", 0.5}};
+  const TaskRegistry registry;
+  const agent::ModelChoice choice = agent::choose_model(
+      "gpt-test", "/nonexistent/models.json", fs::path(PTXBENCH_SOURCE_DIR) / "solutions", registry, stored);
+  unsetenv("PTXBENCH_TEST_RESUME_KEY");
+  ASSERT_TRUE(choice.provider);
+  EXPECT_FALSE(choice.reference);
+  EXPECT_EQ(choice.spec, stored) << "stored again as it was";
+  // A new run still needs the catalogue.
+  EXPECT_THROW(agent::choose_model("gpt-test", "/nonexistent/models.json",
+                                   fs::path(PTXBENCH_SOURCE_DIR) / "solutions", registry),
+               std::invalid_argument);
 }
