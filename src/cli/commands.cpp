@@ -1,10 +1,13 @@
 #include "cli/commands.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -399,6 +402,20 @@ std::filesystem::path catalogue_path(const ProjectPaths& paths, const std::strin
   return paths.root / "models.json";
 }
 
+// One process drives a run at a time: a second --resume of it, or one while the first still runs, would ask
+// the model twice for the same turns. The lock is the kernel's (flock), so it goes with the process however
+// it ends. Returns false when another process holds it.
+bool lock_run(const ProjectPaths& paths, int64_t run_id) {
+  const std::filesystem::path file = paths.data / "runs" / fmt::format("{}.lock", run_id);
+  std::filesystem::create_directories(file.parent_path());
+  const int fd = open(file.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw std::runtime_error(fmt::format("cannot open {}: {}", file.string(), std::strerror(errno)));
+  if (flock(fd, LOCK_EX | LOCK_NB) == 0) return true;  // held, on purpose, until the process ends
+  close(fd);
+  return false;
+}
+
 int run_agent_command(const CommonOptions& common, const RunCommandOptions& options) {
   Context ctx = open_project(common);
   keep_compile_cache_within_limit(ctx.paths);
@@ -419,6 +436,11 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
     if (!run || run->kind != "agent") {
       std::fprintf(stderr, "ptxbench: no agent run %lld in %s (ptxbench results --runs lists them)\n",
                    options.resume, ctx.paths.store().string().c_str());
+      return kExitUsage;
+    }
+    if (!lock_run(ctx.paths, run_id)) {
+      std::fprintf(stderr, "ptxbench: run %lld is being driven by another ptxbench process\n",
+                   options.resume);
       return kExitUsage;
     }
     settings = agent::agent_settings_from_json(run->args);
@@ -466,6 +488,7 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
     }
     settings.model_spec = model.spec;
     run_id = agent::start_agent_run(store, settings);
+    lock_run(ctx.paths, run_id);  // new: nobody else has it
   }
 
   std::vector<std::string> devices = gpu.devices;

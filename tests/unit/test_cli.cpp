@@ -1,6 +1,10 @@
 // The ptxbench command as a user runs it: exit codes, output formats, error messages.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -97,6 +101,22 @@ TEST_F(Cli, AgentOptionsThatCannotWorkExitWithTwo) {
   EXPECT_EQ(stages.exit_code, 2);
   EXPECT_NE(stages.err.find("--stages applies to eval and run --solutions"), std::string::npos) << stages.err;
   EXPECT_EQ(ptxbench({"run", "--solutions", "--cpu-only", "--stages", "correct,speed"}).exit_code, 2);
+}
+
+// One process drives a run: a resume while another holds the run fails at once instead of asking twice.
+TEST_F(Cli, ARunDrivenElsewhereIsNotResumed) {
+  auto run = ptxbench({"run", "--cpu-only", "--tasks", kTask, "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const int64_t id = json::parse(run.out)["run_id"].get<int64_t>();
+  const fs::path lock = data_ / "runs" / (std::to_string(id) + ".lock");
+  const int fd = open(lock.c_str(), O_RDWR);
+  ASSERT_GE(fd, 0) << lock;
+  ASSERT_EQ(flock(fd, LOCK_EX | LOCK_NB), 0) << "the first run has ended and let go";
+  auto second = ptxbench({"run", "--resume", std::to_string(id)});
+  EXPECT_EQ(second.exit_code, 2);
+  EXPECT_NE(second.err.find("being driven by another ptxbench process"), std::string::npos) << second.err;
+  close(fd);
+  EXPECT_EQ(ptxbench({"run", "--resume", std::to_string(id)}).exit_code, 0);
 }
 
 TEST_F(Cli, TheDefaultRunIsTheReferenceAgentAndResultsShowIt) {
