@@ -667,7 +667,23 @@ StageResult instructions_stage(const CompileResult& compiled, const Task& task, 
                     .message = checked.message,
                     .details = to_json(checked)};
     instructions.details["ptx_counts"] = compiled.inventory.required_counts;
-    if (sass.ok()) instructions.details["static_sass"] = to_json(static_sass);
+    if (sass.ok()) {
+      instructions.details["static_sass"] = to_json(static_sass);
+    } else {
+      // Without the compiled code a launch is the submission's by its name alone, which a copied name (a
+      // library kernel's) passes: no pass on that ground.
+      const std::string problem = fmt::format(
+          "cuobjdump could not read the submission's compiled code ({}), so launches were matched by kernel "
+          "name only",
+          sass.spawn_failed ? "not found: " + tools.cuobjdump.string() : sass.describe());
+      instructions.details["static_sass_problem"] = problem;
+      if (instructions.status == StageStatus::passed) {
+        instructions.status = StageStatus::harness_error;
+        instructions.message = problem + "; " + instructions.message;
+      } else {
+        instructions.message += " (also: " + problem + ")";
+      }
+    }
     verdict.coverage = checked.coverage.coverage;
   }
   instructions.wall_s = profile.process.wall_s;

@@ -237,9 +237,11 @@ fs::path write_script(const fs::path& dir, const std::string& name, const std::s
 
 // Runs the GPU stages with the stand-ins; the runner answers every mode with `result`.
 // `tool_logs`: what the fake compute-sanitizer writes as a tool's log (by --tool name); a clean report
-// otherwise.
+// otherwise. `ncu_csv`: with it, a fake ncu writes it as its log; `compiled_kernels` are the compile stage's.
 Verdict stages_with_fake_tools(const json& result, const std::vector<std::string>& stages = {"sanitize"},
-                               const std::map<std::string, std::string>& tool_logs = {}) {
+                               const std::map<std::string, std::string>& tool_logs = {},
+                               const std::string& ncu_csv = "",
+                               std::vector<std::string> compiled_kernels = {}) {
   const fs::path dir = fs::temp_directory_path() / ("ptxbench-fake-tools-" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir / "scratch");
@@ -269,14 +271,31 @@ if [ -f "$here/$tool.log" ]; then cp "$here/$tool.log" "$log"
 else printf '========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n' > "$log"; fi
 exec "$@"
 )");
+  std::ofstream(dir / "ncu.csv") << ncu_csv;
+  const fs::path ncu = write_script(dir, "ncu", R"(#!/bin/sh
+here=$(dirname "$0")
+while [ $# -gt 1 ]; do
+  case "$1" in
+    --log-file) log="$2"; shift 2 ;;
+    --csv) shift ;;
+    --*) shift 2 ;;
+    *) break ;;
+  esac
+done
+cp "$here/ncu.csv" "$log"
+exec "$@"
+)");
   setenv("PTXBENCH_SANDBOX", "off", 1);
   CompileResult compiled;
   compiled.status = CompileResult::Status::ok;
   compiled.library = dir / "solution.so";
+  compiled.cubin = dir / "solution.cubin";
+  for (const auto& kernel : compiled_kernels) compiled.kernels.push_back({.mangled = kernel});
   GpuTools tools;
   tools.runner = runner;
   tools.compute_sanitizer = sanitizer;
-  tools.ncu = tools.cuobjdump = dir / "absent";
+  tools.ncu = ncu_csv.empty() ? dir / "absent" : ncu;
+  tools.cuobjdump = dir / "absent";
   tools.scratch = dir / "scratch";
   tools.set_all_limits(30);
   tools.stages = stages;
@@ -341,6 +360,26 @@ TEST(GpuStages, AToolThatCouldNotRunDoesNotHideAnEarlierToolsError) {
   EXPECT_EQ(sanitize.status, StageStatus::failed) << sanitize.message;
   EXPECT_NE(sanitize.message.find("memcheck: 3 error(s)"), std::string::npos) << sanitize.message;
   EXPECT_NE(sanitize.message.find("synccheck could not run"), std::string::npos) << sanitize.message;
+}
+
+// Every family executed, full coverage, but cuobjdump could not read the compiled code: the launch is the
+// submission's by its name alone, which is no ground for a pass.
+TEST(GpuStages, WithoutTheCompiledCodeTheInstructionStageDoesNotPass) {
+  const json profiled = json::parse(R"({"protocol": 1, "mode": "profile", "status": "passed",
+    "message": "profiled", "profile": {"stream_id": 13}})");
+  const std::string csv =
+      "\"ID\",\"Process ID\",\"Kernel "
+      "Name\",\"Stream\",\"sass__inst_executed_per_opcode_with_modifier_all\"\n"
+      "\"0\",\"1\",\"gemm(const __nv_bfloat16 *)\",\"13\",\"2097172 (HGMMA.64x256x16.F32.BF16: 2097152; "
+      "UTMALDG.2D: 10; SYNCS.PHASECHK.TRANS64.TRYWAIT: 10)\"\n";
+  const Verdict verdict =
+      stages_with_fake_tools(profiled, {"instructions"}, {}, csv, {"_Z4gemmPK13__nv_bfloat16"});
+  const StageResult& instructions = stage_named(verdict, "instructions");
+  EXPECT_EQ(instructions.status, StageStatus::harness_error) << instructions.message;
+  EXPECT_NE(instructions.message.find("matched by kernel name only"), std::string::npos)
+      << instructions.message;
+  EXPECT_NE(instructions.message.find("wgmma did 100.0% of the FLOPs"), std::string::npos)
+      << "what was seen is still said: " << instructions.message;
 }
 
 TEST(GpuStages, StagesNotRequestedAreSkippedAsSuch) {
