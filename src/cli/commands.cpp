@@ -606,6 +606,10 @@ int results_command(const CommonOptions& common, const ResultsCommandOptions& op
     return kExitUsage;
   }
   Store store(paths.store());
+  if (options.run && !store.run(options.run)) {
+    std::fprintf(stderr, "ptxbench: no run %lld (ptxbench results --runs lists them)\n", options.run);
+    return kExitUsage;
+  }
   if (options.id) {
     auto verdict = store.verdict(options.id);
     if (!verdict) {

@@ -331,4 +331,5 @@ TEST_F(Cli, RunStoresVerdictsThatResultsShows) {
   ASSERT_EQ(one.exit_code, 0);
   EXPECT_EQ(json::parse(one.out)["schema"], 1);
   EXPECT_EQ(ptxbench({"results", "--id", "999"}).exit_code, 2);
+  EXPECT_EQ(ptxbench({"results", "--run", "999"}).exit_code, 2);
 }
