@@ -109,7 +109,7 @@ s::Reply SolutionProcess::receive_reply(uint64_t nonce) {
   if (reply.nonce != nonce) lost("answered out of turn");
   if (!std::isfinite(reply.event_us) || !std::isfinite(reply.wall_us) || reply.event_us < 0 ||
       reply.wall_us < 0)
-    lost("sent a malformed reply (its times are not finite and positive)");
+    lost("sent a malformed reply (its times are negative or not finite)");
   // The message is the solution's text and goes into the result document: printable ASCII only.
   reply.message[sizeof(reply.message) - 1] = '\0';
   for (char* c = reply.message; *c; ++c)
