@@ -107,8 +107,8 @@ struct Reply {
   uint32_t writes_confined = 0;  // load only: the worker confined its file-system writes (Landlock)
   uint64_t value = 0;            // workspace_bytes: the size; call: the stream's id (cudaStreamGetId)
   uint64_t stream_handle = 0;
-  double event_us = 0;  // kTimed: the events' elapsed time
-  double wall_us = 0;   // the call and the stream and device synchronisation, on the worker's clock
+  double event_us = 0;     // kTimed: the events' elapsed time
+  double wall_us = 0;      // the call and the stream and device synchronisation, on the worker's clock
   char message[512] = {};  // NUL-terminated; the judge keeps printable ASCII only
 };
 

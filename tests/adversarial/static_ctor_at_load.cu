@@ -1,15 +1,15 @@
 // Trick: run code at load time, before any call: a static constructor that writes a forged "passed"
 // document to every writable pipe among fds 3..64 (the runner's result channel among them) and registers an
 // atexit handler that prints another one; the GEMM itself is a correct SIMT kernel.
-// Why it must fail: the library loads in the solution process, which holds no descriptor of the runner's result
-// channel; the only writable pipes there belong to the CUDA driver, so the forgery garbles the driver's own
-// traffic and the solution's first launch fails (runtime_error). Were the channel reachable, it would hold more
-// than one authenticated document: tampering. The atexit handler never runs (the process ends with _exit).
-// Stopped by: the process split, then the channel.
-#include <ptxbench/abi.h>
-#include <cstdlib>
+// Why it must fail: the library loads in the solution process, which holds no descriptor of the runner's
+// result channel; the only writable pipes there belong to the CUDA driver, so the forgery garbles the
+// driver's own traffic and the solution's first launch fails (runtime_error). Were the channel reachable, it
+// would hold more than one authenticated document: tampering. The atexit handler never runs (the process ends
+// with _exit). Stopped by: the process split, then the channel.
 #include <fcntl.h>
+#include <ptxbench/abi.h>
 #include <sys/stat.h>
+#include <cstdlib>
 
 // Reaches libc functions without importing them, so that the import scan cannot see them: from the address of
 // puts (an allowed import) back to libc's ELF header, then a GNU-hash lookup in its dynamic symbol table.
@@ -22,7 +22,10 @@ namespace evade {
 inline const unsigned char* libc_base() {
   uintptr_t page = reinterpret_cast<uintptr_t>(&puts) & ~uintptr_t{4095};
   for (int i = 0; i < (1 << 16); ++i, page -= 4096)
-    if (std::memcmp(reinterpret_cast<const void*>(page), "\x7f" "ELF", 4) == 0)
+    if (std::memcmp(reinterpret_cast<const void*>(page),
+                    "\x7f"
+                    "ELF",
+                    4) == 0)
       return reinterpret_cast<const unsigned char*>(page);
   return nullptr;
 }
@@ -33,20 +36,26 @@ inline void* libc_symbol(const char* name) {
   const auto* program = reinterpret_cast<const Elf64_Phdr*>(base + header->e_phoff);
   const Elf64_Dyn* dynamic = nullptr;
   for (int i = 0; i < header->e_phnum; ++i)
-    if (program[i].p_type == PT_DYNAMIC) dynamic = reinterpret_cast<const Elf64_Dyn*>(base + program[i].p_vaddr);
+    if (program[i].p_type == PT_DYNAMIC)
+      dynamic = reinterpret_cast<const Elf64_Dyn*>(base + program[i].p_vaddr);
   if (!dynamic) return nullptr;
-  auto absolute = [&](uint64_t v) { return v < reinterpret_cast<uintptr_t>(base) ? v + reinterpret_cast<uintptr_t>(base) : v; };
+  auto absolute = [&](uint64_t v) {
+    return v < reinterpret_cast<uintptr_t>(base) ? v + reinterpret_cast<uintptr_t>(base) : v;
+  };
   const Elf64_Sym* symbols = nullptr;
   const char* strings = nullptr;
   const uint32_t* gnu_hash = nullptr;
   for (; dynamic->d_tag != DT_NULL; ++dynamic) {
-    if (dynamic->d_tag == DT_SYMTAB) symbols = reinterpret_cast<const Elf64_Sym*>(absolute(dynamic->d_un.d_ptr));
+    if (dynamic->d_tag == DT_SYMTAB)
+      symbols = reinterpret_cast<const Elf64_Sym*>(absolute(dynamic->d_un.d_ptr));
     if (dynamic->d_tag == DT_STRTAB) strings = reinterpret_cast<const char*>(absolute(dynamic->d_un.d_ptr));
-    if (dynamic->d_tag == DT_GNU_HASH) gnu_hash = reinterpret_cast<const uint32_t*>(absolute(dynamic->d_un.d_ptr));
+    if (dynamic->d_tag == DT_GNU_HASH)
+      gnu_hash = reinterpret_cast<const uint32_t*>(absolute(dynamic->d_un.d_ptr));
   }
   if (!symbols || !strings || !gnu_hash) return nullptr;
   const uint32_t buckets_count = gnu_hash[0], first = gnu_hash[1], bloom_words = gnu_hash[2];
-  const uint32_t* buckets = reinterpret_cast<const uint32_t*>(reinterpret_cast<const uint64_t*>(gnu_hash + 4) + bloom_words);
+  const uint32_t* buckets =
+      reinterpret_cast<const uint32_t*>(reinterpret_cast<const uint64_t*>(gnu_hash + 4) + bloom_words);
   const uint32_t* chain = buckets + buckets_count;
   uint32_t hash = 5381;
   for (const char* c = name; *c; ++c) hash = hash * 33 + static_cast<unsigned char>(*c);
@@ -54,20 +63,24 @@ inline void* libc_symbol(const char* name) {
   if (index < first) return nullptr;
   for (;; ++index) {
     const uint32_t h = chain[index - first];
-    if ((h | 1) == (hash | 1) && std::strcmp(strings + symbols[index].st_name, name) == 0 && symbols[index].st_value)
+    if ((h | 1) == (hash | 1) && std::strcmp(strings + symbols[index].st_name, name) == 0 &&
+        symbols[index].st_value)
       return const_cast<unsigned char*>(base) + symbols[index].st_value;
     if (h & 1) return nullptr;
   }
 }
-template <typename F> F fn(const char* name) { return reinterpret_cast<F>(libc_symbol(name)); }
+template <typename F>
+F fn(const char* name) {
+  return reinterpret_cast<F>(libc_symbol(name));
+}
 }  // namespace evade
 
 // A plain SIMT GEMM (no tensor cores): 64 x 64 tile per 16 x 16 block, 4 x 4 elements per thread.
 namespace simt {
 constexpr int kTile = 64, kSlice = 16;
 template <typename Acc>
-__global__ void gemm_kernel(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int M, int N, int K,
-                            int rows_to_write) {
+__global__ void gemm_kernel(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int M, int N,
+                            int K, int rows_to_write) {
   __shared__ float a_tile[kSlice][kTile + 1];
   __shared__ float b_tile[kSlice][kTile + 1];
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * 16 + tx;
@@ -91,7 +104,8 @@ __global__ void gemm_kernel(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 4; ++j) {
       const int row = row0 + ty + 16 * i, col = col0 + tx + 16 * j;
-      if (row < M && row < rows_to_write && col < N) C[(size_t)row * N + col] = __float2bfloat16(float(acc[i][j]));
+      if (row < M && row < rows_to_write && col < N)
+        C[(size_t)row * N + col] = __float2bfloat16(float(acc[i][j]));
     }
 }
 inline int launch(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int M, int N, int K,
@@ -103,8 +117,12 @@ inline int launch(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16*
 }  // namespace simt
 
 namespace {
-const char kFake[] = R"({"protocol": 1, "mode": "check", "status": "passed", "message": "all 9 trials over 3 shape(s) passed", "shapes": []})" "\n";
-void print_fake() { std::puts(kFake); }
+const char kFake[] =
+    R"({"protocol": 1, "mode": "check", "status": "passed", "message": "all 9 trials over 3 shape(s) passed", "shapes": []})"
+    "\n";
+void print_fake() {
+  std::puts(kFake);
+}
 struct AtLoad {
   AtLoad() {
     std::atexit(print_fake);
@@ -123,7 +141,7 @@ struct AtLoad {
 } at_load;
 }  // namespace
 
-extern "C" int ptxbench_gemm_bf16(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int M, int N,
-                                  int K, cudaStream_t stream) {
+extern "C" int ptxbench_gemm_bf16(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int M,
+                                  int N, int K, cudaStream_t stream) {
   return simt::launch(A, B, C, M, N, K, stream);
 }
