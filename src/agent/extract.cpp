@@ -57,7 +57,9 @@ Extraction extract_code(const std::string& reply) {
       lines.push_back(line);
     }
   }
-  Extraction best;
+  // The last block labelled as C/C++/CUDA wins; an unlabelled one only when there is none (a trailing
+  // ``` block is as often a shell command or compiler output as the solution).
+  Extraction best, unlabelled;
   std::set<std::string> other_languages;
   int blocks = 0;
   bool empty_block = false;
@@ -74,15 +76,17 @@ Extraction extract_code(const std::string& reply) {
     if (is_code_language(open.info) && blank) {
       empty_block = true;  // an empty block is no solution; an earlier one with code still counts
     } else if (is_code_language(open.info)) {
-      best.found = true;
-      best.code = code;
-      best.language = open.info;
-      best.unterminated = end >= lines.size();
+      Extraction& slot = open.info.empty() ? unlabelled : best;
+      slot.found = true;
+      slot.code = code;
+      slot.language = open.info;
+      slot.unterminated = end >= lines.size();
     } else {
       other_languages.insert(open.info);
     }
     i = end;  // past the closing fence (or the end)
   }
+  if (!best.found && unlabelled.found) best = unlabelled;
   best.blocks = blocks;
   if (best.found) return best;
   best.problem =

@@ -15,10 +15,23 @@ TEST(AgentExtract, TakesTheOnlyBlock) {
 
 TEST(AgentExtract, TakesTheLastOfSeveralBlocks) {
   const auto e = extract_code(
-      "First try:\n```cpp\nint a;\n```\nBetter:\n```c++\nint b;\n```\nFinal:\n```\nint c;\n```\n");
+      "First try:\n```cpp\nint a;\n```\nBetter:\n```c++\nint b;\n```\nFinal:\n```cuda\nint c;\n```\n");
   ASSERT_TRUE(e.found);
   EXPECT_EQ(e.code, "int c;\n");
   EXPECT_EQ(e.blocks, 3);
+}
+
+// A trailing unlabelled block is as often a command or compiler output as code: a labelled block wins over
+// it, and it counts only when no block is labelled.
+TEST(AgentExtract, ALabelledBlockWinsOverATrailingUnlabelledOne) {
+  const auto e =
+      extract_code("```cuda\nint kernel;\n```\nBuild it with:\n```\nnvcc -arch=sm_90a k.cu\n```\n");
+  ASSERT_TRUE(e.found);
+  EXPECT_EQ(e.code, "int kernel;\n");
+  EXPECT_EQ(e.language, "cuda");
+  const auto only = extract_code("```\nint a;\n```\n```\nint b;\n```\n");
+  ASSERT_TRUE(only.found);
+  EXPECT_EQ(only.code, "int b;\n");
 }
 
 TEST(AgentExtract, IgnoresBlocksInOtherLanguages) {
