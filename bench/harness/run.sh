@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The GPU evaluation end to end on a GPU host, recorded: bench/harness.md says what it showed.
 #   bench/harness/run.sh [shipped|tests|repeat|agent|attention|attention-correct|attention-stages|anticheat|all]
+#   bench/harness/run.sh stages TASK...   (correct, instructions and time of the shipped solutions on each task)
 # attention (not part of all: about 15 minutes of GPU time) is issue 7's proof, in two halves that each fit a
 # 10-minute slot: attention-correct, the examples' correctness on every shape of every Hopper attention task and
 # the broken variants on every task they match; attention-stages, every stage of the examples on the GQA tasks
@@ -73,6 +74,16 @@ if [[ $what == attention || $what == attention-stages ]]; then
     "$bin/ptxbench" run --solutions solutions --tasks "$task" 2>&1 | tee -a "$out/attention-full.txt" || status=1
   done
   echo "attention stages run: $((SECONDS - start)) s" | tee -a "$out/attention-full.txt"
+fi
+if [[ $what == stages ]]; then
+  # The attention examples are slow (a second or more a call): a few tasks fit one 10-minute slot.
+  shift
+  for task in "$@"; do
+    start=$SECONDS
+    "$bin/ptxbench" run --solutions solutions --tasks "$task" --stages correct,instructions,time 2>&1 |
+      tee -a "$out/stages.txt" || status=1
+    echo "$task: $((SECONDS - start)) s" | tee -a "$out/stages.txt"
+  done
 fi
 if [[ $what == anticheat ]]; then
   start=$SECONDS
