@@ -706,13 +706,11 @@ int cache_command(const CommonOptions& common, const CacheCommandOptions& option
   const ProjectPaths paths = find_project(common.root, common.data);
   const std::uintmax_t limit = compile_cache_limit();
   const auto megabytes = [](std::uintmax_t bytes) { return static_cast<double>(bytes) / (1 << 20); };
-  CacheUsage usage = compile_cache_usage(paths.compile_cache());
   json doc = {{"folder", paths.compile_cache().string()}, {"limit_bytes", limit}};
   if (options.prune) {
     const CachePruning pruned = prune_compile_cache(paths.compile_cache(), limit);
     doc["removed"] = {{"entries", pruned.removed.entries}, {"bytes", pruned.removed.bytes}};
     doc["over_limit_bytes"] = pruned.over_limit_bytes;
-    usage = compile_cache_usage(paths.compile_cache());
     if (!common.json)
       std::cout << fmt::format(
           "removed {} entries ({:.1f} MB){}\n", pruned.removed.entries, megabytes(pruned.removed.bytes),
@@ -721,6 +719,7 @@ int cache_command(const CommonOptions& common, const CacheCommandOptions& option
                             megabytes(pruned.over_limit_bytes))
               : "");
   }
+  const CacheUsage usage = compile_cache_usage(paths.compile_cache());
   doc["entries"] = usage.entries;
   doc["bytes"] = usage.bytes;
   if (common.json)
