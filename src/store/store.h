@@ -54,7 +54,7 @@ struct TrajectoryRow {
   int sample = 0;  // 1-based
   std::string model;
   std::string knowledge;  // params | templates | contracts
-  std::string status;     // pending | running | solved | exhausted | unverified | error (docs/agent.md)
+  std::string status;     // pending | running | solved | unverified | finished | error (docs/agent.md)
   std::string created_at;
   std::string updated_at;
 };
