@@ -1,10 +1,10 @@
 // Trick: run the required instructions in full but throw their results away, and compute the output with FMA.
 // Each block loads one tile with TMA, waits on an mbarrier, then its first warpgroup issues as many wgmma
-// m64n16k16 as its 64x64 output tile needs (4 per 16 of K), all on that one tile, into registers nobody reads;
-// the output comes from a plain FMA loop. Correct, every family executed, wgmma "does" 100% of the FLOPs.
-// Why it must fail: the FMA arithmetic could have done all the FLOPs itself, and at most 1 - threshold may come
-// from outside the required MMA (the instruction stage's other-arithmetic rule). What a model stuck on a wrong
-// wgmma pipeline might hand in to tick the box.
+// m64n16k16 as its 64x64 output tile needs (4 per 16 of K), all on that one tile, into registers nobody
+// reads; the output comes from a plain FMA loop. Correct, every family executed, wgmma "does" 100% of the
+// FLOPs. Why it must fail: the FMA arithmetic could have done all the FLOPs itself, and at most 1 - threshold
+// may come from outside the required MMA (the instruction stage's other-arithmetic rule). What a model stuck
+// on a wrong wgmma pipeline might hand in to tick the box.
 #include <ptxbench/abi.h>
 #include <hopper.cuh>
 
@@ -15,10 +15,9 @@ namespace {
 constexpr int kTile = 64;
 constexpr int kSlice = 16;
 
-__global__ void __launch_bounds__(256) gemm_kernel(const __grid_constant__ CUtensorMap map_a,
-                                                   const __nv_bfloat16* __restrict__ A,
-                                                   const __nv_bfloat16* __restrict__ B, __nv_bfloat16* __restrict__ C,
-                                                   int M, int N, int K) {
+__global__ void __launch_bounds__(256)
+    gemm_kernel(const __grid_constant__ CUtensorMap map_a, const __nv_bfloat16* __restrict__ A,
+                const __nv_bfloat16* __restrict__ B, __nv_bfloat16* __restrict__ C, int M, int N, int K) {
   __shared__ alignas(1024) __nv_bfloat16 token_tile[kTile * kTile];
   __shared__ uint64_t token_bar;
   __shared__ float token_sink;
@@ -77,8 +76,8 @@ __global__ void __launch_bounds__(256) gemm_kernel(const __grid_constant__ CUten
 
 }  // namespace
 
-extern "C" int ptxbench_gemm_bf16(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int M, int N,
-                                  int K, cudaStream_t stream) {
+extern "C" int ptxbench_gemm_bf16(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int M,
+                                  int N, int K, cudaStream_t stream) {
   CUtensorMap map_a;
   if (make_tensor_map_2d_bf16(&map_a, A, M, K, kTile, kTile) != cudaSuccess) return 1;
   dim3 grid((N + kTile - 1) / kTile, (M + kTile - 1) / kTile);
