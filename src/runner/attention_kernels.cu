@@ -37,6 +37,15 @@ __device__ int visible_keys(const AttentionDims& s, int i) {
   if (!s.causal) return s.sk;
   return max(0, min(s.sk, i + (s.sk - s.sq) + 1));
 }
+// The row a block works on: blocks are numbered position fastest, then head, then batch.
+struct BlockRow {
+  int b, head, position;
+};
+__device__ BlockRow block_row(int positions, int heads) {
+  const int64_t block = blockIdx.x;
+  return {static_cast<int>(block / positions / heads), static_cast<int>(block / positions % heads),
+          static_cast<int>(block % positions)};
+}
 // Query rows first_query .. Sq - 1 see key j.
 __device__ int first_query(const AttentionDims& s, int j) {
   return s.causal ? max(0, j - (s.sk - s.sq)) : 0;
@@ -77,9 +86,7 @@ __global__ void __launch_bounds__(kThreads)
   float* scratch = smem;
   float* q_row = smem + 32;
   float* p = q_row + s.d;
-  const int i = static_cast<int>(blockIdx.x % s.sq);
-  const int h = static_cast<int>(blockIdx.x / s.sq % s.hq);
-  const int b = static_cast<int>(blockIdx.x / s.sq / s.hq);
+  const auto [b, h, i] = block_row(s.sq, s.hq);
   const int g = h / (s.hq / s.hkv);
   const int n = visible_keys(s, i);
   load_row(q_row, q + q_index(s, b, i, h), s.d);
@@ -119,9 +126,7 @@ __global__ void __launch_bounds__(kThreads)
   float* q_row = smem + 32;
   float* do_row = q_row + s.d;
   float* ds = do_row + s.d;
-  const int i = static_cast<int>(blockIdx.x % s.sq);
-  const int h = static_cast<int>(blockIdx.x / s.sq % s.hq);
-  const int b = static_cast<int>(blockIdx.x / s.sq / s.hq);
+  const auto [b, h, i] = block_row(s.sq, s.hq);
   const int g = h / (s.hq / s.hkv);
   const int n = visible_keys(s, i);
   const int64_t row = q_index(s, b, i, h);
@@ -160,9 +165,7 @@ __global__ void __launch_bounds__(kThreads)
   float* v_row = k_row + s.d;
   float* p = v_row + s.d;
   float* ds = p + s.sq;
-  const int j = static_cast<int>(blockIdx.x % s.sk);
-  const int g = static_cast<int>(blockIdx.x / s.sk % s.hkv);
-  const int b = static_cast<int>(blockIdx.x / s.sk / s.hkv);
+  const auto [b, g, j] = block_row(s.sk, s.hkv);
   const int group = s.hq / s.hkv;
   const int i0 = first_query(s, j);
   const int64_t row = kv_index(s, b, j, g);

@@ -2,12 +2,14 @@
 // header-only and free of CUDA, so that the CPU tests can check it.
 #pragma once
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/landlock.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <initializer_list>
 
 // Access rights newer than some systems' kernel headers (Debian 12 ships those of Linux 6.1): the values are
@@ -21,6 +23,25 @@
 #endif
 
 namespace ptxbench::runner {
+
+// How a process confined its file-system writes.
+struct Confinement {
+  bool writes_confined = false;
+  // The process's threads at that moment. Landlock binds the thread that asks and the threads it starts
+  // later, so 1 means every thread the process will have is bound.
+  uint32_t threads = 0;
+};
+
+// The threads of this process (the entries of /proc/self/task); 0 when that cannot be read.
+inline uint32_t threads_of_this_process() {
+  DIR* tasks = opendir("/proc/self/task");
+  if (tasks == nullptr) return 0;
+  uint32_t count = 0;
+  while (const dirent* entry = readdir(tasks))
+    if (entry->d_name[0] != '.') ++count;
+  closedir(tasks);
+  return count;
+}
 
 // From here on this process, and every process it starts, may create, write, truncate, rename into or remove
 // files only beneath the `writable` folders; reading is not restricted. Returns false, changing nothing, when

@@ -169,8 +169,9 @@ void run(const std::string& text, Json& result) {
   try {
     solution->open(request.device);
     if (request.mode == Mode::time) session.calibration = calibrate(*solution, request.device);
-    const bool confined = solution->load(request.library, *entry);
-    result[p::kSolutionProcess] = {{p::kWritesConfined, confined}};
+    const Confinement confined = solution->load(request.library, *entry);
+    result[p::kSolutionProcess] = {{p::kWritesConfined, confined.writes_confined},
+                                   {p::kThreadsWhenConfined, confined.threads}};
     family->bind(*solution);
     run_mode(session);
   } catch (const SolutionFault& fault) {

@@ -192,6 +192,7 @@ inline constexpr const char* kCalibration = "calibration";
 inline constexpr const char* kCalls = "calls";
 inline constexpr const char* kGapUs = "gap_us";
 inline constexpr const char* kWritesConfined = "writes_confined";
+inline constexpr const char* kThreadsWhenConfined = "threads_when_confined";
 inline constexpr const char* kOutputs = "outputs";
 inline constexpr const char* kName = "name";
 inline constexpr const char* kRows = "rows";

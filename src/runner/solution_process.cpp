@@ -152,7 +152,7 @@ CallOutcome SolutionProcess::calibrate() {
   return outcome;
 }
 
-bool SolutionProcess::load(const std::string& library, s::Entry entry) {
+Confinement SolutionProcess::load(const std::string& library, s::Entry entry) {
   s::LoadRequest request;
   request.entry = entry;
   if (library.size() >= sizeof(request.library)) throw std::runtime_error("library path too long");
@@ -165,7 +165,7 @@ bool SolutionProcess::load(const std::string& library, s::Entry entry) {
     if (error) message += std::string(": ") + cudaGetErrorName(*error) + ": " + cudaGetErrorString(*error);
     throw SolutionFault(message, "", 0, "loading the library", std::nullopt, error);
   }
-  return reply.writes_confined != 0;
+  return {.writes_confined = reply.writes_confined != 0, .threads = reply.threads_when_confined};
 }
 
 uint64_t SolutionProcess::workspace_bytes(const std::vector<int64_t>& ints) {

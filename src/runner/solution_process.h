@@ -17,6 +17,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "runner/device_buffer.h"
+#include "runner/landlock.h"
 #include "runner/solution_protocol.h"
 
 namespace ptxbench::runner {
@@ -70,9 +71,9 @@ class SolutionProcess {
   void open(int device);
   // One timed request for the worker's empty kernel, before the library is loaded (solution_protocol.h).
   CallOutcome calibrate();
-  // Loads the library in the worker. Throws SolutionFault when that fails; returns whether the worker
-  // confined its file-system writes.
-  bool load(const std::string& library, solution::Entry entry);
+  // Loads the library in the worker. Throws SolutionFault when that fails; returns how the worker confined
+  // its file-system writes.
+  Confinement load(const std::string& library, solution::Entry entry);
   // The backward's workspace size for these ints (B, Hq, Hkv, Sq, Sk, D, causal). Throws SolutionFault.
   uint64_t workspace_bytes(const std::vector<int64_t>& ints);
   // One call. Throws SolutionFault when the worker is gone or answers out of protocol; a failed call is a

@@ -103,9 +103,10 @@ struct Reply {
   uint64_t nonce = 0;  // the request's
   Phase failed = Phase::none;
   int32_t return_code = 0;
-  int32_t cuda_error = 0;        // cudaError_t
-  uint32_t writes_confined = 0;  // load only: the worker confined its file-system writes (Landlock)
-  uint64_t value = 0;            // workspace_bytes: the size; call: the stream's id (cudaStreamGetId)
+  int32_t cuda_error = 0;              // cudaError_t
+  uint32_t writes_confined = 0;        // load only: the worker confined its file-system writes (Landlock)
+  uint32_t threads_when_confined = 0;  // load only: the worker's threads then; 1 binds every later thread
+  uint64_t value = 0;                  // workspace_bytes: the size; call: the stream's id (cudaStreamGetId)
   uint64_t stream_handle = 0;
   double event_us = 0;     // kTimed: the events' elapsed time
   double wall_us = 0;      // the call and the stream and device synchronisation, on the worker's clock

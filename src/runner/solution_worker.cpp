@@ -36,7 +36,7 @@ void set_message(s::Reply& reply, const std::string& text) {
 
 class Worker {
  public:
-  explicit Worker(int socket) : socket_(socket) {}
+  Worker(int socket, Confinement confinement) : socket_(socket), confinement_(confinement) {}
 
   int serve() {
     s::OpenRequest open;
@@ -115,11 +115,8 @@ class Worker {
 
   void load(const s::LoadRequest& request, s::Reply& reply) {
     entry_kind_ = request.entry;
-    // Writes confined to /dev (the GPU's device nodes) and /tmp (the sandbox's private tmpfs): the runner's
-    // scratch folder, where the profiler and the sanitizer write their logs, becomes read-only to the
-    // solution. Once CUDA is set up (its start needs more of the file system) and before the solution's first
-    // instruction, its static constructors, runs.
-    reply.writes_confined = confine_writes_to({"/dev", "/tmp"}) ? 1 : 0;
+    reply.writes_confined = confinement_.writes_confined ? 1 : 0;
+    reply.threads_when_confined = confinement_.threads;
 
     const std::string library(request.library, strnlen(request.library, sizeof(request.library)));
     void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -299,6 +296,7 @@ class Worker {
   }
 
   int socket_;
+  Confinement confinement_;
   s::Entry entry_kind_ = s::Entry::gemm;
   void* entry_ = nullptr;
   void* workspace_entry_ = nullptr;
@@ -310,7 +308,14 @@ class Worker {
 }  // namespace
 
 int solution_worker_main(int socket) {
-  Worker worker(socket);
+  // Writes confined to /dev (the GPU's device nodes) and /tmp (the sandbox's private tmpfs): the runner's
+  // scratch folder, where the profiler and the sanitizer write their logs, becomes read-only to the solution.
+  // First of all, while this is the only thread: Landlock binds the thread that asks and the threads it
+  // starts later, so the threads CUDA starts are bound too, and no thread is left that the solution could
+  // take over to write there.
+  const uint32_t threads = threads_of_this_process();
+  const Confinement confinement{.writes_confined = confine_writes_to({"/dev", "/tmp"}), .threads = threads};
+  Worker worker(socket, confinement);
   return worker.serve();
 }
 

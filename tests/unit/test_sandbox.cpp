@@ -259,6 +259,53 @@ TEST(SolutionProcess, ConfinedWritesReachOnlyTheFoldersKept) {
   fs::remove_all(scratch);
 }
 
+// Why the solution process confines itself before CUDA starts: Landlock binds the thread that asks and the
+// threads it starts later, not the threads already running. A thread started before the confinement can still
+// write anywhere; one started after cannot. The worker therefore asks while it is its only thread
+// (`threads_when_confined` 1 in the runner's result).
+TEST(SolutionProcess, ConfinementBindsLaterThreadsButNotEarlierOnes) {
+  const fs::path kept = fresh_dir("kept-threads"), scratch = fresh_dir("scratch-threads");
+  enum : int {
+    as_documented = 0,
+    unavailable = 77,
+    not_alone = 1,
+    later_thread_wrote = 2,
+    earlier_was_bound = 3
+  };
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (ptxbench::runner::threads_of_this_process() != 1) _exit(not_alone);
+    int go[2];
+    if (pipe(go) != 0) _exit(not_alone);
+    bool earlier_wrote = false;
+    std::thread earlier([&] {
+      char byte;
+      (void)read(go[0], &byte, 1);  // writes only once the process is confined
+      earlier_wrote = static_cast<bool>(std::ofstream(scratch / "earlier"));
+    });
+    if (ptxbench::runner::threads_of_this_process() != 2) _exit(not_alone);
+    if (!ptxbench::runner::confine_writes_to({kept.c_str()})) _exit(unavailable);
+    bool later_wrote = true;
+    std::thread later([&] { later_wrote = static_cast<bool>(std::ofstream(scratch / "later")); });
+    later.join();
+    (void)write(go[1], "x", 1);
+    earlier.join();
+    if (later_wrote) _exit(later_thread_wrote);
+    _exit(earlier_wrote ? as_documented : earlier_was_bound);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == unavailable) GTEST_SKIP() << "this kernel offers no Landlock";
+  EXPECT_EQ(WEXITSTATUS(status), as_documented)
+      << "1: the child was not alone at the start, 2: a thread started after the confinement wrote outside, "
+         "3: a thread started before it was bound too";
+  EXPECT_FALSE(fs::exists(scratch / "later"));
+  fs::remove_all(kept);
+  fs::remove_all(scratch);
+}
+
 #ifdef PTXBENCH_RUNNER_BINARY
 namespace {
 

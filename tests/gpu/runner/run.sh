@@ -110,8 +110,10 @@ PY
 }
 
 # ---- check --------------------------------------------------------------------------------------------------------
+# The solution process confined its writes while it was its only thread (before CUDA started its own).
 expect correct.check correct check "$check_shapes" passed \
-  'len(r["shapes"]) == 3 and all(len(s["trials"]) == 3 and s["passed"] for s in r["shapes"])'
+  'len(r["shapes"]) == 3 and all(len(s["trials"]) == 3 and s["passed"] for s in r["shapes"])
+   and r["solution_process"] == {"writes_confined": True, "threads_when_confined": 1}'
 expect unwritten.check unwritten check "$small_shapes" failed \
   'o["mismatches"] == 2048 and o["first_mismatches"][0]["row"] == 2047 and o["first_mismatches"][0]["col"] == 0
    and o["first_mismatches"][0]["actual"] == "nan" and len(o["first_mismatches"]) == 10'
