@@ -628,6 +628,8 @@ StageResult instructions_stage(const CompileResult& compiled, const Task& task, 
                                     "none",
                                     "--profile-from-start",
                                     "off",
+                                    "--print-kernel-base",
+                                    "mangled",  // the symbols cuobjdump lists, with no spelling to reconcile
                                     "--metrics",
                                     "sass__inst_executed_per_opcode_with_modifier_all",
                                     "--print-metric-instances",

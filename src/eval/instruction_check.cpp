@@ -118,6 +118,10 @@ std::vector<std::string> opcodes_missing_from(const NcuLaunch& launch,
 // -----------------------------------------------------------------------------------------------------------
 
 bool same_kernel(const std::string& ncu_name_as_printed, const std::string& compiled_name) {
+  // The instruction stage asks ncu for mangled names: then the symbols either are the same or differ.
+  if (ncu_name_as_printed == compiled_name) return true;
+  if (ncu_name_as_printed.starts_with("_Z") && compiled_name.starts_with("_Z")) return false;
+  // A demangled name from ncu (older reports): compared by spelling.
   // ncu prints an anonymous namespace as "<unnamed>", the C++ demangler as "(anonymous namespace)".
   auto ncu_spelling = [](std::string name) {
     for (size_t at; (at = name.find("(anonymous namespace)")) != std::string::npos;)
@@ -286,7 +290,7 @@ InstructionCheck check_instructions(const NcuReport& report, const Task& task, c
   }
   for (auto& launch : check.launches) {
     launch.on_solution_stream = !check.solution_stream || launch.stream == *check.solution_stream;
-    const std::string label = fmt::format("{} (stream {})", launch.kernel, launch.stream);
+    const std::string label = fmt::format("{} (stream {})", demangle(launch.kernel), launch.stream);
     if (!launch.from_submission)
       check.foreign_kernels.push_back(label);
     else if (!launch.on_solution_stream)
@@ -396,7 +400,7 @@ InstructionCheck check_instructions(const NcuReport& report, const Task& task, c
         failures.push_back(
             fmt::format("{} executed instructions its compiled code lacks ({}): it is not the "
                         "submission's kernel",
-                        launch.kernel, join(launch.opcodes_not_in_compiled_code, ", ")));
+                        demangle(launch.kernel), join(launch.opcodes_not_in_compiled_code, ", ")));
     if (!check.off_stream_kernels.empty())
       failures.push_back(
           fmt::format("work launched on a stream other than the solution's (stream {}): {}; all GPU "

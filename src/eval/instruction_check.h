@@ -8,8 +8,10 @@
 // - Only launches of kernels built from the submission count toward the families and the coverage. A library
 //   kernel (cuBLAS' nvjet_sm90_..., which executes HGMMA, UTMALDG and SYNCS itself) would otherwise pass.
 // - A kernel is "from the submission" when its name matches a kernel of the compile stage (ptxas report or
-//   cuobjdump): same demangled signature, spaces ignored, or, where the two demanglers differ, the same
-//   qualified name without template arguments and parameters. A name can be copied (an extern "C" kernel
+//   cuobjdump). The stage asks ncu for mangled names, which match exactly or not at all (ncu's demangled
+//   names were seen without their namespace on the H200). A demangled name from ncu is matched by its
+//   signature, spaces ignored, or, where the two demanglers differ, by the qualified name without template
+//   arguments and parameters. A name can be copied (an extern "C" kernel
 //   named like a cuBLAS kernel), so when the submission's static SASS is given each launch must also have
 //   executed only opcodes present in its compiled code: every function its name matches (template instances
 //   can share a name once the spellings differ) and the device functions the kernels call; a launch that ran
@@ -18,9 +20,9 @@
 //   Stream). Without it, the stream with most launches of submission kernels is taken. The ABI puts all GPU
 //   work on that stream: a launch on another stream escapes the timing, so it fails the stage.
 // - The required MMA must do the math, not merely run: the arithmetic other instructions could have done
-// (FFMA
-//   and friends at 32 lanes, mma.sync at its shape) may cover at most 1 - threshold of the task's FLOPs, so a
-//   full set of wgmma whose results are thrown away, with the output computed by FMA or mma.sync, fails.
+//   (FFMA and friends at 32 lanes, mma.sync at its shape) may cover at most 1 - threshold of the task's
+//   FLOPs, so a full set of wgmma whose results are thrown away, with the output computed by FMA or mma.sync,
+//   fails.
 // - Counts are warp-level. One wgmma (HGMMA/QGMMA/IGMMA/BGMMA) is issued by the 4 warps of a warpgroup and
 //   counted 4 times: it does 2*M*N*K FLOPs, read from the `64xNxK` part of the opcode, per 4 counts. mma.sync
 //   (HMMA/IMMA .16816 and friends) is per warp. Opcodes whose shape is not in the name (Blackwell UTCHMMA)

@@ -25,7 +25,8 @@ struct Dim3 {
 // One profiled kernel launch (one CSV row).
 struct NcuLaunch {
   int id = 0;               // ncu's ID: the order of the profiled launches, from 0
-  std::string kernel_name;  // demangled as ncu prints it: "void mine::scale_kernel<4>(float *, int)"
+  std::string kernel_name;  // as ncu prints it: mangled when asked (--print-kernel-base mangled), else
+                            // demangled, "void mine::scale_kernel<4>(float *, int)"
   int64_t stream_id = -1;   // ncu's Stream column; equals cudaStreamGetId() of the launch's stream
   Dim3 grid;
   Dim3 block;

@@ -106,6 +106,14 @@ TEST(KernelNames, NcuAndCompilerSpellingsMatch) {
   EXPECT_FALSE(ptxbench::same_kernel("mbar_kernel(int *)", "_Z12wgmma_kernelPfi"));
   EXPECT_FALSE(
       ptxbench::same_kernel("other::scale_kernel<4>(float *, int)", "_ZN4mine12scale_kernelILi4EEEvPfi"));
+  // Mangled names (the instruction stage asks ncu for them) match exactly or not at all: another instance of
+  // a template is another kernel.
+  EXPECT_TRUE(ptxbench::same_kernel("_ZN4simt11gemm_kernelIfEEvPK13__nv_bfloat16S3_PS1_iiii",
+                                    "_ZN4simt11gemm_kernelIfEEvPK13__nv_bfloat16S3_PS1_iiii"));
+  EXPECT_FALSE(ptxbench::same_kernel("_ZN4simt11gemm_kernelIdEEvPK13__nv_bfloat16S3_PS1_iiii",
+                                     "_ZN4simt11gemm_kernelIfEEvPK13__nv_bfloat16S3_PS1_iiii"));
+  EXPECT_FALSE(ptxbench::same_kernel("_Z11gemm_kernelIfEvPK13__nv_bfloat16S2_PS0_iiii",
+                                     "_ZN4simt11gemm_kernelIfEEvPK13__nv_bfloat16S3_PS1_iiii"));
   EXPECT_EQ(demangle("_Z11mbar_kernelPi"), "mbar_kernel(int*)");
   EXPECT_EQ(demangle("plain_c_kernel"), "plain_c_kernel");
 }

@@ -233,15 +233,24 @@ TEST(SolutionProcess, ConfinedWritesReachOnlyTheFoldersKept) {
     wrote_outside = 1,
     truncated = 2,
     cannot_write_kept = 3,
-    cannot_read = 4
+    cannot_read = 4,
+    wrote_through_proc = 5
   };
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    if (!ptxbench::runner::confine_writes_to({kept.c_str()})) _exit(unavailable);
+    // The solution process keeps its own /proc/PID writable: the paths that lead out of it (its root, its
+    // descriptors) are checked where they resolve.
+    const int log = open((scratch / "ncu.csv").c_str(), O_RDONLY);
+    if (!ptxbench::runner::confine_writes_to({kept.c_str(), "/proc/self"})) _exit(unavailable);
     if (std::ofstream(scratch / "planted")) _exit(wrote_outside);
     if (truncate((scratch / "ncu.csv").c_str(), 0) == 0) _exit(truncated);
-    if (!(std::ofstream(kept / "allowed") << "x")) _exit(cannot_write_kept);
+    if (std::ofstream(fs::path("/proc/self/root") / fs::absolute(scratch).relative_path() / "planted"))
+      _exit(wrote_through_proc);
+    if (open(("/proc/self/fd/" + std::to_string(log)).c_str(), O_WRONLY | O_TRUNC) >= 0)
+      _exit(wrote_through_proc);
+    if (!(std::ofstream(kept / "allowed") << "x") || !(std::ofstream("/proc/self/comm") << "confined"))
+      _exit(cannot_write_kept);
     if (!std::ifstream(scratch / "ncu.csv")) _exit(cannot_read);
     _exit(confined);
   }
@@ -250,8 +259,8 @@ TEST(SolutionProcess, ConfinedWritesReachOnlyTheFoldersKept) {
   ASSERT_TRUE(WIFEXITED(status));
   if (WEXITSTATUS(status) == unavailable) GTEST_SKIP() << "this kernel offers no Landlock";
   EXPECT_EQ(WEXITSTATUS(status), confined)
-      << "1: wrote outside, 2: truncated the log, 3: could not write the "
-         "kept folder, 4: could not read";
+      << "1: wrote outside, 2: truncated the log, 3: could not write the kept folders, 4: could not read, 5: "
+         "wrote through /proc/self";
   EXPECT_FALSE(fs::exists(scratch / "planted"));
   EXPECT_EQ(read_file(scratch / "ncu.csv"), "the tool's log\n");
   EXPECT_TRUE(fs::exists(kept / "allowed"));
