@@ -45,15 +45,22 @@ struct Usage {
   int64_t input_tokens = 0;
   int64_t output_tokens = 0;     // including reasoning tokens
   int64_t reasoning_tokens = 0;  // where the provider reports them
+
+  Usage& operator+=(const Usage& other) {
+    input_tokens += other.input_tokens;
+    output_tokens += other.output_tokens;
+    reasoning_tokens += other.reasoning_tokens;
+    return *this;
+  }
 };
 
 struct Reply {
   bool ok = false;
   std::string text;           // the assistant's answer (reasoning text, if any, is not included)
   std::string finish_reason;  // as the provider says: "stop", "length", "end_turn", "MAX_TOKENS", ...
-  Usage usage;
-  std::string error;    // when !ok: what went wrong, for people
-  int http_status = 0;  // of the last attempt
+  Usage usage;                // summed over the attempts: a retried reply may have been billed too
+  std::string error;          // when !ok: what went wrong, for people
+  int http_status = 0;        // of the last attempt
   int attempts = 0;
   double latency_s = 0;         // all attempts, waits included
   nlohmann::json request_body;  // as sent (the last attempt), without headers: no key

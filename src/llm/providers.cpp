@@ -132,12 +132,12 @@ class HttpProvider final : public Provider {
       reply.http_status = http.status;
       reply.response_body = http.body;
       Outcome outcome = judge(http, parse_);
+      reply.usage += outcome.reply.usage;
 
       if (outcome.kind != Outcome::kRetry || attempt == max_attempts) {
         reply.ok = outcome.kind == Outcome::kDone;
         reply.text = std::move(outcome.reply.text);
         reply.finish_reason = std::move(outcome.reply.finish_reason);
-        reply.usage = outcome.reply.usage;
         reply.no_text = outcome.no_text;
         if (!reply.ok) {
           reply.error = "model " + spec_.name + ": " + outcome.error;

@@ -360,6 +360,19 @@ TEST(LlmRetry, MalformedJsonThenSuccess) {
   EXPECT_EQ(reply.text, "done");
 }
 
+TEST(LlmRetry, TheUsageOfARetriedReplyIsCounted) {
+  // OpenRouter answers HTTP 200 with the upstream's error, and may bill the tokens it spent.
+  const std::string upstream_failed =
+      R"({"error":{"code":502,"message":"upstream died"},"usage":{"prompt_tokens":120,"completion_tokens":30}})";
+  FakeServer server({ok_reply(upstream_failed), ok_reply(openai_ok("done"))});
+  const Reply reply = make_provider(spec_for("openai", server.url("/v1")))->complete(conversation());
+  ASSERT_TRUE(reply.ok) << reply.error;
+  EXPECT_EQ(reply.attempts, 2);
+  EXPECT_EQ(reply.usage.input_tokens, 240);
+  EXPECT_EQ(reply.usage.output_tokens, 930);
+  EXPECT_EQ(reply.usage.reasoning_tokens, 700);
+}
+
 TEST(LlmRetry, TruncatedReplyThenSuccess) {
   Scripted cut{200, openai_ok("a long answer that the connection cuts short")};
   cut.truncate = true;
