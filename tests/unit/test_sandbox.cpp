@@ -220,10 +220,20 @@ TEST(ResultChannel, TheRunnerTagsItsResultInsideTheSandbox) {
 }
 #endif
 
-// The solution process confines its writes before the library loads (runner/landlock.h): afterwards it cannot
+// Runs `body` in a forked child, which keeps a confinement to itself, and returns its exit status (-1 when it
+// did not exit).
+template <typename Body>
+int exit_status_of_child(Body body) {
+  const pid_t child = fork();
+  if (child == 0) _exit(body());
+  int status = 0;
+  if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
+}
+
+// The solution process confines its writes before CUDA starts (runner/landlock.h): afterwards it cannot
 // create or truncate a file outside the folders it keeps (the runner's scratch folder with the tools' logs
-// among them), while reading stays possible. Checked in a forked child, which keeps the confinement to
-// itself.
+// among them), while reading stays possible.
 TEST(SolutionProcess, ConfinedWritesReachOnlyTheFoldersKept) {
   const fs::path kept = fresh_dir("kept"), scratch = fresh_dir("scratch-logs");
   std::ofstream(scratch / "ncu.csv") << "the tool's log\n";
@@ -236,29 +246,24 @@ TEST(SolutionProcess, ConfinedWritesReachOnlyTheFoldersKept) {
     cannot_read = 4,
     wrote_through_proc = 5
   };
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
+  const int status = exit_status_of_child([&] {
     // The solution process keeps its own /proc/PID writable: the paths that lead out of it (its root, its
     // descriptors) are checked where they resolve.
     const int log = open((scratch / "ncu.csv").c_str(), O_RDONLY);
-    if (!ptxbench::runner::confine_writes_to({kept.c_str(), "/proc/self"})) _exit(unavailable);
-    if (std::ofstream(scratch / "planted")) _exit(wrote_outside);
-    if (truncate((scratch / "ncu.csv").c_str(), 0) == 0) _exit(truncated);
+    if (!ptxbench::runner::confine_writes_to({kept.c_str(), "/proc/self"})) return unavailable;
+    if (std::ofstream(scratch / "planted")) return wrote_outside;
+    if (truncate((scratch / "ncu.csv").c_str(), 0) == 0) return truncated;
     if (std::ofstream(fs::path("/proc/self/root") / fs::absolute(scratch).relative_path() / "planted"))
-      _exit(wrote_through_proc);
+      return wrote_through_proc;
     if (open(("/proc/self/fd/" + std::to_string(log)).c_str(), O_WRONLY | O_TRUNC) >= 0)
-      _exit(wrote_through_proc);
+      return wrote_through_proc;
     if (!(std::ofstream(kept / "allowed") << "x") || !(std::ofstream("/proc/self/comm") << "confined"))
-      _exit(cannot_write_kept);
-    if (!std::ifstream(scratch / "ncu.csv")) _exit(cannot_read);
-    _exit(confined);
-  }
-  int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status));
-  if (WEXITSTATUS(status) == unavailable) GTEST_SKIP() << "this kernel offers no Landlock";
-  EXPECT_EQ(WEXITSTATUS(status), confined)
+      return cannot_write_kept;
+    if (!std::ifstream(scratch / "ncu.csv")) return cannot_read;
+    return confined;
+  });
+  if (status == unavailable) GTEST_SKIP() << "this kernel offers no Landlock";
+  EXPECT_EQ(status, confined)
       << "1: wrote outside, 2: truncated the log, 3: could not write the kept folders, 4: could not read, 5: "
          "wrote through /proc/self";
   EXPECT_FALSE(fs::exists(scratch / "planted"));
@@ -281,18 +286,17 @@ TEST(SolutionProcess, ConfinementBindsLaterThreadsButNotEarlierOnes) {
     later_thread_wrote = 2,
     earlier_was_bound = 3
   };
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    if (ptxbench::runner::threads_of_this_process() != 1) _exit(not_alone);
+  const int status = exit_status_of_child([&] {
+    if (ptxbench::runner::threads_of_this_process() != 1) return not_alone;
     int go[2];
-    if (pipe(go) != 0) _exit(not_alone);
+    if (pipe(go) != 0) return not_alone;
     bool earlier_wrote = false;
     std::thread earlier([&] {
       char byte;
       (void)read(go[0], &byte, 1);  // writes only once the process is confined
       earlier_wrote = static_cast<bool>(std::ofstream(scratch / "earlier"));
     });
+    // _exit while `earlier` waits: returning would destroy a joinable thread.
     if (ptxbench::runner::threads_of_this_process() != 2) _exit(not_alone);
     if (!ptxbench::runner::confine_writes_to({kept.c_str()})) _exit(unavailable);
     bool later_wrote = true;
@@ -300,14 +304,11 @@ TEST(SolutionProcess, ConfinementBindsLaterThreadsButNotEarlierOnes) {
     later.join();
     (void)write(go[1], "x", 1);
     earlier.join();
-    if (later_wrote) _exit(later_thread_wrote);
-    _exit(earlier_wrote ? as_documented : earlier_was_bound);
-  }
-  int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status));
-  if (WEXITSTATUS(status) == unavailable) GTEST_SKIP() << "this kernel offers no Landlock";
-  EXPECT_EQ(WEXITSTATUS(status), as_documented)
+    if (later_wrote) return later_thread_wrote;
+    return earlier_wrote ? as_documented : earlier_was_bound;
+  });
+  if (status == unavailable) GTEST_SKIP() << "this kernel offers no Landlock";
+  EXPECT_EQ(status, as_documented)
       << "1: the child was not alone at the start, 2: a thread started after the confinement wrote outside, "
          "3: a thread started before it was bound too";
   EXPECT_FALSE(fs::exists(scratch / "later"));
