@@ -11,11 +11,11 @@
 //   cuobjdump). The stage asks ncu for mangled names, which match exactly or not at all (ncu's demangled
 //   names were seen without their namespace on the H200). A demangled name from ncu is matched by its
 //   signature, spaces ignored, or, where the two demanglers differ, by the qualified name without template
-//   arguments and parameters. A name can be copied (an extern "C" kernel
-//   named like a cuBLAS kernel), so when the submission's static SASS is given each launch must also have
-//   executed only opcodes present in its compiled code: every function its name matches (template instances
-//   can share a name once the spellings differ) and the device functions the kernels call; a launch that ran
-//   other opcodes is not the submission's kernel.
+//   arguments and parameters. A name can be copied (an extern "C" kernel named like a cuBLAS kernel), so
+//   when the submission's static SASS is given each launch must also have executed only opcodes present in
+//   its compiled code: every function its name matches (template instances can share a name once the
+//   spellings differ) and the device functions the kernels call; a launch that ran other opcodes is not
+//   the submission's kernel.
 // - The solution's stream is the one the harness passed (its cudaStreamGetId, which is what ncu prints as
 //   Stream). Without it, the stream with most launches of submission kernels is taken. The ABI puts all GPU
 //   work on that stream: a launch on another stream escapes the timing, so it fails the stage.
