@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "eval/instruction_check.h"
+#include "eval/launch_binding.h"
 #include "eval/ncu_report.h"
 #include "eval/sandbox.h"
 #include "eval/sanitizer_report.h"
@@ -528,8 +529,42 @@ fs::path find_runner() {
 }
 
 namespace {
-StageResult instructions_stage(const CompileResult& compiled, const Task& task, const GpuTools& tools,
-                               const SandboxSetup& sandbox, Verdict& verdict);
+
+// The instruction stage and the profiled call's launches, which bind_proof holds the other stages' calls to.
+struct Proof {
+  StageResult stage;
+  std::optional<NcuReport> profiled;  // when ncu's report was read
+};
+
+Proof instructions_stage(const CompileResult& compiled, const Task& task, const GpuTools& tools,
+                         const SandboxSetup& sandbox, Verdict& verdict);
+
+// The launches the runner recorded for a stage's calls (launch_log.h), when it ran them.
+void add_launches(std::vector<std::pair<std::string, json>>& logs, const std::string& stage,
+                  const std::optional<json>& result) {
+  if (result && result->contains(proto::kLaunches)) logs.emplace_back(stage, (*result)[proto::kLaunches]);
+}
+
+// Holds the calls the correct and time stages made to the profiled call's launches and counts
+// (launch_binding.h): a proof that does not cover them fails the instruction stage; one that cannot be bound
+// (a recorder was unavailable) is a harness error, never a pass. Returns false when it could not be bound.
+bool bind_proof(StageResult& instructions, const NcuReport& profiled,
+                const std::vector<std::pair<std::string, json>>& logs) {
+  if (logs.empty()) return true;
+  const LaunchBinding binding = bind_launches(profiled, logs);
+  if (!instructions.details.is_object()) instructions.details = json::object();
+  instructions.details["binding"] = binding.details;
+  instructions.details["binding"]["status"] = to_string(binding.status);
+  if (binding.status == StageStatus::passed) return true;
+  if (instructions.status == StageStatus::passed) {
+    instructions.status = binding.status;
+    instructions.message = binding.message;
+  } else {
+    instructions.message += " (also: " + binding.message + ")";
+  }
+  return false;
+}
+
 }  // namespace
 
 void run_gpu_stages(const CompileResult& compiled, const Task& task, const GpuTools& tools,
@@ -579,28 +614,44 @@ void run_gpu_stages(const CompileResult& compiled, const Task& task, const GpuTo
   if (stop_after_timeout(verdict.stages.back(), {"correct", "instructions", "time"})) return;
 
   StageResult correct = not_requested("correct");
+  std::vector<std::pair<std::string, json>> launches;  // each stage's calls, for bind_proof
   if (tools.wants("correct")) {
     RunnerCall check = call_runner(tools, sandbox, request_for(task, compiled, proto::kModeCheck, tools), {},
                                    tools.correct_limit_s);
     correct = check.result ? correct_stage_from(*check.result, task)
                            : process_failure("correct", check, tools.correct_limit_s);
     correct.wall_s = check.process.wall_s;
+    if (correct.status == StageStatus::passed) add_launches(launches, "correct", check.result);
   }
   push(correct);
   if (stop_after_timeout(correct, {"instructions", "time"})) return;
-  if (tools.wants("instructions"))
-    push(instructions_stage(compiled, task, tools, sandbox, verdict));
-  else
+  std::optional<Proof> proof;
+  if (tools.wants("instructions")) {
+    proof = instructions_stage(compiled, task, tools, sandbox, verdict);
+    push(proof->stage);
+  } else {
     push(not_requested("instructions"));
+  }
+  const size_t instructions_index = verdict.stages.size() - 1;
+  // The proof is bound once the calls it must cover have run, whichever way the time stage ends.
+  const auto bind = [&] {
+    // A coverage measured on code that was not the timed code describes nothing the verdict stands for.
+    if (proof && proof->profiled &&
+        !bind_proof(verdict.stages[instructions_index], *proof->profiled, launches))
+      verdict.coverage.reset();
+  };
 
-  if (!tools.wants("time")) return push(not_requested("time"));
+  if (!tools.wants("time")) {
+    push(not_requested("time"));
+    return bind();
+  }
   if (correct.status != StageStatus::passed) {
     verdict.stages.push_back({.name = "time",
                               .status = StageStatus::skipped,
                               .message = tools.wants("correct")
                                              ? "the solution is not correct: its speed is not measured"
                                              : "not run: the time stage needs the correct stage (--stages)"});
-    return;
+    return bind();
   }
   RunnerCall timed = call_runner(tools, sandbox, request_for(task, compiled, proto::kModeTime, tools), {},
                                  tools.time_limit_s);
@@ -609,46 +660,60 @@ void run_gpu_stages(const CompileResult& compiled, const Task& task, const GpuTo
   StageResult time = timed.result ? time_stage_from(*timed.result, task)
                                   : process_failure("time", timed, tools.time_limit_s);
   time.wall_s = timed.process.wall_s + baseline_s;
+  if (time.status == StageStatus::passed) add_launches(launches, "time", timed.result);
   if (time.status == StageStatus::passed && time.details.value(proto::kSpeedup, json()).is_number())
     verdict.speedup = time.details[proto::kSpeedup].get<double>();
   push(time);
+  bind();
 }
 
 namespace {
 
 // Instructions: one profiled call under Nsight Compute, and the static SASS beside it.
-StageResult instructions_stage(const CompileResult& compiled, const Task& task, const GpuTools& tools,
-                               const SandboxSetup& sandbox, Verdict& verdict) {
+Proof instructions_stage(const CompileResult& compiled, const Task& task, const GpuTools& tools,
+                         const SandboxSetup& sandbox, Verdict& verdict) {
   const std::string ncu_log = "ncu.csv";
   auto ncu = [&](const fs::path& dir) {
-    return std::vector<std::string>{tools.ncu.string(),
-                                    "--target-processes",
-                                    "all",  // the solution runs in a child of the runner
-                                    "--clock-control",
-                                    "none",
-                                    "--profile-from-start",
-                                    "off",
-                                    "--print-kernel-base",
-                                    "mangled",  // the symbols cuobjdump lists, with no spelling to reconcile
-                                    "--metrics",
-                                    "sass__inst_executed_per_opcode_with_modifier_all",
-                                    "--print-metric-instances",
-                                    "details",
-                                    "--csv",
-                                    "--page",
-                                    "raw",
-                                    "--log-file",
-                                    (dir / ncu_log).string()};
+    return std::vector<std::string>{
+        tools.ncu.string(),
+        "--target-processes",
+        "all",  // the solution runs in a child of the runner
+        "--clock-control",
+        "none",
+        "--profile-from-start",
+        "off",
+        "--print-kernel-base",
+        "mangled",  // the symbols cuobjdump lists, with no spelling to reconcile
+        "--metrics",
+        std::string("sass__inst_executed_per_opcode_with_modifier_all,") + kLaunchMetrics,
+        "--print-metric-instances",
+        "details",
+        "--csv",
+        "--page",
+        "raw",
+        "--log-file",
+        (dir / ncu_log).string()};
   };
   RunnerCall profile = call_runner(tools, sandbox, request_for(task, compiled, proto::kModeProfile, tools),
                                    ncu, tools.profile_limit_s, ncu_log, /*profiling=*/true);
   StageResult instructions;
+  std::optional<NcuReport> profiled;
   if (!profile.result) {
     instructions = process_failure("instructions", profile, tools.profile_limit_s);
   } else if (status_of(*profile.result) == StageStatus::runtime_error) {
     instructions = {.name = "instructions",
                     .status = StageStatus::runtime_error,
                     .message = runtime_error_text(*profile.result)};
+  } else if (status_of(*profile.result) == StageStatus::failed) {
+    // The proof must be made on code that computes the task: a wrong profiled output voids it.
+    const json trial = profile.result->value(proto::kProfile, json::object()).value(proto::kTrial, json());
+    instructions = {.name = "instructions",
+                    .status = StageStatus::failed,
+                    .message = "the profiled call's output was wrong, so its instructions prove nothing: " +
+                               describe_failed_trial({{proto::kLabel, task.main_shape.label},
+                                                      {proto::kTrialList, json::array({trial})}},
+                                                     task),
+                    .details = {{"profiled_trial", trial}}};
   } else {
     InstructionCheckInput input;
     for (const auto& k : compiled.kernels) input.submission_kernels.push_back(k.mangled);
@@ -662,8 +727,8 @@ StageResult instructions_stage(const CompileResult& compiled, const Task& task, 
       static_sass = parse_cuobjdump_sass(sass.out);
       input.static_sass = &static_sass;
     }
-    const InstructionCheck checked =
-        check_instructions(parse_ncu_report(profile.tool_log), task, task.main_shape, input);
+    profiled = parse_ncu_report(profile.tool_log);
+    const InstructionCheck checked = check_instructions(*profiled, task, task.main_shape, input);
     instructions = {.name = "instructions",
                     .status = checked.status,
                     .message = checked.message,
@@ -689,7 +754,7 @@ StageResult instructions_stage(const CompileResult& compiled, const Task& task, 
     verdict.coverage = checked.coverage.coverage;
   }
   instructions.wall_s = profile.process.wall_s;
-  return instructions;
+  return {.stage = std::move(instructions), .profiled = std::move(profiled)};
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <optional>
 #include <sstream>
 
@@ -79,6 +81,27 @@ LineKind classify(std::string_view line, std::string_view& text_after_tag) {
 }
 
 }  // namespace
+
+bool parse_decimal(std::string_view text, double& value) {
+  text = trim(text);
+  std::string digits;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == ',' && i > 0 && i + 1 < text.size()) continue;  // a thousands separator
+    digits += text[i];
+  }
+  char* end = nullptr;
+  value = std::strtod(digits.c_str(), &end);
+  return !digits.empty() && end == digits.c_str() + digits.size() && std::isfinite(value);
+}
+
+// ncu's unit of a time column (the units row) in nanoseconds.
+static double nanoseconds_per(std::string_view unit) {
+  unit = trim(unit);
+  if (unit == "usecond") return 1e3;
+  if (unit == "msecond") return 1e6;
+  if (unit == "second") return 1e9;
+  return 1;  // "nsecond", ncu's base unit
+}
 
 bool parse_count(std::string_view text, int64_t& value) {
   text = trim(text);
@@ -258,6 +281,14 @@ NcuReport parse_ncu_report(const std::string& output) {
       break;
     }
   }
+  const auto cluster_columns = std::array{column("launch__cluster_dim_x"), column("launch__cluster_dim_y"),
+                                          column("launch__cluster_dim_z")};
+  const auto dynamic_shared_column = column("launch__shared_mem_per_block_dynamic");
+  const auto duration_column = column("gpu__time_duration.sum");
+  // The units row follows the header: a duration's unit is ncu's to choose unless --print-units base.
+  double duration_scale_ns = 1;
+  if (duration_column && records.size() > 1 && records[1].size() == header.size())
+    duration_scale_ns = nanoseconds_per(records[1][*duration_column]);
   if (!name_column) report.errors.push_back("the ncu table has no \"Kernel Name\" column");
   if (!opcode_column)
     report.errors.push_back("the ncu table has no per-opcode column (sass__inst_executed_per_opcode...)");
@@ -280,6 +311,17 @@ NcuReport parse_ncu_report(const std::string& output) {
       if (auto grid = parse_dim3(cells[*grid_column])) launch.grid = *grid;
     if (block_column)
       if (auto block = parse_dim3(cells[*block_column])) launch.block = *block;
+    if (cluster_columns[0] && cluster_columns[1] && cluster_columns[2]) {
+      Dim3 cluster;
+      if (parse_count(cells[*cluster_columns[0]], cluster.x) &&
+          parse_count(cells[*cluster_columns[1]], cluster.y) &&
+          parse_count(cells[*cluster_columns[2]], cluster.z))
+        launch.cluster = cluster;
+    }
+    if (int64_t bytes = 0; dynamic_shared_column && parse_count(cells[*dynamic_shared_column], bytes))
+      launch.dynamic_shared_bytes = bytes;
+    if (double duration = 0; duration_column && parse_decimal(cells[*duration_column], duration))
+      launch.duration_ns = duration * duration_scale_ns;
     if (opcode_column &&
         !parse_instanced_counts(cells[*opcode_column], launch.instructions_executed, launch.opcodes)) {
       report.errors.push_back(fmt::format("cannot read the {} cell of launch {} ({}): '{}'",
@@ -293,13 +335,17 @@ NcuReport parse_ncu_report(const std::string& output) {
 }
 
 json to_json(const NcuLaunch& launch) {
-  return json{{"id", launch.id},
-              {"kernel", launch.kernel_name},
-              {"stream", launch.stream_id},
-              {"grid", {launch.grid.x, launch.grid.y, launch.grid.z}},
-              {"block", {launch.block.x, launch.block.y, launch.block.z}},
-              {"instructions", launch.instructions_executed},
-              {"opcodes", launch.opcodes}};
+  return json{
+      {"id", launch.id},
+      {"kernel", launch.kernel_name},
+      {"stream", launch.stream_id},
+      {"grid", {launch.grid.x, launch.grid.y, launch.grid.z}},
+      {"block", {launch.block.x, launch.block.y, launch.block.z}},
+      {"cluster", launch.cluster ? json{launch.cluster->x, launch.cluster->y, launch.cluster->z} : json()},
+      {"dynamic_shared_bytes", launch.dynamic_shared_bytes ? json(*launch.dynamic_shared_bytes) : json()},
+      {"duration_us", launch.duration_ns ? json(*launch.duration_ns * 1e-3) : json()},
+      {"instructions", launch.instructions_executed},
+      {"opcodes", launch.opcodes}};
 }
 
 json to_json(const NcuReport& report) {

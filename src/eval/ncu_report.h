@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,12 @@ struct NcuLaunch {
   int64_t stream_id = -1;   // ncu's Stream column; equals cudaStreamGetId() of the launch's stream
   Dim3 grid;
   Dim3 block;
+  // With the launch metrics asked for (kLaunchMetrics): the cluster shape ((0,0,0) without clusters), the
+  // dynamic shared memory in bytes and the kernel's duration in nanoseconds, measured by ncu in a pass of its
+  // own. Absent when the table lacks the column.
+  std::optional<Dim3> cluster;
+  std::optional<int64_t> dynamic_shared_bytes;
+  std::optional<double> duration_ns;
   int64_t instructions_executed = 0;       // the per-opcode cell's total, warp-level
   std::map<std::string, int64_t> opcodes;  // opcode (with modifiers when available) -> warp-level count
 };
@@ -45,6 +52,12 @@ struct NcuReport {
   std::vector<std::string> program_output;  // the profiled program's own lines, before the table
 };
 
+// The metrics beside the per-opcode counts that describe each launch, for binding the proof to the launches
+// of unprofiled calls (launch_binding.h).
+inline constexpr const char* kLaunchMetrics =
+    "launch__cluster_dim_x,launch__cluster_dim_y,launch__cluster_dim_z,launch__shared_mem_per_block_dynamic,"
+    "gpu__time_duration.sum";
+
 // Entry: reads ncu's whole output (stdout and stderr together). Never throws on odd input: what cannot be
 // read is named in `errors`.
 NcuReport parse_ncu_report(const std::string& output);
@@ -57,6 +70,8 @@ std::vector<std::vector<std::string>> parse_csv(std::string_view text);
 bool parse_instanced_counts(std::string_view cell, int64_t& total, std::map<std::string, int64_t>& instances);
 // "12,345" -> 12345 (ncu prints thousands separators). Returns false for anything else.
 bool parse_count(std::string_view text, int64_t& value);
+// "1,234.5" -> 1234.5. Returns false for anything else.
+bool parse_decimal(std::string_view text, double& value);
 
 nlohmann::json to_json(const NcuLaunch& launch);
 nlohmann::json to_json(const NcuReport& report);

@@ -32,12 +32,19 @@ std::vector<ShippedSolution> load_solution_manifest(const std::filesystem::path&
         e["path"].get<std::string>(), e["tasks"].get<std::string>(), e["purpose"].get<std::string>(), {}};
     if (!std::filesystem::is_regular_file(solutions_dir / s.path))
       fail(i, s.path.string() + " does not exist");
+    const auto known = [](const std::string& stage) {
+      return std::any_of(std::begin(kStageNames), std::end(kStageNames),
+                         [&](const char* n) { return stage == n; });
+    };
     const nlohmann::json expect = e.value("expect", nlohmann::json::object());
+    const nlohmann::json expect_message = e.value("expect_message", nlohmann::json::object());
     for (const auto& [stage, status] : expect.items()) {
-      bool known = stage == "overall" || std::any_of(std::begin(kStageNames), std::end(kStageNames),
-                                                     [&](const char* n) { return stage == n; });
-      if (!known) fail(i, "expect: unknown stage '" + stage + "'");
+      if (stage != "overall" && !known(stage)) fail(i, "expect: unknown stage '" + stage + "'");
       s.expect[stage] = status.get<std::string>();
+    }
+    for (const auto& [stage, text] : expect_message.items()) {
+      if (!known(stage)) fail(i, "expect_message: unknown stage '" + stage + "'");
+      s.expect_message[stage] = text.get<std::string>();
     }
     out.push_back(std::move(s));
   }
@@ -65,6 +72,15 @@ void compare_with_expectations(const ShippedSolution& solution, SolutionRunRow& 
     }
     if (actual != expected)
       row.mismatches.push_back(fmt::format("{}: expected {}, got {}", stage, expected, actual));
+  }
+  for (const auto& [stage, text] : solution.expect_message) {
+    const StageResult* s = row.verdict.stage(stage);
+    if (s && s->status == StageStatus::skipped) {
+      ++row.unchecked;
+    } else if (!s || s->message.find(text) == std::string::npos) {
+      row.mismatches.push_back(fmt::format("{}: expected a message containing \"{}\", got \"{}\"", stage,
+                                           text, s ? s->message.substr(0, 200) : "no stage"));
+    }
   }
 }
 

@@ -22,6 +22,9 @@ struct ShippedSolution {
   // Expected status per stage ("compile": "failed") or "overall". A stage that was skipped here cannot be
   // compared and counts as unchecked, not as a mismatch.
   std::map<std::string, std::string> expect;
+  // Text a stage's message must contain ("instructions": "profiled call"): which defence caught a trick, not
+  // only that the stage failed.
+  std::map<std::string, std::string> expect_message;
 };
 
 std::vector<ShippedSolution> load_solution_manifest(const std::filesystem::path& solutions_dir);

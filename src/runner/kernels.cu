@@ -210,6 +210,18 @@ void launch_empty_kernel(cudaStream_t stream) {
   empty_kernel<<<1, 1, 0, stream>>>();
 }
 
+// %globaltimer: the GPU's nanosecond clock, the same for every SM.
+__global__ void spin_kernel(uint64_t nanoseconds) {
+  uint64_t start;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  for (uint64_t now = start; now - start < nanoseconds;) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+}
+
+void launch_spin_kernel(double microseconds, cudaStream_t stream) {
+  if (microseconds <= 0) return launch_empty_kernel(stream);
+  spin_kernel<<<1, 1, 0, stream>>>(static_cast<uint64_t>(microseconds * 1e3));
+}
+
 void flush_l2(void* buffer, size_t bytes, uint32_t salt, cudaStream_t stream) {
   const auto words = static_cast<int64_t>(bytes / 4);
   flush_kernel<<<grid_for(words), kThreads, 0, stream>>>(static_cast<uint32_t*>(buffer), words, salt);

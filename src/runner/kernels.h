@@ -33,6 +33,9 @@ void flush_l2(void* buffer, size_t bytes, uint32_t salt, cudaStream_t stream);
 
 // One block of one thread that does nothing (the solution process's context switch, and its calibration).
 void launch_empty_kernel(cudaStream_t stream);
+// One block of one thread that runs for `microseconds` (the calibration's calls of a set length); the empty
+// kernel for 0.
+void launch_spin_kernel(double microseconds, cudaStream_t stream);
 
 // Number of 16-bit (elem_bytes 2) or 32-bit (elem_bytes 4) elements at which a and b differ. Synchronises
 // `stream`.

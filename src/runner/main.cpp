@@ -159,6 +159,8 @@ void run(const std::string& text, Json& result) {
     // The context and device facts come first, so that a library that breaks CUDA at load time is seen as
     // such.
     PTXBENCH_CUDA(cudaSetDevice(request.device));
+    // Synchronisations spin: the baseline's wall time is measured as the solution's is (solution_worker.cpp).
+    PTXBENCH_CUDA(cudaSetDeviceFlags(cudaDeviceScheduleSpin));
     PTXBENCH_CUDA(cudaFree(nullptr));
     result[p::kDeviceInfo] = describe_device(request.device);
   } catch (const std::exception& error) {

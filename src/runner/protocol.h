@@ -106,10 +106,11 @@
 //   "speedup" (baseline event median / solution event median), "speedup_wall" (the same over wall medians),
 //   "hidden_work_suspected" (the solution's wall - event gap exceeds the larger of the baseline's and the
 //   calibrated one by more than max(20 us, 2% of the solution's event median)), "calibration": {"calls",
-//   "round_trip_us", "gap_us"} (medians over empty-kernel requests to the solution process before its library
-//   loaded), "times_verified" (every call's events within its wall time within the runner's clock around the
-//   request, and the median round trip at most the calibrated one + max(50 us, half of it, 2% of the event
-//   median)), "recheck": Trial (the first timed call whose output was wrong, else the last one),
+//   "rungs": [{"call_us", "round_trip_us", "gap_us"}] (medians over requests to the solution process, before
+//   its library loaded, for a kernel of its own that runs call_us), "round_trip_us", "gap_us" (those applied
+//   to the solution's event median: the larger of the two rungs around it)}, "times_verified" (every call's
+//   events within its wall time within the runner's clock around the request, and the median round trip at
+//   most the applied one + max(50 us, 2% of the event median)), "recheck": Trial (the first timed call whose output was wrong, else the last one),
 //   "checked_calls" (every timed call is checked), "failed_calls"}
 // Series: {"event_us": Stats, "wall_us": Stats, "tflops" (flops / event median), "tflops_wall"}; the
 //   solution's also "round_trip_us": the runner's clock around each request less the reported wall time.
@@ -191,6 +192,9 @@ inline constexpr const char* kTimesVerified = "times_verified";
 inline constexpr const char* kCalibration = "calibration";
 inline constexpr const char* kCalls = "calls";
 inline constexpr const char* kGapUs = "gap_us";
+inline constexpr const char* kRungs = "rungs";
+inline constexpr const char* kLaunches = "launches";
+inline constexpr const char* kCallUs = "call_us";
 inline constexpr const char* kWritesConfined = "writes_confined";
 inline constexpr const char* kThreadsWhenConfined = "threads_when_confined";
 inline constexpr const char* kOutputs = "outputs";

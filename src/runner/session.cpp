@@ -1,14 +1,17 @@
 #include "runner/session.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <random>
 #include <vector>
 
 #include "runner/cuda_check.h"
 #include "runner/device_buffer.h"
 #include "runner/kernels.h"
+#include "runner/launch_log.h"
 #include "runner/protocol.h"
 
 namespace ptxbench::runner {
@@ -152,11 +155,19 @@ Json trial_header(int trial, uint64_t key, const solution::Reply& reply) {
 
 // One trial: fresh inputs, poisoned outputs, one call on a fresh stream of the solution process's (which
 // snapshots the outputs as soon as that stream is done), then the checks.
-Json run_trial(Session& session, const Where& where, uint64_t key, cudaStream_t harness) {
+Json run_trial(Session& session, const Where& where, uint64_t key, cudaStream_t harness, LaunchLog* log,
+               bool counted) {
   prepare_call(session.family, key, harness);
-  const CallOutcome outcome =
-      call_solution(session, where, solution::kFreshStream | solution::kSnapshotPoint);
+  const CallOutcome outcome = call_solution(
+      session, where, solution::kFreshStream | solution::kSnapshotPoint | (counted ? solution::kCounted : 0));
+  if (log != nullptr) log->add(outcome.reply, where.phase, counted);
   return judge(session, harness, trial_header(where.trial, key, outcome.reply));
+}
+
+// A uniformly random index in [0, n), from a source the solution cannot predict: which calls are counted.
+int pick(int n) {
+  std::random_device device;
+  return static_cast<int>(std::uniform_int_distribution<int>(0, n - 1)(device));
 }
 
 // One line saying why a trial failed, for the result's message.
@@ -210,10 +221,13 @@ void set_status(Session& session, bool passed, const std::string& message) {
 
 // ---- modes ------------------------------------------------------------------------------------------------
 
-// Runs `trials` trials of each listed shape and reports them under "shapes".
+// Runs `trials` trials of each listed shape and reports them under "shapes". The main shape's calls (index 0,
+// the one the instruction stage profiles) are logged under "launches", and one of them, at random, counted.
 void run_trials(Session& session, const std::vector<size_t>& shape_indices, int trials, Purpose purpose) {
   const Request& request = session.request;
   const Stream harness;
+  LaunchLog main_calls;
+  const int counted_trial = pick(trials);
   Json& shapes = session.result[p::kShapeResults] = Json::array();
   std::string first_failure;
   int trial_count = 0;
@@ -227,7 +241,9 @@ void run_trials(Session& session, const std::vector<size_t>& shape_indices, int 
     Json& shape_result = shapes.back();
     for (int trial = 0; trial < trials; ++trial) {
       const uint64_t key = input_key(request.seed, purpose, index, static_cast<uint64_t>(trial));
-      Json result = run_trial(session, trial_where(shape.label, trial), key, harness.get());
+      const bool main = index == 0;
+      Json result = run_trial(session, trial_where(shape.label, trial), key, harness.get(),
+                              main ? &main_calls : nullptr, main && trial == counted_trial);
       if (!result[p::kPassedField].get<bool>()) {
         shape_result[p::kPassedField] = false;
         if (first_failure.empty()) first_failure = describe_failure(shape.to_string(), result);
@@ -236,6 +252,7 @@ void run_trials(Session& session, const std::vector<size_t>& shape_indices, int 
       ++trial_count;
     }
   }
+  session.result[p::kLaunches] = main_calls.summary();
   set_status(session, first_failure.empty(),
              first_failure.empty() ? "all " + std::to_string(trial_count) + " trials over " +
                                          std::to_string(shape_indices.size()) + " shape(s) passed"
@@ -268,10 +285,15 @@ void run_profile(Session& session) {
   const Stream harness;
   const uint64_t key = input_key(request.seed, Purpose::profile, 0, 0);
 
-  prepare_call(family, key, harness.get());
+  prepare_call(family, input_key(request.seed, Purpose::profile, 0, 1), harness.get());
   call_solution(session, warmup, 0);  // module load and first-launch costs stay outside the window
+  // Fresh inputs and a poisoned output for the profiled call too: its output is checked like a trial's, so
+  // that the code the proof is made on must compute the right answer.
   prepare_call(family, key, harness.get());
   const CallOutcome outcome = call_solution(session, where, solution::kProfiled | solution::kSnapshotPoint);
+  LaunchLog profiled;
+  profiled.add(outcome.reply, where.phase, false);
+  session.result[p::kLaunches] = profiled.summary();
 
   Json trial = judge(session, harness.get(), trial_header(0, key, outcome.reply));
   const bool passed = trial[p::kPassedField].get<bool>();
@@ -290,7 +312,9 @@ struct Samples {
   std::vector<double> round_trip_us;  // the solution's: this process's clock around the request, less wall_us
 };
 
-constexpr int kCalibrationCalls = 30;
+// The calibration's call lengths (timing_rules.h), each timed kCalibrationRounds times: about 0.15 s in all.
+constexpr double kCalibrationCallsUs[] = {0, 100, 1000, 10000};
+constexpr int kCalibrationRounds = 10;
 
 // Linear interpolation between order statistics (numpy's default).
 double percentile(const std::vector<double>& sorted, double fraction) {
@@ -350,12 +374,14 @@ void time_baseline(TaskFamily& family, cudaStream_t stream, const DeviceBuffer& 
 // measured as time_baseline measures; this process's own clock around the request bounds them. Returns
 // whether the claims nest: events within the wall time, the wall time within the request.
 bool time_solution(Session& session, cudaStream_t stream, const DeviceBuffer& flush, uint32_t salt,
-                   const Where& where, Samples& samples, solution::Reply* reply) {
+                   const Where& where, bool counted, Samples& samples, solution::Reply* reply) {
   flush_l2(flush.get(), flush.bytes(), salt, stream);
   PTXBENCH_CUDA(cudaStreamSynchronize(stream));
-  const CallOutcome outcome = call_solution(session, where, solution::kTimed);
+  const CallOutcome outcome =
+      call_solution(session, where, solution::kTimed | (counted ? solution::kCounted : 0));
   *reply = outcome.reply;
   const CallTimes call{.event_us = reply->event_us, .wall_us = reply->wall_us, .judge_us = outcome.judge_us};
+  if (counted) return claims_nest(call);  // checked, not timed: the counters stay out of the statistics
   samples.event_us.push_back(call.event_us);
   samples.wall_us.push_back(call.wall_us);
   samples.round_trip_us.push_back(call.judge_us - call.wall_us);
@@ -367,6 +393,7 @@ bool time_solution(Session& session, cudaStream_t stream, const DeviceBuffer& fl
 // it from the baseline, and the stage stays within its time limit.
 constexpr double kSlowCallBudgetS = 10;
 constexpr int kMinSlowRepetitions = 5;
+constexpr int kCountedTimeCalls = 2;
 
 // Solution and baseline alternate, each call with fresh inputs and a poisoned output before its flush, so
 // that drift of clocks or temperature hits both alike and a solution that skips work on repeated calls is
@@ -404,28 +431,37 @@ void run_time(Session& session) {
 
   // Every timed call's output is checked, outside the clocks: a solution that counts its calls and does the
   // work only on the last one (the one a single re-check would see) fails here.
+  // Two of the calls, at random, are counted (tensor_counter.h) rather than timed: `repetitions` more calls
+  // than timed ones are made, and every one is checked.
   Samples solution, baseline;
   Json recheck;
   int failed_calls = 0;
   bool claims_hold = true;
   uint64_t stream_handle_value = 0;
-  for (int i = 0; i < repetitions; ++i) {
+  LaunchLog log;
+  const int calls = repetitions + kCountedTimeCalls;
+  const std::array<int, kCountedTimeCalls> counted_calls{pick(calls), pick(calls)};
+  for (int i = 0; i < calls; ++i) {
     const Where where{shape.label, i, "timed call " + std::to_string(i)};
+    const bool counted = std::find(counted_calls.begin(), counted_calls.end(), i) != counted_calls.end();
     prepare_call(family, key(i + 1), harness.get());
     solution::Reply reply;
-    claims_hold =
-        time_solution(session, harness.get(), flush, static_cast<uint32_t>(2 * i), where, solution, &reply) &&
-        claims_hold;
+    claims_hold = time_solution(session, harness.get(), flush, static_cast<uint32_t>(2 * i), where, counted,
+                                solution, &reply) &&
+                  claims_hold;
+    log.add(reply, where.phase, counted);
     stream_handle_value = reply.stream_handle;
     family.snapshot_outputs(harness.get());
     PTXBENCH_CUDA(cudaStreamSynchronize(harness.get()));
     Json checked = judge(session, harness.get(), trial_header(i, key(i + 1), reply));
     if (!checked[p::kPassedField].get<bool>() && failed_calls++ == 0)
       recheck = std::move(checked);
-    else if (failed_calls == 0 && i == repetitions - 1)
+    else if (failed_calls == 0 && i == calls - 1)
       recheck = std::move(checked);
-    if (has_baseline) time_baseline(family, harness.get(), flush, static_cast<uint32_t>(2 * i + 1), baseline);
+    if (has_baseline && !counted)
+      time_baseline(family, harness.get(), flush, static_cast<uint32_t>(2 * i + 1), baseline);
   }
+  session.result[p::kLaunches] = log.summary();
 
   const double flops = family.flops();
   Json timing = {{p::kShape, {{p::kLabel, shape.label}, {p::kDims, shape.dims_json()}}},
@@ -462,10 +498,16 @@ void run_time(Session& session) {
         timing[p::kSolution][p::kTflops].get<double>());
   }
   const Calibration& calibration = session.calibration;
-  timing[p::kCalibration] = {{p::kCalls, calibration.calls},
-                             {p::kRoundTripUs, calibration.round_trip_us},
-                             {p::kGapUs, calibration.gap_us}};
   const double event_median = median(p::kSolution, p::kEventUs);
+  const CalibrationRung applied = calibration.at(event_median);
+  Json rungs = Json::array();
+  for (const CalibrationRung& rung : calibration.rungs)
+    rungs.push_back(
+        {{p::kCallUs, rung.call_us}, {p::kRoundTripUs, rung.round_trip_us}, {p::kGapUs, rung.gap_us}});
+  timing[p::kCalibration] = {{p::kCalls, calibration.calls},
+                             {p::kRoundTripUs, applied.round_trip_us},
+                             {p::kGapUs, applied.gap_us},
+                             {p::kRungs, std::move(rungs)}};
   timing[p::kHiddenWorkSuspected] =
       hidden_work_suspected(median(p::kSolution, p::kWallUs), event_median, baseline_gap, calibration);
   const double round_trip = median(p::kSolution, p::kRoundTripUs);
@@ -483,7 +525,7 @@ void run_time(Session& session) {
                 median(p::kSolution, p::kWallUs), median(p::kSolution, p::kEventUs));
   const std::string failure =
       !recheck_passed
-          ? std::to_string(failed_calls) + " of " + std::to_string(repetitions) +
+          ? std::to_string(failed_calls) + " of " + std::to_string(calls) +
                 " timed calls gave a wrong output; the first: " + describe_failure(shape.to_string(), recheck)
       : !claims_hold
           ? "the solution process's reported times do not fit the runner's own clock (events within the "
@@ -492,7 +534,7 @@ void run_time(Session& session) {
                 std::to_string(static_cast<int>(round_trip)) + " us): they cannot be trusted"
           : std::string(hidden);
   timing[p::kRecheck] = std::move(recheck);
-  timing[p::kCheckedCalls] = repetitions;
+  timing[p::kCheckedCalls] = calls;
   timing[p::kFailedCalls] = failed_calls;
   session.result[p::kTiming] = std::move(timing);  // `median` reads `timing`: no use of it past here
   set_status(session, passed, passed ? summary : failure);
@@ -503,19 +545,26 @@ void run_time(Session& session) {
 Calibration calibrate(SolutionProcess& solution, int device) {
   const Stream stream;
   const DeviceBuffer flush(l2_flush_bytes(device));
-  std::vector<double> round_trips, gaps;
-  for (int i = 0; i < kCalibrationCalls; ++i) {
-    flush_l2(flush.get(), flush.bytes(), static_cast<uint32_t>(i), stream.get());
-    PTXBENCH_CUDA(cudaStreamSynchronize(stream.get()));
-    const CallOutcome outcome = solution.calibrate();
-    round_trips.push_back(outcome.judge_us - outcome.reply.wall_us);
-    gaps.push_back(outcome.reply.wall_us - outcome.reply.event_us);
+  std::vector<std::vector<double>> round_trips(std::size(kCalibrationCallsUs)), gaps(round_trips.size());
+  // Round-robin over the lengths, so that drift of clocks or temperature hits every rung alike.
+  for (int round = 0; round < kCalibrationRounds; ++round) {
+    for (size_t rung = 0; rung < std::size(kCalibrationCallsUs); ++rung) {
+      flush_l2(flush.get(), flush.bytes(), static_cast<uint32_t>(round), stream.get());
+      PTXBENCH_CUDA(cudaStreamSynchronize(stream.get()));
+      const CallOutcome outcome = solution.calibrate(kCalibrationCallsUs[rung]);
+      round_trips[rung].push_back(outcome.judge_us - outcome.reply.wall_us);
+      gaps[rung].push_back(outcome.reply.wall_us - outcome.reply.event_us);
+    }
   }
-  std::sort(round_trips.begin(), round_trips.end());
-  std::sort(gaps.begin(), gaps.end());
-  return {.calls = kCalibrationCalls,
-          .round_trip_us = percentile(round_trips, 0.5),
-          .gap_us = percentile(gaps, 0.5)};
+  Calibration calibration{.calls = kCalibrationRounds * static_cast<int>(std::size(kCalibrationCallsUs))};
+  for (size_t rung = 0; rung < std::size(kCalibrationCallsUs); ++rung) {
+    std::sort(round_trips[rung].begin(), round_trips[rung].end());
+    std::sort(gaps[rung].begin(), gaps[rung].end());
+    calibration.rungs.push_back({.call_us = kCalibrationCallsUs[rung],
+                                 .round_trip_us = percentile(round_trips[rung], 0.5),
+                                 .gap_us = percentile(gaps[rung], 0.5)});
+  }
+  return calibration;
 }
 
 Json SolutionFault::details() const {

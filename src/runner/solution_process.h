@@ -69,8 +69,9 @@ class SolutionProcess {
 
   // Creates the worker's CUDA context on `device`. Throws std::runtime_error when that fails.
   void open(int device);
-  // One timed request for the worker's empty kernel, before the library is loaded (solution_protocol.h).
-  CallOutcome calibrate();
+  // One timed request for a kernel of the worker's own that runs for `call_us`, before the library is loaded
+  // (solution_protocol.h).
+  CallOutcome calibrate(double call_us);
   // Loads the library in the worker. Throws SolutionFault when that fails; returns how the worker confined
   // its file-system writes.
   Confinement load(const std::string& library, solution::Entry entry);

@@ -57,10 +57,10 @@ inline constexpr int kMaxInts = 8;
 inline constexpr int kMaxSnapshots = 4;
 
 // Judge -> worker: call the entry point (or, for workspace_bytes, the backward's size function, which takes
-// the ints alone; for calibrate, before the library is loaded, an empty kernel of the worker's own in place
-// of the entry point, timed as a kTimed call is: what the runner measures then is the honest overhead of a
-// request, which later claims are held to). Each pointer argument is a buffer of the judge's, shared by IPC
-// handle (a zero handle and size for a null pointer).
+// the ints alone; for calibrate, before the library is loaded, a kernel of the worker's own that runs for
+// `calibration_us` in place of the entry point, timed as a kTimed call is: what the runner measures then is
+// the honest overhead of a request for a call of that length, which later claims are held to). Each pointer
+// argument is a buffer of the judge's, shared by IPC handle (a zero handle and size for a null pointer).
 struct CallRequest {
   Op op = Op::call;
   uint32_t flags = 0;
@@ -71,6 +71,7 @@ struct CallRequest {
   uint64_t bytes[kMaxPointers] = {};
   int64_t ints[kMaxInts] = {};
   float scale = 0;
+  double calibration_us = 0;
   uint32_t snapshot_count = 0;
   uint32_t snapshot_of[kMaxSnapshots] = {};  // the pointer argument (an output) each snapshot copies
   cudaIpcMemHandle_t snapshots[kMaxSnapshots] = {};
@@ -85,6 +86,9 @@ inline constexpr uint32_t kProfiled = 4;     // bracket the call with cudaProfil
 // (Done here because the runner's own copy, from another CUDA context, would only run once this context's
 // kernels are done.)
 inline constexpr uint32_t kSnapshotPoint = 8;
+// Count the tensor-pipe instructions the call executes with hardware counters (tensor_counter.h). The judge
+// chooses these calls at random among the checked and timed ones; nothing else about the call differs.
+inline constexpr uint32_t kCounted = 16;
 
 // Where a call went wrong, for the runtime_error report.
 enum class Phase : uint32_t {
@@ -97,6 +101,21 @@ enum class Phase : uint32_t {
   workspace = 6,  // the backward's size function
   harness = 7,    // the worker's own setup failed (IPC mapping, stream creation)
 };
+
+// One kernel a call launched (launch_recorder.h).
+inline constexpr int kMaxLaunches = 32;
+struct Launch {
+  uint64_t name_hash = 0;  // FNV-1a of the whole mangled name
+  char name[96] = {};      // its beginning, NUL-terminated
+  int32_t grid[3] = {};
+  int32_t block[3] = {};
+  int32_t cluster[3] = {};
+  int32_t dynamic_shared_bytes = 0;
+  uint64_t duration_ns = 0;
+};
+
+// Reply::recorder and Reply::counter: what the worker's CUPTI recorders could do in this process.
+enum class Tool : uint32_t { unavailable = 0, recorded = 1 };
 
 // Worker -> judge, one per request.
 struct Reply {
@@ -111,6 +130,16 @@ struct Reply {
   double event_us = 0;     // kTimed: the events' elapsed time
   double wall_us = 0;      // the call and the stream and device synchronisation, on the worker's clock
   char message[512] = {};  // NUL-terminated; the judge keeps printable ASCII only
+  // call and calibrate: the kernels the call launched (the first kMaxLaunches of launch_count).
+  Tool recorder = Tool::unavailable;
+  uint32_t launch_count = 0;
+  Launch launches[kMaxLaunches] = {};
+  // kCounted: the tensor-pipe instructions the call executed (warp-level, as ncu's
+  // sm__inst_executed_pipe_tensor_op_{gmma,hmma}.sum count them).
+  Tool counter = Tool::unavailable;
+  uint64_t gmma_instructions = 0;
+  uint64_t hmma_instructions = 0;
+  char tool_problem[256] = {};  // why a recorder is unavailable, NUL-terminated
 };
 
 }  // namespace ptxbench::runner::solution

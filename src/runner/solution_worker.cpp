@@ -14,6 +14,8 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,7 +25,9 @@
 #include "ptxbench/abi.h"
 #include "runner/kernels.h"
 #include "runner/landlock.h"
+#include "runner/launch_recorder.h"
 #include "runner/solution_protocol.h"
+#include "runner/tensor_counter.h"
 
 namespace ptxbench::runner {
 namespace {
@@ -78,10 +82,12 @@ class Worker {
   }
 
  private:
+  // Polls rather than sleeps, as the judge does (solution_process.cpp): a worker woken from a deep idle state
+  // would add its wake-up to the request it answers, more the longer the judge took since the last one.
   ssize_t receive_any(void* message, size_t capacity) {
     for (;;) {
-      const ssize_t n = recv(socket_, message, capacity, 0);
-      if (n < 0 && errno == EINTR) continue;
+      const ssize_t n = recv(socket_, message, capacity, MSG_DONTWAIT);
+      if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
       return n;
     }
   }
@@ -106,11 +112,19 @@ class Worker {
     // The context first, so that a library that breaks CUDA at load time is seen as such.
     if (const cudaError_t error = cudaSetDevice(device); error != cudaSuccess)
       return fail(reply, s::Phase::harness, error, "cudaSetDevice failed");
+    // Synchronisations spin, as the judge's do (main.cpp): no thread of the call sleeps, so no wake-up is
+    // timed.
+    if (const cudaError_t error = cudaSetDeviceFlags(cudaDeviceScheduleSpin); error != cudaSuccess)
+      return fail(reply, s::Phase::harness, error, "cudaSetDeviceFlags failed");
     if (const cudaError_t error = cudaFree(nullptr); error != cudaSuccess)
       return fail(reply, s::Phase::harness, error, "could not create the CUDA context");
     if (cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking) != cudaSuccess ||
         cudaEventCreate(&start_) != cudaSuccess || cudaEventCreate(&stop_) != cudaSuccess)
       return fail(reply, s::Phase::harness, cudaGetLastError(), "could not create the stream and events");
+    // The recorders, in every mode and before the library loads: whether a call is recorded or counted is
+    // nothing its code can see.
+    recorder_ = std::make_unique<LaunchRecorder>();
+    counter_ = std::make_unique<TensorCounter>();
   }
 
   void load(const s::LoadRequest& request, s::Reply& reply) {
@@ -259,11 +273,13 @@ class Worker {
     if (const cudaError_t error = cudaStreamSynchronize(stream); error != cudaSuccess)
       return fail(reply, s::Phase::harness, error, "the worker's empty kernel failed");
     (void)cudaGetLastError();  // start clean, so the error read below is one the call caused
+    const bool counted = (request.flags & s::kCounted) != 0 && counter_->available() && counter_->begin();
+    recorder_->begin();
     if (profiled) (void)cudaProfilerStart();
     const auto start = std::chrono::steady_clock::now();
     if (timed) (void)cudaEventRecord(start_, stream);
     if (request.op == s::Op::calibrate) {
-      launch_empty_kernel(stream);
+      launch_spin_kernel(request.calibration_us, stream);
       reply.return_code = 0;
     } else {
       reply.return_code = invoke(pointers, request.ints, request.scale, stream);
@@ -287,6 +303,8 @@ class Worker {
     reply.wall_us =
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
     if (profiled) (void)cudaProfilerStop();
+    recorder_->end(reply);
+    if ((request.flags & s::kCounted) != 0) count(counted, reply);
     if (timed && reply.failed == s::Phase::none) {
       float ms = 0;
       (void)cudaEventElapsedTime(&ms, start_, stop_);
@@ -295,8 +313,23 @@ class Worker {
     if (stream != stream_) (void)cudaStreamDestroy(stream);
   }
 
+  // The counts of a kCounted call, or why there are none.
+  void count(bool begun, s::Reply& reply) {
+    const std::optional<TensorCounts> counts = begun ? counter_->end() : std::nullopt;
+    if (!counts) {
+      std::snprintf(reply.tool_problem, sizeof(reply.tool_problem), "tensor counter: %s",
+                    counter_->problem().c_str());
+      return;
+    }
+    reply.counter = s::Tool::recorded;
+    reply.gmma_instructions = counts->gmma;
+    reply.hmma_instructions = counts->hmma;
+  }
+
   int socket_;
   Confinement confinement_;
+  std::unique_ptr<LaunchRecorder> recorder_;
+  std::unique_ptr<TensorCounter> counter_;
   s::Entry entry_kind_ = s::Entry::gemm;
   void* entry_ = nullptr;
   void* workspace_entry_ = nullptr;

@@ -5,16 +5,42 @@
 #pragma once
 
 #include <algorithm>
+#include <iterator>
+#include <vector>
 
 namespace ptxbench::runner {
 
-// The solution process's honest overheads, measured before its library is loaded (solution_protocol.h,
-// Op::calibrate): the medians of the judge's clock around a request less the wall time the worker reports,
-// and of that wall time less its events.
-struct Calibration {
-  int calls = 0;
+// The solution process's honest overheads for calls of one length, measured before its library is loaded
+// (solution_protocol.h, Op::calibrate): a kernel of the worker's own that runs for `call_us`, timed as a
+// solution's call is; the medians of the judge's clock around a request less the wall time the worker
+// reports, and of that wall time less its events.
+struct CalibrationRung {
+  double call_us = 0;
   double round_trip_us = 0;
   double gap_us = 0;
+};
+
+// The overheads over the range of call lengths, rungs in increasing `call_us`. One rung is not enough: the
+// overhead of a request grows with the length of the call it waits for (on the H200, before the judge and the
+// worker polled instead of sleeping, calls of 0.8-2.5 ms paid 200 us more than empty ones: a core that slept
+// that long woke up from a deeper idle state), so an honest call is held to what calls of its own length
+// cost.
+struct Calibration {
+  int calls = 0;
+  std::vector<CalibrationRung> rungs;
+
+  // The overheads that apply to a call of `call_us`: the larger of the two rungs around it (the last rung's
+  // beyond it), so that an honest call between two rungs is never held to the cheaper one.
+  CalibrationRung at(double call_us) const {
+    if (rungs.empty()) return {};
+    const auto above = std::find_if(rungs.begin(), rungs.end(),
+                                    [&](const CalibrationRung& rung) { return rung.call_us > call_us; });
+    const auto below = above == rungs.begin() ? above : std::prev(above);
+    const CalibrationRung& high = above == rungs.end() ? *below : *above;
+    return {.call_us = call_us,
+            .round_trip_us = std::max(below->round_trip_us, high.round_trip_us),
+            .gap_us = std::max(below->gap_us, high.gap_us)};
+  }
 };
 
 // One timed call as the two processes saw it, in microseconds.
@@ -29,17 +55,15 @@ inline bool claims_nest(const CallTimes& call) {
   return call.event_us > 0 && call.event_us <= call.wall_us && call.wall_us <= call.judge_us;
 }
 
-// How far the solution's median round trip (judge_us - wall_us) may exceed the calibrated one. A process that
-// reports a wall time shorter than the truth widens its round trip by as much. A long call gets 2% of itself:
-// its process sleeps in the synchronisation, and waking up takes longer (seen on the H200: 398 us against
-// 171 us calibrated for a 296 ms call).
-//
-// What a lie can take off the event median, which the speedup is computed from, is therefore at most this
-// allowance plus the one of hidden_work_suspected below (events shorter than the wall time): about 85 + 30 us
-// for a call of a few hundred microseconds, 4% of a long one.
+// How far the solution's median round trip (judge_us - wall_us) may exceed the calibrated one for calls of
+// its length: max(kRoundTripMarginUs, 2% of the call). A process that reports a wall time shorter than the
+// truth widens its round trip by as much, so this margin is what a lie can take off the wall median, and with
+// the margin of hidden_work_suspected below (events shorter than the wall time) off the event median, which
+// the speedup is computed from: at most 50 + 20 us for calls up to 1 ms, 4% of a long one.
+inline constexpr double kRoundTripMarginUs = 50;
+
 inline double allowed_round_trip_us(const Calibration& calibration, double event_median_us) {
-  return calibration.round_trip_us +
-         std::max({50.0, 0.5 * calibration.round_trip_us, 0.02 * event_median_us});
+  return calibration.at(event_median_us).round_trip_us + std::max(kRoundTripMarginUs, 0.02 * event_median_us);
 }
 
 // The median times are trustworthy: a calibration was made, every call's claims nested, and the median round
@@ -58,7 +82,8 @@ inline bool times_verified(const Calibration& calibration, bool every_call_neste
 inline bool hidden_work_suspected(double wall_median_us, double event_median_us, double baseline_gap_us,
                                   const Calibration& calibration) {
   return wall_median_us - event_median_us >
-         std::max(baseline_gap_us, calibration.gap_us) + std::max(20.0, 0.02 * event_median_us);
+         std::max(baseline_gap_us, calibration.at(event_median_us).gap_us) +
+             std::max(20.0, 0.02 * event_median_us);
 }
 
 }  // namespace ptxbench::runner

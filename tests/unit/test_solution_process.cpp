@@ -86,7 +86,7 @@ std::string fault_of(const std::string& behaviour, bool calibrate_too) {
     process.open(0);
     if (calibrate_too) {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the reply queued ahead has arrived
-      process.calibrate();
+      process.calibrate(0);
     }
   } catch (const SolutionFault& fault) {
     return fault.what();
@@ -102,7 +102,7 @@ TEST(SolutionProcessJudge, AnHonestWorkersTimesAreHeldToTheJudgesClock) {
   setenv("PTXBENCH_FAKE_WORKER", "honest", 1);
   SolutionProcess process(self_path);
   process.open(0);
-  const CallOutcome outcome = process.calibrate();
+  const CallOutcome outcome = process.calibrate(0);
   EXPECT_EQ(outcome.reply.event_us, 5);
   EXPECT_EQ(outcome.reply.wall_us, 10);
   EXPECT_GT(outcome.judge_us, 0);

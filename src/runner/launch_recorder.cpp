@@ -1,0 +1,128 @@
+#include "runner/launch_recorder.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include <cupti.h>
+
+namespace ptxbench::runner {
+namespace {
+
+namespace s = solution;
+
+uint64_t fnv1a(const char* text) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (; *text; ++text) hash = (hash ^ static_cast<unsigned char>(*text)) * 0x100000001b3ull;
+  return hash;
+}
+
+// CUPTI hands its buffers to plain functions, possibly on a thread of its own: the completed records go to
+// this one queue, under its lock.
+struct Records {
+  std::mutex lock;
+  std::vector<s::Launch> launches;
+  std::vector<uint64_t> starts;  // each launch's start on CUPTI's clock
+};
+Records records;
+
+constexpr size_t kBufferBytes = size_t{1} << 20;
+
+void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
+  *size = *buffer != nullptr ? kBufferBytes : 0;
+  *max_records = 0;
+}
+
+s::Launch launch_of(const CUpti_ActivityKernel10& kernel) {
+  s::Launch launch;
+  const char* name = kernel.name != nullptr ? kernel.name : "";
+  launch.name_hash = fnv1a(name);
+  std::snprintf(launch.name, sizeof(launch.name), "%s", name);
+  launch.grid[0] = kernel.gridX, launch.grid[1] = kernel.gridY, launch.grid[2] = kernel.gridZ;
+  launch.block[0] = kernel.blockX, launch.block[1] = kernel.blockY, launch.block[2] = kernel.blockZ;
+  launch.cluster[0] = static_cast<int32_t>(kernel.clusterX);
+  launch.cluster[1] = static_cast<int32_t>(kernel.clusterY);
+  launch.cluster[2] = static_cast<int32_t>(kernel.clusterZ);
+  launch.dynamic_shared_bytes = kernel.dynamicSharedMemory;
+  launch.duration_ns = kernel.end > kernel.start ? kernel.end - kernel.start : 0;
+  return launch;
+}
+
+void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+  {
+    const std::lock_guard<std::mutex> guard(records.lock);
+    CUpti_Activity* record = nullptr;
+    while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+      if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && record->kind != CUPTI_ACTIVITY_KIND_KERNEL)
+        continue;
+      const auto& kernel = *reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+      records.launches.push_back(launch_of(kernel));
+      records.starts.push_back(kernel.start);
+    }
+  }
+  std::free(buffer);
+}
+
+std::string failure(const char* call, CUptiResult result) {
+  const char* text = nullptr;
+  (void)cuptiGetResultString(result, &text);
+  return std::string(call) + ": " + (text != nullptr ? text : "unknown CUPTI error");
+}
+
+}  // namespace
+
+LaunchRecorder::LaunchRecorder() {
+  if (const CUptiResult r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+      r != CUPTI_SUCCESS) {
+    problem_ = failure("cuptiActivityRegisterCallbacks", r);
+  } else if (const CUptiResult e = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+             e != CUPTI_SUCCESS) {
+    problem_ = failure("cuptiActivityEnable(CONCURRENT_KERNEL)", e);
+  }
+}
+
+LaunchRecorder::~LaunchRecorder() {
+  if (available()) (void)cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+}
+
+void LaunchRecorder::begin() {
+  if (!available()) return;
+  // Records of earlier calls (the worker's own kernels among them) are flushed now and dropped below.
+  (void)cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  (void)cuptiGetTimestamp(&since_);
+  const std::lock_guard<std::mutex> guard(records.lock);
+  records.launches.clear();
+  records.starts.clear();
+}
+
+void LaunchRecorder::end(s::Reply& reply) {
+  if (!available()) {
+    reply.recorder = s::Tool::unavailable;
+    std::snprintf(reply.tool_problem, sizeof(reply.tool_problem), "launch recorder: %s", problem_.c_str());
+    return;
+  }
+  if (const CUptiResult r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); r != CUPTI_SUCCESS) {
+    reply.recorder = s::Tool::unavailable;
+    std::snprintf(reply.tool_problem, sizeof(reply.tool_problem), "launch recorder: %s",
+                  failure("cuptiActivityFlushAll", r).c_str());
+    return;
+  }
+  const std::lock_guard<std::mutex> guard(records.lock);
+  std::vector<size_t> order;
+  for (size_t i = 0; i < records.launches.size(); ++i)
+    if (records.starts[i] >= since_) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(),
+                   [](size_t a, size_t b) { return records.starts[a] < records.starts[b]; });
+  reply.recorder = s::Tool::recorded;
+  reply.launch_count = static_cast<uint32_t>(order.size());
+  for (size_t k = 0; k < order.size() && k < static_cast<size_t>(s::kMaxLaunches); ++k)
+    reply.launches[k] = records.launches[order[k]];
+  records.launches.clear();
+  records.starts.clear();
+}
+
+}  // namespace ptxbench::runner

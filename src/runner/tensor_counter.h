@@ -1,0 +1,51 @@
+// Counts the warp-level instructions the tensor pipes executed between two points of the host code, from the
+// GPU's hardware counters through CUPTI's range profiler. It patches no code and replays nothing: the two
+// metrics fit one pass, so the work inside a range runs once, as it would without the counter.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace ptxbench::runner {
+
+// What the tensor pipes executed in one range, in warp-level instructions. `gmma` counts the warpgroup MMAs
+// (wgmma), one per warp of the warpgroup: one m64 wgmma of one warpgroup counts 4, as ncu's
+// sm__inst_executed_pipe_tensor_op_gmma.sum and the per-opcode HGMMA count do. `hmma` counts every MMA of the
+// tensor pipe, wgmma included: one wgmma of a warpgroup counts 4 there too, one mma.sync of a warp 1 (and 0
+// in `gmma`); the warp-level MMAs alone are hmma - gmma.
+struct TensorCounts {
+  uint64_t gmma = 0;
+  uint64_t hmma = 0;
+};
+
+// sm__inst_executed_pipe_tensor_op_{gmma,hmma}.sum over the work of the calling thread's current CUDA context
+// between begin() and end(): a user range with user replay, one range per begin()/end() pair. Nothing throws,
+// nothing is printed; what failed is in problem(), named after the CUPTI or driver call and its error text.
+// Set-up fails where another tool already profiles the process (under ncu, cuptiProfilerInitialize answers
+// CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED). Once set up, the profiler adds about 1 us to each launch
+// and synchronisation, inside a range or not (tests/gpu/runner/tensor_counter_probe.cu measures it).
+class TensorCounter {
+ public:
+  TensorCounter();   // sets everything up on the current context; available() says whether it worked
+  ~TensorCounter();  // closes an open range, disables the profiler, releases CUPTI's objects
+  TensorCounter(const TensorCounter&) = delete;
+  TensorCounter& operator=(const TensorCounter&) = delete;
+
+  bool available() const { return profiler_ != nullptr; }
+  // Why the counter is not available, or why the last begin() or end() failed; empty otherwise.
+  const std::string& problem() const { return problem_; }
+
+  bool begin();                       // starts a session and opens its one range; false on failure
+  std::optional<TensorCounts> end();  // closes the range, waits for its work and reads the counts
+
+ private:
+  struct Profiler;  // CUPTI's objects and images (tensor_counter.cpp); null when not available
+
+  std::unique_ptr<Profiler> profiler_;
+  std::string problem_;
+  bool in_range_ = false;
+};
+
+}  // namespace ptxbench::runner
