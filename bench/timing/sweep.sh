@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The time stage over the range of call lengths, under the sandbox, through `ptxbench eval`: a correct GEMM
-# followed by a kernel of a set length (spin_gemm.cu), on a task of its own (sweep-task.json, a 64 x 64 x 64
+# followed by a kernel of a set length (spin_gemm.cu), on a task of its own (timing-sweep-gemm-sm90a.json, a 64 x 64 x 64
 # GEMM), so that one honest call lasts from about 10 us (no extra kernel) to 1 s. Each length must pass the
 # time stage with its times verified; the table shows how far the honest round trip stayed from its allowance.
 #   bench/timing/sweep.sh [LENGTH_US...]   (default: 0 10 100 300 1000 3000 10000 100000 1000000)
@@ -11,12 +11,12 @@ cd "$(dirname "$0")/../.."
 bin=${PTXBENCH_BIN:-build}
 out=${OUT:-bench/timing/out}
 mkdir -p "$out"
-export PTXBENCH_RUNNER=$bin/ptxbench-runner PTXBENCH_DATA=$out/data
+export PTXBENCH_RUNNER=$bin/ptxbench-runner PTXBENCH_DATA=${PTXBENCH_DATA:-$out/data}
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
 mkdir -p "$root/tasks/sm90a"
 cp -r include kits "$root/"
-cp bench/timing/sweep-task.json "$root/tasks/sm90a/"
+cp bench/timing/timing-sweep-gemm-sm90a.json "$root/tasks/sm90a/"
 lengths=("$@")
 ((${#lengths[@]})) || lengths=(0 10 100 300 1000 3000 10000 100000 1000000)
 for us in "${lengths[@]}"; do

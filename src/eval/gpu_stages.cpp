@@ -734,6 +734,8 @@ Proof instructions_stage(const CompileResult& compiled, const Task& task, const 
                     .message = checked.message,
                     .details = to_json(checked)};
     instructions.details["ptx_counts"] = compiled.inventory.required_counts;
+    // What the solution process's own recorder saw under the profiler (it may be unavailable there).
+    instructions.details["profiled_call_recorder"] = profile.result->value(proto::kLaunches, json());
     if (sass.ok()) {
       instructions.details["static_sass"] = to_json(static_sass);
     } else {

@@ -1,5 +1,7 @@
 #include "runner/launch_log.h"
 
+#include "runner/solution_process.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -34,12 +36,22 @@ std::string hex(uint64_t value) {
 
 }  // namespace
 
-void LaunchLog::add(const s::Reply& reply, const std::string& where, bool counted) {
-  if (counted && reply.counter == s::Tool::recorded)
+void LaunchLog::note(const s::Reply& reply, const std::string& where, bool counted) {
+  noted_.push_back({.index = reply.call_index, .where = where, .counted = counted});
+}
+
+Json LaunchLog::collect(SolutionProcess& solution) {
+  for (const Noted& call : noted_) add(solution.recorded(call.index), call);
+  noted_.clear();
+  return summary();
+}
+
+void LaunchLog::add(const s::Reply& reply, const Noted& call) {
+  if (call.counted && reply.counter == s::Tool::recorded)
     counted_.push_back(
-        {{"where", where}, {"gmma", reply.gmma_instructions}, {"hmma", reply.hmma_instructions}});
-  else if (counted)
-    counted_.push_back({{"where", where}, {"problem", reply.tool_problem}});
+        {{"where", call.where}, {"gmma", reply.gmma_instructions}, {"hmma", reply.hmma_instructions}});
+  else if (call.counted)
+    counted_.push_back({{"where", call.where}, {"problem", reply.tool_problem}});
   if (reply.recorder != s::Tool::recorded) {
     if (problem_.empty()) problem_ = reply.tool_problem;
     return;

@@ -10,25 +10,37 @@
 
 namespace ptxbench::runner {
 
+class SolutionProcess;
+
 class LaunchLog {
  public:
-  // One call's reply; `where` names the call ("timed call 7"); `counted`: it was asked for tensor counts.
-  void add(const solution::Reply& reply, const std::string& where, bool counted);
+  // One call, by its reply's call_index; `where` names it ("timed call 7"); `counted`: it was kCounted.
+  void note(const solution::Reply& reply, const std::string& where, bool counted);
 
+  // Asks the solution process what it recorded of each noted call (once the calls are over) and summarises:
   // {"recorder": "recorded" | "unavailable", "problem", "calls", "signatures": [{"calls", "launch_count",
   //  "launches": [{"name", "name_hash", "grid", "block", "cluster", "dynamic_shared_bytes",
   //  "duration_us"}]}], "counted": [{"where", "gmma", "hmma"} | {"where", "problem"}]}: the calls grouped by
   //  the launches they
   // made (everything but durations equal; each duration the median over the group), and the counted calls.
-  Json summary() const;
+  Json collect(SolutionProcess& solution);
 
  private:
+  struct Noted {
+    uint32_t index;
+    std::string where;
+    bool counted;
+  };
   struct Group {
     std::vector<solution::Launch> launches;  // the first call's
     uint32_t launch_count = 0;
     std::vector<std::vector<double>> durations_us;  // per launch, over the group's calls
     int calls = 0;
   };
+  void add(const solution::Reply& recorded, const Noted& call);
+  Json summary() const;
+
+  std::vector<Noted> noted_;
   std::vector<Group> groups_;
   int calls_ = 0;
   std::string problem_;

@@ -29,7 +29,9 @@ struct Records {
 };
 Records records;
 
-constexpr size_t kBufferBytes = size_t{1} << 20;
+// Large enough that one buffer holds every launch of a mode's calls: CUPTI asks for a buffer at the first
+// launch after the recorder starts (the worker's own, before any call) and again only when one fills.
+constexpr size_t kBufferBytes = size_t{16} << 20;
 
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
   *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
@@ -89,40 +91,42 @@ LaunchRecorder::~LaunchRecorder() {
   if (available()) (void)cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 }
 
-void LaunchRecorder::begin() {
-  if (!available()) return;
-  // Records of earlier calls (the worker's own kernels among them) are flushed now and dropped below.
-  (void)cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  (void)cuptiGetTimestamp(&since_);
-  const std::lock_guard<std::mutex> guard(records.lock);
-  records.launches.clear();
-  records.starts.clear();
+uint32_t LaunchRecorder::begin() {
+  Window window;
+  if (available()) (void)cuptiGetTimestamp(&window.begin);
+  calls_.push_back(window);
+  return static_cast<uint32_t>(calls_.size() - 1);
 }
 
-void LaunchRecorder::end(s::Reply& reply) {
-  if (!available()) {
+void LaunchRecorder::end() {
+  if (!available() || calls_.empty()) return;
+  (void)cuptiGetTimestamp(&calls_.back().end);
+  flushed_ = false;
+}
+
+void LaunchRecorder::launches_of(uint32_t index, s::Reply& reply) {
+  const auto unavailable = [&](const std::string& why) {
     reply.recorder = s::Tool::unavailable;
-    std::snprintf(reply.tool_problem, sizeof(reply.tool_problem), "launch recorder: %s", problem_.c_str());
-    return;
+    std::snprintf(reply.tool_problem, sizeof(reply.tool_problem), "launch recorder: %s", why.c_str());
+  };
+  if (!available()) return unavailable(problem_);
+  if (index >= calls_.size() || calls_[index].end == 0) return unavailable("no such call was recorded");
+  if (!flushed_) {
+    if (const CUptiResult r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); r != CUPTI_SUCCESS)
+      return unavailable(failure("cuptiActivityFlushAll", r));
+    flushed_ = true;
   }
-  if (const CUptiResult r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); r != CUPTI_SUCCESS) {
-    reply.recorder = s::Tool::unavailable;
-    std::snprintf(reply.tool_problem, sizeof(reply.tool_problem), "launch recorder: %s",
-                  failure("cuptiActivityFlushAll", r).c_str());
-    return;
-  }
+  const Window window = calls_[index];
   const std::lock_guard<std::mutex> guard(records.lock);
   std::vector<size_t> order;
   for (size_t i = 0; i < records.launches.size(); ++i)
-    if (records.starts[i] >= since_) order.push_back(i);
+    if (records.starts[i] >= window.begin && records.starts[i] <= window.end) order.push_back(i);
   std::stable_sort(order.begin(), order.end(),
                    [](size_t a, size_t b) { return records.starts[a] < records.starts[b]; });
   reply.recorder = s::Tool::recorded;
   reply.launch_count = static_cast<uint32_t>(order.size());
   for (size_t k = 0; k < order.size() && k < static_cast<size_t>(s::kMaxLaunches); ++k)
     reply.launches[k] = records.launches[order[k]];
-  records.launches.clear();
-  records.starts.clear();
 }
 
 }  // namespace ptxbench::runner

@@ -4,11 +4,12 @@
 // one.
 //
 // The recorder runs in every mode, profiled or not, so that its presence tells the solution nothing; where a
-// tool holds CUPTI itself (Nsight Compute, compute-sanitizer) it may be unavailable, and the reply says so.
+// tool holds CUPTI itself (Nsight Compute) it is unavailable, and the reply says so.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "runner/solution_protocol.h"
 
@@ -25,15 +26,23 @@ class LaunchRecorder {
   bool available() const { return problem_.empty(); }
   const std::string& problem() const { return problem_; }
 
-  // Marks the start of a call: only kernels that start on the GPU after this count.
-  void begin();
-  // Flushes CUPTI's buffers (the call's work has finished: the worker synchronised the device) and writes the
-  // launches since begin() into `reply`, in the order they started.
-  void end(solution::Reply& reply);
+  // Marks the start of a call: the kernels that start on the GPU from now until end() are its launches.
+  // Returns the call's index.
+  uint32_t begin();
+  // Marks the end of the call: its work has finished (the worker synchronised the device).
+  void end();
+  // The launches of call `index`, in the order they started. CUPTI's buffers are flushed once, at the first
+  // request after calls, never between calls: a forced flush takes tens of microseconds and makes CUPTI ask
+  // for a new buffer at the next launch, which cost 300 us more in the next call's request on the H200.
+  void launches_of(uint32_t index, solution::Reply& reply);
 
  private:
+  struct Window {
+    uint64_t begin = 0, end = 0;  // CUPTI's clock
+  };
   std::string problem_;
-  uint64_t since_ = 0;
+  std::vector<Window> calls_;
+  bool flushed_ = true;  // no call has ended since the last flush
 };
 
 }  // namespace ptxbench::runner

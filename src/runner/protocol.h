@@ -113,7 +113,9 @@
 //   most the applied one + max(50 us, 2% of the event median)), "recheck": Trial (the first timed call whose output was wrong, else the last one),
 //   "checked_calls" (every timed call is checked), "failed_calls"}
 // Series: {"event_us": Stats, "wall_us": Stats, "tflops" (flops / event median), "tflops_wall"}; the
-//   solution's also "round_trip_us": the runner's clock around each request less the reported wall time.
+//   solution's also "round_trip_us": the runner's clock around each request less the reported wall time, and
+//   "worker_before_us", "worker_after_us": the worker's own time in the request before and after its wall
+//   clock (its claims, for diagnosis only).
 // Stats: {"median", "min", "max", "p10", "p90", "mean"}, microseconds. event_us: CUDA events on the stream
 //   around the call (the GPU is idle before it, so the call's launch latency counts); wall_us: host clock
 //   around the call plus cudaDeviceSynchronize, so that work on other streams counts too. The solution's are
@@ -194,6 +196,9 @@ inline constexpr const char* kCalls = "calls";
 inline constexpr const char* kGapUs = "gap_us";
 inline constexpr const char* kRungs = "rungs";
 inline constexpr const char* kLaunches = "launches";
+inline constexpr const char* kWorkerBeforeUs = "worker_before_us";
+inline constexpr const char* kWorkerAfterUs = "worker_after_us";
+inline constexpr const char* kWorkerUs = "worker_us";
 inline constexpr const char* kCallUs = "call_us";
 inline constexpr const char* kWritesConfined = "writes_confined";
 inline constexpr const char* kThreadsWhenConfined = "threads_when_confined";

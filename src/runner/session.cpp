@@ -160,7 +160,7 @@ Json run_trial(Session& session, const Where& where, uint64_t key, cudaStream_t 
   prepare_call(session.family, key, harness);
   const CallOutcome outcome = call_solution(
       session, where, solution::kFreshStream | solution::kSnapshotPoint | (counted ? solution::kCounted : 0));
-  if (log != nullptr) log->add(outcome.reply, where.phase, counted);
+  if (log != nullptr) log->note(outcome.reply, where.phase, counted);
   return judge(session, harness, trial_header(where.trial, key, outcome.reply));
 }
 
@@ -252,7 +252,7 @@ void run_trials(Session& session, const std::vector<size_t>& shape_indices, int 
       ++trial_count;
     }
   }
-  session.result[p::kLaunches] = main_calls.summary();
+  session.result[p::kLaunches] = main_calls.collect(session.solution);
   set_status(session, first_failure.empty(),
              first_failure.empty() ? "all " + std::to_string(trial_count) + " trials over " +
                                          std::to_string(shape_indices.size()) + " shape(s) passed"
@@ -292,8 +292,8 @@ void run_profile(Session& session) {
   prepare_call(family, key, harness.get());
   const CallOutcome outcome = call_solution(session, where, solution::kProfiled | solution::kSnapshotPoint);
   LaunchLog profiled;
-  profiled.add(outcome.reply, where.phase, false);
-  session.result[p::kLaunches] = profiled.summary();
+  profiled.note(outcome.reply, where.phase, false);
+  session.result[p::kLaunches] = profiled.collect(session.solution);
 
   Json trial = judge(session, harness.get(), trial_header(0, key, outcome.reply));
   const bool passed = trial[p::kPassedField].get<bool>();
@@ -310,6 +310,7 @@ struct Samples {
   std::vector<double> event_us;
   std::vector<double> wall_us;
   std::vector<double> round_trip_us;  // the solution's: this process's clock around the request, less wall_us
+  std::vector<double> before_us, after_us;  // the solution's: the worker's own time within the request
 };
 
 // The calibration's call lengths (timing_rules.h), each timed kCalibrationRounds times: about 0.15 s in all.
@@ -338,7 +339,11 @@ Json summarize(std::vector<double> values) {
 
 Json series(const Samples& samples, double flops) {
   Json result = {{p::kEventUs, summarize(samples.event_us)}, {p::kWallUs, summarize(samples.wall_us)}};
-  if (!samples.round_trip_us.empty()) result[p::kRoundTripUs] = summarize(samples.round_trip_us);
+  if (!samples.round_trip_us.empty()) {
+    result[p::kRoundTripUs] = summarize(samples.round_trip_us);
+    result[p::kWorkerBeforeUs] = summarize(samples.before_us);
+    result[p::kWorkerAfterUs] = summarize(samples.after_us);
+  }
   result[p::kTflops] = flops / (result[p::kEventUs][p::kMedian].get<double>() * 1e-6) / 1e12;
   result[p::kTflopsWall] = flops / (result[p::kWallUs][p::kMedian].get<double>() * 1e-6) / 1e12;
   return result;
@@ -374,17 +379,19 @@ void time_baseline(TaskFamily& family, cudaStream_t stream, const DeviceBuffer& 
 // measured as time_baseline measures; this process's own clock around the request bounds them. Returns
 // whether the claims nest: events within the wall time, the wall time within the request.
 bool time_solution(Session& session, cudaStream_t stream, const DeviceBuffer& flush, uint32_t salt,
-                   const Where& where, bool counted, Samples& samples, solution::Reply* reply) {
+                   const Where& where, bool counted, Samples& samples, CallOutcome* outcome) {
   flush_l2(flush.get(), flush.bytes(), salt, stream);
   PTXBENCH_CUDA(cudaStreamSynchronize(stream));
-  const CallOutcome outcome =
-      call_solution(session, where, solution::kTimed | (counted ? solution::kCounted : 0));
-  *reply = outcome.reply;
-  const CallTimes call{.event_us = reply->event_us, .wall_us = reply->wall_us, .judge_us = outcome.judge_us};
+  session.solution.switch_in();
+  *outcome = call_solution(session, where, solution::kTimed | (counted ? solution::kCounted : 0));
+  const solution::Reply& reply = outcome->reply;
+  const CallTimes call{.event_us = reply.event_us, .wall_us = reply.wall_us, .judge_us = outcome->judge_us};
   if (counted) return claims_nest(call);  // checked, not timed: the counters stay out of the statistics
   samples.event_us.push_back(call.event_us);
   samples.wall_us.push_back(call.wall_us);
   samples.round_trip_us.push_back(call.judge_us - call.wall_us);
+  samples.before_us.push_back(reply.before_us);
+  samples.after_us.push_back(reply.after_us);
   return claims_nest(call);
 }
 
@@ -445,11 +452,12 @@ void run_time(Session& session) {
     const Where where{shape.label, i, "timed call " + std::to_string(i)};
     const bool counted = std::find(counted_calls.begin(), counted_calls.end(), i) != counted_calls.end();
     prepare_call(family, key(i + 1), harness.get());
-    solution::Reply reply;
+    CallOutcome outcome;
     claims_hold = time_solution(session, harness.get(), flush, static_cast<uint32_t>(2 * i), where, counted,
-                                solution, &reply) &&
+                                solution, &outcome) &&
                   claims_hold;
-    log.add(reply, where.phase, counted);
+    const solution::Reply& reply = outcome.reply;
+    log.note(outcome.reply, where.phase, counted);
     stream_handle_value = reply.stream_handle;
     family.snapshot_outputs(harness.get());
     PTXBENCH_CUDA(cudaStreamSynchronize(harness.get()));
@@ -461,7 +469,7 @@ void run_time(Session& session) {
     if (has_baseline && !counted)
       time_baseline(family, harness.get(), flush, static_cast<uint32_t>(2 * i + 1), baseline);
   }
-  session.result[p::kLaunches] = log.summary();
+  session.result[p::kLaunches] = log.collect(session.solution);
 
   const double flops = family.flops();
   Json timing = {{p::kShape, {{p::kLabel, shape.label}, {p::kDims, shape.dims_json()}}},
@@ -502,8 +510,10 @@ void run_time(Session& session) {
   const CalibrationRung applied = calibration.at(event_median);
   Json rungs = Json::array();
   for (const CalibrationRung& rung : calibration.rungs)
-    rungs.push_back(
-        {{p::kCallUs, rung.call_us}, {p::kRoundTripUs, rung.round_trip_us}, {p::kGapUs, rung.gap_us}});
+    rungs.push_back({{p::kCallUs, rung.call_us},
+                     {p::kRoundTripUs, rung.round_trip_us},
+                     {p::kGapUs, rung.gap_us},
+                     {p::kWorkerUs, rung.worker_us}});
   timing[p::kCalibration] = {{p::kCalls, calibration.calls},
                              {p::kRoundTripUs, applied.round_trip_us},
                              {p::kGapUs, applied.gap_us},
@@ -545,24 +555,29 @@ void run_time(Session& session) {
 Calibration calibrate(SolutionProcess& solution, int device) {
   const Stream stream;
   const DeviceBuffer flush(l2_flush_bytes(device));
-  std::vector<std::vector<double>> round_trips(std::size(kCalibrationCallsUs)), gaps(round_trips.size());
+  std::vector<std::vector<double>> round_trips(std::size(kCalibrationCallsUs)), gaps(round_trips.size()),
+      worker(round_trips.size());
   // Round-robin over the lengths, so that drift of clocks or temperature hits every rung alike.
   for (int round = 0; round < kCalibrationRounds; ++round) {
     for (size_t rung = 0; rung < std::size(kCalibrationCallsUs); ++rung) {
       flush_l2(flush.get(), flush.bytes(), static_cast<uint32_t>(round), stream.get());
       PTXBENCH_CUDA(cudaStreamSynchronize(stream.get()));
+      solution.switch_in();  // as before a timed call (time_solution)
       const CallOutcome outcome = solution.calibrate(kCalibrationCallsUs[rung]);
       round_trips[rung].push_back(outcome.judge_us - outcome.reply.wall_us);
       gaps[rung].push_back(outcome.reply.wall_us - outcome.reply.event_us);
+      worker[rung].push_back(outcome.reply.before_us + outcome.reply.after_us);
     }
   }
   Calibration calibration{.calls = kCalibrationRounds * static_cast<int>(std::size(kCalibrationCallsUs))};
   for (size_t rung = 0; rung < std::size(kCalibrationCallsUs); ++rung) {
     std::sort(round_trips[rung].begin(), round_trips[rung].end());
     std::sort(gaps[rung].begin(), gaps[rung].end());
+    std::sort(worker[rung].begin(), worker[rung].end());
     calibration.rungs.push_back({.call_us = kCalibrationCallsUs[rung],
                                  .round_trip_us = percentile(round_trips[rung], 0.5),
-                                 .gap_us = percentile(gaps[rung], 0.5)});
+                                 .gap_us = percentile(gaps[rung], 0.5),
+                                 .worker_us = percentile(worker[rung], 0.5)});
   }
   return calibration;
 }

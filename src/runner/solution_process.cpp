@@ -209,4 +209,20 @@ CallOutcome SolutionProcess::call(const SolutionCall& call, uint32_t flags) {
   return timed_exchange(request);
 }
 
+void SolutionProcess::switch_in() {
+  s::CallRequest request;
+  request.op = s::Op::switch_in;
+  if (const s::Reply reply = exchange(request); reply.failed != s::Phase::none)
+    throw SolutionFault(reply.message, "", 0, "switching to the solution process's context", std::nullopt,
+                        static_cast<cudaError_t>(reply.cuda_error));
+}
+
+s::Reply SolutionProcess::recorded(uint32_t call_index) {
+  s::CallRequest request;
+  request.op = s::Op::launches;
+  request.int_count = 1;
+  request.ints[0] = call_index;
+  return exchange(request);
+}
+
 }  // namespace ptxbench::runner

@@ -80,6 +80,12 @@ class SolutionProcess {
   // One call. Throws SolutionFault when the worker is gone or answers out of protocol; a failed call is a
   // reply with `failed` set.
   CallOutcome call(const SolutionCall& call, uint32_t flags);
+  // Makes the GPU switch to the worker's context (an empty kernel of its own, synchronised), so that a timed
+  // request that follows does not pay for the switch. Throws SolutionFault when that fails.
+  void switch_in();
+  // What the recorders saw of an earlier call (its reply's call_index): launches, and counts if it was
+  // kCounted. Ask once the calls are over (launch_recorder.h). Throws SolutionFault like call().
+  solution::Reply recorded(uint32_t call_index);
 
  private:
   // Sends a request under a fresh nonce and returns its reply; throws SolutionFault when the worker is gone,

@@ -34,8 +34,21 @@ inline constexpr EntryName kEntryNames[] = {
 };
 inline constexpr std::string_view kWorkspaceEntryPoint = "ptxbench_attention_backward_workspace_bytes";
 
-// The order of requests: open, then any number of calibrate, then load, then workspace_bytes and call.
-enum class Op : uint32_t { open = 1, calibrate = 2, load = 3, workspace_bytes = 4, call = 5 };
+// The order of requests: open, then any number of calibrate, then load, then workspace_bytes and call, then
+// launches: what the recorders saw of one call (ints[0]: its call_index), asked for once the calls are over
+// so that reading CUPTI's buffers is outside every call's request (launch_recorder.h).
+// switch_in, at any time after open: an empty kernel on the worker's stream, synchronised, so that the GPU
+// has switched to the worker's context before the judge's clock starts for the call that follows (the switch
+// after the judge's own work took 140 us more than after a calibration's on the H200).
+enum class Op : uint32_t {
+  open = 1,
+  calibrate = 2,
+  load = 3,
+  workspace_bytes = 4,
+  call = 5,
+  launches = 6,
+  switch_in = 7
+};
 
 // Judge -> worker: create the CUDA context, the worker's stream and events.
 struct OpenRequest {
@@ -126,15 +139,20 @@ struct Reply {
   uint32_t writes_confined = 0;        // load only: the worker confined its file-system writes (Landlock)
   uint32_t threads_when_confined = 0;  // load only: the worker's threads then; 1 binds every later thread
   uint64_t value = 0;                  // workspace_bytes: the size; call: the stream's id (cudaStreamGetId)
+  uint32_t call_index = 0;             // call and calibrate: the worker's number for the call (Op::launches)
   uint64_t stream_handle = 0;
-  double event_us = 0;     // kTimed: the events' elapsed time
-  double wall_us = 0;      // the call and the stream and device synchronisation, on the worker's clock
+  double event_us = 0;  // kTimed: the events' elapsed time
+  double wall_us = 0;   // the call and the stream and device synchronisation, on the worker's clock
+  // The worker's own time within the request, before the wall clock started and after it stopped: where the
+  // judge's round trip goes (diagnostics; the rules use the judge's clock alone).
+  double before_us = 0;
+  double after_us = 0;
   char message[512] = {};  // NUL-terminated; the judge keeps printable ASCII only
-  // call and calibrate: the kernels the call launched (the first kMaxLaunches of launch_count).
+  // launches: the kernels the call launched (the first kMaxLaunches of launch_count).
   Tool recorder = Tool::unavailable;
   uint32_t launch_count = 0;
   Launch launches[kMaxLaunches] = {};
-  // kCounted: the tensor-pipe instructions the call executed (warp-level, as ncu's
+  // launches, of a kCounted call: the tensor-pipe instructions it executed (warp-level, as ncu's
   // sm__inst_executed_pipe_tensor_op_{gmma,hmma}.sum count them).
   Tool counter = Tool::unavailable;
   uint64_t gmma_instructions = 0;

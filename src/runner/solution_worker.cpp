@@ -56,6 +56,7 @@ class Worker {
         s::CallRequest call;
       } request{};
       const ssize_t size = receive_any(&request, sizeof(request));
+      received_ = std::chrono::steady_clock::now();
       if (size <= 0) return 0;  // the runner is done
       s::Op op;
       std::memcpy(&op, &request, sizeof(op));
@@ -74,9 +75,14 @@ class Worker {
         workspace_bytes(request.call, reply);
       } else if (op == s::Op::call && loaded) {
         call(request.call, reply);
+      } else if (op == s::Op::switch_in) {
+        switch_in(stream_, reply);
+      } else if (op == s::Op::launches && loaded) {
+        recorded(static_cast<uint32_t>(request.call.ints[0]), reply);
       } else {
         return 2;
       }
+      if (op == s::Op::call || op == s::Op::calibrate) reply.after_us = microseconds_since(call_ended_);
       send(reply, request.call.nonce);
     }
   }
@@ -268,15 +274,16 @@ class Worker {
     reply.stream_handle = reinterpret_cast<uintptr_t>(stream);
 
     // An empty kernel first: the GPU switches to this process's context (from the runner's, which just
-    // flushed the L2) before the clocks start, so the switch is in neither clock.
-    launch_empty_kernel(stream);
-    if (const cudaError_t error = cudaStreamSynchronize(stream); error != cudaSuccess)
-      return fail(reply, s::Phase::harness, error, "the worker's empty kernel failed");
+    // flushed the L2) before the clocks start, so the switch is in neither clock. (The judge asks for it in a
+    // request of its own before a timed call, Op::switch_in, so that it is not in the judge's clock either.)
+    if (switch_in(stream, reply); reply.failed != s::Phase::none) return;
     (void)cudaGetLastError();  // start clean, so the error read below is one the call caused
-    const bool counted = (request.flags & s::kCounted) != 0 && counter_->available() && counter_->begin();
-    recorder_->begin();
+    const bool counted = (request.flags & s::kCounted) != 0;
+    const bool range_open = counted && counter_->available() && counter_->begin();
+    reply.call_index = recorder_->begin();
     if (profiled) (void)cudaProfilerStart();
     const auto start = std::chrono::steady_clock::now();
+    reply.before_us = std::chrono::duration<double, std::micro>(start - received_).count();
     if (timed) (void)cudaEventRecord(start_, stream);
     if (request.op == s::Op::calibrate) {
       launch_spin_kernel(request.calibration_us, stream);
@@ -300,11 +307,11 @@ class Worker {
       // Work the solution left on other streams ends, and its faults show, before the runner looks.
       fail(reply, s::Phase::device, error, "the solution's work failed (seen at cudaDeviceSynchronize)");
     }
-    reply.wall_us =
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    call_ended_ = std::chrono::steady_clock::now();
+    reply.wall_us = std::chrono::duration<double, std::micro>(call_ended_ - start).count();
+    recorder_->end();
+    if (counted) counts_[reply.call_index] = count(range_open);
     if (profiled) (void)cudaProfilerStop();
-    recorder_->end(reply);
-    if ((request.flags & s::kCounted) != 0) count(counted, reply);
     if (timed && reply.failed == s::Phase::none) {
       float ms = 0;
       (void)cudaEventElapsedTime(&ms, start_, stop_);
@@ -313,23 +320,49 @@ class Worker {
     if (stream != stream_) (void)cudaStreamDestroy(stream);
   }
 
-  // The counts of a kCounted call, or why there are none.
-  void count(bool begun, s::Reply& reply) {
-    const std::optional<TensorCounts> counts = begun ? counter_->end() : std::nullopt;
-    if (!counts) {
-      std::snprintf(reply.tool_problem, sizeof(reply.tool_problem), "tensor counter: %s",
+  static void switch_in(cudaStream_t stream, s::Reply& reply) {
+    launch_empty_kernel(stream);
+    if (const cudaError_t error = cudaStreamSynchronize(stream); error != cudaSuccess)
+      fail(reply, s::Phase::harness, error, "the worker's empty kernel failed");
+  }
+
+  // The counts of a kCounted call, closing its range, or why there are none.
+  s::Reply count(bool range_open) {
+    s::Reply counts;
+    const std::optional<TensorCounts> counted = range_open ? counter_->end() : std::nullopt;
+    if (!counted) {
+      std::snprintf(counts.tool_problem, sizeof(counts.tool_problem), "tensor counter: %s",
                     counter_->problem().c_str());
-      return;
+      return counts;
     }
-    reply.counter = s::Tool::recorded;
-    reply.gmma_instructions = counts->gmma;
-    reply.hmma_instructions = counts->hmma;
+    counts.counter = s::Tool::recorded;
+    counts.gmma_instructions = counted->gmma;
+    counts.hmma_instructions = counted->hmma;
+    return counts;
+  }
+
+  // What the recorders saw of call `index`: its launches and, if it was counted, its tensor counts.
+  void recorded(uint32_t index, s::Reply& reply) {
+    recorder_->launches_of(index, reply);
+    const auto counted = counts_.find(index);
+    if (counted == counts_.end()) return;
+    reply.counter = counted->second.counter;
+    reply.gmma_instructions = counted->second.gmma_instructions;
+    reply.hmma_instructions = counted->second.hmma_instructions;
+    if (reply.counter != s::Tool::recorded)
+      std::snprintf(reply.tool_problem, sizeof(reply.tool_problem), "%s", counted->second.tool_problem);
+  }
+
+  static double microseconds_since(std::chrono::steady_clock::time_point then) {
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - then).count();
   }
 
   int socket_;
   Confinement confinement_;
+  std::chrono::steady_clock::time_point received_, call_ended_;
   std::unique_ptr<LaunchRecorder> recorder_;
   std::unique_ptr<TensorCounter> counter_;
+  std::map<uint32_t, s::Reply> counts_;  // of the kCounted calls, by index (only the count fields are set)
   s::Entry entry_kind_ = s::Entry::gemm;
   void* entry_ = nullptr;
   void* workspace_entry_ = nullptr;

@@ -18,6 +18,8 @@ struct CalibrationRung {
   double call_us = 0;
   double round_trip_us = 0;
   double gap_us = 0;
+  double worker_us =
+      0;  // of the round trip, the worker's own time before and after its wall clock (diagnosis)
 };
 
 // The overheads over the range of call lengths, rungs in increasing `call_us`. One rung is not enough: the
