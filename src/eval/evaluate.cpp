@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "task/catalog.h"
+#include "util/files.h"
 #include "util/hash.h"
 #include "util/subprocess.h"
 
@@ -110,6 +111,10 @@ GpuInfo detect_gpu() {
   }
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
   return read_gpu_list(r.out, visible ? visible : "");
+}
+
+std::string read_solution_file(const std::filesystem::path& path) {
+  return read_regular_file(path, kMaxSolutionBytes);
 }
 
 std::string utc_now_iso8601() {

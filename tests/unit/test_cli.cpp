@@ -295,6 +295,29 @@ TEST_F(Cli, EvalOnTheCpuSaysWhatWasSkippedAndWhy) {
   EXPECT_NE(blackwell.out.find("tcgen05.mma"), std::string::npos);
 }
 
+TEST_F(Cli, ASolutionThatIsNotAFileIsABadArgumentNamingIt) {
+  fs::create_directories(data_ / "folder.cu");
+  write_file(data_ / "huge.cu", std::string((1 << 20) + 1, ' '));
+  for (const char* command : {"compile", "eval"})
+    for (const fs::path& path : {data_ / "folder.cu", fs::path("/dev/zero"), data_ / "huge.cu"}) {
+      const auto r = ptxbench({command, path.string(), "--task", kTask});
+      EXPECT_EQ(r.exit_code, 2) << command << " " << path << ": " << r.out;
+      EXPECT_NE(r.err.find(path.string() + ": "), std::string::npos) << r.err;
+    }
+}
+
+TEST_F(Cli, AManifestNamingAFolderIsBrokenAndSaysWhere) {
+  const fs::path solutions = data_ / "solutions";
+  fs::create_directories(solutions / "folder.cu");
+  write_file(solutions / "solutions.json",
+             R"([{"path": "folder.cu", "tasks": "*", "purpose": "not a file"}])");
+  const auto r = ptxbench({"run", "--solutions", solutions.string(), "--cpu-only"});
+  EXPECT_EQ(r.exit_code, 4) << r.out;
+  EXPECT_NE(r.err.find("entry 0: " + (solutions / "folder.cu").string() + ": a folder, not a file"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST_F(Cli, ARunThatJudgesNothingDoesNotPass) {
   auto none = ptxbench({"run", "--solutions", "--cpu-only", "--tasks", "no-such-task-*"});
   EXPECT_EQ(none.exit_code, 2) << none.out;
