@@ -18,8 +18,9 @@ constexpr const char* kExitCodes = R"(Exit codes:
      most 1 MiB
   3  nothing failed, but stages were skipped (no GPU here, or a static-only task)
   4  a broken task file or solutions manifest, or no project folder
-  5  ptxbench itself could not judge (no nvcc, store not writable, internal error), or an agent trajectory
-     stopped on a model or judge error (continue it with run --resume N))";
+  5  ptxbench itself could not judge (no nvcc, the host failed the compile: a full disk, a cache folder that
+     cannot be written; store not writable, internal error), or an agent trajectory stopped on a model or
+     judge error (continue it with run --resume N))";
 
 }  // namespace
 
