@@ -162,6 +162,14 @@ namespace {
 
 constexpr const char* kHostFailure = "the compile failed on this host, not on the source; nothing was cached";
 
+// The line that says why the host failed a compile (the verdict's summary shows it): the line
+// host_failure_line found, else nvcc's last (how it was killed).
+std::string host_failure_cause(const std::string& output) {
+  if (std::string line = host_failure_line(output, kSourceName); !line.empty()) return line;
+  const std::string trimmed = output.substr(0, output.find_last_not_of('\n') + 1);
+  return trimmed.substr(trimmed.rfind('\n') + 1);
+}
+
 // Whether an outcome is the source's own and so may be served again: timeouts and host failures are not.
 bool belongs_to_source(CompileResult::Status status) {
   return status == CompileResult::Status::ok || status == CompileResult::Status::compile_error;
@@ -240,7 +248,8 @@ CompileResult compile_for(const std::string& source, const Task& task, const Arc
     result.diagnostics =
         fmt::format("nvcc did not finish within {:.0f} s\n", options.time_limit_s) + result.diagnostics;
   if (raw.status == CompileResult::Status::toolchain_error)
-    result.diagnostics = fmt::format("{}:\n{}", kHostFailure, result.diagnostics);
+    result.diagnostics =
+        fmt::format("{}: {}\n{}", kHostFailure, host_failure_cause(raw.output), result.diagnostics);
 
   if (result.ok()) {
     result.library = artifacts / "solution.so";
