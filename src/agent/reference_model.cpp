@@ -5,7 +5,6 @@
 #include "agent/prompt.h"
 #include "eval/solution_run.h"
 #include "task/catalog.h"
-#include "util/files.h"
 
 namespace ptxbench::agent {
 
@@ -77,8 +76,7 @@ ReferenceModel::ReferenceModel(const std::filesystem::path& solutions_dir, const
       }
       if (!chosen && expects(s, "correct")) chosen = &s;
     }
-    if (chosen)
-      by_task_[task.id] = {chosen->path.generic_string(), read_file(solutions_dir / chosen->path), verified};
+    if (chosen) by_task_[task.id] = {chosen->path.generic_string(), chosen->source, verified};
   }
 }
 

@@ -55,7 +55,7 @@ const Task* find_task_or_complain(const Context& ctx, const std::string& id) {
 
 bool read_solution(const std::string& file, std::string& source) {
   try {
-    source = read_file(file);
+    source = read_solution_file(file);
     return true;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ptxbench: %s\n", e.what());
@@ -324,8 +324,8 @@ int run_manifest_command(const CommonOptions& common, const RunCommandOptions& o
   auto options_for = [&](const Task& task) {
     return eval_options(ctx.paths, task, false, gpu, options.stage_time_limit_s, options.stages);
   };
-  const auto rows = run_shipped_solutions(solutions, manifest, ctx.registry, run_options, options_for, store,
-                                          run_id, progress);
+  const auto rows =
+      run_shipped_solutions(manifest, ctx.registry, run_options, options_for, store, run_id, progress);
   store.finish_run(run_id);
   if (rows.empty()) {
     // Nothing judged is nothing shown: a glob or a manifest that matches no task must not read as a pass.

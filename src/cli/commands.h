@@ -10,7 +10,7 @@ namespace ptxbench {
 enum ExitCode : int {
   kExitOk = 0,        // done; for eval: every stage passed
   kExitRejected = 1,  // the submission was judged and failed; for run: a verdict differs from its expectation
-  kExitUsage = 2,     // bad arguments, unknown task, unreadable solution file
+  kExitUsage = 2,     // bad arguments, unknown task, a solution that is not a readable file of <= 1 MiB
   kExitIncomplete = 3,  // nothing failed, but stages were skipped (no GPU here, or a static-only task)
   kExitConfig = 4,      // a broken task file or solutions manifest, or no project folder
   kExitHarness = 5,     // ptxbench itself could not judge (no nvcc, store not writable, internal error)

@@ -14,11 +14,13 @@ constexpr const char* kExitCodes = R"(Exit codes:
   0  done; for eval: every stage passed
   1  the submission was judged and failed (run --solutions: a verdict differs from its expectation;
      run --model reference: a shipped solution's last verdict failed)
-  2  bad arguments, unknown task or unreadable solution file
+  2  bad arguments, unknown task, or a solution file that cannot be read or is not a regular file of at
+     most 1 MiB
   3  nothing failed, but stages were skipped (no GPU here, or a static-only task)
   4  a broken task file or solutions manifest, or no project folder
-  5  ptxbench itself could not judge (no nvcc, store not writable, internal error), or an agent trajectory
-     stopped on a model or judge error (continue it with run --resume N))";
+  5  ptxbench itself could not judge (no nvcc, the host failed the compile: a full disk, a cache folder that
+     cannot be written; store not writable, internal error), or an agent trajectory stopped on a model or
+     judge error (continue it with run --resume N))";
 
 }  // namespace
 

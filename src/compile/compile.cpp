@@ -16,6 +16,7 @@
 #include "util/files.h"
 #include "util/hash.h"
 #include "util/subprocess.h"
+#include "util/text.h"
 
 namespace ptxbench {
 namespace fs = std::filesystem;
@@ -61,9 +62,20 @@ fs::path fresh_work_dir(const fs::path& cache_dir) {
 // What a compile leaves in its cache folder besides the artifacts: what nvcc said and how it ended.
 struct RawCompile {
   CompileResult::Status status = CompileResult::Status::toolchain_error;
-  std::string output;  // nvcc's stdout + stderr
+  std::string output;  // nvcc's stdout + stderr, as valid UTF-8
   double wall_s = 0;
 };
+
+// How a finished nvcc ended. A failure is the source's (a compile error) unless the host shows in it: nvcc
+// not started or killed by a signal, or its output saying a disk, a folder or a tool failed it.
+CompileResult::Status status_of(const ProcessResult& r, const std::string& output) {
+  using Status = CompileResult::Status;
+  if (r.spawn_failed) return Status::toolchain_error;
+  if (r.timed_out) return Status::timeout;
+  if (r.ok()) return Status::ok;
+  if (!r.exited) return Status::toolchain_error;
+  return host_failure_line(output, kSourceName).empty() ? Status::compile_error : Status::toolchain_error;
+}
 
 RawCompile run_nvcc(const std::string& source, const fs::path& work_dir,
                     const std::vector<std::string>& command, double time_limit_s) {
@@ -74,17 +86,14 @@ RawCompile run_nvcc(const std::string& source, const fs::path& work_dir,
                    .time_limit = std::chrono::milliseconds(static_cast<long>(time_limit_s * 1000))});
   RawCompile raw;
   raw.wall_s = r.wall_s;
-  raw.output = r.out + r.err;
+  // nvcc echoes the source's bytes (a string literal in a diagnostic's excerpt, an #error line), which need
+  // not be UTF-8; the record and everything made from it are text.
+  raw.output = valid_utf8(r.out + r.err);
+  raw.status = status_of(r, raw.output);
   if (r.spawn_failed)
-    raw.status = CompileResult::Status::toolchain_error, raw.output = r.describe();
-  else if (r.timed_out)
-    raw.status = CompileResult::Status::timeout;
-  else if (r.ok())
-    raw.status = CompileResult::Status::ok;
-  else if (r.exited)
-    raw.status = CompileResult::Status::compile_error;
-  else
-    raw.status = CompileResult::Status::toolchain_error, raw.output += "\nnvcc " + r.describe();
+    raw.output = r.describe();
+  else if (!r.exited && !r.timed_out)
+    raw.output += "\nnvcc " + r.describe();
   if (raw.status == CompileResult::Status::ok) {
     fs::rename(work_dir / "keep" / "solution.ptx", work_dir / "solution.ptx");
     fs::rename(work_dir / "keep" / "solution.cubin", work_dir / "solution.cubin");
@@ -106,6 +115,10 @@ std::optional<RawCompile> read_cache_entry(const fs::path& entry) {
   try {
     const json doc = json::parse(read_file(entry / "compile.json"));
     RawCompile raw{status_from_string(doc.at("status")), doc.at("output"), doc.at("wall_s")};
+    // A host failure once taken for a compile error (a full disk) must not keep failing the source.
+    if (raw.status == CompileResult::Status::compile_error &&
+        !host_failure_line(raw.output, kSourceName).empty())
+      return std::nullopt;
     if (raw.status == CompileResult::Status::ok)
       for (const char* artifact : {"solution.so", "solution.ptx", "solution.cubin"})
         if (!fs::is_regular_file(entry / artifact)) return std::nullopt;
@@ -141,19 +154,61 @@ std::string nvcc_version(const fs::path& nvcc) {
   static const std::regex release(R"(, V(\d+\.\d+\.\d+))");
   std::smatch m;
   std::string version = r.ok() && std::regex_search(r.out, m, release) ? m[1].str() : "";
-  return known[nvcc] = version;
+  if (!version.empty()) known[nvcc] = version;  // a failure may pass (a process limit): ask again next time
+  return version;
 }
 
-CompileResult compile_solution(const std::string& source, const Task& task, const CompileOptions& options) {
+namespace {
+
+constexpr const char* kHostFailure = "the compile failed on this host, not on the source; nothing was cached";
+
+// The line that says why the host failed a compile (the verdict's summary shows it): the line
+// host_failure_line found, else nvcc's last (how it was killed).
+std::string host_failure_cause(const std::string& output) {
+  if (std::string line = host_failure_line(output, kSourceName); !line.empty()) return line;
+  const std::string trimmed = output.substr(0, output.find_last_not_of('\n') + 1);
+  return trimmed.substr(trimmed.rfind('\n') + 1);
+}
+
+// Whether an outcome is the source's own and so may be served again: timeouts and host failures are not.
+bool belongs_to_source(CompileResult::Status status) {
+  return status == CompileResult::Status::ok || status == CompileResult::Status::compile_error;
+}
+
+// Compiles in a fresh work folder and publishes it as the cache entry `entry` when the outcome belongs to the
+// source, with one rename, so that a reader never sees half an entry. An entry, once published, is never
+// replaced (another thread or process may be reading it): when a twin compile got there first, its artifacts
+// are used and ours are dropped; they are the same compile of the same source.
+RawCompile compile_into(const fs::path& entry, const std::string& source,
+                        const std::vector<std::string>& command, const CompileOptions& options) {
+  const fs::path work_dir = fresh_work_dir(options.cache_dir);
+  const struct Removed {
+    const fs::path& dir;
+    ~Removed() {
+      std::error_code ec;
+      fs::remove_all(dir, ec);  // left only when not published, or when our own write failed
+    }
+  } removed{work_dir};
+  const RawCompile raw = run_nvcc(source, work_dir, command, options.time_limit_s);
+  if (!belongs_to_source(raw.status)) return raw;
+  write_file(
+      work_dir / "compile.json",
+      json_text(json{{"status", to_string(raw.status)}, {"output", raw.output}, {"wall_s", raw.wall_s}}, 1));
+  std::error_code ec;
+  fs::rename(work_dir, entry, ec);
+  if (ec) mark_cache_entry_used(entry);  // the twin's entry serves this evaluation too
+  return raw;
+}
+
+CompileResult compile_for(const std::string& source, const Task& task, const ArchInfo& arch,
+                          const CompileOptions& options) {
   CompileResult result;
-  const ArchInfo* arch = find_arch(task.arch);
-  if (!arch) throw std::runtime_error("unknown architecture " + task.arch);
   result.nvcc_version = nvcc_version(options.nvcc);
   if (result.nvcc_version.empty()) {
     result.diagnostics = fmt::format("nvcc not found or not working at {}", options.nvcc.string());
     return result;
   }
-  const auto flags = nvcc_flags(*arch, options);
+  const auto flags = nvcc_flags(arch, options);
   result.command = {options.nvcc.string()};
   result.command.insert(result.command.end(), flags.begin(), flags.end());
   result.command.insert(result.command.end(),
@@ -167,7 +222,6 @@ CompileResult compile_solution(const std::string& source, const Task& task, cons
   key_material += "headers " + include_dirs_digest(options.include_dirs) + "\nsource\n" + source;
   result.cache_key = sha256_hex(key_material);
   const fs::path entry = options.cache_dir / result.cache_key;
-  const fs::path record = entry / "compile.json";
 
   std::optional<RawCompile> cached = options.use_cache ? read_cache_entry(entry) : std::nullopt;
   // An entry that cannot serve (half deleted, damaged) is replaced rather than trusted.
@@ -178,21 +232,7 @@ CompileResult compile_solution(const std::string& source, const Task& task, cons
     result.cached = true;
     mark_cache_entry_used(entry);
   } else {
-    fs::path work_dir = fresh_work_dir(options.cache_dir);
-    raw = run_nvcc(source, work_dir, result.command, options.time_limit_s);
-    write_file(
-        work_dir / "compile.json",
-        json{{"status", to_string(raw.status)}, {"output", raw.output}, {"wall_s", raw.wall_s}}.dump(1));
-    // Timeouts and toolchain failures are not properties of the source: they are not kept. Everything else
-    // is published with one rename, so a reader never sees half an entry. An entry, once published, is never
-    // replaced (another thread or process may be reading it): when a twin compile got there first, its
-    // artifacts are used and ours are dropped; they are the same compile of the same source.
-    std::error_code ec;
-    if (raw.status == CompileResult::Status::ok || raw.status == CompileResult::Status::compile_error) {
-      fs::rename(work_dir, entry, ec);
-      if (ec) mark_cache_entry_used(entry);  // the twin's entry serves this evaluation too
-    }
-    fs::remove_all(work_dir, ec);  // left only when not published
+    raw = compile_into(entry, source, result.command, options);
   }
   const fs::path& artifacts = entry;
 
@@ -207,6 +247,9 @@ CompileResult compile_solution(const std::string& source, const Task& task, cons
   if (raw.status == CompileResult::Status::timeout)
     result.diagnostics =
         fmt::format("nvcc did not finish within {:.0f} s\n", options.time_limit_s) + result.diagnostics;
+  if (raw.status == CompileResult::Status::toolchain_error)
+    result.diagnostics =
+        fmt::format("{}: {}\n{}", kHostFailure, host_failure_cause(raw.output), result.diagnostics);
 
   if (result.ok()) {
     result.library = artifacts / "solution.so";
@@ -218,6 +261,22 @@ CompileResult compile_solution(const std::string& source, const Task& task, cons
   auto from_source = scan_source(source);
   result.violations.insert(result.violations.begin(), from_source.begin(), from_source.end());
   return result;
+}
+
+}  // namespace
+
+CompileResult compile_solution(const std::string& source, const Task& task, const CompileOptions& options) {
+  const ArchInfo* arch = find_arch(task.arch);
+  if (!arch) throw std::runtime_error("unknown architecture " + task.arch);
+  try {
+    return compile_for(source, task, *arch, options);
+  } catch (const std::exception& e) {
+    // Our own reads and writes failed (a cache folder we cannot write, a full disk as std::filesystem reports
+    // it, an unreadable kit): that says nothing about the source.
+    CompileResult result;
+    result.diagnostics = fmt::format("{}: {}", kHostFailure, valid_utf8(e.what()));
+    return result;
+  }
 }
 
 json to_json(const CompileResult& r) {

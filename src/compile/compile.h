@@ -25,6 +25,8 @@ struct CompileOptions {
 };
 
 struct CompileResult {
+  // toolchain_error: the host failed, not the source (no nvcc, a full disk, a folder that cannot be written,
+  // a compiler tool killed); never cached.
   enum class Status { ok, compile_error, timeout, toolchain_error } status = Status::toolchain_error;
   double wall_s = 0;
   bool cached = false;
@@ -45,8 +47,8 @@ struct CompileResult {
   bool ok() const { return status == Status::ok; }
 };
 
-// Compiles `source` for the task's architecture. Never throws for a bad solution; throws only when the
-// harness itself cannot work (no nvcc, unwritable cache).
+// Compiles `source` for the task's architecture. Never throws for a bad solution, nor for a failing host
+// (that is a toolchain_error); throws only for a task of an unknown architecture.
 CompileResult compile_solution(const std::string& source, const Task& task, const CompileOptions& options);
 
 std::string nvcc_version(const std::filesystem::path& nvcc);  // "13.0.88", empty when nvcc cannot run

@@ -5,6 +5,8 @@
 #include <sstream>
 #include <vector>
 
+#include "util/text.h"
+
 namespace ptxbench {
 namespace {
 
@@ -12,6 +14,12 @@ void replace_all(std::string& text, const std::string& from, const std::string& 
   if (from.empty()) return;
   for (size_t pos = text.find(from); pos != std::string::npos; pos = text.find(from, pos + to.size()))
     text.replace(pos, from.size(), to);
+}
+
+// `line` without its quoted spans ('cicc', "solution.cu"): names and source text a compiler quotes.
+std::string unquoted(const std::string& line) {
+  static const std::regex quoted(R"('[^']*'|"[^"]*"|`[^`']*')");
+  return std::regex_replace(line, quoted, "''");
 }
 
 }  // namespace
@@ -72,8 +80,27 @@ TrimmedDiagnostics trim_diagnostics(const std::string& compiler_output, const st
     result.text += fmt::format("({} more errors and {} more warnings not shown)\n",
                                result.errors - kept_errors, result.warnings - kept_warnings);
   if (diagnostics.empty() && !output.empty())
-    result.text = output.substr(0, max_chars);  // unknown format: raw
+    result.text = utf8_head(output, max_chars);  // unknown format: raw
   return result;
+}
+
+std::string host_failure_line(const std::string& compiler_output, const std::string& source_name) {
+  // The C library's words for what the machine ran out of or refused, and nvcc's for a tool it lost.
+  static const std::regex host(
+      R"(No space left on device|Disk quota exceeded|Read-only file system|Input/output error|)"
+      R"(Permission denied|Too many open files|Cannot allocate memory|Could not open output file|)"
+      R"(died due to signal)");
+  // A located diagnostic: EDG's "solution.cu(12)", gcc's "solution.cu:12:", ptxas's "..._solution.ptx,
+  // line 12", and EDG's closing count.
+  const std::string stem = source_name.substr(0, source_name.rfind('.'));
+  const std::regex in_source(stem + R"(\.\w+(\(\d+\)|:\d+|, line \d+)|detected in the compilation of)");
+  std::string found;
+  std::istringstream lines(compiler_output);
+  for (std::string line; std::getline(lines, line);) {
+    if (std::regex_search(line, in_source)) return "";
+    if (found.empty() && std::regex_search(unquoted(line), host)) found = line;
+  }
+  return found;
 }
 
 }  // namespace ptxbench

@@ -1,5 +1,6 @@
 // Compiler output trimmed to what a model needs to fix the code: the first errors with their source excerpts,
-// paths shortened to the solution's name, and a count of what was left out.
+// paths shortened to the solution's name, and a count of what was left out. And the reading that tells a
+// compile the host broke (a full disk, a killed compiler) from one the source broke.
 #pragma once
 
 #include <string>
@@ -18,5 +19,14 @@ struct TrimmedDiagnostics {
 TrimmedDiagnostics trim_diagnostics(const std::string& compiler_output, const std::string& work_dir,
                                     int max_errors = 8, size_t max_chars = 4000,
                                     const std::string& display_root = "");
+
+// The line of a failed compile's output that shows the host failed rather than the source: a full disk or
+// quota, a read-only or unwritable folder, an I/O error, a compiler tool killed ("'cicc' died due to signal
+// 9"). Empty when there is none, and also when any line locates a diagnostic in the source (`source_name`, a
+// plain file name such as "solution.cu": its line, its PTX's line, "errors detected in the compilation of"):
+// then the source is at fault whatever else happened. Text a source can put into the output (#error, a
+// static_assert message, an asm label) either comes with such a location or is quoted; quoted text is not
+// read, so a source cannot make its own failure look like the host's.
+std::string host_failure_line(const std::string& compiler_output, const std::string& source_name);
 
 }  // namespace ptxbench

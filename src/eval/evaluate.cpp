@@ -6,8 +6,10 @@
 #include <sstream>
 
 #include "task/catalog.h"
+#include "util/files.h"
 #include "util/hash.h"
 #include "util/subprocess.h"
+#include "util/text.h"
 
 namespace ptxbench {
 namespace {
@@ -112,6 +114,10 @@ GpuInfo detect_gpu() {
   return read_gpu_list(r.out, visible ? visible : "");
 }
 
+std::string read_solution_file(const std::filesystem::path& path) {
+  return read_regular_file(path, kMaxSolutionBytes);
+}
+
 std::string utc_now_iso8601() {
   std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm tm{};
@@ -167,7 +173,9 @@ StageResult static_stage(const CompileResult& r) {
   return stage;
 }
 
-Verdict evaluate(const Submission& submission, const Task& task, const EvalOptions& options) {
+namespace {
+
+Verdict judge(const Submission& submission, const Task& task, const EvalOptions& options) {
   Verdict verdict;
   verdict.task_id = task.id;
   verdict.arch = task.arch;
@@ -209,6 +217,15 @@ Verdict evaluate(const Submission& submission, const Task& task, const EvalOptio
     verdict.stages.push_back(skipped("instructions", no_gpu));
   verdict.stages.push_back(skipped("time", no_gpu));
   return verdict;
+}
+
+}  // namespace
+
+Verdict evaluate(const Submission& submission, const Task& task, const EvalOptions& options) {
+  // The stages carry tool output (nvcc's, the sanitizer's, the profiler's, the runner's stderr) and the file
+  // name given, all bytes. The verdict is made valid UTF-8 once, here, where every verdict comes from, so
+  // that what is printed, what a model is shown and what the store gives back are the same text.
+  return verdict_from_json(with_valid_utf8(to_json(judge(submission, task, options))));
 }
 
 }  // namespace ptxbench

@@ -2,6 +2,7 @@
 // architecture is present. Each stage says why it was skipped when it was.
 #pragma once
 
+#include <filesystem>
 #include <string>
 
 #include "compile/compile.h"
@@ -38,6 +39,12 @@ struct Submission {
   std::string source;
   std::string name;  // the file name, for people
 };
+
+// The most a solution's source may hold (docs/cli.md): far above any kernel written by hand, and a bound on
+// what a wrong path (a log, a device) costs.
+inline constexpr size_t kMaxSolutionBytes = size_t{1} << 20;
+// A solution file's source: a regular file of at most kMaxSolutionBytes (read_regular_file).
+std::string read_solution_file(const std::filesystem::path& path);
 
 Verdict evaluate(const Submission& submission, const Task& task, const EvalOptions& options);
 

@@ -28,10 +28,14 @@ std::vector<ShippedSolution> load_solution_manifest(const std::filesystem::path&
     const auto& e = doc[i];
     if (!e.is_object() || !e.contains("path") || !e.contains("tasks") || !e.contains("purpose"))
       fail(i, "needs \"path\", \"tasks\" and \"purpose\"");
-    ShippedSolution s{
-        e["path"].get<std::string>(), e["tasks"].get<std::string>(), e["purpose"].get<std::string>(), {}};
-    if (!std::filesystem::is_regular_file(solutions_dir / s.path))
-      fail(i, s.path.string() + " does not exist");
+    ShippedSolution s{.path = e["path"].get<std::string>(),
+                      .tasks = e["tasks"].get<std::string>(),
+                      .purpose = e["purpose"].get<std::string>()};
+    try {
+      s.source = read_solution_file(solutions_dir / s.path);
+    } catch (const std::runtime_error& error) {
+      fail(i, error.what());
+    }
     const auto known = [](const std::string& stage) {
       return std::any_of(std::begin(kStageNames), std::end(kStageNames),
                          [&](const char* n) { return stage == n; });
@@ -87,13 +91,12 @@ void compare_with_expectations(const ShippedSolution& solution, SolutionRunRow& 
 }  // namespace
 
 std::vector<SolutionRunRow> run_shipped_solutions(
-    const std::filesystem::path& solutions_dir, const std::vector<ShippedSolution>& manifest,
-    const TaskRegistry& registry, const SolutionRunOptions& options,
-    const std::function<EvalOptions(const Task&)>& eval_options, Store& store, int64_t run_id,
-    const std::function<void(const SolutionRunRow&)>& progress) {
+    const std::vector<ShippedSolution>& manifest, const TaskRegistry& registry,
+    const SolutionRunOptions& options, const std::function<EvalOptions(const Task&)>& eval_options,
+    Store& store, int64_t run_id, const std::function<void(const SolutionRunRow&)>& progress) {
   std::vector<SolutionRunRow> rows;
   for (const auto& solution : manifest) {
-    const std::string source = read_file(solutions_dir / solution.path);
+    const std::string& source = solution.source;
     for (const Task* task : registry.matching(solution.tasks)) {
       if (fnmatch(options.task_glob.c_str(), task->id.c_str(), 0) != 0) continue;
       if (std::find(options.archs.begin(), options.archs.end(), task->arch) == options.archs.end()) continue;

@@ -17,6 +17,7 @@ namespace ptxbench {
 // One entry of solutions/solutions.json.
 struct ShippedSolution {
   std::filesystem::path path;  // relative to solutions/
+  std::string source;          // the file's content, read with the manifest
   std::string tasks;           // glob over task ids
   std::string purpose;         // one line, for people
   // Expected status per stage ("compile": "failed") or "overall". A stage that was skipped here cannot be
@@ -27,6 +28,8 @@ struct ShippedSolution {
   std::map<std::string, std::string> expect_message;
 };
 
+// Reads DIR/solutions.json and every solution it names (read_solution_file). Throws ConfigError naming the
+// entry for anything wrong, before anything is evaluated.
 std::vector<ShippedSolution> load_solution_manifest(const std::filesystem::path& solutions_dir);
 
 struct SolutionRunRow {
@@ -43,10 +46,8 @@ struct SolutionRunOptions {
   std::vector<std::string> archs;  // task architectures to include
 };
 
-// Evaluates every (solution, task) pair of `manifest` (loaded from `solutions_dir`); `progress` is called
-// after each one.
-std::vector<SolutionRunRow> run_shipped_solutions(const std::filesystem::path& solutions_dir,
-                                                  const std::vector<ShippedSolution>& manifest,
+// Evaluates every (solution, task) pair of `manifest`; `progress` is called after each one.
+std::vector<SolutionRunRow> run_shipped_solutions(const std::vector<ShippedSolution>& manifest,
                                                   const TaskRegistry& registry,
                                                   const SolutionRunOptions& options,
                                                   const std::function<EvalOptions(const Task&)>& eval_options,

@@ -13,6 +13,7 @@
 #include "llm/http.h"
 #include "llm/protocols.h"
 #include "llm/provider.h"
+#include "util/text.h"
 
 namespace ptxbench::llm {
 
@@ -119,7 +120,8 @@ class HttpProvider final : public Provider {
       return reply;
     }
     reply.request_body = wire.body;
-    const HttpRequest http_request{wire.url, wire.headers, wire.body.dump(), spec_.timeout_s};
+    // json_text: a request that holds invalid UTF-8 (an earlier turn's stored text) is sent, not thrown on.
+    const HttpRequest http_request{wire.url, wire.headers, json_text(wire.body), spec_.timeout_s};
     const int max_attempts = std::max(1, spec_.max_attempts);
 
     for (int attempt = 1;; ++attempt) {

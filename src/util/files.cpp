@@ -1,6 +1,10 @@
 #include "util/files.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <fmt/format.h>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -15,6 +19,50 @@ std::string read_file(const std::filesystem::path& path) {
   std::ostringstream content;
   content << in.rdbuf();
   return content.str();
+}
+
+namespace {
+
+std::string kind_of(mode_t mode) {
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  if (S_ISFIFO(mode)) return "a pipe";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+[[noreturn]] void fail(const std::filesystem::path& path, const std::string& what) {
+  throw std::runtime_error(path.string() + ": " + what);
+}
+
+}  // namespace
+
+std::string read_regular_file(const std::filesystem::path& path, size_t max_bytes) {
+  // O_NONBLOCK: opening a pipe must not wait for a writer; it is refused below anyway.
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) fail(path, std::string("cannot read: ") + std::strerror(errno));
+  const struct Closed {
+    int fd;
+    ~Closed() { close(fd); }
+  } closed{fd};
+  struct stat info {};
+  if (fstat(fd, &info) != 0) fail(path, std::string("cannot read: ") + std::strerror(errno));
+  if (!S_ISREG(info.st_mode)) fail(path, kind_of(info.st_mode) + ", not a file");
+  const auto too_big = [&] { fail(path, fmt::format("over the size limit of {} bytes", max_bytes)); };
+  if (static_cast<uintmax_t>(info.st_size) > max_bytes) too_big();
+  // The size is checked again while reading: the file may grow meanwhile.
+  std::string content(max_bytes + 1, '\0');
+  size_t size = 0;
+  while (size < content.size()) {
+    const ssize_t n = read(fd, content.data() + size, content.size() - size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail(path, std::string("cannot read: ") + std::strerror(errno));
+    if (n == 0) break;
+    size += static_cast<size_t>(n);
+  }
+  if (size > max_bytes) too_big();
+  content.resize(size);
+  return content;
 }
 
 void write_file(const std::filesystem::path& path, const std::string& content) {

@@ -1,6 +1,7 @@
 // Text that crosses into JSON: model replies, compiler output and error pages are bytes, and may not be UTF-8
-// (a Latin-1 page, a cut through a multi-byte character). Cutting here keeps whole characters, and printing
-// JSON replaces what is still invalid, so such text never stops a verdict or a trajectory from being stored.
+// (a Latin-1 page, a cut through a multi-byte character). Cutting here keeps whole characters, tool output is
+// made valid before it becomes verdict text, and printing JSON replaces what is still invalid, so such text
+// never stops a verdict or a trajectory from being stored.
 #pragma once
 
 #include <string>
@@ -13,6 +14,13 @@ namespace ptxbench {
 // The first / last at most `max_bytes` bytes of `text`, never cutting through a UTF-8 sequence.
 std::string utf8_head(std::string_view text, size_t max_bytes);
 std::string utf8_tail(std::string_view text, size_t max_bytes);
+
+// `text` with each invalid UTF-8 sequence (a Latin-1 byte, a character cut short, an encoded surrogate)
+// replaced by U+FFFD, one per maximal invalid subpart as Unicode recommends (and as json_text does): the text
+// around it is kept. Valid text comes back unchanged.
+std::string valid_utf8(std::string_view text);
+// `value` with valid_utf8 applied to every string in it, object keys included.
+nlohmann::json with_valid_utf8(const nlohmann::json& value);
 
 // json.dump(indent) with invalid UTF-8 replaced by U+FFFD rather than thrown on.
 std::string json_text(const nlohmann::json& value, int indent = -1);

@@ -13,7 +13,9 @@
 #include "agent/reference_model.h"
 #include "agent/summary.h"
 #include "agent_fakes.h"
+#include "compile/cache.h"
 #include "eval/evaluate.h"
+#include "fake_nvcc.h"
 #include "util/files.h"
 
 using namespace ptxbench;
@@ -35,6 +37,16 @@ std::string improving(int turn) {
     default:
       return reply_with("// PASS x1.1\n");
   }
+}
+
+// The real compile stage on this host, with no GPU stage.
+EvalOptions cpu_eval_options(const fs::path& cache) {
+  EvalOptions options;
+  options.compile.cache_dir = cache;
+  options.compile.include_dirs = {kRoot / "include", kRoot / "kits" / "hopper" / "ptx"};
+  options.compile.nvcc = testing_compile::real_nvcc();
+  options.gpu.absent_reason = "test: CPU only";
+  return options;
 }
 
 std::vector<TurnRow> only_turns(AgentHarness& h, int64_t run_id) {
@@ -226,6 +238,42 @@ TEST(AgentLoop, ResumeAfterAJudgeCrashJudgesTheStoredReply) {
   EXPECT_EQ(export_trajectories(broken.store, run, false), export_trajectories(whole.store, 1, false));
 }
 
+// A full disk while nvcc runs is the host's failure, not the model's: the turn is not stored as a compile
+// error, nothing is cached, and once the disk has room --resume judges the stored reply again (the model is
+// not asked again).
+TEST(AgentLoop, AHostFailureAtCompileLeavesTheTurnToResume) {
+  AgentHarness h("disk-full");
+  const fs::path full = h.dir / "disk-is-full";
+  write_file(full, "");
+  EvalOptions options = cpu_eval_options(h.dir / "cache");
+  options.compile.nvcc = testing_compile::write_fake_nvcc(
+      h.dir / "nvcc",
+      "if [ -e '" + full.string() +
+          "' ]; then echo 'cc1plus: fatal error: error writing to /tmp/ccX.s: No space left on "
+          "device' >&2; exit 1; fi\nexec \"$REAL_NVCC\" \"$@\"");
+  LocalEvaluator judge([&](const Task&) { return options; });
+  ScriptedModel model([](int) { return reply_with("__global__ void tiny() {}"); });
+  const auto s = h.settings({kHopperTask}, 1, {.max_turns = 1});
+  const int64_t run = start_agent_run(h.store, s);
+  EXPECT_EQ(h.run(run, s, model, judge).errors, 1);
+  auto turns = only_turns(h, run);
+  ASSERT_EQ(turns.size(), 1u);
+  EXPECT_TRUE(turns[0].answered());
+  EXPECT_FALSE(turns[0].finished()) << turns[0].error_class << ": " << turns[0].outcome;
+  EXPECT_EQ(h.store.trajectories(run)[0].status, kError);
+  EXPECT_EQ(compile_cache_usage(options.compile.cache_dir).entries, 0);
+
+  fs::remove(full);
+  EXPECT_EQ(h.run(run, s, model, judge).errors, 0);
+  EXPECT_EQ(model.calls, 1);
+  turns = only_turns(h, run);
+  ASSERT_TRUE(turns[0].finished());
+  const auto verdict = h.store.verdict(turns[0].evaluation_id);
+  ASSERT_TRUE(verdict);
+  EXPECT_EQ(verdict->stage("compile")->status, StageStatus::passed) << verdict->summary();
+  EXPECT_EQ(h.store.trajectories(run)[0].status, kFinished);
+}
+
 TEST(AgentLoop, ParallelTrajectoriesStoreWhatSerialOnesDo) {
   AgentHarness serial("serial"), parallel("parallel");
   auto s = serial.settings({kHopperTask, kOtherHopperTask}, 3, {.max_turns = 4});
@@ -349,11 +397,7 @@ TEST(ReferenceModel, FirstReplyIsBrokenAndTheSecondCompiles) {
 
   // The real compile stage judges them (CPU only).
   const fs::path cache = fs::temp_directory_path() / ("ptxbench-reference-" + std::to_string(getpid()));
-  EvalOptions options;
-  options.compile.cache_dir = cache;
-  options.compile.include_dirs = {kRoot / "include", kRoot / "kits" / "hopper" / "ptx"};
-  if (const char* nvcc = std::getenv("PTXBENCH_NVCC"); nvcc && *nvcc) options.compile.nvcc = nvcc;
-  options.gpu.absent_reason = "test: CPU only";
+  const EvalOptions options = cpu_eval_options(cache);
   LocalEvaluator judge([&](const Task&) { return options; });
   const Verdict v1 = judge.evaluate({broken.code, "t1.cu"}, task);
   EXPECT_EQ(classify(v1), ErrorClass::compile);

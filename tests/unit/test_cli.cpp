@@ -6,8 +6,10 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 
+#include "fake_nvcc.h"
 #include "util/files.h"
 #include "util/subprocess.h"
 
@@ -30,10 +32,12 @@ class Cli : public testing::Test {
   }
   void TearDown() override { fs::remove_all(data_); }
 
-  ProcessResult ptxbench(std::vector<std::string> args, const fs::path& root = kRoot) {
+  ProcessResult ptxbench(std::vector<std::string> args, const fs::path& root = kRoot,
+                         std::map<std::string, std::string> environment = {}) {
     std::vector<std::string> argv = {PTXBENCH_BINARY, "--root", root.string(), "--data", data_.string()};
     argv.insert(argv.end(), args.begin(), args.end());
-    return run_process({.argv = argv, .time_limit = std::chrono::minutes(5)});
+    return run_process(
+        {.argv = argv, .time_limit = std::chrono::minutes(5), .env_overrides = std::move(environment)});
   }
   static std::string example(const std::string& name) {
     return (kRoot / "solutions" / "examples" / name).string();
@@ -293,6 +297,63 @@ TEST_F(Cli, EvalOnTheCpuSaysWhatWasSkippedAndWhy) {
       ptxbench({"eval", example("gemm_simt.cu"), "--task", "gemm-bf16-n4096-k4096-sm100a", "--cpu-only"});
   EXPECT_EQ(blackwell.exit_code, 1);
   EXPECT_NE(blackwell.out.find("tcgen05.mma"), std::string::npos);
+}
+
+TEST_F(Cli, ASolutionThatIsNotAFileIsABadArgumentNamingIt) {
+  fs::create_directories(data_ / "folder.cu");
+  write_file(data_ / "huge.cu", std::string((1 << 20) + 1, ' '));
+  for (const char* command : {"compile", "eval"})
+    for (const fs::path& path : {data_ / "folder.cu", fs::path("/dev/zero"), data_ / "huge.cu"}) {
+      const auto r = ptxbench({command, path.string(), "--task", kTask});
+      EXPECT_EQ(r.exit_code, 2) << command << " " << path << ": " << r.out;
+      EXPECT_NE(r.err.find(path.string() + ": "), std::string::npos) << r.err;
+    }
+}
+
+TEST_F(Cli, AManifestNamingAFolderIsBrokenAndSaysWhere) {
+  const fs::path solutions = data_ / "solutions";
+  fs::create_directories(solutions / "folder.cu");
+  write_file(solutions / "solutions.json",
+             R"([{"path": "folder.cu", "tasks": "*", "purpose": "not a file"}])");
+  const auto r = ptxbench({"run", "--solutions", solutions.string(), "--cpu-only"});
+  EXPECT_EQ(r.exit_code, 4) << r.out;
+  EXPECT_NE(r.err.find("entry 0: " + (solutions / "folder.cu").string() + ": a folder, not a file"),
+            std::string::npos)
+      << r.err;
+}
+
+// The source's bytes come back in nvcc's errors; the verdict holds them as U+FFFD, in print and in the store.
+TEST_F(Cli, CompilerOutputThatIsNotUtf8IsJudgedStoredAndShown) {
+  const fs::path source = data_ / "latin1.cu";
+  write_file(source, "const char* s = \"\xFF\xFE\";\n");
+  const auto r = ptxbench({"eval", source.string(), "--task", kTask, "--cpu-only", "--json"});
+  ASSERT_EQ(r.exit_code, 1) << r.err;
+  const json verdict = json::parse(r.out);
+  const json& compile = verdict["stages"][0];
+  EXPECT_EQ(compile["status"], "failed");
+  EXPECT_NE(compile["message"].get<std::string>().find("\xEF\xBF\xBD"), std::string::npos) << compile;
+  const auto stored =
+      ptxbench({"results", "--id", std::to_string(verdict["evaluation_id"].get<int>()), "--json"});
+  ASSERT_EQ(stored.exit_code, 0) << stored.err;
+  EXPECT_EQ(json::parse(stored.out)["stages"][0]["message"], compile["message"]);
+  const auto text = ptxbench({"eval", source.string(), "--task", kTask, "--cpu-only"});
+  EXPECT_EQ(text.exit_code, 1) << text.err;
+  EXPECT_EQ(text.out.find("\xFF"), std::string::npos) << "printed as valid UTF-8 too";
+}
+
+TEST_F(Cli, ADiskFullDuringTheCompileIsAHarnessErrorAndNotCached) {
+  const fs::path nvcc = testing_compile::write_fake_nvcc(
+      data_ / "nvcc",
+      "echo 'cc1plus: fatal error: error writing to /tmp/ccX.s: No space left on device' >&2; exit 1");
+  const auto full = ptxbench({"compile", example("gemm_does_not_compile.cu"), "--task", kTask}, kRoot,
+                             {{"PTXBENCH_NVCC", nvcc.string()}});
+  EXPECT_EQ(full.exit_code, 5) << full.out;
+  EXPECT_NE(full.out.find("harness_error"), std::string::npos) << full.out;
+  EXPECT_NE(full.out.find("No space left on device"), std::string::npos) << full.out;
+  const auto freed = ptxbench({"compile", example("gemm_does_not_compile.cu"), "--task", kTask});
+  EXPECT_EQ(freed.exit_code, 1) << freed.out;
+  EXPECT_EQ(freed.out.find("(cached)"), std::string::npos) << freed.out;
+  EXPECT_NE(freed.out.find("load_accumulator"), std::string::npos) << freed.out;
 }
 
 TEST_F(Cli, ARunThatJudgesNothingDoesNotPass) {

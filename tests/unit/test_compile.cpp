@@ -5,11 +5,17 @@
 #include <filesystem>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
+#include "compile/cache.h"
 #include "compile/compile.h"
 #include "compile/diagnostics.h"
+#include "fake_nvcc.h"
 #include "util/files.h"
+#include "util/text.h"
 
 using namespace ptxbench;
+using namespace ptxbench::testing_compile;
 namespace fs = std::filesystem;
 
 namespace {
@@ -40,9 +46,22 @@ class CompileStage : public testing::Test {
     return compile_solution(read_file(file), *task_, o);
   }
 
+  // A fresh cache folder for the test, and the options that use it.
+  static CompileOptions own_cache(const std::string& name) {
+    CompileOptions o = options();
+    o.cache_dir = cache_ / name;
+    return o;
+  }
+  static int entries(const CompileOptions& o) { return compile_cache_usage(o.cache_dir).entries; }
+
   static fs::path cache_;
   static Task* task_;
 };
+
+const std::string kTinyKernel = "__global__ void tiny() {}\n";
+// What a full disk looks like in nvcc's output: the host compiler cannot write its assembly.
+const std::string kDiskFull =
+    "cc1plus: fatal error: error writing to /tmp/ccA1b2C3.s: No space left on device";
 fs::path CompileStage::cache_;
 Task* CompileStage::task_ = nullptr;
 
@@ -173,6 +192,116 @@ TEST_F(CompileStage, KitHeadersCompileAndErrorsInThemNameTheProjectPath) {
   const auto ok = compile(kData / "solutions" / "token_wgmma.cu");
   ASSERT_TRUE(ok.ok()) << ok.diagnostics;
   EXPECT_TRUE(ok.inventory.missing_families.empty());
+}
+
+// nvcc echoes a source's bytes: a string literal that is not UTF-8 in an error's excerpt, an #error's text.
+TEST_F(CompileStage, OutputThatIsNotUtf8BecomesValidText) {
+  const std::vector<std::pair<std::string, std::string>> sources = {
+      {"const char* s = \"\xFF\xFE\";\n", "\"\xEF\xBF\xBD\xEF\xBF\xBD\""},
+      {"#error caf\xE9\n", "#error caf\xEF\xBF\xBD"}};
+  for (const auto& [source, shown] : sources) {
+    const auto r = compile_solution(source, *task_, own_cache("not-utf8"));
+    ASSERT_EQ(r.status, CompileResult::Status::compile_error) << r.diagnostics;
+    EXPECT_NE(r.diagnostics.find(shown), std::string::npos) << r.diagnostics;
+    EXPECT_EQ(valid_utf8(r.diagnostics), r.diagnostics);
+    EXPECT_NO_THROW((void)to_json(r).dump());
+    EXPECT_TRUE(compile_solution(source, *task_, own_cache("not-utf8")).cached) << "its record was written";
+  }
+}
+
+// Each fake fails the way a broken host does; none of it is the source's fault, so nothing is cached and the
+// next compile of the same source runs nvcc again.
+TEST_F(CompileStage, HostFailuresAreToolchainErrorsAndNeverCached) {
+  const std::vector<std::pair<std::string, std::string>> hosts = {
+      {"disk-full", "echo '" + kDiskFull + "' >&2; exit 1"},
+      {"quota", "echo 'ptxbench/tmp/solution.ptx: Disk quota exceeded' >&2; exit 255"},
+      {"read-only", "echo 'nvcc fatal   : Could not open output file solution.so' >&2; exit 1"},
+      {"tool-killed", "echo \"nvcc error   : 'cicc' died due to signal 9 (Kill signal)\" >&2; exit 1"},
+      {"nvcc-killed", "kill -KILL $$"},
+  };
+  for (const auto& [name, script] : hosts) {
+    CompileOptions o = own_cache(name);
+    o.nvcc = write_fake_nvcc(cache_ / ("nvcc-" + name), script);
+    const auto r = compile_solution(kTinyKernel, *task_, o);
+    EXPECT_EQ(r.status, CompileResult::Status::toolchain_error) << name << ": " << r.diagnostics;
+    EXPECT_NE(r.diagnostics.find("failed on this host"), std::string::npos) << name << ": " << r.diagnostics;
+    EXPECT_EQ(entries(o), 0) << name;
+    EXPECT_TRUE(fs::is_empty(o.cache_dir)) << name << ": its work folder was left";
+  }
+}
+
+TEST_F(CompileStage, AfterADiskFullTheSameSourceCompiles) {
+  CompileOptions o = own_cache("disk-freed");
+  const fs::path full = cache_ / "disk-is-full";
+  write_file(full, "");
+  o.nvcc = write_fake_nvcc(cache_ / "nvcc-until-freed", "if [ -e '" + full.string() + "' ]; then echo '" +
+                                                            kDiskFull +
+                                                            "' >&2; exit 1; fi\nexec \"$REAL_NVCC\" \"$@\"");
+  EXPECT_EQ(compile_solution(kTinyKernel, *task_, o).status, CompileResult::Status::toolchain_error);
+  fs::remove(full);
+  const auto freed = compile_solution(kTinyKernel, *task_, o);
+  EXPECT_TRUE(freed.ok()) << freed.diagnostics;
+  EXPECT_FALSE(freed.cached);
+  EXPECT_TRUE(compile_solution(kTinyKernel, *task_, o).cached);
+}
+
+TEST_F(CompileStage, ASourceCannotPassItsErrorOffAsTheHosts) {
+  for (const std::string source :
+       {"#error No space left on device\n", "static_assert(false, \"Permission denied\");\n",
+        "__device__ void f() asm(\"No space left on device\");\n"
+        "__global__ void k() { f(); }\n"}) {
+    const auto r = compile_solution(source, *task_, own_cache("blames-host"));
+    EXPECT_EQ(r.status, CompileResult::Status::compile_error) << source << r.diagnostics;
+  }
+}
+
+TEST_F(CompileStage, ACacheThatCannotBeWrittenIsAToolchainError) {
+  CompileOptions o = options();
+  write_file(cache_ / "a-file", "");
+  o.cache_dir = cache_ / "a-file" / "cache";  // a folder that cannot be made, even by root
+  CompileResult r;
+  EXPECT_NO_THROW(r = compile_solution(kTinyKernel, *task_, o));
+  EXPECT_EQ(r.status, CompileResult::Status::toolchain_error);
+  EXPECT_NE(r.diagnostics.find("failed on this host"), std::string::npos) << r.diagnostics;
+  EXPECT_NE(r.diagnostics.find("a-file"), std::string::npos) << r.diagnostics;
+}
+
+// An entry written before host failures were told apart: a full disk recorded as the source's compile error.
+TEST_F(CompileStage, ARecordedHostFailureIsNotServed) {
+  const CompileOptions o = own_cache("old-record");
+  const auto first = compile_solution("#error real\n", *task_, o);
+  ASSERT_EQ(first.status, CompileResult::Status::compile_error);
+  write_file(o.cache_dir / first.cache_key / "compile.json",
+             nlohmann::json{{"status", "compile_error"}, {"output", kDiskFull}, {"wall_s", 1.0}}.dump());
+  const auto again = compile_solution("#error real\n", *task_, o);
+  EXPECT_FALSE(again.cached);
+  EXPECT_EQ(again.status, CompileResult::Status::compile_error);
+  EXPECT_NE(again.diagnostics.find("#error real"), std::string::npos) << again.diagnostics;
+  EXPECT_TRUE(compile_solution("#error real\n", *task_, o).cached);
+}
+
+TEST(Diagnostics, HostFailuresAreToldFromTheSourcesErrors) {
+  EXPECT_EQ(host_failure_line("nvcc warning : something\n" + kDiskFull + "\n", "solution.cu"), kDiskFull);
+  EXPECT_NE(host_failure_line("nvcc error   : 'cicc' died due to signal 9 (Kill signal)", "solution.cu"), "");
+  EXPECT_NE(host_failure_line("/usr/bin/ld: final link failed: Input/output error", "solution.cu"), "");
+  EXPECT_EQ(host_failure_line("ptxas fatal   : Unresolved extern function 'f'", "solution.cu"), "");
+  // The source has an error of its own: its fault, whatever else the output says.
+  EXPECT_EQ(
+      host_failure_line("solution.cu(3): error: identifier \"x\" is undefined\n" + kDiskFull, "solution.cu"),
+      "");
+  EXPECT_EQ(host_failure_line("solution.cu:1:2: error: #error No space left on device", "solution.cu"), "");
+  EXPECT_EQ(host_failure_line("ptxas /tmp/tmpxft_0001_00000000-6_solution.ptx, line 9; error   : "
+                              "No space left on device",
+                              "solution.cu"),
+            "");
+  EXPECT_EQ(host_failure_line("kits/hopper/ptx/x.cuh(4): error: Permission denied\n"
+                              "1 error detected in the compilation of \"solution.cu\".",
+                              "solution.cu"),
+            "");
+  // What a compiler quotes is a name or the source's text, never the host speaking.
+  EXPECT_EQ(host_failure_line("ptxas fatal   : Unresolved extern function 'No space left on device'",
+                              "solution.cu"),
+            "");
 }
 
 TEST(Diagnostics, KeepsTheFirstErrorsAndCountsTheRest) {

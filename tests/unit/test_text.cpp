@@ -54,3 +54,44 @@ TEST(Utf8, AVerdictWithInvalidTextIsStored) {
   EXPECT_EQ(back->stages.front().message, "error near \xEF\xBF\xBD\xEF\xBF\xBD");
   fs::remove_all(db.parent_path());
 }
+
+namespace {
+const std::string kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+}  // namespace
+
+// Each maximal invalid subpart becomes one U+FFFD; the text around it, valid characters of every length
+// included, is kept.
+TEST(Utf8, InvalidSequencesAreReplacedAndTheRestKept) {
+  const std::string emoji = "\xF0\x9F\x98\x80";  // four bytes
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"plain ascii", "plain ascii"},
+      {"a" + kDash + "b" + emoji, "a" + kDash + "b" + emoji},
+      {"\"\xFF\xFE\"", "\"" + kReplacement + kReplacement + "\""},            // a source's raw bytes
+      {"Latin-1 \xE9t\xE9", "Latin-1 " + kReplacement + "t" + kReplacement},  // not UTF-8 at all
+      {"cut \xE2\x80", "cut " + kReplacement},                                // a character cut short
+      {"\xE2\x80x", kReplacement + "x"},                                      // one cut short mid-text
+      {"\xC0\xAF", kReplacement + kReplacement},                              // an overlong '/'
+      {"\xED\xA0\x80", kReplacement + kReplacement + kReplacement},           // a surrogate
+      {"\xF4\x90\x80\x80", kReplacement + kReplacement + kReplacement + kReplacement},  // past U+10FFFF
+      {"\x80", kReplacement},  // a lone continuation byte
+  };
+  for (const auto& [text, expected] : cases) {
+    EXPECT_EQ(valid_utf8(text), expected) << nlohmann::json(valid_utf8(text)).dump();
+    // The same replacement json_text makes, so text cleaned early and text cleaned when printed agree.
+    EXPECT_EQ(nlohmann::json(valid_utf8(text)).dump(), json_text(nlohmann::json(text)));
+  }
+}
+
+TEST(Utf8, EveryStringOfAJsonValueIsMadeValid) {
+  const nlohmann::json doc = {{"message", "nvcc said \xFF"},
+                              {"lines", {"ok", "bad \xE9"}},
+                              {"count", 3},
+                              {"key \xFE", {{"nested", "\xC0"}}}};
+  const nlohmann::json clean = with_valid_utf8(doc);
+  EXPECT_NO_THROW((void)clean.dump());
+  EXPECT_EQ(clean["message"], "nvcc said " + kReplacement);
+  EXPECT_EQ(clean["lines"][1], "bad " + kReplacement);
+  EXPECT_EQ(clean["count"], 3);
+  EXPECT_EQ(clean["key " + kReplacement]["nested"], kReplacement);
+  EXPECT_EQ(with_valid_utf8(clean), clean) << "valid text is left as it is";
+}

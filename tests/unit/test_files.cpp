@@ -1,0 +1,64 @@
+// Reading a file a user names: a regular file of bounded size, or an error that names it and says why. A
+// folder is not an empty file, and a device or a pipe is never read without end.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "eval/evaluate.h"
+#include "util/files.h"
+
+using namespace ptxbench;
+namespace fs = std::filesystem;
+
+namespace {
+
+class ReadRegularFile : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("ptxbench-files-" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // The message read_regular_file throws for `path`.
+  static std::string refusal(const fs::path& path, size_t max_bytes = 1 << 20) {
+    try {
+      read_regular_file(path, max_bytes);
+    } catch (const std::runtime_error& e) {
+      return e.what();
+    }
+    return "(read without complaint)";
+  }
+
+  fs::path dir_;
+};
+
+}  // namespace
+
+TEST_F(ReadRegularFile, ReadsEveryByteUpToTheLimit) {
+  const std::string content = std::string("a\0\xFF\xFE", 4) + std::string(96, 'x');
+  write_file(dir_ / "s.cu", content);
+  EXPECT_EQ(read_regular_file(dir_ / "s.cu", 100), content);
+  EXPECT_EQ(refusal(dir_ / "s.cu", 99), (dir_ / "s.cu").string() + ": over the size limit of 99 bytes");
+}
+
+TEST_F(ReadRegularFile, RefusesWhatIsNotARegularFileNamingIt) {
+  EXPECT_EQ(refusal(dir_), dir_.string() + ": a folder, not a file");
+  EXPECT_EQ(refusal("/dev/zero"), "/dev/zero: a device, not a file");
+  const fs::path pipe = dir_ / "pipe";
+  ASSERT_EQ(mkfifo(pipe.c_str(), 0600), 0);
+  EXPECT_EQ(refusal(pipe), pipe.string() + ": a pipe, not a file") << "and no wait for a writer";
+  EXPECT_EQ(refusal(dir_ / "absent.cu"),
+            (dir_ / "absent.cu").string() + ": cannot read: No such file or directory");
+}
+
+TEST_F(ReadRegularFile, ASolutionMayHoldOneMebibyte) {
+  write_file(dir_ / "big.cu", std::string(kMaxSolutionBytes, ' '));
+  EXPECT_EQ(read_solution_file(dir_ / "big.cu").size(), kMaxSolutionBytes);
+  write_file(dir_ / "bigger.cu", std::string(kMaxSolutionBytes + 1, ' '));
+  EXPECT_THROW(read_solution_file(dir_ / "bigger.cu"), std::runtime_error);
+}
