@@ -670,6 +670,7 @@ TEST_F(LlmCatalogue, ErrorsNameFileEntryAndField) {
       {R"({"name":"b","provider":"gemini","model_id":"m","reasoning":{"effort":"high"}})", "thinking_budget"},
       {R"({"name":"b","provider":"reference","reasoning":{"effort":"high"}})", "no reasoning"},
       {R"("gpt-5")", "entry 1: must be an object"},
+      {R"({"name":"b","provider":"openai","model_id":"m","model_id":"n"})", "[1].model_id: given twice"},
   };
   for (const auto& c : cases) {
     const std::string message = load_error("[" + ok + ",\n" + c.entry + "]");
