@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "agent/agent_run.h"
 #include "agent/feedback.h"
@@ -260,12 +261,15 @@ int eval_command(const CommonOptions& common, const EvalCommandOptions& options)
   const Task* task = find_task_or_complain(ctx, options.task);
   std::string source;
   if (!task || !read_solution(options.solution, source)) return kExitUsage;
+  // Opened first: a store that cannot be written stops the command before the evaluation, not after it.
+  std::optional<Store> store;
+  if (!options.no_store) store.emplace(ctx.paths.store());
   const EvalOptions eval = eval_options(ctx.paths, *task, options.no_cache, gpu_for(options.cpu_only),
                                         options.stage_time_limit_s, options.stages);
   const Verdict verdict =
       evaluate({source, std::filesystem::path(options.solution).filename().string()}, *task, eval);
   int64_t id = 0;
-  if (!options.no_store) id = Store(ctx.paths.store()).add_evaluation(verdict, source);
+  if (store) id = store->add_evaluation(verdict, source);
   if (common.json) {
     json doc = to_json(verdict);
     if (id) doc["evaluation_id"] = id;
@@ -605,7 +609,7 @@ int results_command(const CommonOptions& common, const ResultsCommandOptions& op
     std::fprintf(stderr, "ptxbench: no results yet (%s does not exist)\n", paths.store().string().c_str());
     return kExitUsage;
   }
-  Store store(paths.store());
+  Store store(paths.store(), StoreAccess::read_only);  // reading needs no write access to the data folder
   if (options.run && !store.run(options.run)) {
     std::fprintf(stderr, "ptxbench: no run %lld (ptxbench results --runs lists them)\n", options.run);
     return kExitUsage;

@@ -5,7 +5,7 @@
 
 #include "llm/provider.h"
 #include "util/errors.h"
-#include "util/files.h"
+#include "util/json_file.h"
 
 namespace ptxbench::llm {
 
@@ -151,18 +151,7 @@ ModelSpec read_model_spec(const json& entry, const std::string& where) {
 }
 
 std::vector<ModelSpec> load_model_catalogue(const std::string& path) {
-  std::string content;
-  try {
-    content = read_file(path);
-  } catch (const std::exception& e) {
-    throw ConfigError(std::string("model catalogue: ") + e.what());
-  }
-  json entries;
-  try {
-    entries = json::parse(content);
-  } catch (const json::parse_error& e) {
-    throw ConfigError(path + ": not valid JSON: " + e.what());
-  }
+  const json entries = read_json_file(path);
   if (!entries.is_array()) throw ConfigError(path + ": must be a JSON array of model entries");
 
   std::vector<ModelSpec> catalogue;

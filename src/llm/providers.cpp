@@ -8,6 +8,7 @@
 #include <random>
 #include <semaphore>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 
 #include "llm/http.h"
@@ -100,6 +101,25 @@ Outcome judge(const HttpResponse& http, ParseFn parse) {
   return out;
 }
 
+constexpr std::string_view kRedacted = "[key redacted]";
+
+// `text` with every occurrence of the key replaced. Proxies echo a request's headers in their error pages,
+// and a model may repeat anything it was given: nothing of the key may reach the store or a terminal.
+std::string redacted(std::string text, const std::string& key) {
+  if (key.empty()) return text;
+  for (size_t at = 0; (at = text.find(key, at)) != std::string::npos; at += kRedacted.size())
+    text.replace(at, key.size(), kRedacted);
+  return text;
+}
+
+// A reply with the key redacted from everything in it that came from the provider: the answer, the raw body
+// (with any reasoning the reply carried), and errors, which quote the body.
+Reply redacted(Reply reply, const std::string& key) {
+  for (std::string* text : {&reply.text, &reply.finish_reason, &reply.error, &reply.response_body})
+    *text = redacted(std::move(*text), key);
+  return reply;
+}
+
 class HttpProvider final : public Provider {
  public:
   HttpProvider(ModelSpec spec, std::string key, BuildFn build, ParseFn parse)
@@ -109,7 +129,10 @@ class HttpProvider final : public Provider {
         parse_(parse),
         slots_(slots_for(spec_)) {}
 
-  Reply complete(const Request& request) override {
+  Reply complete(const Request& request) override { return redacted(call_with_retries(request), key_); }
+
+ private:
+  Reply call_with_retries(const Request& request) {
     const auto start = Clock::now();
     Reply reply;
     WireRequest wire;
@@ -153,14 +176,9 @@ class HttpProvider final : public Provider {
       std::this_thread::sleep_for(std::chrono::duration<double>(wait_s));
     }
     reply.latency_s = std::chrono::duration<double>(Clock::now() - start).count();
-    // Some proxies echo the request's headers in their error pages: the key must not reach the store.
-    for (std::string* text : {&reply.error, &reply.response_body})
-      for (size_t at; !key_.empty() && (at = text->find(key_)) != std::string::npos;)
-        text->replace(at, key_.size(), "[key redacted]");
     return reply;
   }
 
- private:
   ModelSpec spec_;
   std::string key_;
   BuildFn build_;

@@ -1,6 +1,7 @@
 // The results store: SQLite (WAL), one file. Submissions by content hash, runs, one row per evaluation
 // holding its verdict document, and (schema 2) the agent's trajectories and their turns. Safe to open from
-// several processes at once, and to share between threads (one connection, calls serialised).
+// several processes at once, and to share between threads (one connection, calls serialised). Every failure
+// is a StoreError naming the database file and what could not be done.
 #pragma once
 
 #include <SQLiteCpp/Database.h>
@@ -9,7 +10,9 @@
 #include <filesystem>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -17,6 +20,17 @@
 #include "eval/verdict.h"
 
 namespace ptxbench {
+
+// "results store /data/ptxbench.db: cannot record an evaluation: attempt to write a readonly database (the
+// folder /data is not writable)".
+struct StoreError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+enum class StoreAccess {
+  read_write,  // created when missing, its schema brought up to date
+  read_only,   // must exist with the current schema; works in a folder the user cannot write
+};
 
 struct RunRow {
   int64_t id = 0;
@@ -91,7 +105,7 @@ class Store {
  public:
   static constexpr int kSchemaVersion = 2;
 
-  explicit Store(const std::filesystem::path& file);
+  explicit Store(const std::filesystem::path& file, StoreAccess access = StoreAccess::read_write);
 
   int64_t begin_run(const std::string& kind, const nlohmann::json& args);
   void finish_run(int64_t run_id);
@@ -127,7 +141,13 @@ class Store {
 
  private:
   void migrate();
+  void check_schema();
   int64_t insert_evaluation(const Verdict& verdict, const std::string& source, int64_t run_id);
+  // Runs `body` under the lock; a SQLite failure in it becomes a StoreError saying it could not `action`.
+  template <class Body>
+  auto guarded(std::string_view action, Body&& body);
+
+  std::filesystem::path file_;
   SQLite::Database db_;
   std::recursive_mutex mutex_;  // one connection shared by the agent's threads
 };

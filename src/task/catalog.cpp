@@ -27,6 +27,17 @@ std::string check_attention_shape(const std::map<std::string, int64_t>& dims,
 // or reports the solution's time alone.
 const std::vector<std::string> kAttentionBaselines = {kBaselineVendorAttention, kBaselineNone};
 
+const std::vector<TensorInfo> kAttentionForwardTensors = {
+    {"Q", "B*Sq*Hq*D"}, {"K", "B*Sk*Hkv*D"}, {"V", "B*Sk*Hkv*D"}, {"O", "B*Sq*Hq*D"}, {"LSE", "B*Hq*Sq"}};
+
+// The forward's tensors, and the gradients: dO, dQ like Q; dK, dV like K.
+std::vector<TensorInfo> attention_backward_tensors() {
+  std::vector<TensorInfo> tensors = kAttentionForwardTensors;
+  tensors.insert(tensors.end(),
+                 {{"dO", "B*Sq*Hq*D"}, {"dQ", "B*Sq*Hq*D"}, {"dK", "B*Sk*Hkv*D"}, {"dV", "B*Sk*Hkv*D"}});
+  return tensors;
+}
+
 const std::vector<ParameterInfo> kAttentionParameters = {
     {"causal", "query i sees key j only when j <= i + (Sk - Sq) (bottom-right aligned)"}};
 
@@ -43,6 +54,7 @@ const std::vector<FamilyInfo>& all_families() {
        {"C"},
        {},
        {kBaselineCublasLt},  // the runner's GEMM family times cuBLASLt in the same process
+       {{"A", "M*K"}, {"B", "N*K"}, {"C", "M*N"}},
        nullptr},
       {"attention-forward",
        {"B", "Hq", "Hkv", "Sq", "Sk", "D"},
@@ -55,6 +67,7 @@ const std::vector<FamilyInfo>& all_families() {
        {"O", "LSE"},
        kAttentionParameters,
        kAttentionBaselines,
+       kAttentionForwardTensors,
        check_attention_shape},
       {"attention-backward",
        {"B", "Hq", "Hkv", "Sq", "Sk", "D"},
@@ -75,6 +88,7 @@ const std::vector<FamilyInfo>& all_families() {
        {"dQ", "dK", "dV"},
        kAttentionParameters,
        kAttentionBaselines,
+       attention_backward_tensors(),
        check_attention_shape},
   };
   return families;
@@ -86,6 +100,11 @@ const std::vector<ArchInfo>& all_archs() {
       {"sm_100a", "Blackwell", "blackwell", "arch=compute_100a,code=sm_100a", 100},
   };
   return archs;
+}
+
+const std::vector<std::string>& instruction_family_names() {
+  static const std::vector<std::string> names = {"wgmma", "tcgen05.mma", "tma", "mbarrier"};
+  return names;
 }
 
 const FamilyInfo* find_family(const std::string& name) {

@@ -22,6 +22,13 @@ inline constexpr const char* kBaselineCublasLt = "cublaslt";                 // 
 inline constexpr const char* kBaselineVendorAttention = "vendor-attention";  // eval/attention_baseline.h
 inline constexpr const char* kBaselineNone = "none";                         // the solution's time alone
 
+// A tensor the harness allocates for a call: its element count, an expression over the shape's dimensions as
+// task.h's evaluate_expression reads it, so that a task's shapes can be checked to give sizes that fit.
+struct TensorInfo {
+  std::string name;      // "A"
+  std::string elements;  // "M*K"
+};
+
 struct FamilyInfo {
   std::string name;               // "gemm"
   std::vector<std::string> dims;  // dimensions every shape must give, in order
@@ -31,6 +38,7 @@ struct FamilyInfo {
   std::vector<std::string> outputs;       // the outputs the runner compares, by the names of its results
   std::vector<ParameterInfo> parameters;  // every task file of the family sets each of them
   std::vector<std::string> baselines;     // the values its task files may give "baseline"
+  std::vector<TensorInfo> tensors;        // the entry point's tensors, inputs and outputs
   // Checks a shape against the family's rules beyond "positive integers" (GQA divisibility, head dims);
   // returns what is wrong, or "" when the shape is fine. Null: no further rules.
   std::function<std::string(const std::map<std::string, int64_t>& dims,
@@ -45,6 +53,11 @@ struct ArchInfo {
   std::string gencode;     // nvcc's -gencode value
   int compute_capability;  // 90, 100: what a GPU reports to run this architecture's tasks
 };
+
+// The instruction families a task may require (the "name" of each "required" entry), as verdicts report them.
+// The opcode prefixes that prove one are the task file's; the names are fixed here so that a misspelt one
+// stops the task from loading rather than reading as a family the solution failed to execute.
+const std::vector<std::string>& instruction_family_names();
 
 const FamilyInfo* find_family(const std::string& name);
 const ArchInfo* find_arch(const std::string& name);

@@ -3,14 +3,18 @@
 #include <fnmatch.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <ranges>
 #include <set>
 
 #include "task/catalog.h"
-#include "util/files.h"
+#include "util/json_file.h"
 
 namespace ptxbench {
 
@@ -150,6 +154,17 @@ std::vector<Shape> Task::all_shapes() const {
 
 namespace {
 
+// The bytes of `tensor` at these dimensions in fp32, the widest element the harness allocates (its references
+// are fp32); nullopt when that overflows 64 bits.
+std::optional<int64_t> bytes_as_fp32(const TensorInfo& tensor, const std::map<std::string, int64_t>& dims) {
+  int64_t bytes = 0;
+  try {
+    if (!__builtin_mul_overflow(evaluate_expression(tensor.elements, dims), int64_t{4}, &bytes)) return bytes;
+  } catch (const std::invalid_argument&) {  // the element count itself overflows
+  }
+  return std::nullopt;
+}
+
 class TaskReader {
  public:
   explicit TaskReader(std::filesystem::path file) : file_(std::move(file)) {}
@@ -157,9 +172,9 @@ class TaskReader {
   Task read() {
     json doc;
     try {
-      doc = json::parse(read_file(file_));
-    } catch (const json::parse_error& e) {
-      throw TaskFileError(file_, "(document)", fmt::format("not valid JSON: {}", e.what()));
+      doc = read_json_file(file_);
+    } catch (const JsonFileError& e) {
+      throw TaskFileError(e.file, e.where, e.problem);
     }
     if (!doc.is_object()) fail("(document)", "must be a JSON object");
     only_known(doc, "",
@@ -175,10 +190,13 @@ class TaskReader {
     task.title = string_field(doc, "title");
     task.family = string_field(doc, "family");
     const FamilyInfo* family = find_family(task.family);
-    if (!family) fail("family", fmt::format("unknown family '{}' (known: {})", task.family, family_names()));
+    if (!family)
+      fail("family", fmt::format("unknown family '{}' (known: {})", task.family,
+                                 fmt::join(all_families() | std::views::transform(&FamilyInfo::name), ", ")));
     task.arch = string_field(doc, "arch");
     if (!find_arch(task.arch))
-      fail("arch", fmt::format("unknown architecture '{}' (known: {})", task.arch, arch_names()));
+      fail("arch", fmt::format("unknown architecture '{}' (known: {})", task.arch,
+                               fmt::join(all_archs() | std::views::transform(&ArchInfo::name), ", ")));
     task.dtype = string_field(doc, "dtype");
     if (task.dtype != "bf16") fail("dtype", fmt::format("'{}' is not supported (known: bf16)", task.dtype));
     std::string mode = string_field(doc, "mode");
@@ -193,7 +211,7 @@ class TaskReader {
     const auto& baselines = family->baselines;
     if (std::find(baselines.begin(), baselines.end(), task.baseline) == baselines.end())
       fail("baseline", fmt::format("'{}' is not a baseline of family '{}' (known: {})", task.baseline,
-                                   family->name, join(baselines)));
+                                   family->name, fmt::join(baselines, ", ")));
 
     task.parameters = read_parameters(doc, *family);
 
@@ -209,15 +227,9 @@ class TaskReader {
       if (!checks[i].contains("label")) fail(where + ".label", "is missing (say why this shape is checked)");
       task.check_shapes.push_back(std::move(shape));
     }
-    if (family->check_shape) {
-      const auto check = [&](const Shape& shape, const std::string& where) {
-        if (std::string problem = family->check_shape(shape.dims, task.parameters); !problem.empty())
-          fail(where, problem);
-      };
-      check(task.main_shape, "shapes.main");
-      for (size_t i = 0; i < task.check_shapes.size(); ++i)
-        check(task.check_shapes[i], fmt::format("shapes.check[{}]", i));
-    }
+    check_shape_rules(task.main_shape, "shapes.main", *family, task.parameters);
+    for (size_t i = 0; i < task.check_shapes.size(); ++i)
+      check_shape_rules(task.check_shapes[i], fmt::format("shapes.check[{}]", i), *family, task.parameters);
 
     task.flops_formula = string_field(doc, "flops");
     for (const Shape& shape : task.all_shapes()) {
@@ -238,7 +250,7 @@ class TaskReader {
         const std::string where = "tolerances." + output;
         if (std::find(family->outputs.begin(), family->outputs.end(), output) == family->outputs.end())
           fail(where, fmt::format("not an output of family '{}' (outputs: {})", family->name,
-                                  join(family->outputs)));
+                                  fmt::join(family->outputs, ", ")));
         if (!value.is_object()) fail(where, "must be an object");
         task.tolerances[output] = read_tolerance(value, where);
       }
@@ -328,13 +340,33 @@ class TaskReader {
       }
       if (std::find(family.dims.begin(), family.dims.end(), key) == family.dims.end())
         fail(where + "." + key, fmt::format("not a dimension of family '{}'", family.name));
-      if (!value.is_number_integer() || value.get<int64_t>() <= 0)
-        fail(where + "." + key, "must be a positive integer");
-      shape.dims[key] = value.get<int64_t>();
+      shape.dims[key] = dimension(value, where + "." + key);
     }
     for (const auto& dim : family.dims)
       if (!shape.dims.contains(dim)) fail(where + "." + dim, "is missing");
     return shape;
+  }
+
+  // The ABI passes every dimension as an int.
+  int64_t dimension(const json& value, const std::string& where) const {
+    constexpr int64_t kMax = std::numeric_limits<int>::max();
+    if (!value.is_number_integer() || (value.is_number_unsigned() && value.get<uint64_t>() > kMax) ||
+        value.get<int64_t>() <= 0 || value.get<int64_t>() > kMax)
+      fail(where,
+           fmt::format("must be a positive integer of at most {} (the entry point takes an int)", kMax));
+    return value.get<int64_t>();
+  }
+
+  // The family's own rules, then the sizes of the tensors the shape makes.
+  void check_shape_rules(const Shape& shape, const std::string& where, const FamilyInfo& family,
+                         const std::map<std::string, bool>& parameters) const {
+    if (family.check_shape)
+      if (std::string problem = family.check_shape(shape.dims, parameters); !problem.empty())
+        fail(where, problem);
+    for (const TensorInfo& tensor : family.tensors)
+      if (!bytes_as_fp32(tensor, shape.dims))
+        fail(where, fmt::format("tensor {} ({} elements) is too large: its size in bytes overflows 64 bits",
+                                tensor.name, tensor.elements));
   }
 
   Tolerance read_tolerance(const json& object, const std::string& where) const {
@@ -374,15 +406,9 @@ class TaskReader {
     return out;
   }
 
-  static std::string join(const std::vector<std::string>& names) {
-    std::string out;
-    for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-    return out;
-  }
   static std::string parameter_names(const FamilyInfo& family) {
-    std::string out;
-    for (const auto& p : family.parameters) out += (out.empty() ? "" : ", ") + p.name;
-    return out;
+    return fmt::format("{}",
+                       fmt::join(family.parameters | std::views::transform(&ParameterInfo::name), ", "));
   }
 
   RequiredFamily read_family(const json& object, const std::string& where) const {
@@ -390,6 +416,10 @@ class TaskReader {
     only_known(object, where + ".", {"name", "ptx", "sass", "does_the_math"});
     RequiredFamily f;
     f.name = string_field(object, "name", where + ".");
+    const auto& known = instruction_family_names();
+    if (std::find(known.begin(), known.end(), f.name) == known.end())
+      fail(where + ".name",
+           fmt::format("unknown instruction family '{}' (known: {})", f.name, fmt::join(known, ", ")));
     f.ptx = string_list(object, "ptx", where);
     f.sass = string_list(object, "sass", where);
     if (object.contains("does_the_math")) {
@@ -397,17 +427,6 @@ class TaskReader {
       f.does_the_math = object["does_the_math"].get<bool>();
     }
     return f;
-  }
-
-  static std::string family_names() {
-    std::string out;
-    for (const auto& f : all_families()) out += (out.empty() ? "" : ", ") + f.name;
-    return out;
-  }
-  static std::string arch_names() {
-    std::string out;
-    for (const auto& a : all_archs()) out += (out.empty() ? "" : ", ") + a.name;
-    return out;
   }
 
   std::filesystem::path file_;

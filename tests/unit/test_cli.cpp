@@ -230,6 +230,11 @@ TEST_F(Cli, BrokenTaskFileIsAConfigErrorNamingFileAndField) {
   EXPECT_NE(r.err.find("broken.json"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("field 'family'"), std::string::npos) << r.err;
   EXPECT_EQ(ptxbench({"tasks"}, data_ / "not-a-project").exit_code, 4);
+
+  write_file(root / "tasks" / "broken.json", R"({"id": "broken", "id": "other"})");
+  auto duplicate = ptxbench({"tasks"}, root);
+  EXPECT_EQ(duplicate.exit_code, 4);
+  EXPECT_NE(duplicate.err.find("broken.json: field 'id': given twice"), std::string::npos) << duplicate.err;
 }
 
 TEST_F(Cli, CompileStageAlone) {

@@ -436,6 +436,41 @@ TEST(LlmProvider, TheKeyIsRedactedFromWhatIsKept) {
   EXPECT_NE(reply.response_body.find("[key redacted]"), std::string::npos) << reply.response_body;
 }
 
+// A model may repeat the key (a prompt that leaked it, a reply quoting its context). What is kept of an
+// answer has it redacted as an error page does: the text, the raw body with its reasoning, and a refusal's
+// error.
+TEST(LlmProvider, TheKeyIsRedactedFromAnswersAndReasoning) {
+  const std::string quoting = std::string("the key is ") + kKey + ", once more: " + kKey;
+  const auto reasoning_quoting = [&](std::string body) {
+    return body.replace(body.find("SECRET REASONING"), 16, quoting);
+  };
+  const struct {
+    std::string provider, prefix, body;
+    bool answered;
+  } cases[] = {
+      {"openai", "/v1", openai_ok(quoting), true},
+      {"anthropic", "/v1", reasoning_quoting(anthropic_ok(quoting)), true},
+      {"gemini", "/v1beta", reasoning_quoting(gemini_ok(quoting)), true},
+      {"openai", "/v1",
+       json{{"choices",
+             {{{"message", {{"content", nullptr}, {"refusal", quoting}}}, {"finish_reason", "stop"}}}}}
+           .dump(),
+       false},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.provider + ": " + c.body);
+    FakeServer server({}, ok_reply(c.body));
+    const Reply reply = make_provider(spec_for(c.provider, server.url(c.prefix)))->complete(conversation());
+    EXPECT_EQ(reply.ok, c.answered) << reply.error;
+    for (const std::string* kept : {&reply.text, &reply.error, &reply.response_body})
+      EXPECT_EQ(kept->find(kKey), std::string::npos) << *kept;
+    const std::string& answer = c.answered ? reply.text : reply.error;
+    EXPECT_NE(answer.find("the key is [key redacted], once more: [key redacted]"), std::string::npos)
+        << answer;
+    EXPECT_NE(reply.response_body.find("[key redacted]"), std::string::npos) << reply.response_body;
+  }
+}
+
 TEST(LlmRetry, GivesUpAfterMaxAttempts) {
   FakeServer server({}, Scripted{503, R"({"error":{"message":"overloaded"}})"});
   ModelSpec spec = spec_for("anthropic", server.url("/v1"));
@@ -670,6 +705,7 @@ TEST_F(LlmCatalogue, ErrorsNameFileEntryAndField) {
       {R"({"name":"b","provider":"gemini","model_id":"m","reasoning":{"effort":"high"}})", "thinking_budget"},
       {R"({"name":"b","provider":"reference","reasoning":{"effort":"high"}})", "no reasoning"},
       {R"("gpt-5")", "entry 1: must be an object"},
+      {R"({"name":"b","provider":"openai","model_id":"m","model_id":"n"})", "[1].model_id: given twice"},
   };
   for (const auto& c : cases) {
     const std::string message = load_error("[" + ok + ",\n" + c.entry + "]");

@@ -1,6 +1,12 @@
 #include <gtest/gtest.h>
 
+#include <grp.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
@@ -30,6 +36,39 @@ Verdict verdict_for(const std::string& task, const std::string& hash, StageStatu
   v.stages = {{.name = "compile", .status = StageStatus::passed}, {.name = "correct", .status = correct}};
   if (correct == StageStatus::passed) v.speedup = 1.25;
   return v;
+}
+
+// The message of the StoreError that `attempt` throws; "" when it throws none.
+template <typename Open>
+std::string store_error(Open attempt) {
+  try {
+    attempt();
+  } catch (const StoreError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// A store holding one evaluation, closed again.
+void store_with_one_evaluation(const fs::path& db) {
+  Store(db).add_evaluation(verdict_for("task-a", "h1", StageStatus::passed), "source one");
+}
+
+// Runs `body` in a forked child and returns its exit status (-1 when it did not exit). `unprivileged`: the
+// child first gives up the privilege to ignore file permissions (root becomes nobody), as a user has none.
+template <typename Body>
+int exit_status_of_child(Body body, bool unprivileged = false) {
+  const pid_t child = fork();
+  if (child == 0) {
+    constexpr uid_t kNobody = 65534;
+    if (unprivileged && geteuid() == 0 &&
+        (setgroups(0, nullptr) != 0 || setgid(kNobody) != 0 || setuid(kNobody) != 0))
+      _exit(100);
+    _exit(body());
+  }
+  int status = 0;
+  if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
 }
 
 }  // namespace
@@ -84,7 +123,9 @@ TEST(Store, RefusesANewerSchema) {
     SQLite::Database raw(db.string(), SQLite::OPEN_READWRITE);
     raw.exec("PRAGMA user_version = 99");
   }
-  EXPECT_THROW(Store{db}, std::runtime_error);
+  const std::string message = store_error([&] { Store store(db); });
+  EXPECT_NE(message.find(db.string() + ": cannot use it: its schema 99 is newer"), std::string::npos)
+      << message;
 }
 
 TEST(Store, TwoConnectionsCanWrite) {
@@ -165,7 +206,7 @@ TEST(Store, RoundTripsTrajectoriesAndTurns) {
     store.begin_turn(store.add_trajectory(run, "task-a", 2, "m", "templates"), 1,
                      request);  // left unanswered
     store.set_trajectory_status(trajectory, "solved");
-    EXPECT_THROW(store.begin_turn(trajectory, 2, request), SQLite::Exception);  // one row per turn index
+    EXPECT_THROW(store.begin_turn(trajectory, 2, request), StoreError);  // one row per turn index
   }
   Store store(db);
   const auto trajectories = store.trajectories(1);
@@ -198,3 +239,95 @@ TEST(Store, RoundTripsTrajectoriesAndTurns) {
   EXPECT_EQ(store.run(1)->kind, "agent");
   EXPECT_FALSE(store.run(99));
 }
+
+// --- failures name the database and what could not be done; a folder the user cannot write still reads ---
+
+TEST(StoreErrors, AFolderThatCannotBeMadeIsNamed) {
+  const fs::path dir = fresh_db("blocked").parent_path();
+  fs::create_directories(dir);
+  std::ofstream(dir / "plain-file") << "not a folder\n";
+  const fs::path db = dir / "plain-file" / "data" / "ptxbench.db";
+  const std::string message = store_error([&] { Store store(db); });
+  EXPECT_NE(message.find("results store " + db.string() + ": cannot create its folder"), std::string::npos)
+      << message;
+}
+
+TEST(StoreErrors, ReadingAStoreThatIsNotThereSaysSo) {
+  const fs::path db = fresh_db("absent");
+  const std::string message = store_error([&] { Store store(db, StoreAccess::read_only); });
+  EXPECT_NE(message.find(db.string() + ": cannot open it read-only: no such file"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("the folder " + db.parent_path().string() + " does not exist"), std::string::npos)
+      << message;
+  EXPECT_FALSE(fs::exists(db.parent_path())) << "reading creates nothing";
+}
+
+TEST(StoreErrors, ReadOnlyReadsAndRefusesEveryWrite) {
+  const fs::path db = fresh_db("read-only");
+  store_with_one_evaluation(db);
+  Store store(db, StoreAccess::read_only);
+  EXPECT_EQ(store.evaluations({}).size(), 1u);
+  EXPECT_EQ(store.source("h1"), "source one");
+  const std::string message = store_error([&] { store.begin_run("solutions", {}); });
+  EXPECT_NE(message.find(db.string() + ": cannot record a new run: attempt to write a readonly database"),
+            std::string::npos)
+      << message;
+}
+
+TEST(StoreErrors, ReadOnlyRefusesAnOlderSchemaItCannotUpgrade) {
+  const fs::path db = fresh_db("read-only-old");
+  store_with_one_evaluation(db);
+  SQLite::Database(db.string(), SQLite::OPEN_READWRITE).exec("PRAGMA user_version = 1");
+  const std::string message = store_error([&] { Store store(db, StoreAccess::read_only); });
+  EXPECT_NE(message.find("its schema 1 is older"), std::string::npos) << message;
+}
+
+// The data folder the user cannot write (chmod 555): a read still works, from a store closed cleanly (no -wal
+// file: read as an immutable snapshot) and from one whose writer died (its -wal holds the last evaluation),
+// while opening it to write says the folder is not writable.
+class StoreInAReadOnlyFolder : public testing::TestWithParam<bool> {};
+
+TEST_P(StoreInAReadOnlyFolder, ReadsAndSaysWhyItCannotWrite) {
+  const bool writer_died = GetParam();
+  const fs::path db = fresh_db(writer_died ? "ro-folder-wal" : "ro-folder");
+  store_with_one_evaluation(db);
+  if (writer_died) {
+    const int died = exit_status_of_child([&]() -> int {
+      Store store(db);
+      store.add_evaluation(verdict_for("task-b", "h2", StageStatus::failed), "source two");
+      _exit(0);  // the connection still open: its WAL is not checkpointed into the file
+    });
+    ASSERT_EQ(died, 0);
+    ASSERT_TRUE(fs::exists(db.string() + "-wal")) << "the evaluation left in the WAL";
+  }
+  const size_t stored = writer_died ? 2 : 1;
+  fs::permissions(db.parent_path(), fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write,
+                  fs::perm_options::remove);
+  enum : int { ok = 0, cannot_read = 1, wrong_count = 2, wrote = 3, unclear = 4 };
+  const int read = exit_status_of_child(
+      [&]() -> int {
+        try {
+          return Store(db, StoreAccess::read_only).evaluations({}).size() == stored ? ok : wrong_count;
+        } catch (const StoreError& e) {
+          std::fprintf(stderr, "%s\n", e.what());
+          return cannot_read;
+        }
+      },
+      /*unprivileged=*/true);
+  const int write = exit_status_of_child(
+      [&]() -> int {
+        const std::string message = store_error([&] { Store store(db); });
+        if (message.empty()) return wrote;
+        const bool named = message.find(db.string() + ": cannot open it for writing") != std::string::npos &&
+                           message.find("is not writable") != std::string::npos;
+        if (!named) std::fprintf(stderr, "%s\n", message.c_str());
+        return named ? ok : unclear;
+      },
+      /*unprivileged=*/true);
+  fs::permissions(db.parent_path(), fs::perms::owner_write, fs::perm_options::add);
+  EXPECT_EQ(read, ok);
+  EXPECT_EQ(write, ok);
+}
+
+INSTANTIATE_TEST_SUITE_P(ClosedOrNot, StoreInAReadOnlyFolder, testing::Bool(),
+                         [](const auto& test) { return test.param ? "WriterDied" : "ClosedCleanly"; });

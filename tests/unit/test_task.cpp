@@ -199,6 +199,30 @@ TEST(TaskFile, NotJson) {
   EXPECT_NE(message.find("not valid JSON"), std::string::npos);
 }
 
+// A key given twice is refused, wherever it is, rather than its last value silently taken.
+TEST(TaskFile, DuplicateKeysAreNamedWithTheirPath) {
+  const std::string text = valid_task().dump();
+  const auto with_duplicate = [&](const std::string& at, const std::string& inserted) {
+    std::string changed = text;
+    const size_t position = changed.find(at);
+    EXPECT_NE(position, std::string::npos) << at;
+    return changed.insert(position + at.size(), inserted);
+  };
+  const struct {
+    std::string at, inserted, field;
+  } cases[] = {
+      {"{", R"("mode":"static",)", "mode"},
+      {R"("main":{)", R"("K":1,)", "shapes.main.K"},
+      {R"("does_the_math":true)", R"(,"does_the_math":false)", "required[0].does_the_math"},
+      {R"("sass":["UTMALDG"])", R"(,"sass":["UBLKCP"])", "required[1].sass"},
+  };
+  for (const auto& c : cases) {
+    auto [field, message] = load_error(with_duplicate(c.at, c.inserted));
+    EXPECT_EQ(field, c.field) << message;
+    EXPECT_NE(message.find("given twice"), std::string::npos) << message;
+  }
+}
+
 TEST(TaskFile, IdMustMatchTheFileName) {
   auto [field, message] = load_error(valid_task().dump(), "some-other-name");
   EXPECT_EQ(field, "id");
@@ -231,6 +255,17 @@ INSTANTIATE_TEST_SUITE_P(
                  "positive integer"},
         Mutation{"foreign_dim", [](json& d) { d["shapes"]["main"]["D"] = 64; }, "shapes.main.D",
                  "not a dimension"},
+        Mutation{"dim_beyond_int",
+                 [](json& d) {
+                   d["shapes"]["main"]["M"] = int64_t{1} << 40;
+                   d["shapes"]["main"]["N"] = d["shapes"]["main"]["K"] = 1;
+                 },
+                 "shapes.main.M", "at most 2147483647"},
+        Mutation{"dim_beyond_int64", [](json& d) { d["shapes"]["main"]["M"] = uint64_t{1} << 63; },
+                 "shapes.main.M", "at most 2147483647"},
+        Mutation{"tensor_bytes_overflow",
+                 [](json& d) { d["shapes"]["check"][0]["M"] = d["shapes"]["check"][0]["K"] = 2147483647; },
+                 "shapes.check[0]", "tensor A (M*K elements) is too large"},
         Mutation{"check_without_label", [](json& d) { d["shapes"]["check"][0].erase("label"); },
                  "shapes.check[0].label", "is missing"},
         Mutation{"check_not_array", [](json& d) { d["shapes"]["check"] = json::object(); }, "shapes.check",
@@ -251,6 +286,9 @@ INSTANTIATE_TEST_SUITE_P(
                  "required[0].ptx", "must not be empty"},
         Mutation{"two_math_families", [](json& d) { d["required"][1]["does_the_math"] = true; }, "required",
                  "exactly one"},
+        Mutation{"unknown_instruction_family", [](json& d) { d["required"][1]["name"] = "tensor-memory"; },
+                 "required[1].name",
+                 "unknown instruction family 'tensor-memory' (known: wgmma, tcgen05.mma, tma, mbarrier)"},
         Mutation{"duplicate_family", [](json& d) { d["required"][2]["name"] = "wgmma"; }, "required[2].name",
                  "appears twice"},
         Mutation{"coverage_above_one", [](json& d) { d["coverage_threshold"] = 1.5; }, "coverage_threshold",

@@ -1,0 +1,26 @@
+// JSON documents that people write (task files, the model catalogue), read strictly: a key given twice in one
+// object is an error rather than the last value silently winning, as a plain JSON parser would let it.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "util/errors.h"
+
+namespace ptxbench {
+
+// A JSON file that cannot be read or breaks the rules: names the file, where in it ("shapes.check[1].M", or
+// "(document)" for the whole), and what is wrong.
+struct JsonFileError : ConfigError {
+  JsonFileError(const std::filesystem::path& file, const std::string& where, const std::string& problem);
+  std::filesystem::path file;
+  std::string where;
+  std::string problem;
+};
+
+// Throws JsonFileError for a document that is not JSON or repeats a key; ConfigError when it cannot be read.
+nlohmann::json read_json_file(const std::filesystem::path& file);
+
+}  // namespace ptxbench
