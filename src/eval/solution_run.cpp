@@ -8,17 +8,13 @@
 
 #include "util/errors.h"
 #include "util/files.h"
+#include "util/json_file.h"
 
 namespace ptxbench {
 
 std::vector<ShippedSolution> load_solution_manifest(const std::filesystem::path& solutions_dir) {
   const auto file = solutions_dir / "solutions.json";
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(read_file(file));
-  } catch (const nlohmann::json::exception& e) {
-    throw ConfigError(fmt::format("{}: {}", file.string(), e.what()));
-  }
+  const nlohmann::json doc = read_json_file(file);  // strict: a key given twice is an error
   std::vector<ShippedSolution> out;
   auto fail = [&](size_t i, const std::string& what) {
     throw ConfigError(fmt::format("{}: entry {}: {}", file.string(), i, what));

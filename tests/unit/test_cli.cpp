@@ -327,6 +327,47 @@ TEST_F(Cli, AManifestNamingAFolderIsBrokenAndSaysWhere) {
       << r.err;
 }
 
+TEST_F(Cli, AManifestGivingAKeyTwiceOrAnUnknownStageIsBroken) {
+  const fs::path solutions = data_ / "solutions";
+  fs::create_directories(solutions);
+  write_file(solutions / "a.cu", "int x;\n");
+  write_file(
+      solutions / "solutions.json",
+      R"([{"path": "a.cu", "tasks": "*", "purpose": "p", "expect": {"compile": "passed", "compile": "failed"}}])");
+  auto r = ptxbench({"run", "--solutions", solutions.string(), "--cpu-only"});
+  EXPECT_EQ(r.exit_code, 4) << r.out;
+  EXPECT_NE(r.err.find("compile"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("given twice"), std::string::npos) << r.err;
+  write_file(solutions / "solutions.json",
+             R"([{"path": "a.cu", "tasks": "*", "purpose": "p", "expect_message": {"speed": "x"}}])");
+  r = ptxbench({"run", "--solutions", solutions.string(), "--cpu-only"});
+  EXPECT_EQ(r.exit_code, 4) << r.out;
+  EXPECT_NE(r.err.find("expect_message: unknown stage 'speed'"), std::string::npos) << r.err;
+}
+
+// expect_message: the stage's message must contain the text; a different message is a mismatch even when the
+// status is the expected one.
+TEST_F(Cli, AManifestsExpectedMessageIsCompared) {
+  const fs::path solutions = data_ / "solutions";
+  fs::create_directories(solutions);
+  write_file(solutions / "broken.cu", "this is not C++\n");
+  write_file(
+      solutions / "solutions.json",
+      std::string(R"([{"path": "broken.cu", "tasks": ")") + kTask +
+          R"(", "purpose": "p", "expect": {"compile": "failed"}, "expect_message": {"compile": "error"}},
+                    {"path": "broken.cu", "tasks": ")" +
+          kTask +
+          R"(", "purpose": "p", "expect": {"compile": "failed"}, "expect_message": {"compile": "no such words"}}])");
+  const auto r =
+      ptxbench({"run", "--solutions", solutions.string(), "--tasks", kTask, "--cpu-only", "--json"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const json rows = json::parse(r.out)["evaluations"];
+  ASSERT_EQ(rows.size(), 2u) << r.out;
+  EXPECT_TRUE(rows[0]["expectation_mismatches"].empty()) << rows[0];
+  ASSERT_EQ(rows[1]["expectation_mismatches"].size(), 1u) << rows[1];
+  EXPECT_NE(rows[1]["expectation_mismatches"][0].get<std::string>().find("no such words"), std::string::npos);
+}
+
 // The source's bytes come back in nvcc's errors; the verdict holds them as U+FFFD, in print and in the store.
 TEST_F(Cli, CompilerOutputThatIsNotUtf8IsJudgedStoredAndShown) {
   const fs::path source = data_ / "latin1.cu";

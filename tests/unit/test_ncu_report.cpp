@@ -125,6 +125,36 @@ TEST(NcuReport, BaseOpcodeColumnAloneIsUsed) {
   EXPECT_EQ(report.launches[0].grid.y, 2);
 }
 
+// The launch metrics the instruction stage asks for beside the counts (kLaunchMetrics), with the duration in
+// whatever unit the units row names.
+TEST(NcuReport, LaunchMetricsGiveClusterSharedMemoryAndDuration) {
+  const auto report = parse_ncu_report(
+      "\"ID\",\"Process ID\",\"Kernel Name\",\"Stream\",\"Block Size\",\"Grid "
+      "Size\",\"gpu__time_duration.sum\","
+      "\"launch__cluster_dim_x\",\"launch__cluster_dim_y\",\"launch__cluster_dim_z\","
+      "\"launch__shared_mem_per_block_dynamic\",\"sass__inst_executed_per_opcode_with_modifier_all\"\n"
+      "\"\",\"\",\"\",\"\",\"\",\"\",\"usecond\",\"\",\"\",\"\",\"byte\",\"inst\"\n"
+      "\"0\",\"5\",\"k\",\"13\",\"(384, 1, 1)\",\"(132, 1, 1)\",\"1,355.26\",\"2\",\"1\",\"1\",\"218,112\","
+      "\"4 (HGMMA.64x256x16.F32.BF16: 4)\"\n"
+      "\"1\",\"5\",\"k\",\"13\",\"(384, 1, 1)\",\"(132, 1, 1)\",\"n/a\",\"0\",\"0\",\"0\",\"0\",\"0\"\n");
+  EXPECT_TRUE(report.errors.empty());
+  ASSERT_EQ(report.launches.size(), 2u);
+  const NcuLaunch& first = report.launches[0];
+  ASSERT_TRUE(first.cluster && first.dynamic_shared_bytes && first.duration_ns);
+  EXPECT_EQ(first.cluster->x, 2);
+  EXPECT_EQ(*first.dynamic_shared_bytes, 218112);
+  EXPECT_DOUBLE_EQ(*first.duration_ns, 1355260.0);
+  EXPECT_FALSE(report.launches[1].duration_ns);  // a cell that is not a number is no duration
+  EXPECT_EQ(report.launches[1].cluster->x, 0);
+  // Without those columns (an older request) the fields are absent, not zero.
+  const auto older = parse_ncu_report(
+      "\"ID\",\"Process ID\",\"Kernel "
+      "Name\",\"sass__inst_executed_per_opcode\"\n\"\",\"\",\"\",\"\"\n\"0\",\"5\",\"k\",\"0\"\n");
+  ASSERT_EQ(older.launches.size(), 1u);
+  EXPECT_FALSE(older.launches[0].cluster || older.launches[0].duration_ns ||
+               older.launches[0].dynamic_shared_bytes);
+}
+
 TEST(NcuReport, MissingOpcodeColumnAndBadCellsAreErrors) {
   const auto no_column =
       parse_ncu_report("\"ID\",\"Process ID\",\"Kernel Name\",\"Stream\"\n\"0\",\"5\",\"k\",\"7\"\n");

@@ -62,3 +62,53 @@ TEST(TimingRules, WorkOnAnotherStreamShowsAsAWallEventGap) {
   // The runner's private_stream test solution: its events saw 1.2 us of a call that took 1015 us.
   EXPECT_TRUE(hidden_work_suspected(1014.9, 1.2, 0.0, kH200));
 }
+
+// The calibration over call lengths (2026-12-01, H200, bench/timing.md): rungs of 0, 0.1, 1 and 10 ms, with
+// the judge and the worker polling and the context switch in a request of its own.
+const Calibration kLadder{.calls = 40,
+                          .rungs = {{.call_us = 0, .round_trip_us = 29.1, .gap_us = 12.1},
+                                    {.call_us = 100, .round_trip_us = 24.6, .gap_us = 9.7},
+                                    {.call_us = 1000, .round_trip_us = 29.2, .gap_us = 15.3},
+                                    {.call_us = 10000, .round_trip_us = 38.4, .gap_us = 19.6}}};
+
+TEST(TimingRules, ACallIsHeldToTheLargerOfTheTwoRungsAroundIt) {
+  EXPECT_DOUBLE_EQ(kLadder.at(0).round_trip_us, 29.1);  // 0 and 100 us: the 0 us rung is larger
+  EXPECT_DOUBLE_EQ(kLadder.at(50).round_trip_us, 29.1);
+  EXPECT_DOUBLE_EQ(kLadder.at(500).round_trip_us, 29.2);   // 100 and 1000 us
+  EXPECT_DOUBLE_EQ(kLadder.at(1000).round_trip_us, 38.4);  // 1000 and 10000 us
+  EXPECT_DOUBLE_EQ(kLadder.at(3e6).round_trip_us, 38.4);   // beyond the last rung: the last
+  EXPECT_DOUBLE_EQ(kLadder.at(500).gap_us, 15.3);
+  EXPECT_DOUBLE_EQ(Calibration{}.at(500).round_trip_us, 0);
+}
+
+TEST(TimingRules, TheSweepsHonestCallsAreVerifiedAtEveryLength) {
+  // bench/timing/sweep.sh on the H200: event median and round-trip median of each length, 15 us to 1 s.
+  const struct {
+    double event_us, round_trip_us;
+  } sweep[] = {{15.5, 29.3},   {27.4, 26.8},    {118.1, 28.4},    {314.8, 26.4},    {1018.4, 36.1},
+               {3015.5, 28.9}, {10015.7, 31.2}, {100022.0, 70.4}, {1000025.0, 77.3}};
+  for (const auto& call : sweep)
+    EXPECT_TRUE(times_verified(kLadder, true, call.round_trip_us, call.event_us)) << call.event_us;
+  // The reference GEMM on the four GEMM tasks (0.36-2.55 ms a call): round trips 23-52 us.
+  EXPECT_TRUE(times_verified(kLadder, true, 52, 2553.0));
+}
+
+TEST(TimingRules, OneRungCannotHoldCallsWhoseOverheadGrowsWithTheirLengthAndALadderCan) {
+  // Before the judge and the worker polled (issue 13): calls of 0.8-2.5 ms paid about 200 us more round trip
+  // than the empty calibration calls. A ladder measured the same way sees it; one empty rung does not.
+  const Calibration sleeping{.calls = 40,
+                             .rungs = {{.call_us = 0, .round_trip_us = 180},
+                                       {.call_us = 100, .round_trip_us = 182},
+                                       {.call_us = 1000, .round_trip_us = 380},
+                                       {.call_us = 10000, .round_trip_us = 400}}};
+  EXPECT_FALSE(times_verified(one_rung(180, 7), true, 423, 1227));
+  EXPECT_TRUE(times_verified(sleeping, true, 423, 1227));
+}
+
+TEST(TimingRules, AWallTimeShavedByMoreThanTheMarginIsCaughtAtEveryLength) {
+  for (const double event_us : {20.0, 360.0, 2500.0}) {
+    const double honest = kLadder.at(event_us).round_trip_us;
+    EXPECT_TRUE(times_verified(kLadder, true, honest + kRoundTripMarginUs, event_us));
+    EXPECT_FALSE(times_verified(kLadder, true, honest + kRoundTripMarginUs + 1, event_us));
+  }
+}
