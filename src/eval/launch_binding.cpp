@@ -64,6 +64,15 @@ bool same_launch(const Launch& profiled, const Launch& seen) {
          (!profiled.shared_known || profiled.dynamic_shared_bytes == seen.dynamic_shared_bytes);
 }
 
+json to_json(const Launch& l) {
+  return {{"name", l.name},
+          {"grid", l.grid},
+          {"block", l.block},
+          {"cluster", l.cluster_known ? json(l.cluster) : json()},
+          {"dynamic_shared_bytes", l.shared_known ? json(l.dynamic_shared_bytes) : json()},
+          {"duration_us", l.duration_us > 0 ? json(l.duration_us) : json()}};
+}
+
 std::string describe(const Launch& l) {
   std::string text = fmt::format("{}<<<({}), ({})>>>", l.name.substr(0, 60), fmt::join(l.grid, ","),
                                  fmt::join(l.block, ","));
@@ -166,11 +175,11 @@ LaunchBinding bind_launches(const NcuReport& profiled_report,
   for (const NcuLaunch& launch : profiled_report.launches) profiled.push_back(from_ncu(launch));
   const int64_t profiled_gmma = gmma_instructions(profiled_report);
   Findings findings;
-  json details = {{"profiled_gmma", profiled_gmma},
-                  {"duration_factor", kDurationFactor},
-                  {"duration_slack_us", kDurationSlackUs},
-                  {"count_tolerance", kCountTolerance},
-                  {"stages", json::object()}};
+  json profiled_json = json::array();
+  for (const Launch& launch : profiled) profiled_json.push_back(to_json(launch));
+  json details = {{"profiled", std::move(profiled_json)}, {"profiled_gmma", profiled_gmma},
+                  {"duration_factor", kDurationFactor},   {"duration_slack_us", kDurationSlackUs},
+                  {"count_tolerance", kCountTolerance},   {"stages", json::object()}};
   for (const auto& [stage, log] : logs) {
     details["stages"][stage] = log;
     if (log.value("recorder", std::string()) != "recorded") {

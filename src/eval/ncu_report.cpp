@@ -94,6 +94,17 @@ bool parse_decimal(std::string_view text, double& value) {
   return !digits.empty() && end == digits.c_str() + digits.size() && std::isfinite(value);
 }
 
+// A cell's value without the instances --print-metric-instances details adds ("0 (0: 0)" -> "0").
+static std::string_view without_instances(std::string_view cell) {
+  cell = trim(cell);
+  return trim(cell.substr(0, cell.find(" (")));
+}
+
+// A count cell, instanced or not.
+static bool parse_total(std::string_view cell, int64_t& value) {
+  return parse_count(without_instances(cell), value);
+}
+
 // ncu's unit of a time column (the units row) in nanoseconds.
 static double nanoseconds_per(std::string_view unit) {
   unit = trim(unit);
@@ -313,14 +324,15 @@ NcuReport parse_ncu_report(const std::string& output) {
       if (auto block = parse_dim3(cells[*block_column])) launch.block = *block;
     if (cluster_columns[0] && cluster_columns[1] && cluster_columns[2]) {
       Dim3 cluster;
-      if (parse_count(cells[*cluster_columns[0]], cluster.x) &&
-          parse_count(cells[*cluster_columns[1]], cluster.y) &&
-          parse_count(cells[*cluster_columns[2]], cluster.z))
+      if (parse_total(cells[*cluster_columns[0]], cluster.x) &&
+          parse_total(cells[*cluster_columns[1]], cluster.y) &&
+          parse_total(cells[*cluster_columns[2]], cluster.z))
         launch.cluster = cluster;
     }
-    if (int64_t bytes = 0; dynamic_shared_column && parse_count(cells[*dynamic_shared_column], bytes))
+    if (int64_t bytes = 0; dynamic_shared_column && parse_total(cells[*dynamic_shared_column], bytes))
       launch.dynamic_shared_bytes = bytes;
-    if (double duration = 0; duration_column && parse_decimal(cells[*duration_column], duration))
+    if (double duration = 0;
+        duration_column && parse_decimal(without_instances(cells[*duration_column]), duration))
       launch.duration_ns = duration * duration_scale_ns;
     if (opcode_column &&
         !parse_instanced_counts(cells[*opcode_column], launch.instructions_executed, launch.opcodes)) {

@@ -38,6 +38,12 @@ TEST(NcuReport, ReadsProbeRunWithBothOpcodeColumns) {
   EXPECT_EQ(wgmma.opcodes.at("HGMMA.64x8x16.F32.BF16"), 4);
   EXPECT_EQ(wgmma.opcodes.at("WARPGROUP.ARRIVE"), 4);
   EXPECT_EQ(wgmma.opcodes.count("HGMMA"), 0u) << "base names come from the other column";
+  // The launch metrics, written "0 (0: 0)" with --print-metric-instances details: no cluster, no dynamic
+  // shared memory (the capture asked for no duration).
+  ASSERT_TRUE(wgmma.cluster && wgmma.dynamic_shared_bytes);
+  EXPECT_EQ(wgmma.cluster->x, 0);
+  EXPECT_EQ(*wgmma.dynamic_shared_bytes, 0);
+  EXPECT_FALSE(wgmma.duration_ns);
   EXPECT_EQ(sum_of(wgmma.opcodes), wgmma.instructions_executed) << "every instance read, none twice";
 
   const auto& mbar = report.launches[1];
@@ -126,7 +132,7 @@ TEST(NcuReport, BaseOpcodeColumnAloneIsUsed) {
 }
 
 // The launch metrics the instruction stage asks for beside the counts (kLaunchMetrics), with the duration in
-// whatever unit the units row names.
+// whatever unit the units row names; instanced cells ("2 (0: 2)") read as their totals.
 TEST(NcuReport, LaunchMetricsGiveClusterSharedMemoryAndDuration) {
   const auto report = parse_ncu_report(
       "\"ID\",\"Process ID\",\"Kernel Name\",\"Stream\",\"Block Size\",\"Grid "
@@ -134,7 +140,8 @@ TEST(NcuReport, LaunchMetricsGiveClusterSharedMemoryAndDuration) {
       "\"launch__cluster_dim_x\",\"launch__cluster_dim_y\",\"launch__cluster_dim_z\","
       "\"launch__shared_mem_per_block_dynamic\",\"sass__inst_executed_per_opcode_with_modifier_all\"\n"
       "\"\",\"\",\"\",\"\",\"\",\"\",\"usecond\",\"\",\"\",\"\",\"byte\",\"inst\"\n"
-      "\"0\",\"5\",\"k\",\"13\",\"(384, 1, 1)\",\"(132, 1, 1)\",\"1,355.26\",\"2\",\"1\",\"1\",\"218,112\","
+      "\"0\",\"5\",\"k\",\"13\",\"(384, 1, 1)\",\"(132, 1, 1)\",\"1,355.26\",\"2 (0: 2)\",\"1 (0: 1)\",\"1\","
+      "\"218,112 (0: 218,112)\","
       "\"4 (HGMMA.64x256x16.F32.BF16: 4)\"\n"
       "\"1\",\"5\",\"k\",\"13\",\"(384, 1, 1)\",\"(132, 1, 1)\",\"n/a\",\"0\",\"0\",\"0\",\"0\",\"0\"\n");
   EXPECT_TRUE(report.errors.empty());
