@@ -105,8 +105,11 @@ void check_signatures(const std::string& stage, const json& log, const std::vect
   for (const json& signature : log.value("signatures", json::array())) {
     std::vector<Launch> seen;
     for (const json& launch : signature.value("launches", json::array())) seen.push_back(from_log(launch));
-    const bool same = signature.value("launch_count", 0u) == profiled.size() &&
-                      std::equal(profiled.begin(), profiled.end(), seen.begin(), seen.end(), same_launch);
+    // The solution process reports a call's first kMaxLaunches launches and how many there were.
+    const bool same = signature.value("launch_count", size_t{0}) == profiled.size() &&
+                      seen.size() <= profiled.size() &&
+                      std::equal(seen.begin(), seen.end(), profiled.begin(),
+                                 [](const Launch& s, const Launch& p) { return same_launch(p, s); });
     if (!same)
       findings.add(
           StageStatus::failed,
@@ -152,12 +155,6 @@ void check_counts(const std::string& stage, const json& log, int64_t profiled_gm
 }
 
 }  // namespace
-
-uint64_t kernel_name_hash(const std::string& name) {
-  uint64_t hash = 0xcbf29ce484222325ull;
-  for (const char c : name) hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
-  return hash;
-}
 
 int64_t gmma_instructions(const NcuReport& report) {
   int64_t total = 0;

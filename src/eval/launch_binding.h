@@ -2,9 +2,10 @@
 // time stages checked and timed: a solution that can tell when it is profiled must not prove its
 // instructions with one kernel and pass with another.
 //
-// - Launches: every checked call of the main shape and every timed call must launch what the profiled call
-//   launched, in order: the same kernels (by mangled name), grids, blocks, clusters and dynamic shared memory
-//   (the solution process records them with CUPTI's activity API in every stage, src/runner/launch_log.h).
+// - Launches: every checked call of the main shape (but the process's first, which may do one-time work such
+//   as tuning) and every timed call must launch what the profiled call launched, in order: the same kernels
+//   (by mangled name), grids, blocks, clusters and dynamic shared memory (the solution process records them
+//   with CUPTI's activity API in every stage, src/runner/launch_log.h).
 // - Durations: each kernel's median duration over the timed calls within kDurationFactor of what ncu
 //   measured for it in the profiled call, or within kDurationSlackUs of it: one kernel whose path switches on
 //   a flag shows here.
@@ -21,6 +22,7 @@
 
 #include "eval/ncu_report.h"
 #include "eval/verdict.h"
+#include "runner/kernel_name_hash.h"
 
 namespace ptxbench {
 
@@ -41,8 +43,5 @@ LaunchBinding bind_launches(const NcuReport& profiled,
 // The warp-level wgmma instructions (HGMMA, QGMMA, IGMMA, BGMMA) a report's launches executed, as the
 // tensor pipe's counter counts them.
 int64_t gmma_instructions(const NcuReport& report);
-
-// FNV-1a of a kernel name: the solution process reports launches by this hash of the mangled name.
-uint64_t kernel_name_hash(const std::string& name);
 
 }  // namespace ptxbench

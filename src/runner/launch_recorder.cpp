@@ -9,16 +9,12 @@
 
 #include <cupti.h>
 
+#include "runner/kernel_name_hash.h"
+
 namespace ptxbench::runner {
 namespace {
 
 namespace s = solution;
-
-uint64_t fnv1a(const char* text) {
-  uint64_t hash = 0xcbf29ce484222325ull;
-  for (; *text; ++text) hash = (hash ^ static_cast<unsigned char>(*text)) * 0x100000001b3ull;
-  return hash;
-}
 
 // CUPTI hands its buffers to plain functions, possibly on a thread of its own: the completed records go to
 // this one queue, under its lock.
@@ -42,7 +38,7 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
 s::Launch launch_of(const CUpti_ActivityKernel10& kernel) {
   s::Launch launch;
   const char* name = kernel.name != nullptr ? kernel.name : "";
-  launch.name_hash = fnv1a(name);
+  launch.name_hash = kernel_name_hash(name);
   std::snprintf(launch.name, sizeof(launch.name), "%s", name);
   launch.grid[0] = kernel.gridX, launch.grid[1] = kernel.gridY, launch.grid[2] = kernel.gridZ;
   launch.block[0] = kernel.blockX, launch.block[1] = kernel.blockY, launch.block[2] = kernel.blockZ;

@@ -222,12 +222,14 @@ void set_status(Session& session, bool passed, const std::string& message) {
 // ---- modes ------------------------------------------------------------------------------------------------
 
 // Runs `trials` trials of each listed shape and reports them under "shapes". The main shape's calls (index 0,
-// the one the instruction stage profiles) are logged under "launches", and one of them, at random, counted.
+// the one the instruction stage profiles) are logged under "launches", and one of them, at random, counted;
+// but for the first, the process's first call, which may do one-time work (loading, tuning) that the profiled
+// call, after a warm-up, does not.
 void run_trials(Session& session, const std::vector<size_t>& shape_indices, int trials, Purpose purpose) {
   const Request& request = session.request;
   const Stream harness;
   LaunchLog main_calls;
-  const int counted_trial = pick(trials);
+  const int counted_trial = trials > 1 ? 1 + pick(trials - 1) : -1;
   Json& shapes = session.result[p::kShapeResults] = Json::array();
   std::string first_failure;
   int trial_count = 0;
@@ -241,9 +243,9 @@ void run_trials(Session& session, const std::vector<size_t>& shape_indices, int 
     Json& shape_result = shapes.back();
     for (int trial = 0; trial < trials; ++trial) {
       const uint64_t key = input_key(request.seed, purpose, index, static_cast<uint64_t>(trial));
-      const bool main = index == 0;
+      const bool logged = index == 0 && trial > 0;
       Json result = run_trial(session, trial_where(shape.label, trial), key, harness.get(),
-                              main ? &main_calls : nullptr, main && trial == counted_trial);
+                              logged ? &main_calls : nullptr, logged && trial == counted_trial);
       if (!result[p::kPassedField].get<bool>()) {
         shape_result[p::kPassedField] = false;
         if (first_failure.empty()) first_failure = describe_failure(shape.to_string(), result);
@@ -402,6 +404,12 @@ constexpr double kSlowCallBudgetS = 10;
 constexpr int kMinSlowRepetitions = 5;
 constexpr int kCountedTimeCalls = 2;
 
+std::array<int, kCountedTimeCalls> two_distinct_picks(int n) {
+  const int first = pick(n);
+  const int second = pick(n - 1);
+  return {first, second < first ? second : second + 1};
+}
+
 // Solution and baseline alternate, each call with fresh inputs and a poisoned output before its flush, so
 // that drift of clocks or temperature hits both alike and a solution that skips work on repeated calls is
 // caught by the check of every timed call's output. Fails when that re-check fails, when the call's work
@@ -438,8 +446,8 @@ void run_time(Session& session) {
 
   // Every timed call's output is checked, outside the clocks: a solution that counts its calls and does the
   // work only on the last one (the one a single re-check would see) fails here.
-  // Two of the calls, at random, are counted (tensor_counter.h) rather than timed: `repetitions` more calls
-  // than timed ones are made, and every one is checked.
+  // Two more calls than `repetitions` are made, and two of them, at random, are counted (tensor_counter.h)
+  // rather than timed; every one is checked.
   Samples solution, baseline;
   Json recheck;
   int failed_calls = 0;
@@ -447,7 +455,7 @@ void run_time(Session& session) {
   uint64_t stream_handle_value = 0;
   LaunchLog log;
   const int calls = repetitions + kCountedTimeCalls;
-  const std::array<int, kCountedTimeCalls> counted_calls{pick(calls), pick(calls)};
+  const std::array<int, kCountedTimeCalls> counted_calls = two_distinct_picks(calls);
   for (int i = 0; i < calls; ++i) {
     const Where where{shape.label, i, "timed call " + std::to_string(i)};
     const bool counted = std::find(counted_calls.begin(), counted_calls.end(), i) != counted_calls.end();

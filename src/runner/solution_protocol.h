@@ -118,7 +118,7 @@ enum class Phase : uint32_t {
 // One kernel a call launched (launch_recorder.h).
 inline constexpr int kMaxLaunches = 32;
 struct Launch {
-  uint64_t name_hash = 0;  // FNV-1a of the whole mangled name
+  uint64_t name_hash = 0;  // kernel_name_hash.h: of the whole mangled name
   char name[96] = {};      // its beginning, NUL-terminated
   int32_t grid[3] = {};
   int32_t block[3] = {};

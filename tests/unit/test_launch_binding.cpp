@@ -147,3 +147,16 @@ TEST(LaunchBinding, GmmaCountsEveryWarpgroupMmaOpcode) {
                                 {"FFMA", 1000}};
   EXPECT_EQ(gmma_instructions(report), 12);
 }
+
+TEST(LaunchBinding, ACallOfMoreLaunchesThanReportedIsComparedOnWhatWasReported) {
+  // The solution process reports the first 32 launches of a call and their number.
+  NcuReport report = profiled();
+  report.launches.resize(40, report.launches[0]);
+  json launches = json::array();
+  for (int k = 0; k < 32; ++k) launches.push_back(launch(kGemm, 355));
+  json log = log_of(launches, 50, {});
+  log["signatures"][0]["launch_count"] = 40;
+  EXPECT_EQ(bind_launches(report, {{"time", log}}).status, StageStatus::passed);
+  log["signatures"][0]["launch_count"] = 41;
+  EXPECT_EQ(bind_launches(report, {{"time", log}}).status, StageStatus::failed);
+}
