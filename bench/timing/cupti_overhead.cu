@@ -2,7 +2,9 @@
 // the stream around a host sequence like the reference GEMM's (function attribute, occupancy query, cluster
 // launch of a 100 us kernel), and the host clock around the recorders' own work between calls. One process
 // per configuration, since CUPTI cannot be taken back out of a process:
-//   cupti_overhead none|recorder|counter|both [flush-before]
+//   cupti_overhead none|recorder|counter|both [flush-each]
+// flush-each reads the launches after every call (a forced flush each time), as the first version of the
+// worker did; without it they are read once, after the calls, as the worker does now.
 // Built and run by bench/timing/cupti_overhead.sh; prints one JSON line.
 #include <algorithm>
 #include <chrono>
@@ -43,7 +45,7 @@ double us_since(Clock::time_point t) {
 
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "none";
-  const bool flush_before = argc > 2 && std::strcmp(argv[2], "flush-before") == 0;
+  const bool flush_each = argc > 2 && std::strcmp(argv[2], "flush-each") == 0;
   cudaSetDevice(0);
   cudaSetDeviceFlags(cudaDeviceScheduleSpin);
   cudaFree(nullptr);
@@ -61,8 +63,7 @@ int main(int argc, char** argv) {
   const int smem = 200 * 1024;
   std::vector<double> event_us, host_us, collect_us;
   for (int i = 0; i < 60; ++i) {
-    const auto t0 = Clock::now();
-    if (recorder && flush_before) recorder->begin();
+    if (recorder) recorder->begin();
     cudaEventRecord(start, stream);
     const auto t1 = Clock::now();
     cudaFuncSetAttribute(spin_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
@@ -82,11 +83,11 @@ int main(int argc, char** argv) {
     cudaDeviceSynchronize();
     const auto t2 = Clock::now();
     if (recorder) {
+      recorder->end();
       ptxbench::runner::solution::Reply reply;
-      recorder->end(reply);
+      if (flush_each) recorder->launches_of(static_cast<uint32_t>(i), reply);
     }
-    const double collect =
-        us_since(t2) + (flush_before ? std::chrono::duration<double, std::micro>(t1 - t0).count() : 0);
+    const double collect = us_since(t2);
     float ms = 0;
     cudaEventElapsedTime(&ms, start, stop);
     if (i >= 10) {
@@ -98,7 +99,7 @@ int main(int argc, char** argv) {
   std::printf(
       "{\"mode\": \"%s%s\", \"event_us\": %.1f, \"host_sequence_us\": %.1f, \"recorder_us\": %.1f, "
       "\"recorder\": \"%s\", \"counter\": \"%s\", \"error\": \"%s\"}\n",
-      mode, flush_before ? "+flush-before" : "", median(event_us), median(host_us), median(collect_us),
+      mode, flush_each ? "+flush-each" : "", median(event_us), median(host_us), median(collect_us),
       recorder ? recorder->problem().c_str() : "-", counter ? counter->problem().c_str() : "-",
       cudaGetErrorString(cudaGetLastError()));
   return 0;
