@@ -27,11 +27,26 @@ std::vector<ShippedSolution> load_solution_manifest(const std::filesystem::path&
     ShippedSolution s{.path = e["path"].get<std::string>(),
                       .tasks = e["tasks"].get<std::string>(),
                       .purpose = e["purpose"].get<std::string>()};
+    // "prelude": a file (or a list of them) whose text goes before the entry's own, so that entries can share
+    // code while each evaluated and stored source stays one self-contained submission.
+    const nlohmann::json prelude = e.value("prelude", nlohmann::json::array());
+    for (const auto& p : prelude.is_array() ? prelude : nlohmann::json::array({prelude})) {
+      if (!p.is_string()) fail(i, "\"prelude\" must be a path or a list of paths");
+      try {
+        s.source += read_solution_file(solutions_dir / p.get<std::string>());
+      } catch (const std::runtime_error& error) {
+        fail(i, std::string("prelude ") + error.what());
+      }
+      if (!s.source.ends_with('\n')) s.source += '\n';
+    }
     try {
-      s.source = read_solution_file(solutions_dir / s.path);
+      s.source += read_solution_file(solutions_dir / s.path);
     } catch (const std::runtime_error& error) {
       fail(i, error.what());
     }
+    if (s.source.size() > kMaxSolutionBytes)
+      fail(i, fmt::format("the prelude and {} hold {} bytes together, over the size limit of {} bytes",
+                          s.path.string(), s.source.size(), kMaxSolutionBytes));
     const auto known = [](const std::string& stage) {
       return std::any_of(std::begin(kStageNames), std::end(kStageNames),
                          [&](const char* n) { return stage == n; });

@@ -17,7 +17,7 @@ namespace ptxbench {
 // One entry of solutions/solutions.json.
 struct ShippedSolution {
   std::filesystem::path path;  // relative to solutions/
-  std::string source;          // the file's content, read with the manifest
+  std::string source;          // what is evaluated: the "prelude" files' text, then the file's own
   std::string tasks;           // glob over task ids
   std::string purpose;         // one line, for people
   // Expected status per stage ("compile": "failed") or "overall". A stage that was skipped here cannot be
@@ -28,8 +28,8 @@ struct ShippedSolution {
   std::map<std::string, std::string> expect_message;
 };
 
-// Reads DIR/solutions.json and every solution it names (read_solution_file). Throws ConfigError naming the
-// entry for anything wrong, before anything is evaluated.
+// Reads DIR/solutions.json and every solution and prelude it names (read_solution_file; together at most
+// kMaxSolutionBytes). Throws ConfigError naming the entry for anything wrong, before anything is evaluated.
 std::vector<ShippedSolution> load_solution_manifest(const std::filesystem::path& solutions_dir);
 
 struct SolutionRunRow {

@@ -11,6 +11,7 @@
 
 #include "fake_nvcc.h"
 #include "util/files.h"
+#include "util/hash.h"
 #include "util/subprocess.h"
 
 using namespace ptxbench;
@@ -439,4 +440,60 @@ TEST_F(Cli, RunStoresVerdictsThatResultsShows) {
   EXPECT_EQ(json::parse(one.out)["schema"], 1);
   EXPECT_EQ(ptxbench({"results", "--id", "999"}).exit_code, 2);
   EXPECT_EQ(ptxbench({"results", "--run", "999"}).exit_code, 2);
+}
+
+// "prelude": files whose text goes before the entry's own; the concatenation is what is evaluated and stored.
+TEST_F(Cli, AManifestsPreludeIsPutBeforeTheEntry) {
+  const fs::path solutions = data_ / "solutions";
+  fs::create_directories(solutions / "shared");
+  write_file(solutions / "shared" / "types.cuh", "#include <ptxbench/abi.h>\nstruct Shared {\n  int n;\n};");
+  write_file(solutions / "shared" / "helper.cuh", "inline int twice(Shared s) { return 2 * s.n; }\n");
+  write_file(
+      solutions / "uses.cu",
+      "extern \"C\" int ptxbench_gemm_bf16(const __nv_bfloat16*, const __nv_bfloat16*, __nv_bfloat16*, "
+      "int M, int, int, cudaStream_t) {\n  return twice(Shared{M}) < 0;\n}\n");
+  write_file(solutions / "solutions.json",
+             std::string(
+                 R"([{"path": "uses.cu", "prelude": ["shared/types.cuh", "shared/helper.cuh"], "tasks": ")") +
+                 kTask + R"(", "purpose": "p", "expect": {"compile": "passed", "static": "passed"}}])");
+  const auto r = ptxbench({"run", "--solutions", solutions.string(), "--cpu-only", "--json"});
+  const json rows = json::parse(r.out)["evaluations"];
+  ASSERT_EQ(rows.size(), 1u) << r.out << r.err;
+  EXPECT_TRUE(rows[0]["expectation_mismatches"].empty()) << rows[0];
+  const auto stored =
+      ptxbench({"results", "--id", std::to_string(rows[0]["evaluation_id"].get<int>()), "--json"});
+  ASSERT_EQ(stored.exit_code, 0) << stored.err;
+  const json verdict = json::parse(stored.out);
+  EXPECT_EQ(verdict["stages"][0]["status"], "passed") << stored.out;
+  // The stored submission is the concatenation (a line break added after a prelude that lacks one).
+  EXPECT_EQ(verdict["submission"],
+            sha256_hex(read_file(solutions / "shared" / "types.cuh") + "\n" +
+                       read_file(solutions / "shared" / "helper.cuh") + read_file(solutions / "uses.cu")));
+
+  // Without its prelude the entry does not compile: the prelude is what made it pass.
+  write_file(solutions / "solutions.json", std::string(R"([{"path": "uses.cu", "tasks": ")") + kTask +
+                                               R"(", "purpose": "p", "expect": {"compile": "passed"}}])");
+  EXPECT_EQ(ptxbench({"run", "--solutions", solutions.string(), "--cpu-only"}).exit_code, 1);
+}
+
+TEST_F(Cli, AManifestsMissingOrOversizedPreludeIsBrokenAndNamesTheEntry) {
+  const fs::path solutions = data_ / "solutions";
+  fs::create_directories(solutions);
+  write_file(solutions / "a.cu", "int x;\n");
+  write_file(solutions / "solutions.json",
+             R"([{"path": "a.cu", "tasks": "*", "purpose": "p"},
+                 {"path": "a.cu", "prelude": "missing.cuh", "tasks": "*", "purpose": "p"}])");
+  auto r = ptxbench({"run", "--solutions", solutions.string(), "--cpu-only"});
+  EXPECT_EQ(r.exit_code, 4) << r.out;
+  EXPECT_NE(r.err.find("entry 1: prelude " + (solutions / "missing.cuh").string() + ": cannot read"),
+            std::string::npos)
+      << r.err;
+  // Each file is within the limit, the two together are not.
+  write_file(solutions / "half.cuh", std::string(1 << 19, ' '));
+  write_file(solutions / "half.cu", std::string(1 << 19, ' '));
+  write_file(solutions / "solutions.json",
+             R"([{"path": "half.cu", "prelude": "half.cuh", "tasks": "*", "purpose": "p"}])");
+  r = ptxbench({"run", "--solutions", solutions.string(), "--cpu-only"});
+  EXPECT_EQ(r.exit_code, 4) << r.out;
+  EXPECT_NE(r.err.find("entry 0: the prelude and half.cu hold"), std::string::npos) << r.err;
 }
