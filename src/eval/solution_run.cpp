@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 #include <algorithm>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "util/errors.h"
@@ -12,55 +13,74 @@
 
 namespace ptxbench {
 
+namespace {
+
+using Fail = std::function<void(const std::string&)>;  // throws ConfigError naming the entry
+
+bool known_stage(const std::string& stage) {
+  return std::any_of(std::begin(kStageNames), std::end(kStageNames),
+                     [&](const char* n) { return stage == n; });
+}
+
+// The submission an entry stands for: its "prelude" files (a path or a list of them: text shared between
+// entries) and then its own file, so that every evaluated and stored source is one self-contained file.
+std::string submission_of(const std::filesystem::path& dir, const nlohmann::json& entry,
+                          const std::filesystem::path& path, const Fail& fail) {
+  std::string source;
+  const nlohmann::json prelude = entry.value("prelude", nlohmann::json::array());
+  for (const auto& part : prelude.is_array() ? prelude : nlohmann::json::array({prelude})) {
+    if (!part.is_string()) fail("\"prelude\" must be a path or a list of paths");
+    try {
+      source += read_solution_file(dir / part.get<std::string>());
+    } catch (const std::runtime_error& error) {
+      fail(std::string("prelude ") + error.what());
+    }
+    if (!source.ends_with('\n')) source += '\n';
+  }
+  try {
+    source += read_solution_file(dir / path);
+  } catch (const std::runtime_error& error) {
+    fail(error.what());
+  }
+  if (source.size() > kMaxSolutionBytes)
+    fail(fmt::format("the prelude and {} hold {} bytes together, over the size limit of {} bytes",
+                     path.string(), source.size(), kMaxSolutionBytes));
+  return source;
+}
+
+// "expect" (a status per stage, or "overall") and "expect_message" (text per stage).
+void read_expectations(const nlohmann::json& entry, ShippedSolution& s, const Fail& fail) {
+  const nlohmann::json expect = entry.value("expect", nlohmann::json::object());
+  const nlohmann::json expect_message = entry.value("expect_message", nlohmann::json::object());
+  for (const auto& [stage, status] : expect.items()) {
+    if (stage != "overall" && !known_stage(stage)) fail("expect: unknown stage '" + stage + "'");
+    s.expect[stage] = status.get<std::string>();
+  }
+  for (const auto& [stage, text] : expect_message.items()) {
+    if (!known_stage(stage)) fail("expect_message: unknown stage '" + stage + "'");
+    s.expect_message[stage] = text.get<std::string>();
+  }
+}
+
+}  // namespace
+
 std::vector<ShippedSolution> load_solution_manifest(const std::filesystem::path& solutions_dir) {
   const auto file = solutions_dir / "solutions.json";
   const nlohmann::json doc = read_json_file(file);  // strict: a key given twice is an error
+  if (!doc.is_array()) throw ConfigError(fmt::format("{}: the manifest must be a JSON array", file.string()));
   std::vector<ShippedSolution> out;
-  auto fail = [&](size_t i, const std::string& what) {
-    throw ConfigError(fmt::format("{}: entry {}: {}", file.string(), i, what));
-  };
-  if (!doc.is_array()) fail(0, "the manifest must be a JSON array");
   for (size_t i = 0; i < doc.size(); ++i) {
+    const Fail fail = [&](const std::string& what) {
+      throw ConfigError(fmt::format("{}: entry {}: {}", file.string(), i, what));
+    };
     const auto& e = doc[i];
     if (!e.is_object() || !e.contains("path") || !e.contains("tasks") || !e.contains("purpose"))
-      fail(i, "needs \"path\", \"tasks\" and \"purpose\"");
+      fail("needs \"path\", \"tasks\" and \"purpose\"");
     ShippedSolution s{.path = e["path"].get<std::string>(),
                       .tasks = e["tasks"].get<std::string>(),
                       .purpose = e["purpose"].get<std::string>()};
-    // "prelude": a file (or a list of them) whose text goes before the entry's own, so that entries can share
-    // code while each evaluated and stored source stays one self-contained submission.
-    const nlohmann::json prelude = e.value("prelude", nlohmann::json::array());
-    for (const auto& p : prelude.is_array() ? prelude : nlohmann::json::array({prelude})) {
-      if (!p.is_string()) fail(i, "\"prelude\" must be a path or a list of paths");
-      try {
-        s.source += read_solution_file(solutions_dir / p.get<std::string>());
-      } catch (const std::runtime_error& error) {
-        fail(i, std::string("prelude ") + error.what());
-      }
-      if (!s.source.ends_with('\n')) s.source += '\n';
-    }
-    try {
-      s.source += read_solution_file(solutions_dir / s.path);
-    } catch (const std::runtime_error& error) {
-      fail(i, error.what());
-    }
-    if (s.source.size() > kMaxSolutionBytes)
-      fail(i, fmt::format("the prelude and {} hold {} bytes together, over the size limit of {} bytes",
-                          s.path.string(), s.source.size(), kMaxSolutionBytes));
-    const auto known = [](const std::string& stage) {
-      return std::any_of(std::begin(kStageNames), std::end(kStageNames),
-                         [&](const char* n) { return stage == n; });
-    };
-    const nlohmann::json expect = e.value("expect", nlohmann::json::object());
-    const nlohmann::json expect_message = e.value("expect_message", nlohmann::json::object());
-    for (const auto& [stage, status] : expect.items()) {
-      if (stage != "overall" && !known(stage)) fail(i, "expect: unknown stage '" + stage + "'");
-      s.expect[stage] = status.get<std::string>();
-    }
-    for (const auto& [stage, text] : expect_message.items()) {
-      if (!known(stage)) fail(i, "expect_message: unknown stage '" + stage + "'");
-      s.expect_message[stage] = text.get<std::string>();
-    }
+    s.source = submission_of(solutions_dir, e, s.path, fail);
+    read_expectations(e, s, fail);
     out.push_back(std::move(s));
   }
   return out;
