@@ -111,9 +111,14 @@ PY
 
 # ---- check --------------------------------------------------------------------------------------------------------
 # The solution process confined its writes while it was its only thread (before CUDA started its own).
+# The main shape's trials but the first are recorded (one launch of the SIMT kernel each) and one of them is
+# counted: a SIMT GEMM executes no wgmma.
 expect correct.check correct check "$check_shapes" passed \
   'len(r["shapes"]) == 3 and all(len(s["trials"]) == 3 and s["passed"] for s in r["shapes"])
-   and r["solution_process"] == {"writes_confined": True, "threads_when_confined": 1}'
+   and r["solution_process"] == {"writes_confined": True, "threads_when_confined": 1}
+   and r["launches"]["recorder"] == "recorded" and r["launches"]["calls"] == 2
+   and len(r["launches"]["signatures"]) == 1 and r["launches"]["signatures"][0]["launch_count"] == 1
+   and len(r["launches"]["counted"]) == 1 and r["launches"]["counted"][0]["gmma"] == 0'
 expect unwritten.check unwritten check "$small_shapes" failed \
   'o["mismatches"] == 2048 and o["first_mismatches"][0]["row"] == 2047 and o["first_mismatches"][0]["col"] == 0
    and o["first_mismatches"][0]["actual"] == "nan" and len(o["first_mismatches"]) == 10'
@@ -137,9 +142,12 @@ expect illegal_address.check illegal_address check "$small_shapes" runtime_error
   'r["runtime_error"]["cuda_error"] == "cudaErrorIllegalAddress"'
 
 # ---- time ---------------------------------------------------------------------------------------------------------
+# Every timed call recorded (50 timed, 2 counted), the calibration over four call lengths, the times verified.
 expect correct.time correct time "$time_shape" passed \
   'r["timing"]["recheck"]["passed"] and r["timing"]["repetitions"] == 50 and r["timing"]["baseline"]["tflops"] > 100
-   and not r["timing"]["hidden_work_suspected"]'
+   and not r["timing"]["hidden_work_suspected"] and r["timing"]["times_verified"]
+   and r["timing"]["checked_calls"] == 52 and len(r["timing"]["calibration"]["rungs"]) == 4
+   and r["launches"]["calls"] == 52 and len(r["launches"]["signatures"]) == 1 and len(r["launches"]["counted"]) == 2'
 # The same GEMM as the baseline, timed twice: the speedup must be near 1 and the two runs show the spread.
 expect cublaslt_call.check cublaslt_call check "$check_shapes" passed 'all(s["passed"] for s in r["shapes"])'
 for run in 1 2; do
