@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The GPU evaluation end to end on a GPU host, recorded: bench/harness.md says what it showed.
-#   bench/harness/run.sh [shipped|tests|repeat|agent|attention|attention-correct|attention-stages|anticheat|all]
+#   bench/harness/run.sh [shipped|tests|repeat|agent|attention|attention-correct|attention-stages|anticheat|corpus|runner|reference|all]
 #   bench/harness/run.sh stages TASK...   (correct, instructions and time of the shipped solutions on each task)
 # attention (not part of all: about 15 minutes of GPU time) is issue 7's proof, in two halves that each fit a
 # 10-minute slot: attention-correct, the examples' correctness on every shape of every Hopper attention task and
 # the broken variants on every task they match; attention-stages, every stage of the examples on the GQA tasks
 # and the d64 causal backward. anticheat (not part of all either, about 6 minutes):
-# the adversarial corpus with its expected verdicts and the runner's own GPU tests (issue 5's proof).
+# the adversarial corpus with its expected verdicts and the runner's own GPU tests (issue 5's proof); corpus and
+# runner are its two halves, for device calls of 10 minutes (the corpus of 32 entries alone took over 5 minutes).
 # Uses build/ptxbench and build/ptxbench-runner (or $PTXBENCH_BIN); writes logs and the store under $OUT
 # (default bench/harness/out).
 set -uo pipefail
@@ -85,12 +86,28 @@ if [[ $what == stages ]]; then
     echo "$task: $((SECONDS - start)) s" | tee -a "$out/stages.txt"
   done
 fi
-if [[ $what == anticheat ]]; then
+if [[ $what == reference ]]; then
+  # Issue 13's proof: the reference GEMM through every stage on each Hopper GEMM task, three times, then the
+  # time stage's sweep over call lengths (bench/timing.md).
+  for round in 1 2 3; do
+    for gemm in gemm-bf16-n4096-k4096-sm90a gemm-bf16-n28672-k4096-sm90a gemm-bf16-n4096-k14336-sm90a \
+      gemm-bf16-n7168-k5120-sm90a; do
+      "$bin/ptxbench" eval solutions/reference/gemm_bf16_sm90a.cu --task "$gemm" 2>&1 |
+        grep -E "^(verdict|\[)" | sed "s/^/$gemm $round: /" | tee -a "$out/reference.txt"
+    done
+  done
+  OUT=$out/sweep bench/timing/sweep.sh 2>&1 | tee "$out/sweep.txt" || status=1
+fi
+if [[ $what == anticheat || $what == corpus ]]; then
   start=$SECONDS
   "$bin/ptxbench" run --solutions tests/adversarial --tasks "$task" --stage-time-limit 30 2>&1 |
     tee "$out/adversarial.txt" || status=1
+  echo "corpus run: $((SECONDS - start)) s" | tee -a "$out/adversarial.txt"
+fi
+if [[ $what == anticheat || $what == runner ]]; then
+  start=$SECONDS
   PTXBENCH_RUNNER=$bin/ptxbench-runner tests/gpu/runner/run.sh "$out/runner-logs" 2>&1 |
     tee "$out/runner-tests.txt" || status=1
-  echo "anticheat run: $((SECONDS - start)) s" | tee -a "$out/adversarial.txt"
+  echo "runner tests: $((SECONDS - start)) s" | tee -a "$out/runner-tests.txt"
 fi
 exit $status
