@@ -1,6 +1,7 @@
 #include "runner/launch_log.h"
 
 #include "runner/solution_process.h"
+#include "runner/statistics.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -19,13 +20,6 @@ bool same_launch(const s::Launch& a, const s::Launch& b) {
 
 Json dims(const int32_t (&d)[3]) {
   return Json::array({d[0], d[1], d[2]});
-}
-
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const size_t middle = values.size() / 2;
-  return values.size() % 2 ? values[middle] : 0.5 * (values[middle - 1] + values[middle]);
 }
 
 std::string hex(uint64_t value) {

@@ -18,11 +18,12 @@ class LaunchLog {
   void note(const solution::Reply& reply, const std::string& where, bool counted);
 
   // Asks the solution process what it recorded of each noted call (once the calls are over) and summarises:
-  // {"recorder": "recorded" | "unavailable", "problem", "calls", "signatures": [{"calls", "launch_count",
-  //  "launches": [{"name", "name_hash", "grid", "block", "cluster", "dynamic_shared_bytes",
-  //  "duration_us"}]}], "counted": [{"where", "gmma", "hmma"} | {"where", "problem"}]}: the calls grouped by
-  //  the launches they
-  // made (everything but durations equal; each duration the median over the group), and the counted calls.
+  // {"recorder": "recorded" | "unavailable", "problem", "calls",
+  //  "signatures": [{"calls", "launch_count", "launches": [{"name", "name_hash", "grid", "block", "cluster",
+  //                  "dynamic_shared_bytes", "duration_us"}]}],
+  //  "counted": [{"where", "gmma", "hmma"} | {"where", "problem"}]}:
+  // the calls grouped by the launches they made (everything but durations equal; each duration the median
+  // over the group), and the counted calls.
   Json collect(SolutionProcess& solution);
 
  private:

@@ -16,12 +16,17 @@ namespace {
 
 namespace s = solution;
 
+// One kernel as CUPTI recorded it, with its start on CUPTI's clock.
+struct Record {
+  s::Launch launch;
+  uint64_t start = 0;
+};
+
 // CUPTI hands its buffers to plain functions, possibly on a thread of its own: the completed records go to
 // this one queue, under its lock.
 struct Records {
   std::mutex lock;
-  std::vector<s::Launch> launches;
-  std::vector<uint64_t> starts;  // each launch's start on CUPTI's clock
+  std::vector<Record> kernels;
 };
 Records records;
 
@@ -58,8 +63,7 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
       if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && record->kind != CUPTI_ACTIVITY_KIND_KERNEL)
         continue;
       const auto& kernel = *reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-      records.launches.push_back(launch_of(kernel));
-      records.starts.push_back(kernel.start);
+      records.kernels.push_back({.launch = launch_of(kernel), .start = kernel.start});
     }
   }
   std::free(buffer);
@@ -114,15 +118,15 @@ void LaunchRecorder::launches_of(uint32_t index, s::Reply& reply) {
   }
   const Window window = calls_[index];
   const std::lock_guard<std::mutex> guard(records.lock);
-  std::vector<size_t> order;
-  for (size_t i = 0; i < records.launches.size(); ++i)
-    if (records.starts[i] >= window.begin && records.starts[i] <= window.end) order.push_back(i);
-  std::stable_sort(order.begin(), order.end(),
-                   [](size_t a, size_t b) { return records.starts[a] < records.starts[b]; });
+  std::vector<const Record*> call;
+  for (const Record& record : records.kernels)
+    if (record.start >= window.begin && record.start <= window.end) call.push_back(&record);
+  std::stable_sort(call.begin(), call.end(),
+                   [](const Record* a, const Record* b) { return a->start < b->start; });
   reply.recorder = s::Tool::recorded;
-  reply.launch_count = static_cast<uint32_t>(order.size());
-  for (size_t k = 0; k < order.size() && k < static_cast<size_t>(s::kMaxLaunches); ++k)
-    reply.launches[k] = records.launches[order[k]];
+  reply.launch_count = static_cast<uint32_t>(call.size());
+  for (size_t k = 0; k < call.size() && k < static_cast<size_t>(s::kMaxLaunches); ++k)
+    reply.launches[k] = call[k]->launch;
 }
 
 }  // namespace ptxbench::runner

@@ -13,6 +13,7 @@
 #include "runner/kernels.h"
 #include "runner/launch_log.h"
 #include "runner/protocol.h"
+#include "runner/statistics.h"
 
 namespace ptxbench::runner {
 namespace {
@@ -319,14 +320,6 @@ struct Samples {
 constexpr double kCalibrationCallsUs[] = {0, 100, 1000, 10000};
 constexpr int kCalibrationRounds = 10;
 
-// Linear interpolation between order statistics (numpy's default).
-double percentile(const std::vector<double>& sorted, double fraction) {
-  const double position = fraction * static_cast<double>(sorted.size() - 1);
-  const auto below = static_cast<size_t>(std::floor(position));
-  const size_t above = std::min(below + 1, sorted.size() - 1);
-  return sorted[below] + (position - static_cast<double>(below)) * (sorted[above] - sorted[below]);
-}
-
 Json summarize(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   double sum = 0;
@@ -579,13 +572,10 @@ Calibration calibrate(SolutionProcess& solution, int device) {
   }
   Calibration calibration{.calls = kCalibrationRounds * static_cast<int>(std::size(kCalibrationCallsUs))};
   for (size_t rung = 0; rung < std::size(kCalibrationCallsUs); ++rung) {
-    std::sort(round_trips[rung].begin(), round_trips[rung].end());
-    std::sort(gaps[rung].begin(), gaps[rung].end());
-    std::sort(worker[rung].begin(), worker[rung].end());
     calibration.rungs.push_back({.call_us = kCalibrationCallsUs[rung],
-                                 .round_trip_us = percentile(round_trips[rung], 0.5),
-                                 .gap_us = percentile(gaps[rung], 0.5),
-                                 .worker_us = percentile(worker[rung], 0.5)});
+                                 .round_trip_us = median(round_trips[rung]),
+                                 .gap_us = median(gaps[rung]),
+                                 .worker_us = median(worker[rung])});
   }
   return calibration;
 }
