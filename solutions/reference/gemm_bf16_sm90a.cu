@@ -95,7 +95,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       mbarrier_init(&full[s], 1);                         // the producer's arrive_expect_tx
       mbarrier_init(&empty[s], kConsumers * 4 * kClusterM);  // one arrive per consumer warp of each CTA
     }
-    fence_mbarrier_init();
+    fence_barrier_init();
   }
   if (kClusterM > 1)
     cluster_sync();  // the peer's multicasts and arrives target our barriers: they must be initialised
@@ -165,12 +165,14 @@ __global__ void __launch_bounds__(kThreads, 1)
         mbarrier_wait(&full[stage], phase);
         const uint64_t desc_a = make_desc_k128(smem + kOffA + stage * kABytes + wg * 64 * kBK * 2);
         const uint64_t desc_b = make_desc_k128(smem + kOffB + stage * kBBytes);
+        wgmma_fence_operand(acc);  // no access to acc moves into the asynchronous window
         wgmma_fence();
 #pragma unroll
         for (int k = 0; k < kBK / 16; ++k)  // K advances 32 bytes inside the 128-byte swizzle row
           wgmma_bf16_ss<kBN>(acc, desc_advance(desc_a, 32 * k), desc_advance(desc_b, 32 * k), kt > 0 || k > 0);
         wgmma_commit();
         wgmma_wait<1>();  // the previous stage's wgmmas are done: hand that stage back
+        wgmma_fence_operand(acc);
         if (kt > 0) release(prev);
         prev = stage;
         if (++stage == kStages) {
@@ -179,6 +181,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
       }
       wgmma_wait<0>();
+      wgmma_fence_operand(acc);  // the epilogue reads acc only after this wait
       release(prev);
 
       const int row0 = m0 + wg * 64;  // this warpgroup's 64 rows

@@ -7,9 +7,10 @@
 // Files, by what they wrap:
 //   sync.cuh      fences (proxy, mbarrier init), named barriers, elect.sync, setmaxnreg, cluster barrier/rank, mapa
 //   mbarrier.cuh  mbarrier init / arrive / expect_tx / try_wait.parity (and the wait loops), remote arrive
-//   tma.cuh       host tensor-map creation (through the CUDA runtime only), TMA loads 1D-5D, multicast, stores,
-//                 reduce-add, bulk-group commit/wait, L2 prefetch
-//   wgmma.cuh     descriptors, wgmma bf16 m64nNk16 (A from shared memory or registers), fence / commit / wait
+//   tma.cuh       host tensor-map creation (through the CUDA runtime only), tensor-map acquire fence, TMA loads
+//                 1D-5D, multicast, stores, reduce-add, bulk-group commit/wait, L2 prefetch
+//   wgmma.cuh     descriptors, wgmma bf16 m64nNk16 (A from shared memory or registers), fence / commit / wait,
+//                 operand fence
 //   matrix.cuh    ldmatrix / stmatrix x4 (and .trans), bf16x2 packing
 // Each function's comment names the rule in ../contracts.md that it depends on; ../params.md has the numbers.
 #pragma once

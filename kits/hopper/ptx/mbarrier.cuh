@@ -7,8 +7,8 @@
 
 namespace ptxkit::hopper {
 
-// Initialises `bar` to phase 0 expecting `count` arrivals per phase (one thread does this, before any use).
-// Contract: "barrier initialisation".
+// Initialises `bar` to phase 0 expecting `count` (1 .. 2^20 - 1) arrivals per phase (one thread does this, before
+// any use). Contract: "barrier initialisation".
 __device__ __forceinline__ void mbarrier_init(uint64_t* bar, uint32_t count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count) : "memory");
 }
@@ -18,7 +18,8 @@ __device__ __forceinline__ void mbarrier_inval(uint64_t* bar) {
   asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(smem_addr(bar)) : "memory");
 }
 
-// One arrival on `bar` (release, CTA scope). Contract: "mbarrier phases".
+// One arrival on `bar` (release, CTA scope). Arrive in a phase only after the previous phase was seen complete.
+// Contract: "mbarrier phases".
 __device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar)) : "memory");
 }
@@ -38,7 +39,8 @@ __device__ __forceinline__ void mbarrier_expect_tx(uint64_t* bar, uint32_t bytes
 }
 
 // One arrival on a barrier of any CTA in the cluster (`cluster_bar` from mapa(smem_addr(bar), rank)), with the
-// default CTA-scope release: enough for "I have finished reading the buffer you will overwrite", and cheap.
+// default CTA-scope release: enough for "I have finished reading the buffer you will overwrite", and cheap. Other
+// CTAs may arrive on a barrier (and TMA complete bytes on it); only its own CTA may wait on it.
 // Contract: "clusters" and "mbarrier phases".
 __device__ __forceinline__ void mbarrier_arrive_cluster(uint32_t cluster_bar) {
   asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(cluster_bar) : "memory");

@@ -15,16 +15,25 @@ __device__ __forceinline__ void fence_proxy_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
 
-// Makes this thread's mbarrier.init visible to the cluster and to the async proxy (TMA complete_tx).
-// Contract: "barrier initialisation".
+// Release at cluster scope for this thread's earlier mbarrier.init operations only (other CTAs of the cluster then
+// see the barriers initialised, after a cluster barrier). Contract: "barrier initialisation".
 __device__ __forceinline__ void fence_mbarrier_init() {
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 }
 
+// After the mbarrier_init calls of the thread that initialises barriers: fence_mbarrier_init() then
+// fence_proxy_async_shared(). Follow it with __syncthreads() (or cluster_sync()). Contract: "barrier
+// initialisation".
+__device__ __forceinline__ void fence_barrier_init() {
+  fence_mbarrier_init();
+  fence_proxy_async_shared();
+}
+
 // ---------------------------------------------------------------- warp scope
 
-// elect.sync over `mask`: true in exactly one active lane of the mask (the lowest), false elsewhere.
-// Contract: "single issuing thread".
+// elect.sync over `mask`: true in exactly one active lane of the mask, false elsewhere. PTX promises the same lane
+// for the same mask every time, not which lane. Every lane of `mask` must execute it (it waits for them all), and
+// no lane outside `mask` may. Contract: "single issuing thread".
 __device__ __forceinline__ bool elect_one(uint32_t mask = 0xffffffffu) {
   uint32_t elected;
   asm volatile(
@@ -50,16 +59,16 @@ __device__ __forceinline__ void bar_arrive(uint32_t id, uint32_t threads) {
 
 // ---------------------------------------------------------------- warpgroup scope
 
-// Raises this warpgroup's per-thread register budget to REGS (blocks until the CTA pool has them).
-// Contract: "setmaxnreg".
+// Raises this warpgroup's per-thread register budget to REGS, at least the current budget (blocks until the CTA
+// pool has them; the registers gained start undefined). Contract: "setmaxnreg".
 template <int REGS>
 __device__ __forceinline__ void setmaxnreg_inc() {
   static_assert(REGS >= 24 && REGS <= 256 && REGS % 8 == 0, "setmaxnreg: 24..256 in steps of 8");
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(REGS));
 }
 
-// Lowers this warpgroup's per-thread register budget to REGS, returning the rest to the CTA pool.
-// Contract: "setmaxnreg".
+// Lowers this warpgroup's per-thread register budget to REGS, at most the current budget, returning the rest to
+// the CTA pool. Contract: "setmaxnreg".
 template <int REGS>
 __device__ __forceinline__ void setmaxnreg_dec() {
   static_assert(REGS >= 24 && REGS <= 256 && REGS % 8 == 0, "setmaxnreg: 24..256 in steps of 8");

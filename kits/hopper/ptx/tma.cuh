@@ -1,8 +1,9 @@
 // ptxkit::hopper TMA (the tensor memory accelerator): host-side tensor-map creation and the bulk tensor copies.
 // Coordinates are element indices, innermost dimension first (c0 = column of a row-major matrix). Loads complete
 // on an mbarrier (contract "expect_tx accounting"); stores and reductions complete in bulk groups (contract "TMA
-// stores"). A tensor map reaches a kernel as a `const __grid_constant__ CUtensorMap` parameter and the device
-// functions take its address (contract "tensor maps").
+// stores"). The device functions take the address of a tensor map: a `const __grid_constant__ CUtensorMap`
+// parameter, a `__constant__` variable, or a map in global memory after fence_tensormap_acquire (contract "tensor
+// maps").
 #pragma once
 
 #include <cuda.h>           // CUtensorMap and its enums (types only: nothing here links the driver library)
@@ -29,7 +30,8 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
 
 // Host: encodes a tiled tensor map of `rank` (1..5) dimensions. `dims` and `box` are innermost first;
 // `strides_bytes[i]` is the byte stride of dimension i+1 (rank-1 values, each a multiple of 16). Out-of-bounds
-// elements load as zero and are skipped by stores. Returns cudaSuccess or cudaErrorInvalidValue.
+// elements load as zero and are skipped by stores. Element strides are all 1. Returns cudaSuccess or
+// cudaErrorInvalidValue.
 // Contract: "tensor maps" and "swizzle".
 inline cudaError_t make_tensor_map(CUtensorMap* map, CUtensorMapDataType dtype, uint32_t rank, const void* global,
                                    const uint64_t* dims, const uint64_t* strides_bytes, const uint32_t* box,
@@ -61,9 +63,16 @@ inline cudaError_t make_tensor_map_2d_bf16(CUtensorMap* map, const __nv_bfloat16
 
 // ================================================================ device, thread scope (one thread issues)
 
-// Generic address of a tensor map (a __grid_constant__ parameter), as the copy instructions take it.
-// Contract: "tensor maps".
+// Generic address of a tensor map (a __grid_constant__ parameter, or in constant or global memory), as the copy
+// instructions take it. Contract: "tensor maps".
 __device__ __forceinline__ uint64_t tmap_addr(const CUtensorMap* map) { return reinterpret_cast<uint64_t>(map); }
+
+// Acquires a tensor map in global memory that ordinary stores (or a host copy) wrote, for this thread's later TMA
+// instructions (fence.proxy.tensormap::generic.acquire.gpu over its 128 bytes). Once per CTA before first use, then
+// __syncthreads() if other threads issue the copies; again only after the map changes. Contract: "tensor maps".
+__device__ __forceinline__ void fence_tensormap_acquire(const CUtensorMap* map) {
+  asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128;" ::"l"(tmap_addr(map)) : "memory");
+}
 
 // Loads the 1D box at (c0) into shared `dst`; completes `bytes` of transaction on `bar`. Contract: "expect_tx
 // accounting".
@@ -127,7 +136,8 @@ __device__ __forceinline__ void tma_load_2d_multicast(void* dst, const CUtensorM
       : "memory");
 }
 
-// Stores shared `src` to the 1D box at (c0); part of the next bulk group. Contract: "TMA stores".
+// Stores shared `src` to the 1D box at (c0); part of the next bulk group. Box coordinates must not be negative;
+// the parts past the upper edges are skipped (as for every tma_store_*). Contract: "TMA stores".
 __device__ __forceinline__ void tma_store_1d(const CUtensorMap* map, const void* src, int32_t c0) {
   asm volatile("cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group [%0, {%2}], [%1];" ::"l"(tmap_addr(map)),
                "r"(smem_addr(src)), "r"(c0)

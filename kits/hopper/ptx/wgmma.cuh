@@ -1,6 +1,7 @@
 // ptxkit::hopper wgmma: warpgroup matrix multiply-accumulate, bf16 x bf16 -> fp32, shape m64nNk16.
 // All 128 threads of a warpgroup (4 consecutive warps, the first warp index a multiple of 4) execute each
-// function together. Contract: "wgmma ordering", "accumulator registers", "descriptors", "swizzle".
+// instruction wrapper (wgmma_fence, wgmma_bf16_*, wgmma_commit, wgmma_wait) together. Contract: "wgmma ordering",
+// "accumulator registers", "descriptors", "swizzle".
 #pragma once
 
 #include "common.cuh"
@@ -13,9 +14,10 @@ namespace ptxkit::hopper {
 // tensor map's CU_TENSOR_MAP_SWIZZLE_*).
 enum class DescSwizzle : uint32_t { none = 0, b128 = 1, b64 = 2, b32 = 3 };
 
-// Builds a wgmma shared-memory matrix descriptor: bits 0-13 start address >> 4, bits 16-29 leading byte
-// offset >> 4, bits 32-45 stride byte offset >> 4, bits 49-51 base offset (0: tiles are aligned to the swizzle
-// repeat), bits 62-63 swizzle. Contract: "descriptors".
+// Builds a wgmma shared-memory matrix descriptor: bits 0-13 start address >> 4 (the address 16-byte aligned),
+// bits 16-29 leading byte offset >> 4, bits 32-45 stride byte offset >> 4, bits 62-63 swizzle. It leaves the base
+// offset (bits 49-51) at 0, so it assumes the swizzle pattern starts on its repeat boundary: a tile aligned to
+// 1024 bytes for 128B swizzle (512 for 64B, 256 for 32B). Contract: "descriptors".
 __device__ __forceinline__ uint64_t make_smem_desc(uint32_t smem, uint32_t lbo_bytes, uint32_t sbo_bytes,
                                                    DescSwizzle swizzle) {
   uint64_t desc = 0;
@@ -27,8 +29,8 @@ __device__ __forceinline__ uint64_t make_smem_desc(uint32_t smem, uint32_t lbo_b
 }
 
 // Descriptor of a K-major tile written by TMA with 128B swizzle (rows of 64 bf16 = 128 bytes, 8-row groups
-// 1024 bytes apart; the tile 1024-byte aligned). Advance along K with desc_advance(desc, 32 * k16_step).
-// Contract: "descriptors" and "swizzle".
+// 1024 bytes apart; the tile 1024-byte aligned, as make_smem_desc assumes). Advance along K with
+// desc_advance(desc, 32 * k16_step). Contract: "descriptors" and "swizzle".
 __device__ __forceinline__ uint64_t make_desc_k128(const void* tile) {
   return make_smem_desc(smem_addr(tile), 16, 1024, DescSwizzle::b128);
 }
@@ -53,25 +55,43 @@ __host__ __device__ constexpr int wgmma_acc_col(int i, int t) { return (i / 4) *
 // Register-A fragment: a[r] of thread t holds A[row][k] (low half) and A[row][k + 1] (high half) of the 64 x 16
 // A tile. Accumulator pairs (d[8j+0],d[8j+1]), (d[8j+2],d[8j+3]), (d[8j+4],d[8j+5]), (d[8j+6],d[8j+7]), packed to
 // bf16x2, are exactly a[0..3] of the A tile made of result columns 16j..16j+15. Contract: "wgmma ordering"
-// (wgmma_fence after writing A registers).
+// (wgmma_fence between building A registers and the wgmma that reads them).
 __host__ __device__ constexpr int wgmma_a_row(int r, int t) { return (t / 32) * 16 + (t % 32) / 4 + 8 * (r % 2); }
 __host__ __device__ constexpr int wgmma_a_col(int r, int t) { return (t % 4) * 2 + 8 * (r / 2); }
 
 // ---------------------------------------------------------------- warpgroup scope
 
-// Orders earlier register and shared-memory accesses before the next wgmma; needed before the first wgmma of a
-// batch and whenever accumulators or A registers were touched by other instructions. Contract: "wgmma ordering".
+// Orders earlier accesses to the accumulator and A-fragment registers before the next wgmma that uses them (it
+// orders registers only: shared memory written by ordinary stores needs fence_proxy_async_shared()). Needed before
+// the first wgmma, and after any read or write of those registers by other instructions; wgmmas of the same shape
+// chaining one accumulator need none between them. Contract: "wgmma ordering".
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 
 // Closes the group of wgmma issued since the last commit. Contract: "wgmma ordering".
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
 
-// Waits until at most N committed groups are pending; only then may their accumulators be read and their shared
-// operands overwritten. Contract: "wgmma ordering".
+// Waits until at most N committed groups are pending. Only then may the retired groups' accumulators and A
+// registers be accessed and their shared operands overwritten. N <= 7 is CUTLASS's limit (PTX states none).
+// Contract: "wgmma ordering".
 template <int N>
 __device__ __forceinline__ void wgmma_wait() {
-  static_assert(N >= 0 && N <= 7, "wgmma.wait_group takes 0..7");
+  static_assert(N >= 0 && N <= 7, "wgmma_wait: N in 0..7, as CUTLASS allows");
   asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+
+// Operand fence (emits no instruction): an empty asm that reads and writes every register of `r`, so the
+// compiler moves no access to them across it. wgmma_fence / wgmma_commit / wgmma_wait name no registers; put this
+// on the accumulators (and the RS form's A fragments) before wgmma_fence() and after each wgmma_wait<N>().
+// Contract: "wgmma ordering" (operand fences).
+template <int R>
+__device__ __forceinline__ void wgmma_fence_operand(float (&r)[R]) {
+#pragma unroll
+  for (int i = 0; i < R; ++i) asm volatile("" : "+f"(r[i])::"memory");
+}
+template <int R>
+__device__ __forceinline__ void wgmma_fence_operand(uint32_t (&r)[R]) {
+#pragma unroll
+  for (int i = 0; i < R; ++i) asm volatile("" : "+r"(r[i])::"memory");
 }
 
 // The operand lists of the accumulator: N/2 floats per thread, named in groups of eight (%0..%7, %8..%15, ...).
@@ -113,8 +133,8 @@ __device__ __forceinline__ void wgmma_wait() {
 // wgmma_bf16_ss<N, TRANS_A, TRANS_B>: D[64 x N] (+)= A[64 x 16] * B[N x 16]^T, A and B in shared memory (given by
 // descriptors), D in `d` (N/2 floats per thread, layout wgmma_acc_row/col). scale_d = 0 ignores the old D (first
 // K step), 1 accumulates. TRANS_A/TRANS_B = 0: the tile is K-major; 1: M-/N-major. N = 16, 32, ..., 256.
-// Asynchronous: bracket with wgmma_fence / wgmma_commit / wgmma_wait. Contract: "wgmma ordering",
-// "accumulator registers", "descriptors".
+// Asynchronous: wgmma_fence_operand(d), wgmma_fence, the wgmmas, wgmma_commit, wgmma_wait, wgmma_fence_operand(d).
+// Contract: "wgmma ordering", "accumulator registers", "descriptors".
 #define PTXKIT_WGMMA_SS(NN, G, DA, DB, SD, TA, TB)                                                              \
   if constexpr (N == NN) {                                                                                      \
     asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, " SD ", 0;\n\t"                                          \
@@ -148,9 +168,9 @@ __device__ __forceinline__ void wgmma_bf16_ss(float (&d)[N / 2], uint64_t desc_a
 #undef PTXKIT_WGMMA_SS
 
 // wgmma_bf16_rs<N, TRANS_B>: D[64 x N] (+)= A[64 x 16] * B[N x 16]^T with A in registers (`a`: four bf16x2 per
-// thread, layout wgmma_a_row/col) and B in shared memory. Otherwise as wgmma_bf16_ss. The A registers must not
-// be written until the wgmma that reads them has been waited for. Contract: "wgmma ordering",
-// "accumulator registers", "descriptors".
+// thread, layout wgmma_a_row/col) and B in shared memory; only B can be MN-major. Otherwise as wgmma_bf16_ss, with
+// `a` fenced like `d`. The A registers stay untouched until a wgmma_wait retires the wgmma that reads them.
+// Contract: "wgmma ordering", "accumulator registers", "descriptors".
 #define PTXKIT_WGMMA_RS(NN, G, A, DB, SD, TB)                                                                   \
   if constexpr (N == NN) {                                                                                      \
     asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, " SD ", 0;\n\t"                                          \

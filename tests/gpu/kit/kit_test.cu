@@ -83,7 +83,7 @@ __global__ void tma_rank_kernel(const __grid_constant__ CUtensorMap in, const __
   __shared__ uint64_t bar;
   if (threadIdx.x == 0) {
     mbarrier_init(&bar, 1);
-    fence_mbarrier_init();
+    fence_barrier_init();
   }
   __syncthreads();
   if (threadIdx.x == 0) {
@@ -186,7 +186,7 @@ static void test_tma_rank(std::vector<uint64_t> dims, std::vector<uint32_t> box,
   char name[64];
   std::snprintf(name, sizeof name, "tma rank %d load+store, partly OOB", R);
   record(name, ok,
-         {loads[R], stores[R], "tensor_map_encoder", "make_tensor_map", "mbarrier_init", "fence_mbarrier_init",
+         {loads[R], stores[R], "tensor_map_encoder", "make_tensor_map", "mbarrier_init", "fence_barrier_init",
           "mbarrier_arrive_expect_tx", "mbarrier_wait", "mbarrier_try_wait_parity", "tma_store_commit",
           "tma_store_wait"});
 }
@@ -201,7 +201,7 @@ __global__ void tma_swizzle_kernel(const __grid_constant__ CUtensorMap map, int 
     prefetch_tensormap(&map);
     tma_prefetch_2d(&map, c0, c1);
     mbarrier_init(&bar, 1);
-    fence_mbarrier_init();
+    fence_barrier_init();
   }
   __syncthreads();
   if (threadIdx.x == 0) {
@@ -240,7 +240,91 @@ static void test_tma_swizzle() {
   CUDA_CHECK(cudaFree(d));
   CUDA_CHECK(cudaFree(d_raw));
   record("tma 2d bf16 128B swizzle + prefetch", ok,
-         {"make_tensor_map_2d_bf16", "tma_load_2d", "tma_prefetch_2d", "prefetch_tensormap"});
+         {"make_tensor_map_2d_bf16", "tma_load_2d", "tma_prefetch_2d", "prefetch_tensormap", "fence_barrier_init"});
+}
+
+// ------------------------------------------------------------------------------------------ TMA, map in global memory
+
+// Loads the 32 x 64 box at (c0, c1) through a tensor map that lives in global memory: the issuing thread acquires
+// the map first (fence_tensormap_acquire), then copies the box out of shared memory with ordinary loads.
+__global__ void tma_global_map_kernel(const CUtensorMap* map, int c0, int c1, uint16_t* raw) {
+  __shared__ alignas(128) uint16_t box[32 * 64];
+  __shared__ uint64_t bar;
+  if (threadIdx.x == 0) {
+    fence_tensormap_acquire(map);
+    mbarrier_init(&bar, 1);
+    fence_barrier_init();
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    mbarrier_arrive_expect_tx(&bar, sizeof(box));
+    tma_load_2d(box, map, &bar, c0, c1);
+  }
+  mbarrier_wait(&bar, 0);
+  for (int i = threadIdx.x; i < 32 * 64; i += blockDim.x) raw[i] = box[i];
+}
+
+// Writes `src` over the map at `dst` with ordinary 16-byte global stores.
+__global__ void write_map_kernel(const __grid_constant__ CUtensorMap src, CUtensorMap* dst) {
+  if (threadIdx.x < sizeof(CUtensorMap) / 16)
+    reinterpret_cast<uint4*>(dst)[threadIdx.x] = reinterpret_cast<const uint4*>(&src)[threadIdx.x];
+}
+
+// One map slot in global memory: first filled by cudaMemcpy with a map of X and used; then overwritten in place by
+// a kernel's ordinary stores with a map of Y and used again. Each use must load the box of the current map's tensor.
+static void test_tma_global_map() {
+  const int rows = 128, cols = 128;
+  std::vector<uint16_t> hx(rows * cols), hy(rows * cols);
+  for (int i = 0; i < rows * cols; ++i) {
+    hx[i] = static_cast<uint16_t>(i * 5 + 1);
+    hy[i] = static_cast<uint16_t>(i * 11 + 7);
+  }
+  uint16_t *dx, *dy, *d_raw;
+  CUtensorMap* d_map;
+  CUDA_CHECK(cudaMalloc(&dx, hx.size() * 2));
+  CUDA_CHECK(cudaMalloc(&dy, hy.size() * 2));
+  CUDA_CHECK(cudaMalloc(&d_raw, 32 * 64 * 2));
+  CUDA_CHECK(cudaMalloc(&d_map, sizeof(CUtensorMap)));
+  CUDA_CHECK(cudaMemcpy(dx, hx.data(), hx.size() * 2, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(dy, hy.data(), hy.size() * 2, cudaMemcpyHostToDevice));
+  const uint64_t dims[2] = {cols, rows}, strides[1] = {cols * 2};
+  const uint32_t box[2] = {64, 32};
+  CUtensorMap mx, my;
+  const bool made = make_tensor_map(&mx, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, dx, dims, strides, box,
+                                    CU_TENSOR_MAP_SWIZZLE_NONE) == cudaSuccess &&
+                    make_tensor_map(&my, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, dy, dims, strides, box,
+                                    CU_TENSOR_MAP_SWIZZLE_NONE) == cudaSuccess;
+  // Runs the load kernel at (c0, c1) and compares the box with `h`.
+  auto load_and_check = [&](const std::vector<uint16_t>& h, int c0, int c1, const char* what) {
+    tma_global_map_kernel<<<1, 128>>>(d_map, c0, c1, d_raw);
+    sync_or_die("tma_global_map_kernel");
+    std::vector<uint16_t> raw(32 * 64);
+    CUDA_CHECK(cudaMemcpy(raw.data(), d_raw, raw.size() * 2, cudaMemcpyDeviceToHost));
+    int bad = 0;
+    for (int r = 0; r < 32; ++r)
+      for (int c = 0; c < 64; ++c) {
+        const uint16_t want = h[(c1 + r) * cols + c0 + c], got = raw[r * 64 + c];
+        if (got != want && bad++ < 5) std::printf("    %s (%d,%d): got %u want %u\n", what, r, c, got, want);
+      }
+    return bad == 0;
+  };
+  bool ok_copied = false, ok_stored = false;
+  if (made) {
+    CUDA_CHECK(cudaMemcpy(d_map, &mx, sizeof(CUtensorMap), cudaMemcpyHostToDevice));
+    ok_copied = load_and_check(hx, 64, 32, "map copied by cudaMemcpy");
+    write_map_kernel<<<1, 32>>>(my, d_map);
+    sync_or_die("write_map_kernel");
+    ok_stored = load_and_check(hy, 0, 96, "map overwritten by stores");
+  }
+  CUDA_CHECK(cudaFree(dx));
+  CUDA_CHECK(cudaFree(dy));
+  CUDA_CHECK(cudaFree(d_raw));
+  CUDA_CHECK(cudaFree(d_map));
+  record("tma, map in global memory by cudaMemcpy", ok_copied,
+         {"fence_tensormap_acquire", "tma_load_2d", "fence_barrier_init", "mbarrier_arrive_expect_tx",
+          "mbarrier_wait"});
+  record("tma, map in global memory by stores", ok_stored,
+         {"fence_tensormap_acquire", "tma_load_2d", "fence_barrier_init"});
 }
 
 // ------------------------------------------------------------------------------------------------ TMA store paths
@@ -305,7 +389,7 @@ __global__ void __cluster_dims__(2, 1, 1)
   const uint32_t rank = cluster_ctarank();
   if (threadIdx.x == 0) {
     mbarrier_init(&bar, 1);
-    fence_mbarrier_init();  // the peer's multicast completes on this barrier
+    fence_barrier_init();  // the peer's multicast completes on this barrier
   }
   cluster_sync();  // both barriers initialised before either CTA issues a copy
   if (threadIdx.x == 0) {
@@ -349,7 +433,7 @@ static void test_tma_multicast() {
   CUDA_CHECK(cudaFree(d_raw));
   record("tma multicast, cluster of 2", ok,
          {"tma_load_2d_multicast", "cluster_ctarank", "cluster_sync", "cluster_arrive", "cluster_wait",
-          "fence_mbarrier_init", "mbarrier_expect_tx", "mbarrier_arrive", "mbarrier_wait"});
+          "fence_barrier_init", "mbarrier_expect_tx", "mbarrier_arrive", "mbarrier_wait"});
 }
 
 // ------------------------------------------------------------------------------------------------ cluster: DSMEM
@@ -403,7 +487,7 @@ static void test_cluster_dsmem() {
   }
   CUDA_CHECK(cudaFree(d));
   record("cluster dsmem + remote mbarrier arrive", ok,
-         {"mapa", "st_shared_cluster", "ld_shared_cluster", "mbarrier_arrive_cluster_release",
+         {"mapa", "st_shared_cluster", "ld_shared_cluster", "fence_mbarrier_init", "mbarrier_arrive_cluster_release",
           "mbarrier_arrive_cluster", "mbarrier_wait_cluster",
           "mbarrier_try_wait_parity_cluster", "cluster_nctarank", "cluster_arrive_relaxed", "cluster_wait",
           "cluster_ctarank"});
@@ -452,12 +536,23 @@ static void test_mbarrier_phases() {
 
 // ------------------------------------------------------------------------------------------------ elect, named barriers
 
+// elect_one twice per warp with the full mask and twice by lanes 8-31 with their mask. Per warp and mask, out[]
+// counts the elections and ORs in the elected lanes' bits (full mask: out[0..3], out[4..7]; lanes 8-31:
+// out[8..11], out[12..15]). PTX promises one lane per call and the same lane for the same mask, not which lane.
 __global__ void elect_bar_kernel(uint32_t* out) {
   __shared__ uint32_t value;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (elect_one()) atomicAdd(&out[warp], 1u + 100u * lane);  // exactly one lane, lane 0
+  for (int rep = 0; rep < 2; ++rep)
+    if (elect_one()) {
+      atomicAdd(&out[warp], 1u);
+      atomicOr(&out[4 + warp], 1u << lane);
+    }
   if (lane >= 8) {
-    if (elect_one(0xFFFFFF00u)) atomicAdd(&out[4 + warp], 1u + 100u * lane);  // lane 8
+    for (int rep = 0; rep < 2; ++rep)
+      if (elect_one(0xFFFFFF00u)) {
+        atomicAdd(&out[8 + warp], 1u);
+        atomicOr(&out[12 + warp], 1u << lane);
+      }
   }
   // Named barrier 1 over warps 0 and 1: warp 0 produces, warp 1 consumes.
   if (warp == 0) {
@@ -465,22 +560,30 @@ __global__ void elect_bar_kernel(uint32_t* out) {
     bar_arrive(1, 64);
   } else if (warp == 1) {
     bar_sync(1, 64);
-    if (lane == 0) out[8] = value;
+    if (lane == 0) out[16] = value;
   }
 }
 
 static void test_elect_bar() {
   uint32_t* d;
-  CUDA_CHECK(cudaMalloc(&d, 9 * 4));
-  CUDA_CHECK(cudaMemset(d, 0, 9 * 4));
+  CUDA_CHECK(cudaMalloc(&d, 17 * 4));
+  CUDA_CHECK(cudaMemset(d, 0, 17 * 4));
   elect_bar_kernel<<<1, 128>>>(d);
   sync_or_die("elect_bar_kernel");
-  uint32_t h[9];
+  uint32_t h[17];
   CUDA_CHECK(cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost));
+  auto one_lane = [](uint32_t bits) { return bits != 0 && (bits & (bits - 1)) == 0; };
   bool ok_elect = true;
-  for (int w = 0; w < 4; ++w) ok_elect = ok_elect && h[w] == 1 && h[4 + w] == 801;
+  for (int w = 0; w < 4; ++w) {
+    const bool ok_w = h[w] == 2 && one_lane(h[4 + w]) && h[8 + w] == 2 && one_lane(h[12 + w]) &&
+                      (h[12 + w] & 0xFFFFFF00u) != 0;
+    if (!ok_w)
+      std::printf("    elect warp %d: full mask %u elections, lanes 0x%08x; lanes 8-31 %u, lanes 0x%08x\n", w, h[w],
+                  h[4 + w], h[8 + w], h[12 + w]);
+    ok_elect = ok_elect && ok_w;
+  }
   record("elect.sync, full and partial mask", ok_elect, {"elect_one"});
-  record("named barrier arrive/sync", h[8] == 4242, {"bar_arrive", "bar_sync"});
+  record("named barrier arrive/sync", h[16] == 4242, {"bar_arrive", "bar_sync"});
   CUDA_CHECK(cudaFree(d));
 }
 
@@ -499,7 +602,7 @@ __global__ void __launch_bounds__(384, 1)
       mbarrier_init(&full[s], 1);
       mbarrier_init(&empty[s], 256);
     }
-    fence_mbarrier_init();
+    fence_barrier_init();
   }
   __syncthreads();
   if (wg == 0) {
@@ -556,8 +659,8 @@ static void test_setmaxnreg_pipeline() {
   CUDA_CHECK(cudaFree(d));
   CUDA_CHECK(cudaFree(d_sums));
   record("setmaxnreg producer/consumer ring", ok,
-         {"setmaxnreg_dec", "setmaxnreg_inc", "mbarrier_wait", "mbarrier_arrive", "mbarrier_arrive_expect_tx",
-          "tma_load_2d"});
+         {"setmaxnreg_dec", "setmaxnreg_inc", "fence_barrier_init", "mbarrier_wait", "mbarrier_arrive",
+          "mbarrier_arrive_expect_tx", "tma_load_2d"});
 }
 
 // ------------------------------------------------------------------------------------------------ ldmatrix / stmatrix
@@ -644,7 +747,7 @@ __global__ void __launch_bounds__(128, 1)
   const int t = threadIdx.x;
   if (t == 0) {
     mbarrier_init(&bar, 1);
-    fence_mbarrier_init();
+    fence_barrier_init();
   }
   __syncthreads();
   if (t == 0) {
@@ -672,6 +775,9 @@ __global__ void __launch_bounds__(128, 1)
   const uint64_t desc_a = TA ? make_desc_mn128(sa, 8192) : make_desc_k128(sa);
   const uint64_t desc_b = TB ? make_desc_mn128(sb, 8192) : make_desc_k128(sb);
   const uint32_t k_step_bytes_a = TA ? 16 * 128 : 32, k_step_bytes_b = TB ? 16 * 128 : 32;
+  wgmma_fence_operand(d);
+  if constexpr (RS)
+    for (int ks = 0; ks < 4; ++ks) wgmma_fence_operand(afrag[ks]);
   wgmma_fence();
   for (int g = 0; g < 2; ++g) {
 #pragma unroll
@@ -687,6 +793,7 @@ __global__ void __launch_bounds__(128, 1)
   }
   wgmma_wait<1>();
   wgmma_wait<0>();
+  wgmma_fence_operand(d);
 #pragma unroll
   for (int i = 0; i < N / 2; ++i) out[wgmma_acc_row(i, t) * N + wgmma_acc_col(i, t)] = d[i];
 }
@@ -747,17 +854,135 @@ static void test_wgmma(std::mt19937& rng) {
   if (RS)
     record(name, ok,
            {"wgmma_bf16_rs", "wgmma_a_row", "wgmma_a_col", "wgmma_acc_row", "wgmma_acc_col", "wgmma_fence",
-            "wgmma_commit", "wgmma_wait", TB ? "make_desc_mn128" : "make_desc_k128", "make_smem_desc",
-            "desc_advance"});
+            "wgmma_fence_operand", "wgmma_commit", "wgmma_wait", TB ? "make_desc_mn128" : "make_desc_k128",
+            "make_smem_desc", "desc_advance", "fence_barrier_init"});
   else
     record(name, ok,
-           {"wgmma_bf16_ss", "wgmma_acc_row", "wgmma_acc_col", "wgmma_fence", "wgmma_commit", "wgmma_wait",
-            (TA || TB) ? "make_desc_mn128" : "make_desc_k128", "make_smem_desc", "desc_advance"});
+           {"wgmma_bf16_ss", "wgmma_acc_row", "wgmma_acc_col", "wgmma_fence", "wgmma_fence_operand", "wgmma_commit",
+            "wgmma_wait", (TA || TB) ? "make_desc_mn128" : "make_desc_k128", "make_smem_desc", "desc_advance",
+            "fence_barrier_init"});
 }
 
 template <int TA, int TB, bool RS, int... Ns>
 static void test_wgmma_all(std::mt19937& rng, std::integer_sequence<int, Ns...>) {
   (test_wgmma<Ns, TA, TB, RS>(rng), ...);
+}
+
+// ----------------------------------------------------------------------------------------------- wgmma operand fences
+
+// Accumulators touched between two commit groups, as attention's online softmax does. Group 1 (SS, k = 0..31) gives
+// D1; after its wgmma_wait the threads read D (a snapshot) and double it. Group 2 (RS, k = 32..63, A fragments built
+// after group 1) accumulates onto that. Operand fences bracket every access outside the wgmmas. Expected:
+// snapshot = A[:, 0:32] B[:, 0:32]^T and D = 2 snapshot + A[:, 32:64] B[:, 32:64]^T.
+template <int N>
+__global__ void __launch_bounds__(128, 1)
+    wgmma_operand_fence_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                               const __nv_bfloat16* a_global, float* snapshot, float* out) {
+  __shared__ alignas(1024) __nv_bfloat16 sa[64 * 64];
+  __shared__ alignas(1024) __nv_bfloat16 sb[N * 64];
+  __shared__ uint64_t bar;
+  const int t = threadIdx.x;
+  if (t == 0) {
+    mbarrier_init(&bar, 1);
+    fence_barrier_init();
+  }
+  __syncthreads();
+  if (t == 0) {
+    mbarrier_arrive_expect_tx(&bar, (64 + N) * 64 * 2);
+    tma_load_2d(sa, &map_a, &bar, 0, 0);
+    tma_load_2d(sb, &map_b, &bar, 0, 0);
+  }
+  mbarrier_wait(&bar, 0);
+
+  float d[N / 2];
+  const uint64_t desc_a = make_desc_k128(sa), desc_b = make_desc_k128(sb);
+  wgmma_fence_operand(d);
+  wgmma_fence();
+  wgmma_bf16_ss<N>(d, desc_a, desc_b, 0);
+  wgmma_bf16_ss<N>(d, desc_advance(desc_a, 32), desc_advance(desc_b, 32), 1);
+  wgmma_commit();
+  wgmma_wait<0>();
+  wgmma_fence_operand(d);
+#pragma unroll
+  for (int i = 0; i < N / 2; ++i) {
+    snapshot[wgmma_acc_row(i, t) * N + wgmma_acc_col(i, t)] = d[i];
+    d[i] *= 2.0f;
+  }
+  uint32_t a2[4], a3[4];  // A fragments of k-steps 2 and 3 (k = 32..47, 48..63)
+  const uint16_t* a16 = reinterpret_cast<const uint16_t*>(a_global);
+#pragma unroll
+  for (int r = 0; r < 4; ++r) {
+    const int row = wgmma_a_row(r, t), k = wgmma_a_col(r, t);
+    a2[r] = a16[row * 64 + 32 + k] | (static_cast<uint32_t>(a16[row * 64 + 33 + k]) << 16);
+    a3[r] = a16[row * 64 + 48 + k] | (static_cast<uint32_t>(a16[row * 64 + 49 + k]) << 16);
+  }
+  wgmma_fence_operand(d);
+  wgmma_fence_operand(a2);
+  wgmma_fence_operand(a3);
+  wgmma_fence();
+  wgmma_bf16_rs<N>(d, a2, desc_advance(desc_b, 64), 1);
+  wgmma_bf16_rs<N>(d, a3, desc_advance(desc_b, 96), 1);
+  wgmma_commit();
+  wgmma_wait<0>();
+  wgmma_fence_operand(d);
+  wgmma_fence_operand(a2);
+  wgmma_fence_operand(a3);
+#pragma unroll
+  for (int i = 0; i < N / 2; ++i) out[wgmma_acc_row(i, t) * N + wgmma_acc_col(i, t)] = d[i];
+}
+
+template <int N>
+static void test_wgmma_operand_fence(std::mt19937& rng) {
+  std::normal_distribution<float> nd;
+  std::vector<uint16_t> a(64 * 64), b(N * 64);  // A[64][64] (M x K), B[N][64] (N x K), both K-major
+  for (auto& x : a) x = bf16_bits(nd(rng));
+  for (auto& x : b) x = bf16_bits(nd(rng));
+  uint16_t *d_a, *d_b;
+  float *d_snap, *d_out;
+  CUDA_CHECK(cudaMalloc(&d_a, a.size() * 2));
+  CUDA_CHECK(cudaMalloc(&d_b, b.size() * 2));
+  CUDA_CHECK(cudaMalloc(&d_snap, 64 * N * 4));
+  CUDA_CHECK(cudaMalloc(&d_out, 64 * N * 4));
+  CUDA_CHECK(cudaMemcpy(d_a, a.data(), a.size() * 2, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(d_b, b.data(), b.size() * 2, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemset(d_snap, 0xFF, 64 * N * 4));  // NaN everywhere: unwritten outputs fail
+  CUDA_CHECK(cudaMemset(d_out, 0xFF, 64 * N * 4));
+  CUtensorMap map_a, map_b;
+  auto* bf_a = reinterpret_cast<__nv_bfloat16*>(d_a);
+  auto* bf_b = reinterpret_cast<__nv_bfloat16*>(d_b);
+  bool ok = make_tensor_map_2d_bf16(&map_a, bf_a, 64, 64, 64, 64) == cudaSuccess &&
+            make_tensor_map_2d_bf16(&map_b, bf_b, N, 64, N, 64) == cudaSuccess;
+  double max_err = 0;
+  if (ok) {
+    wgmma_operand_fence_kernel<N><<<1, 128>>>(map_a, map_b, bf_a, d_snap, d_out);
+    sync_or_die("wgmma_operand_fence_kernel");
+    std::vector<float> snap(64 * N), out(64 * N);
+    CUDA_CHECK(cudaMemcpy(snap.data(), d_snap, snap.size() * 4, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(out.data(), d_out, out.size() * 4, cudaMemcpyDeviceToHost));
+    auto check = [&](float got, double ref) {
+      const double err = std::fabs(got - ref);
+      if (!(err <= 1e-3 + 1e-3 * std::fabs(ref))) ok = false;
+      if (!(err <= max_err)) max_err = err;  // NaN propagates into max_err
+    };
+    for (int m = 0; m < 64; ++m)
+      for (int n = 0; n < N; ++n) {
+        double lo = 0, hi = 0;
+        for (int k = 0; k < 64; ++k)
+          (k < 32 ? lo : hi) += double(bf16_value(a[m * 64 + k])) * bf16_value(b[n * 64 + k]);
+        check(snap[m * N + n], lo);
+        check(out[m * N + n], 2 * lo + hi);
+      }
+  }
+  CUDA_CHECK(cudaFree(d_a));
+  CUDA_CHECK(cudaFree(d_b));
+  CUDA_CHECK(cudaFree(d_snap));
+  CUDA_CHECK(cudaFree(d_out));
+  char name[80];
+  std::snprintf(name, sizeof name, "wgmma operand fences, rescale between groups, n%d", N);
+  if (!ok) std::printf("    %s: max abs error %g\n", name, max_err);
+  record(name, ok,
+         {"wgmma_fence_operand", "wgmma_fence", "wgmma_bf16_ss", "wgmma_bf16_rs", "wgmma_commit", "wgmma_wait",
+          "wgmma_acc_row", "wgmma_acc_col", "wgmma_a_row", "wgmma_a_col", "make_desc_k128", "desc_advance"});
 }
 
 // ------------------------------------------------------------------------------------------------ main
@@ -778,6 +1003,7 @@ int main() {
   test_tma_rank<4>({24, 6, 5, 4}, {8, 4, 2, 2}, {16, 4, 3, 2});
   test_tma_rank<5>({16, 5, 4, 3, 3}, {8, 2, 2, 2, 2}, {8, 4, 3, 2, 1});
   test_tma_swizzle();
+  test_tma_global_map();
   test_tma_store_reduce();
   test_tma_multicast();
   test_cluster_dsmem();
@@ -793,6 +1019,8 @@ int main() {
   test_wgmma_all<0, 1, true>(rng, std::integer_sequence<int, 64, 128, 256>{});
   test_wgmma_all<1, 0, false>(rng, std::integer_sequence<int, 64, 128>{});
   test_wgmma_all<1, 1, false>(rng, std::integer_sequence<int, 128>{});
+  test_wgmma_operand_fence<64>(rng);
+  test_wgmma_operand_fence<256>(rng);
 
   int failed = 0;
   std::printf("\nper function:\n");
