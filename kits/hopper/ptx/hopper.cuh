@@ -12,6 +12,7 @@
 //   wgmma.cuh     descriptors, wgmma bf16 m64nNk16 (A from shared memory or registers), fence / commit / wait,
 //                 operand fence
 //   matrix.cuh    ldmatrix / stmatrix x4 (and .trans), bf16x2 packing
+//   math.cuh      ex2.approx, and row max / sum / scale over the wgmma accumulator layout (softmax pieces)
 // Each function's comment names the rule in ../contracts.md that it depends on; ../params.md has the numbers.
 #pragma once
 
@@ -21,3 +22,4 @@
 #include "tma.cuh"
 #include "wgmma.cuh"
 #include "matrix.cuh"
+#include "math.cuh"

@@ -61,6 +61,21 @@ inline cudaError_t make_tensor_map_2d_bf16(CUtensorMap* map, const __nv_bfloat16
   return make_tensor_map(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, global, dims, strides, box, swizzle);
 }
 
+// Host: tensor map of a [B][S][H][D] bf16 tensor (row-major, D contiguous: the attention ABI's Q, K, V and O), with
+// boxes of `box_rows` rows of S and `box_cols` of D, for one (b, h): dims {D, H, S, B}, box {box_cols, 1,
+// box_rows, 1}. Load box (d0, h, s0, b) with tma_load_4d(dst, map, bar, d0, h, s0, b): a box_rows x box_cols tile,
+// rows past S and columns past D zero-filled (stores clip them). D must be a multiple of 8 (16-byte strides); for
+// 128B swizzle box_cols is 64, and D > 64 takes ceil(D / 64) boxes. Contract: "tensor maps" and "swizzle".
+inline cudaError_t make_tensor_map_bshd_bf16(CUtensorMap* map, const __nv_bfloat16* global, uint64_t B, uint64_t S,
+                                             uint64_t H, uint64_t D, uint32_t box_rows, uint32_t box_cols = 64,
+                                             CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B) {
+  const uint64_t dims[4] = {D, H, S, B};
+  const uint64_t strides[3] = {D * sizeof(__nv_bfloat16), H * D * sizeof(__nv_bfloat16),
+                               S * H * D * sizeof(__nv_bfloat16)};
+  const uint32_t box[4] = {box_cols, 1, box_rows, 1};
+  return make_tensor_map(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, global, dims, strides, box, swizzle);
+}
+
 // ================================================================ device, thread scope (one thread issues)
 
 // Generic address of a tensor map (a __grid_constant__ parameter, or in constant or global memory), as the copy

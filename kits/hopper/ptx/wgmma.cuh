@@ -5,6 +5,7 @@
 #pragma once
 
 #include "common.cuh"
+#include "matrix.cuh"  // pack_bf16x2
 
 namespace ptxkit::hopper {
 
@@ -58,6 +59,19 @@ __host__ __device__ constexpr int wgmma_acc_col(int i, int t) { return (i / 4) *
 // (wgmma_fence between building A registers and the wgmma that reads them).
 __host__ __device__ constexpr int wgmma_a_row(int r, int t) { return (t / 32) * 16 + (t % 32) / 4 + 8 * (r % 2); }
 __host__ __device__ constexpr int wgmma_a_col(int r, int t) { return (t % 4) * 2 + 8 * (r / 2); }
+
+// Packs a 64 x N fp32 accumulator (layout wgmma_acc_row/col) into the register-A fragments of the 64 x N bf16
+// matrix it holds: a[j] is the A operand of k-step j (columns 16j..16j+15), for a following wgmma_bf16_rs with
+// K = N. This is how a result (attention's P) feeds the next product without a trip through shared memory.
+// Contract: "register A from accumulators".
+template <int N>
+__device__ __forceinline__ void wgmma_acc_to_a(const float (&d)[N / 2], uint32_t (&a)[N / 16][4]) {
+  static_assert(N % 16 == 0, "whole k-steps of 16 columns");
+#pragma unroll
+  for (int j = 0; j < N / 16; ++j)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) a[j][r] = pack_bf16x2(d[8 * j + 2 * r], d[8 * j + 2 * r + 1]);
+}
 
 // ---------------------------------------------------------------- warpgroup scope
 

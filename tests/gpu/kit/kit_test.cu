@@ -985,6 +985,156 @@ static void test_wgmma_operand_fence(std::mt19937& rng) {
           "wgmma_acc_row", "wgmma_acc_col", "wgmma_a_row", "wgmma_a_col", "make_desc_k128", "desc_advance"});
 }
 
+// ----------------------------------------------------------------------- softmax on accumulators, P V from registers
+
+// One attention tile, as the reference forward computes it: S = Q K^T (SS, 64 x 64 x 64), a masked softmax over
+// each row of the accumulator (acc_row_max, exp2_approx, acc_row_sum_partial + quad_sum, acc_row_scale), then
+// O = P V with P from registers (wgmma_acc_to_a, RS, V MN-major). K and V come from [B][S][H][D] tensors through
+// make_tensor_map_bshd_bf16, in a tile that runs past S: its rows past S load as zero (checked on the raw tile)
+// and their keys are masked. Out: O (64 x 64) normalised, and the row sums.
+constexpr int kSmB = 2, kSmS = 80, kSmH = 3, kSmD = 64;  // K, V: [2][80][3][64]
+constexpr int kSmBatch = 1, kSmHead = 2, kSmRow0 = 32;   // the tile: b = 1, h = 2, rows 32..95 (80..95 past S)
+
+__global__ void __launch_bounds__(128, 1)
+    softmax_pv_kernel(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
+                      const __grid_constant__ CUtensorMap map_v, float scale_log2, uint16_t* raw_k, float* out,
+                      float* row_sums) {
+  __shared__ alignas(1024) __nv_bfloat16 sq[64 * 64];
+  __shared__ alignas(1024) __nv_bfloat16 sk[64 * 64];
+  __shared__ alignas(1024) __nv_bfloat16 sv[64 * 64];
+  __shared__ uint64_t bar;
+  const int t = threadIdx.x;
+  if (t == 0) {
+    mbarrier_init(&bar, 1);
+    fence_barrier_init();
+  }
+  __syncthreads();
+  if (t == 0) {
+    mbarrier_arrive_expect_tx(&bar, 3 * 64 * 64 * 2);
+    tma_load_2d(sq, &map_q, &bar, 0, 0);
+    tma_load_4d(sk, &map_k, &bar, 0, kSmHead, kSmRow0, kSmBatch);
+    tma_load_4d(sv, &map_v, &bar, 0, kSmHead, kSmRow0, kSmBatch);
+  }
+  mbarrier_wait(&bar, 0);
+  for (int i = t; i < 64 * 64; i += 128) raw_k[i] = reinterpret_cast<const uint16_t*>(sk)[i];
+
+  float s[32];
+  wgmma_fence_operand(s);
+  wgmma_fence();
+#pragma unroll
+  for (int k = 0; k < 4; ++k) wgmma_bf16_ss<64>(s, desc_advance(make_desc_k128(sq), 32 * k),
+                                                desc_advance(make_desc_k128(sk), 32 * k), k > 0);
+  wgmma_commit();
+  wgmma_wait<0>();
+  wgmma_fence_operand(s);
+
+#pragma unroll
+  for (int i = 0; i < 32; ++i)
+    if (kSmRow0 + wgmma_acc_col(i, t) >= kSmS) s[i] = -INFINITY;  // keys past S
+  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0, 0};
+  acc_row_max<64>(s, m);
+#pragma unroll
+  for (int i = 0; i < 32; ++i) s[i] = exp2_approx(s[i] * scale_log2 - m[(i / 2) % 2] * scale_log2);
+  acc_row_sum_partial<64>(s, l);
+  l[0] = quad_sum(l[0]);
+  l[1] = quad_sum(l[1]);
+
+  uint32_t p[4][4];
+  wgmma_acc_to_a<64>(s, p);
+  float o[32];
+  wgmma_fence_operand(o);
+  for (int j = 0; j < 4; ++j) wgmma_fence_operand(p[j]);
+  wgmma_fence();
+#pragma unroll
+  for (int j = 0; j < 4; ++j) wgmma_bf16_rs<64, 1>(o, p[j], desc_advance(make_desc_mn128(sv, 64 * 64 * 2), 2048 * j), j > 0);
+  wgmma_commit();
+  wgmma_wait<0>();
+  wgmma_fence_operand(o);
+  for (int j = 0; j < 4; ++j) wgmma_fence_operand(p[j]);
+  const float inv[2] = {1.0f / l[0], 1.0f / l[1]};
+  acc_row_scale<64>(o, inv);
+#pragma unroll
+  for (int i = 0; i < 32; ++i) out[wgmma_acc_row(i, t) * 64 + wgmma_acc_col(i, t)] = o[i];
+  if (t % 4 == 0) {
+    row_sums[wgmma_acc_row(0, t)] = l[0];
+    row_sums[wgmma_acc_row(2, t)] = l[1];
+  }
+}
+
+static void test_softmax_pv(std::mt19937& rng) {
+  std::normal_distribution<float> nd;
+  const size_t kv_elems = size_t(kSmB) * kSmS * kSmH * kSmD;
+  std::vector<uint16_t> q(64 * 64), k(kv_elems), v(kv_elems);
+  for (auto& x : q) x = bf16_bits(nd(rng));
+  for (auto& x : k) x = bf16_bits(nd(rng));
+  for (auto& x : v) x = bf16_bits(nd(rng));
+  uint16_t *d_q, *d_k, *d_v, *d_raw;
+  float *d_out, *d_sums;
+  CUDA_CHECK(cudaMalloc(&d_q, q.size() * 2));
+  CUDA_CHECK(cudaMalloc(&d_k, k.size() * 2));
+  CUDA_CHECK(cudaMalloc(&d_v, v.size() * 2));
+  CUDA_CHECK(cudaMalloc(&d_raw, 64 * 64 * 2));
+  CUDA_CHECK(cudaMalloc(&d_out, 64 * 64 * 4));
+  CUDA_CHECK(cudaMalloc(&d_sums, 64 * 4));
+  CUDA_CHECK(cudaMemcpy(d_q, q.data(), q.size() * 2, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(d_k, k.data(), k.size() * 2, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(d_v, v.data(), v.size() * 2, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemset(d_raw, 0xFF, 64 * 64 * 2));
+  CUDA_CHECK(cudaMemset(d_out, 0xFF, 64 * 64 * 4));
+  CUDA_CHECK(cudaMemset(d_sums, 0xFF, 64 * 4));
+  CUtensorMap map_q, map_k, map_v;
+  auto bf = [](uint16_t* p) { return reinterpret_cast<__nv_bfloat16*>(p); };
+  bool ok = make_tensor_map_2d_bf16(&map_q, bf(d_q), 64, 64, 64, 64) == cudaSuccess &&
+            make_tensor_map_bshd_bf16(&map_k, bf(d_k), kSmB, kSmS, kSmH, kSmD, 64) == cudaSuccess &&
+            make_tensor_map_bshd_bf16(&map_v, bf(d_v), kSmB, kSmS, kSmH, kSmD, 64) == cudaSuccess;
+  const double scale = 0.125;  // 1 / sqrt(64)
+  double max_err = 0;
+  if (ok) {
+    softmax_pv_kernel<<<1, 128>>>(map_q, map_k, map_v, float(scale * M_LOG2E), d_raw, d_out, d_sums);
+    sync_or_die("softmax_pv_kernel");
+    std::vector<uint16_t> raw(64 * 64);
+    std::vector<float> out(64 * 64), sums(64);
+    CUDA_CHECK(cudaMemcpy(raw.data(), d_raw, raw.size() * 2, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(out.data(), d_out, out.size() * 4, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(sums.data(), d_sums, sums.size() * 4, cudaMemcpyDeviceToHost));
+    auto kv = [&](const std::vector<uint16_t>& x, int row, int d) {  // row of the tile -> element, 0 past S
+      const int srow = kSmRow0 + row;
+      return srow < kSmS ? bf16_value(x[((size_t(kSmBatch) * kSmS + srow) * kSmH + kSmHead) * kSmD + d]) : 0.0f;
+    };
+    for (int r = 0; r < 64; ++r)  // the raw tile: 128B-swizzled rows of K, zeros past S
+      for (int c = 0; c < 64; ++c)
+        if (bf16_value(raw[swizzled128(r, c, 2)]) != kv(k, r, c)) ok = false;
+    const int keys = kSmS - kSmRow0;
+    for (int r = 0; r < 64; ++r) {
+      std::vector<double> p(keys);
+      double mx = -INFINITY, sum = 0;
+      for (int j = 0; j < keys; ++j) {
+        double dot = 0;
+        for (int d = 0; d < 64; ++d) dot += double(bf16_value(q[r * 64 + d])) * kv(k, j, d);
+        p[j] = dot * scale;
+        mx = std::max(mx, p[j]);
+      }
+      for (int j = 0; j < keys; ++j) sum += p[j] = std::exp(p[j] - mx);
+      // The kernel rounds P to bf16 for the second product: compare with a relative tolerance of that size.
+      if (!(std::fabs(sums[r] - sum) <= 1e-3 * sum)) ok = false;
+      for (int d = 0; d < 64; ++d) {
+        double o = 0;
+        for (int j = 0; j < keys; ++j) o += p[j] / sum * kv(v, j, d);
+        const double err = std::fabs(out[r * 64 + d] - o);
+        if (!(err <= 1e-2 + 1e-2 * std::fabs(o))) ok = false;
+        if (!(err <= max_err)) max_err = err;
+      }
+    }
+  }
+  for (void* p : {static_cast<void*>(d_q), static_cast<void*>(d_k), static_cast<void*>(d_v),
+                  static_cast<void*>(d_raw), static_cast<void*>(d_out), static_cast<void*>(d_sums)})
+    CUDA_CHECK(cudaFree(p));
+  if (!ok) std::printf("    softmax on accumulators: max abs error %g\n", max_err);
+  record("softmax on accumulators, P V from registers, 4-D maps", ok,
+         {"exp2_approx", "quad_max", "quad_sum", "acc_row_max", "acc_row_sum_partial", "acc_row_scale",
+          "wgmma_acc_to_a", "make_tensor_map_bshd_bf16", "tma_load_4d", "make_desc_mn128", "wgmma_bf16_rs"});
+}
+
 // ------------------------------------------------------------------------------------------------ main
 
 int main() {
@@ -1021,6 +1171,7 @@ int main() {
   test_wgmma_all<1, 1, false>(rng, std::integer_sequence<int, 128>{});
   test_wgmma_operand_fence<64>(rng);
   test_wgmma_operand_fence<256>(rng);
+  test_softmax_pv(rng);
 
   int failed = 0;
   std::printf("\nper function:\n");
