@@ -1,0 +1,410 @@
+// Reference solution for the Hopper attention-forward tasks: O = softmax(scale Q K^T) V and LSE, bf16 in and
+// out, fp32 softmax (include/ptxbench/abi.h). Written with the kit (kits/hopper/ptx); the rules it relies on are
+// in kits/hopper/contracts.md. The design is FlashAttention-3's (Shah et al., 2024):
+//
+//   - One CTA per SM, persistent. A work tile is 128 query rows of one (batch, query head). Causal tiles are
+//     taken longest first (the last query rows see the most keys), so the short ones fill the tail; non-causal
+//     tiles go head by head, so the CTAs working at one time share K and V in L2. GQA: query head h reads KV head
+//     h / (Hq / Hkv), and the heads of a group are neighbours in the order.
+//   - Three warpgroups. Warpgroup 0 is the producer: one thread loads the Q tile, then 128-key blocks of K and V
+//     into a two-stage ring, all by TMA from 4-D [B, S, H, D] tensor maps (128B swizzle, 64 columns of D per
+//     box), each completing on an mbarrier. Rows past Sq or Sk load as zeros.
+//   - Warpgroups 1 and 2 are consumers, 64 query rows each. Per key block j: S = Q K_j^T with SS wgmma
+//     (m64n128, K = D), the online softmax on the accumulator in fp32 with exp2 (the scale folded into one FFMA),
+//     then O += P V_j with RS wgmma: P goes from the accumulator to A fragments in registers, never through
+//     shared memory; V is the MN-major B operand.
+//   - Overlap inside a warpgroup: S_{j+1} = Q K_{j+1}^T is issued together with O += P_j V_j, and the softmax of
+//     S_{j+1} runs while the PV product is still in flight (only the rescale of O waits for it).
+//   - Overlap between the two warpgroups (ping-pong): each issues its wgmmas only when the other has issued its
+//     own, through two named barriers, so one's softmax runs while the other's GEMMs occupy the tensor cores.
+//   - setmaxnreg gives the consumers 232 registers and the producer 40 (232 + 232 + 40 = 3 x 168).
+//   - Epilogue: O / l -> bf16 -> shared memory (stmatrix, 128B swizzle) -> TMA store, which clips rows past Sq
+//     and columns past D. LSE = scale * m + ln(l) straight from registers.
+//   - Masking only where needed: blocks that reach past Sk or cross the causal diagonal (bottom-right aligned:
+//     key j is visible to query i iff j <= i + Sk - Sq). A row with no visible key gets O = 0, LSE = -inf.
+// Limits: D is 64, 96 or 128 (the ABI's); any B, Hq (a multiple of Hkv), Sq, Sk >= 1.
+#include <ptxbench/abi.h>
+
+#include <hopper.cuh>
+#include <math.h>
+
+using namespace ptxkit::hopper;
+
+namespace {
+
+constexpr int kBM = 128;          // query rows per tile (64 per consumer warpgroup)
+constexpr int kBN = 128;          // keys per block
+constexpr int kStages = 2;        // K and V ring
+constexpr int kConsumers = 2;
+constexpr int kThreads = 128 * (kConsumers + 1);
+constexpr int kRowBytes = 128;    // one 64-column box row of bf16 (the 128B swizzle span)
+constexpr uint32_t kBarPingPong = 1;  // named barriers 1, 2: "consumer w may issue"; 3, 4: a consumer's own epilogue
+constexpr uint32_t kBarEpilogue = 3;
+
+template <int D>
+struct Config {
+  static constexpr int kBlocksD = (D + 63) / 64;                // 64-column boxes per row
+  static constexpr int kQBytes = kBlocksD * kBM * kRowBytes;    // the Q tile
+  static constexpr int kKVBytes = kBlocksD * kBN * kRowBytes;   // one K or V block
+  static constexpr int kOBytes = kBlocksD * 64 * kRowBytes;     // one consumer's O staging
+  static constexpr int kOffQ = 0;
+  static constexpr int kOffK = kOffQ + kQBytes;
+  static constexpr int kOffV = kOffK + kStages * kKVBytes;
+  static constexpr int kOffO = kOffV + kStages * kKVBytes;
+  static constexpr int kOffBar = kOffO + kConsumers * kOBytes;
+  static constexpr int kBarriers = 2 + 4 * kStages;            // q full/empty, k full/empty, v full/empty
+  static constexpr int kSmemBytes = kOffBar + kBarriers * 8 + 1024;  // + slack to align the base to 1024
+  static_assert(kSmemBytes <= 227 * 1024, "shared memory budget");
+};
+
+struct Problem {
+  int B, Hq, Hkv, Sq, Sk;
+  float scale;
+  int causal;
+  int m_blocks, tiles;
+};
+
+struct Tile {
+  int b, h, m0;
+  int n_blocks;  // key blocks with at least one visible key for some row of the tile
+};
+
+// Work tile t of the persistent order.
+__device__ __forceinline__ Tile tile_at(int t, const Problem& p) {
+  Tile tile;
+  int m_block, head;
+  if (p.causal) {  // longest first: the last query blocks see the most keys
+    m_block = p.m_blocks - 1 - t / (p.B * p.Hq);
+    head = t % (p.B * p.Hq);
+  } else {  // head by head: the CTAs at work share a few heads' K and V in L2
+    m_block = t % p.m_blocks;
+    head = t / p.m_blocks;
+  }
+  tile.b = head / p.Hq;
+  tile.h = head % p.Hq;
+  tile.m0 = m_block * kBM;
+  // The tile's last row sees keys 0 .. m0 + kBM - 1 + Sk - Sq.
+  const int n_end = p.causal ? min(p.Sk, tile.m0 + kBM + p.Sk - p.Sq) : p.Sk;
+  tile.n_blocks = n_end > 0 ? (n_end + kBN - 1) / kBN : 0;
+  return tile;
+}
+
+// Lane 0 of each warp arrives: the barriers of buffers the consumers read count 4 arrivals per consumer.
+__device__ __forceinline__ void release(uint64_t* bar) {
+  if (threadIdx.x % 32 == 0) mbarrier_arrive(bar);
+}
+
+template <int D>
+__global__ void __launch_bounds__(kThreads, 1)
+    attention_forward_kernel(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
+                             const __grid_constant__ CUtensorMap map_v, const __grid_constant__ CUtensorMap map_o,
+                             __nv_bfloat16* __restrict__ O, float* __restrict__ LSE, const Problem p) {
+  using C = Config<D>;
+  extern __shared__ uint8_t smem_raw[];
+  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  uint64_t* q_full = reinterpret_cast<uint64_t*>(smem + C::kOffBar);
+  uint64_t* q_empty = q_full + 1;
+  uint64_t* k_full = q_full + 2;
+  uint64_t* k_empty = k_full + kStages;
+  uint64_t* v_full = k_empty + kStages;
+  uint64_t* v_empty = v_full + kStages;
+
+  const int warpgroup = threadIdx.x / 128;
+  const int group_size = p.Hq / p.Hkv;
+
+  if (threadIdx.x == 0) {
+    prefetch_tensormap(&map_q);
+    prefetch_tensormap(&map_k);
+    prefetch_tensormap(&map_v);
+    prefetch_tensormap(&map_o);
+    mbarrier_init(q_full, 1);
+    mbarrier_init(q_empty, kConsumers * 4);
+    for (int s = 0; s < kStages; ++s) {
+      mbarrier_init(&k_full[s], 1);
+      mbarrier_init(&k_empty[s], kConsumers * 4);
+      mbarrier_init(&v_full[s], 1);
+      mbarrier_init(&v_empty[s], kConsumers * 4);
+    }
+    fence_barrier_init();
+  }
+  __syncthreads();
+
+  if (warpgroup == 0) {
+    // ------------------------------------------------------------------------------------------ producer
+    setmaxnreg_dec<40>();
+    if (threadIdx.x == 0) {
+      int stage = 0;
+      uint32_t phase = 0, q_phase = 0;
+      for (int t = blockIdx.x; t < p.tiles; t += gridDim.x) {
+        const Tile tile = tile_at(t, p);
+        if (tile.n_blocks == 0) continue;
+        const int g = tile.h / group_size;
+        // The consumers free Q once the tile's last S = Q K^T completed. A fresh barrier's parity-1 wait passes.
+        mbarrier_wait(q_empty, q_phase ^ 1);
+        q_phase ^= 1;
+        mbarrier_arrive_expect_tx(q_full, C::kQBytes);  // whole boxes always: zero-filled bytes count too
+        for (int d = 0; d < C::kBlocksD; ++d)
+          tma_load_4d(smem + C::kOffQ + d * kBM * kRowBytes, &map_q, q_full, 64 * d, tile.h, tile.m0, tile.b);
+        for (int j = 0; j < tile.n_blocks; ++j) {
+          mbarrier_wait(&k_empty[stage], phase ^ 1);
+          mbarrier_arrive_expect_tx(&k_full[stage], C::kKVBytes);
+          for (int d = 0; d < C::kBlocksD; ++d)
+            tma_load_4d(smem + C::kOffK + stage * C::kKVBytes + d * kBN * kRowBytes, &map_k, &k_full[stage], 64 * d,
+                        g, j * kBN, tile.b);
+          mbarrier_wait(&v_empty[stage], phase ^ 1);
+          mbarrier_arrive_expect_tx(&v_full[stage], C::kKVBytes);
+          for (int d = 0; d < C::kBlocksD; ++d)
+            tma_load_4d(smem + C::kOffV + stage * C::kKVBytes + d * kBN * kRowBytes, &map_v, &v_full[stage], 64 * d,
+                        g, j * kBN, tile.b);
+          if (++stage == kStages) {
+            stage = 0;
+            phase ^= 1;
+          }
+        }
+      }
+    }
+    return;
+  }
+
+  // -------------------------------------------------------------------------------------------- consumers
+  setmaxnreg_inc<232>();
+  const int wg = warpgroup - 1;  // which 64 rows of the tile
+  const int tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
+  const uint32_t my_turn = kBarPingPong + wg, their_turn = kBarPingPong + (1 - wg);
+  const float scale_log2 = p.scale * 1.4426950408889634f;  // exp(x * scale) = 2^(x * scale * log2(e))
+  const int row_in_tile = wg * 64 + wgmma_acc_row(0, tid);  // this thread's first row; the second is 8 below
+  const int col_in_block = wgmma_acc_col(0, tid);           // this thread's first column of each 8-column group
+  uint8_t* o_stage = smem + C::kOffO + wg * C::kOBytes;
+
+  // Ping-pong: warpgroup 0 issues first, so warpgroup 1 signals it once; every issue then waits for the other's.
+  if (wg == 1) bar_arrive(their_turn, 256);
+  const auto issue_begin = [&] { bar_sync(my_turn, 256); };
+  const auto issue_end = [&] { bar_arrive(their_turn, 256); };
+
+  int stage = 0;
+  uint32_t phase = 0, q_phase = 0;
+  for (int t = blockIdx.x; t < p.tiles; t += gridDim.x) {
+    const Tile tile = tile_at(t, p);
+    const int row0 = tile.m0 + row_in_tile;  // global query rows row0 and row0 + 8
+    if (tile.n_blocks == 0) {  // causal with Sq > Sk: no row of this tile sees a key
+      for (int i = threadIdx.x - 128; i < kBM * D; i += 256) {
+        const int r = tile.m0 + i / D;
+        if (r < p.Sq) O[((static_cast<size_t>(tile.b) * p.Sq + r) * p.Hq + tile.h) * D + i % D] = __float2bfloat16(0.0f);
+      }
+      for (int r = tile.m0 + threadIdx.x - 128; r < min(p.Sq, tile.m0 + kBM); r += 256)
+        LSE[(static_cast<size_t>(tile.b) * p.Hq + tile.h) * p.Sq + r] = -INFINITY;
+      continue;
+    }
+
+    const uint8_t* q_tile = smem + C::kOffQ + wg * 64 * kRowBytes;
+    const auto desc_q = [&](int k) {  // k-step k of this warpgroup's 64 x D slice of Q
+      return desc_advance(make_desc_k128(q_tile + (k / 4) * kBM * kRowBytes), 32 * (k % 4));
+    };
+    const auto issue_s = [&](float (&s)[kBN / 2], int st) {  // S = Q K^T, one commit group
+      const uint8_t* k_tile = smem + C::kOffK + st * C::kKVBytes;
+#pragma unroll
+      for (int k = 0; k < D / 16; ++k)
+        wgmma_bf16_ss<kBN>(s, desc_q(k), desc_advance(make_desc_k128(k_tile + (k / 4) * kBN * kRowBytes), 32 * (k % 4)),
+                           k > 0);
+      wgmma_commit();
+    };
+    const auto issue_pv = [&](float (&o)[D / 2], uint32_t (&a)[kBN / 16][4], int st) {  // O += P V
+      const uint64_t desc_v = make_desc_mn128(smem + C::kOffV + st * C::kKVBytes, kBN * kRowBytes);
+#pragma unroll
+      for (int k = 0; k < kBN / 16; ++k) wgmma_bf16_rs<D, 1>(o, a[k], desc_advance(desc_v, 16 * kRowBytes * k), 1);
+      wgmma_commit();
+    };
+    // Scores of keys a row must not see become -inf: past Sk, or (causal) right of the row's diagonal.
+    const auto mask = [&](float (&s)[kBN / 2], int n0) {
+      const bool needed = n0 + kBN > p.Sk || (p.causal && n0 + kBN - 1 > tile.m0 + p.Sk - p.Sq);
+      if (!needed) return;
+#pragma unroll
+      for (int i = 0; i < kBN / 2; ++i) {
+        const int col = n0 + col_in_block + (i / 4) * 8 + (i % 2);
+        const int row = row0 + 8 * ((i / 2) % 2);
+        if (col >= p.Sk || (p.causal && col > row + p.Sk - p.Sq)) s[i] = -INFINITY;
+      }
+    };
+
+    float s[kBN / 2], o[D / 2];
+    uint32_t a[kBN / 16][4];
+    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
+    // The online softmax of block S (in place: S becomes P), with the factor the old O and l must be scaled by.
+    const auto softmax = [&](float (&correction)[2]) {
+      float m_new[2] = {m[0], m[1]};
+      acc_row_max<kBN>(s, m_new);
+      float shift[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        shift[h] = m_new[h] == -INFINITY ? 0.0f : m_new[h] * scale_log2;  // a row masked so far stays at 0
+        correction[h] = exp2_approx(m[h] * scale_log2 - shift[h]);        // 0 while m was -inf
+        m[h] = m_new[h];
+        l[h] *= correction[h];
+      }
+#pragma unroll
+      for (int i = 0; i < kBN / 2; ++i) s[i] = exp2_approx(fmaf(s[i], scale_log2, -shift[(i / 2) % 2]));
+      acc_row_sum_partial<kBN>(s, l);
+    };
+
+#pragma unroll
+    for (int i = 0; i < D / 2; ++i) o[i] = 0.0f;
+    mbarrier_wait(q_full, q_phase);
+    q_phase ^= 1;
+
+    // Block 0: S alone.
+    mbarrier_wait(&k_full[stage], phase);
+    issue_begin();
+    wgmma_fence_operand(s);
+    wgmma_fence();
+    issue_s(s, stage);
+    issue_end();
+    wgmma_wait<0>();
+    wgmma_fence_operand(s);
+    release(&k_empty[stage]);
+    if (tile.n_blocks == 1) release(q_empty);
+    mask(s, 0);
+    {
+      float unused[2];
+      softmax(unused);
+    }
+    wgmma_acc_to_a<kBN>(s, a);
+
+    for (int j = 1; j < tile.n_blocks; ++j) {
+      const int prev = stage;
+      const uint32_t prev_phase = phase;
+      if (++stage == kStages) {
+        stage = 0;
+        phase ^= 1;
+      }
+      // S_j and O += P_{j-1} V_{j-1}, in that order: wait<1> then means S_j is done.
+      mbarrier_wait(&k_full[stage], phase);
+      mbarrier_wait(&v_full[prev], prev_phase);
+      issue_begin();
+      wgmma_fence_operand(s);
+      wgmma_fence_operand(o);
+#pragma unroll
+      for (int k = 0; k < kBN / 16; ++k) wgmma_fence_operand(a[k]);
+      wgmma_fence();
+      issue_s(s, stage);
+      issue_pv(o, a, prev);
+      issue_end();
+      wgmma_wait<1>();
+      wgmma_fence_operand(s);
+      release(&k_empty[stage]);
+      if (j == tile.n_blocks - 1) release(q_empty);
+      mask(s, j * kBN);
+      float correction[2];
+      softmax(correction);  // while P_{j-1} V_{j-1} runs
+      wgmma_wait<0>();
+      wgmma_fence_operand(o);
+#pragma unroll
+      for (int k = 0; k < kBN / 16; ++k) wgmma_fence_operand(a[k]);
+      release(&v_empty[prev]);
+      acc_row_scale<D>(o, correction);
+      wgmma_acc_to_a<kBN>(s, a);
+    }
+
+    // The last block's O += P V.
+    mbarrier_wait(&v_full[stage], phase);
+    issue_begin();
+    wgmma_fence_operand(o);
+#pragma unroll
+    for (int k = 0; k < kBN / 16; ++k) wgmma_fence_operand(a[k]);
+    wgmma_fence();
+    issue_pv(o, a, stage);
+    issue_end();
+    wgmma_wait<0>();
+    wgmma_fence_operand(o);
+    release(&v_empty[stage]);
+    if (++stage == kStages) {
+      stage = 0;
+      phase ^= 1;
+    }
+
+    // ------------------------------------------------------------------------------------------ epilogue
+    float inv[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      l[h] = quad_sum(l[h]);
+      inv[h] = l[h] > 0.0f ? 1.0f / l[h] : 0.0f;  // a row with no visible key: O = 0
+    }
+    acc_row_scale<D>(o, inv);
+    if (tid % 4 == 0) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = row0 + 8 * h;
+        if (row < p.Sq)
+          LSE[(static_cast<size_t>(tile.b) * p.Hq + tile.h) * p.Sq + row] =
+              l[h] > 0.0f ? m[h] * p.scale + logf(l[h]) : -INFINITY;
+      }
+    }
+    // O -> bf16 -> 128B-swizzled 64 x 64 chunks -> TMA store. The previous tile's store must have read the buffer.
+    if (tid == 0) tma_store_wait_read<0>();
+    bar_sync(kBarEpilogue + wg, 128);
+#pragma unroll
+    for (int c = 0; c < C::kBlocksD; ++c) {
+#pragma unroll
+      for (int jj = 0; jj < 8; jj += 2) {
+        const int j = c * 8 + jj;  // accumulator column block (8 columns)
+        if (j * 8 < D) {
+          const uint32_t r[4] = {pack_bf16x2(o[4 * j + 0], o[4 * j + 1]), pack_bf16x2(o[4 * j + 2], o[4 * j + 3]),
+                                 pack_bf16x2(o[4 * j + 4], o[4 * j + 5]), pack_bf16x2(o[4 * j + 6], o[4 * j + 7])};
+          const int q = lane / 8;
+          const int row = warp * 16 + (q % 2) * 8 + lane % 8;
+          const int col16 = jj + q / 2;  // 16-byte column chunk in the 128-byte row
+          stmatrix_x4(o_stage + c * 64 * kRowBytes + row * kRowBytes + ((col16 ^ (row % 8)) * 16), r);
+        }
+      }
+    }
+    fence_proxy_async_shared();  // generic-proxy writes, read next by the TMA engine
+    bar_sync(kBarEpilogue + wg, 128);
+    if (tid == 0) {
+      for (int c = 0; c < C::kBlocksD; ++c)
+        tma_store_4d(&map_o, o_stage + c * 64 * kRowBytes, 64 * c, tile.h, tile.m0 + wg * 64, tile.b);
+      tma_store_commit();
+    }
+  }
+  if (wg == 0) bar_sync(my_turn, 256);  // the signal warpgroup 1 gave after its last issue
+  if (tid == 0) tma_store_wait<0>();    // shared memory must outlive the last store's reads
+}
+
+template <int D>
+int launch(const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V, __nv_bfloat16* O, float* LSE,
+           const Problem& p, cudaStream_t stream) {
+  using C = Config<D>;
+  CUtensorMap map_q, map_k, map_v, map_o;
+  if (make_tensor_map_bshd_bf16(&map_q, Q, p.B, p.Sq, p.Hq, D, kBM) != cudaSuccess ||
+      make_tensor_map_bshd_bf16(&map_k, K, p.B, p.Sk, p.Hkv, D, kBN) != cudaSuccess ||
+      make_tensor_map_bshd_bf16(&map_v, V, p.B, p.Sk, p.Hkv, D, kBN) != cudaSuccess ||
+      make_tensor_map_bshd_bf16(&map_o, O, p.B, p.Sq, p.Hq, D, 64) != cudaSuccess)
+    return 3;
+  if (cudaFuncSetAttribute(attention_forward_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           C::kSmemBytes) != cudaSuccess)
+    return 4;
+  int device = 0, sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+    return 4;
+  const int grid = p.tiles < sms ? p.tiles : sms;
+  attention_forward_kernel<D><<<grid, kThreads, C::kSmemBytes, stream>>>(map_q, map_k, map_v, map_o, O, LSE, p);
+  return cudaGetLastError() == cudaSuccess ? 0 : 5;
+}
+
+}  // namespace
+
+extern "C" int ptxbench_attention_forward_bf16(const __nv_bfloat16* Q, const __nv_bfloat16* K,
+                                               const __nv_bfloat16* V, __nv_bfloat16* O, float* LSE, int B,
+                                               int Hq, int Hkv, int Sq, int Sk, int D, float scale, int causal,
+                                               cudaStream_t stream) {
+  if (B <= 0 || Hq <= 0 || Hkv <= 0 || Sq <= 0 || Sk <= 0 || Hq % Hkv != 0) return 1;
+  Problem p{B, Hq, Hkv, Sq, Sk, scale, causal ? 1 : 0, (Sq + kBM - 1) / kBM, 0};
+  const long long tiles = static_cast<long long>(p.m_blocks) * B * Hq;
+  if (tiles > 0x7fffffff) return 1;
+  p.tiles = static_cast<int>(tiles);
+  switch (D) {
+    case 64: return launch<64>(Q, K, V, O, LSE, p, stream);
+    case 96: return launch<96>(Q, K, V, O, LSE, p, stream);
+    case 128: return launch<128>(Q, K, V, O, LSE, p, stream);
+    default: return 2;
+  }
+}
