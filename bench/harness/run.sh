@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU evaluation end to end on a GPU host, recorded: bench/harness.md says what it showed.
-#   bench/harness/run.sh [shipped|tests|repeat|agent|attention|attention-correct|attention-stages|anticheat|corpus|runner|reference|all]
+#   bench/harness/run.sh [shipped|tests|repeat|agent|attention|attention-correct|attention-stages|anticheat|corpus|runner|reference|attention-reference|all]
 #   bench/harness/run.sh stages TASK...   (correct, instructions and time of the shipped solutions on each task)
 # attention (not part of all: about 15 minutes of GPU time) is issue 7's proof, in two halves that each fit a
 # 10-minute slot: attention-correct, the examples' correctness on every shape of every Hopper attention task and
@@ -97,6 +97,23 @@ if [[ $what == reference ]]; then
     done
   done
   OUT=$out/sweep bench/timing/sweep.sh 2>&1 | tee "$out/sweep.txt" || status=1
+fi
+if [[ $what == attention-reference ]]; then
+  # Issue 14's proof: the kit's GPU test, then the reference attention kernels alone (a manifest of just them)
+  # through every stage on every Hopper attention task they serve; the figures go to bench/reference-attention.md.
+  tests/gpu/kit/run.sh "$out/kit" 2>&1 | tee "$out/kit-tests.txt" || status=1
+  refs=$out/attention-references
+  mkdir -p "$refs"
+  python3 - "$refs" <<'PY'
+import json, sys
+entries = [e for e in json.load(open("solutions/solutions.json")) if e["path"].startswith("reference/attention_")]
+json.dump(entries, open(sys.argv[1] + "/solutions.json", "w"), indent=2)
+PY
+  mkdir -p "$refs/reference" && cp solutions/reference/attention_*.cu "$refs/reference/"
+  start=$SECONDS
+  "$bin/ptxbench" run --solutions "$refs" --tasks 'attention-*-sm90a' 2>&1 | tee "$out/attention-reference.txt" ||
+    status=1
+  echo "attention reference run: $((SECONDS - start)) s" | tee -a "$out/attention-reference.txt"
 fi
 if [[ $what == anticheat || $what == corpus ]]; then
   start=$SECONDS
