@@ -22,7 +22,7 @@
 //     and columns past D. LSE = scale * m + ln(l) straight from registers.
 //   - Masking only where needed: blocks that reach past Sk or cross the causal diagonal (bottom-right aligned:
 //     key j is visible to query i iff j <= i + Sk - Sq). A row with no visible key gets O = 0, LSE = -inf.
-// Limits: D is 64, 96 or 128 (the ABI's); any B, Hq (a multiple of Hkv), Sq, Sk >= 1.
+// Limits: D is 64, 96 or 128 (the ABI's); any B, Hq (a multiple of Hkv), Sq, Sk >= 1; scale > 0.
 #include <ptxbench/abi.h>
 
 #include <hopper.cuh>
@@ -34,7 +34,6 @@ namespace {
 
 constexpr int kBM = 128;          // query rows per tile (64 per consumer warpgroup)
 constexpr int kBN = 128;          // keys per block
-constexpr int kStages = 2;        // K and V ring
 constexpr int kConsumers = 2;
 constexpr int kThreads = 128 * (kConsumers + 1);
 constexpr int kRowBytes = 128;    // one 64-column box row of bf16 (the 128B swizzle span)
@@ -44,6 +43,10 @@ constexpr uint32_t kBarEpilogue = 3;
 template <int D>
 struct Config {
   static constexpr int kBlocksD = (D + 63) / 64;                // 64-column boxes per row
+  // O's width: whole 64-column swizzle atoms (96 -> 128; V's extra columns load as zeros and are not stored).
+  // The PV wgmma then reads whole atoms of the MN-major V, as CUTLASS and FlashAttention-3 lay it out.
+  static constexpr int kNO = kBlocksD * 64;
+  static constexpr int kStages = D <= 64 ? 4 : 2;               // K and V ring: as deep as shared memory allows
   static constexpr int kQBytes = kBlocksD * kBM * kRowBytes;    // the Q tile
   static constexpr int kKVBytes = kBlocksD * kBN * kRowBytes;   // one K or V block
   static constexpr int kOBytes = kBlocksD * 64 * kRowBytes;     // one consumer's O staging
@@ -100,6 +103,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                              const __grid_constant__ CUtensorMap map_v, const __grid_constant__ CUtensorMap map_o,
                              __nv_bfloat16* __restrict__ O, float* __restrict__ LSE, const Problem p) {
   using C = Config<D>;
+  constexpr int kStages = C::kStages;
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
   uint64_t* q_full = reinterpret_cast<uint64_t*>(smem + C::kOffBar);
@@ -139,27 +143,34 @@ __global__ void __launch_bounds__(kThreads, 1)
         const Tile tile = tile_at(t, p);
         if (tile.n_blocks == 0) continue;
         const int g = tile.h / group_size;
-        // The consumers free Q once the tile's last S = Q K^T completed. A fresh barrier's parity-1 wait passes.
-        mbarrier_wait(q_empty, q_phase ^ 1);
-        q_phase ^= 1;
-        mbarrier_arrive_expect_tx(q_full, C::kQBytes);  // whole boxes always: zero-filled bytes count too
-        for (int d = 0; d < C::kBlocksD; ++d)
-          tma_load_4d(smem + C::kOffQ + d * kBM * kRowBytes, &map_q, q_full, 64 * d, tile.h, tile.m0, tile.b);
-        for (int j = 0; j < tile.n_blocks; ++j) {
-          mbarrier_wait(&k_empty[stage], phase ^ 1);
-          mbarrier_arrive_expect_tx(&k_full[stage], C::kKVBytes);
+        // One K or V block into the ring. A fresh barrier's parity-1 wait passes; whole boxes count towards
+        // expect_tx always, zero-filled bytes too.
+        const auto load = [&](const CUtensorMap* map, uint64_t* full, uint64_t* empty, int offset, int j) {
+          mbarrier_wait(&empty[stage], phase ^ 1);
+          mbarrier_arrive_expect_tx(&full[stage], C::kKVBytes);
           for (int d = 0; d < C::kBlocksD; ++d)
-            tma_load_4d(smem + C::kOffK + stage * C::kKVBytes + d * kBN * kRowBytes, &map_k, &k_full[stage], 64 * d,
-                        g, j * kBN, tile.b);
-          mbarrier_wait(&v_empty[stage], phase ^ 1);
-          mbarrier_arrive_expect_tx(&v_full[stage], C::kKVBytes);
-          for (int d = 0; d < C::kBlocksD; ++d)
-            tma_load_4d(smem + C::kOffV + stage * C::kKVBytes + d * kBN * kRowBytes, &map_v, &v_full[stage], 64 * d,
-                        g, j * kBN, tile.b);
+            tma_load_4d(smem + offset + stage * C::kKVBytes + d * kBN * kRowBytes, map, &full[stage], 64 * d, g,
+                        j * kBN, tile.b);
+        };
+        const auto advance = [&] {
           if (++stage == kStages) {
             stage = 0;
             phase ^= 1;
           }
+        };
+        // K_0 before Q: its stage is free one S earlier than Q, which waits for the previous tile's last S.
+        load(&map_k, k_full, k_empty, C::kOffK, 0);
+        mbarrier_wait(q_empty, q_phase ^ 1);
+        q_phase ^= 1;
+        mbarrier_arrive_expect_tx(q_full, C::kQBytes);
+        for (int d = 0; d < C::kBlocksD; ++d)
+          tma_load_4d(smem + C::kOffQ + d * kBM * kRowBytes, &map_q, q_full, 64 * d, tile.h, tile.m0, tile.b);
+        load(&map_v, v_full, v_empty, C::kOffV, 0);
+        advance();
+        for (int j = 1; j < tile.n_blocks; ++j) {
+          load(&map_k, k_full, k_empty, C::kOffK, j);
+          load(&map_v, v_full, v_empty, C::kOffV, j);
+          advance();
         }
       }
     }
@@ -208,25 +219,25 @@ __global__ void __launch_bounds__(kThreads, 1)
                            k > 0);
       wgmma_commit();
     };
-    const auto issue_pv = [&](float (&o)[D / 2], uint32_t (&a)[kBN / 16][4], int st) {  // O += P V
+    const auto issue_pv = [&](float (&o)[C::kNO / 2], uint32_t (&a)[kBN / 16][4], int st) {  // O += P V
       const uint64_t desc_v = make_desc_mn128(smem + C::kOffV + st * C::kKVBytes, kBN * kRowBytes);
 #pragma unroll
-      for (int k = 0; k < kBN / 16; ++k) wgmma_bf16_rs<D, 1>(o, a[k], desc_advance(desc_v, 16 * kRowBytes * k), 1);
+      for (int k = 0; k < kBN / 16; ++k) wgmma_bf16_rs<C::kNO, 1>(o, a[k], desc_advance(desc_v, 16 * kRowBytes * k), 1);
       wgmma_commit();
     };
     // Scores of keys a row must not see become -inf: past Sk, or (causal) right of the row's diagonal.
     const auto mask = [&](float (&s)[kBN / 2], int n0) {
       const bool needed = n0 + kBN > p.Sk || (p.causal && n0 + kBN - 1 > tile.m0 + p.Sk - p.Sq);
       if (!needed) return;
+      // Per row, the first column of the block it must not see (one compare per element).
+      const int reach = p.causal ? p.Sk - p.Sq + 1 : p.Sk;
+      const int limit[2] = {min(p.Sk, row0 + reach) - n0, min(p.Sk, row0 + 8 + reach) - n0};
 #pragma unroll
-      for (int i = 0; i < kBN / 2; ++i) {
-        const int col = n0 + col_in_block + (i / 4) * 8 + (i % 2);
-        const int row = row0 + 8 * ((i / 2) % 2);
-        if (col >= p.Sk || (p.causal && col > row + p.Sk - p.Sq)) s[i] = -INFINITY;
-      }
+      for (int i = 0; i < kBN / 2; ++i)
+        s[i] = col_in_block + (i / 4) * 8 + (i % 2) >= limit[(i / 2) % 2] ? -INFINITY : s[i];
     };
 
-    float s[kBN / 2], o[D / 2];
+    float s[kBN / 2], o[C::kNO / 2];
     uint32_t a[kBN / 16][4];
     float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
     // The online softmax of block S (in place: S becomes P), with the factor the old O and l must be scaled by.
@@ -247,7 +258,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     };
 
 #pragma unroll
-    for (int i = 0; i < D / 2; ++i) o[i] = 0.0f;
+    for (int i = 0; i < C::kNO / 2; ++i) o[i] = 0.0f;
     mbarrier_wait(q_full, q_phase);
     q_phase ^= 1;
 
@@ -300,7 +311,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
       for (int k = 0; k < kBN / 16; ++k) wgmma_fence_operand(a[k]);
       release(&v_empty[prev]);
-      acc_row_scale<D>(o, correction);
+      acc_row_scale<C::kNO>(o, correction);
       wgmma_acc_to_a<kBN>(s, a);
     }
 
@@ -315,6 +326,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     issue_end();
     wgmma_wait<0>();
     wgmma_fence_operand(o);
+#pragma unroll
+    for (int k = 0; k < kBN / 16; ++k) wgmma_fence_operand(a[k]);
     release(&v_empty[stage]);
     if (++stage == kStages) {
       stage = 0;
@@ -328,7 +341,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       l[h] = quad_sum(l[h]);
       inv[h] = l[h] > 0.0f ? 1.0f / l[h] : 0.0f;  // a row with no visible key: O = 0
     }
-    acc_row_scale<D>(o, inv);
+    acc_row_scale<C::kNO>(o, inv);
     if (tid % 4 == 0) {
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
@@ -397,6 +410,7 @@ extern "C" int ptxbench_attention_forward_bf16(const __nv_bfloat16* Q, const __n
                                                int Hq, int Hkv, int Sq, int Sk, int D, float scale, int causal,
                                                cudaStream_t stream) {
   if (B <= 0 || Hq <= 0 || Hkv <= 0 || Sq <= 0 || Sk <= 0 || Hq % Hkv != 0) return 1;
+  if (!(scale > 0.0f)) return 1;  // the running max is taken over unscaled scores: a positive scale only
   Problem p{B, Hq, Hkv, Sq, Sk, scale, causal ? 1 : 0, (Sq + kBM - 1) / kBM, 0};
   const long long tiles = static_cast<long long>(p.m_blocks) * B * Hq;
   if (tiles > 0x7fffffff) return 1;

@@ -755,7 +755,7 @@ __global__ void __launch_bounds__(128, 1)
     mbarrier_arrive_expect_tx(&bar, (RS ? 0 : 64 * 64 * 2) + bytes_b);
     if (!RS) tma_load_2d(sa, &map_a, &bar, 0, 0);
     if (TB) {
-      for (int j = 0; j < N / 64; ++j) tma_load_2d(sb + j * 64 * 64, &map_b, &bar, j * 64, 0);
+      for (int j = 0; j < (N + 63) / 64; ++j) tma_load_2d(sb + j * 64 * 64, &map_b, &bar, j * 64, 0);
     } else {
       tma_load_2d(sb, &map_b, &bar, 0, 0);
     }
@@ -1165,8 +1165,8 @@ int main() {
   using AllN = std::integer_sequence<int, 16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256>;
   test_wgmma_all<0, 0, false>(rng, AllN{});
   test_wgmma_all<0, 0, true>(rng, AllN{});
-  test_wgmma_all<0, 1, false>(rng, std::integer_sequence<int, 64, 128, 256>{});
-  test_wgmma_all<0, 1, true>(rng, std::integer_sequence<int, 64, 128, 256>{});
+  test_wgmma_all<0, 1, false>(rng, std::integer_sequence<int, 64, 96, 128, 256>{});
+  test_wgmma_all<0, 1, true>(rng, std::integer_sequence<int, 64, 96, 128, 256>{});
   test_wgmma_all<1, 0, false>(rng, std::integer_sequence<int, 64, 128>{});
   test_wgmma_all<1, 1, false>(rng, std::integer_sequence<int, 128>{});
   test_wgmma_operand_fence<64>(rng);
