@@ -3,16 +3,17 @@
 // in kits/hopper/contracts.md. The design is FlashAttention-3's (Shah et al., 2024):
 //
 //   - One CTA per SM, persistent. A work tile is 128 query rows of one (batch, query head). Causal tiles are
-//     taken longest first (the last query rows see the most keys), so the short ones fill the tail; non-causal
-//     tiles go head by head, so the CTAs working at one time share K and V in L2. GQA: query head h reads KV head
-//     h / (Hq / Hkv), and the heads of a group are neighbours in the order.
+//     taken longest first (the last query rows see the most keys), in waves that alternate direction across the
+//     CTAs, so the short ones even out the tail; non-causal tiles go head by head, so the CTAs working at one
+//     time share K and V in L2. GQA: query head h reads KV head h / (Hq / Hkv); a group's heads are neighbours.
 //   - Three warpgroups. Warpgroup 0 is the producer: one thread loads the Q tile, then 128-key blocks of K and V
-//     into a two-stage ring, all by TMA from 4-D [B, S, H, D] tensor maps (128B swizzle, 64 columns of D per
-//     box), each completing on an mbarrier. Rows past Sq or Sk load as zeros.
+//     into a ring (four stages for D = 64, two otherwise), all by TMA from 4-D [B, S, H, D] tensor maps (128B
+//     swizzle, 64 columns of D per box), each completing on an mbarrier. Rows past Sq or Sk load as zeros.
 //   - Warpgroups 1 and 2 are consumers, 64 query rows each. Per key block j: S = Q K_j^T with SS wgmma
 //     (m64n128, K = D), the online softmax on the accumulator in fp32 with exp2 (the scale folded into one FFMA),
 //     then O += P V_j with RS wgmma: P goes from the accumulator to A fragments in registers, never through
-//     shared memory; V is the MN-major B operand.
+//     shared memory; V is the MN-major B operand, read in whole 64-column atoms (D = 96 computes 128 columns
+//     of O, the last 32 zero, and stores 96).
 //   - Overlap inside a warpgroup: S_{j+1} = Q K_{j+1}^T is issued together with O += P_j V_j, and the softmax of
 //     S_{j+1} runs while the PV product is still in flight (only the rescale of O waits for it).
 //   - Overlap between the two warpgroups (ping-pong): each issues its wgmmas only when the other has issued its
@@ -71,6 +72,13 @@ struct Tile {
   int b, h, m0;
   int n_blocks;  // key blocks with at least one visible key for some row of the tile
 };
+
+// The k-th work tile of this CTA, in waves of gridDim.x tiles. Causal waves alternate direction (a snake), so a
+// CTA that took one of the longer tiles of a wave takes one of the shorter of the next. Increasing in k.
+__device__ __forceinline__ int tile_index(int k, const Problem& p) {
+  const int c = p.causal && (k & 1) ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+  return k * gridDim.x + c;
+}
 
 // Work tile t of the persistent order.
 __device__ __forceinline__ Tile tile_at(int t, const Problem& p) {
@@ -139,7 +147,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (threadIdx.x == 0) {
       int stage = 0;
       uint32_t phase = 0, q_phase = 0;
-      for (int t = blockIdx.x; t < p.tiles; t += gridDim.x) {
+      for (int k = 0, t = tile_index(0, p); t < p.tiles; t = tile_index(++k, p)) {
         const Tile tile = tile_at(t, p);
         if (tile.n_blocks == 0) continue;
         const int g = tile.h / group_size;
@@ -194,7 +202,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   int stage = 0;
   uint32_t phase = 0, q_phase = 0;
-  for (int t = blockIdx.x; t < p.tiles; t += gridDim.x) {
+  for (int k = 0, t = tile_index(0, p); t < p.tiles; t = tile_index(++k, p)) {
     const Tile tile = tile_at(t, p);
     const int row0 = tile.m0 + row_in_tile;  // global query rows row0 and row0 + 8
     if (tile.n_blocks == 0) {  // causal with Sq > Sk: no row of this tile sees a key
