@@ -208,7 +208,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (tile.n_blocks == 0) {  // causal with Sq > Sk: no row of this tile sees a key
       for (int i = threadIdx.x - 128; i < kBM * D; i += 256) {
         const int r = tile.m0 + i / D;
-        if (r < p.Sq) O[((static_cast<size_t>(tile.b) * p.Sq + r) * p.Hq + tile.h) * D + i % D] = __float2bfloat16(0.0f);
+        if (r < p.Sq)
+          O[((static_cast<size_t>(tile.b) * p.Sq + r) * p.Hq + tile.h) * D + i % D] = __float2bfloat16(0.0f);
       }
       for (int r = tile.m0 + threadIdx.x - 128; r < min(p.Sq, tile.m0 + kBM); r += 256)
         LSE[(static_cast<size_t>(tile.b) * p.Hq + tile.h) * p.Sq + r] = -INFINITY;

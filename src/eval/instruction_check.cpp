@@ -6,6 +6,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "util/names.h"
@@ -85,12 +86,6 @@ std::string human_flops(double flops) {
 std::string percent(double share) {
   const double value = share * 100;
   return value >= 0.1 || value == 0 ? fmt::format("{:.1f}%", value) : fmt::format("{:.2g}%", value);
-}
-
-std::string join(const std::vector<std::string>& items, std::string_view separator) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : std::string(separator)) + item;
-  return out;
 }
 
 // Base opcode of "HGMMA.64x8x16.F32.BF16" is "HGMMA": the form ncu gives without modifiers.
@@ -217,19 +212,18 @@ CoverageEstimate estimate_coverage(const std::map<std::string, int64_t>& math_op
     std::vector<std::string> names;
     for (const auto& [opcode, count] : estimate.unknown_shape_opcodes) names.push_back(opcode);
     estimate.note = fmt::format(
-        "the MMA shape of {} is not in the opcode name, so its FLOPs are unknown{}", join(names, ", "),
+        "the MMA shape of {} is not in the opcode name, so its FLOPs are unknown{}", fmt::join(names, ", "),
         estimate.mma_flops > 0 ? fmt::format(" (the other MMA opcodes did {} of the FLOPs)", percent(known))
                                : "");
   }
   return estimate;
 }
 
-InstructionCheck check_instructions(const NcuReport& report, const Task& task, const Shape& shape,
-                                    const InstructionCheckInput& input) {
-  InstructionCheck check;
-  check.ncu_problems = report.errors;
+namespace {
 
-  // Which launches are the submission's.
+// 1. Which launches are the submission's: a kernel name of the compile stage, and (with static SASS) only
+// opcodes its compiled code contains.
+std::vector<LaunchCheck> classify_launches(const NcuReport& report, const InstructionCheckInput& input) {
   std::vector<std::string> compiled_names = input.submission_kernels;
   if (input.static_sass)
     for (const auto& function : input.static_sass->functions) compiled_names.push_back(function.name);
@@ -250,6 +244,7 @@ InstructionCheck check_instructions(const NcuReport& report, const Task& task, c
     if (!code.empty()) code.insert(code.end(), callees.begin(), callees.end());
     return code;
   };
+  std::vector<LaunchCheck> launches;
   for (const auto& launch : report.launches) {
     LaunchCheck entry;
     entry.id = launch.id;
@@ -268,10 +263,14 @@ InstructionCheck check_instructions(const NcuReport& report, const Task& task, c
         entry.from_submission = false;  // the submission's cubin has no such kernel
       }
     }
-    check.launches.push_back(std::move(entry));
+    launches.push_back(std::move(entry));
   }
+  return launches;
+}
 
-  // The solution's stream: given, else the one with most submission launches (ties: the earliest launch's).
+// 2. The solution's stream: given, else the one with most submission launches (ties: the earliest launch's);
+// then the launches that are foreign or off that stream, labelled for the message.
+void place_streams(InstructionCheck& check, const InstructionCheckInput& input) {
   check.solution_stream_given = input.solution_stream.has_value();
   if (input.solution_stream) {
     check.solution_stream = input.solution_stream;
@@ -296,9 +295,14 @@ InstructionCheck check_instructions(const NcuReport& report, const Task& task, c
     else if (!launch.on_solution_stream)
       check.off_stream_kernels.push_back(label);
   }
+}
 
-  // Families: executed counts over the submission's launches; the math family's opcodes for the coverage.
-  std::map<std::string, int64_t> math_opcodes;
+// 3. Each required family's executed count over the submission's launches (and elsewhere); the math
+// families' opcodes go to `math_opcodes` for the coverage.
+std::vector<FamilyExecution> count_families(const NcuReport& report, const Task& task,
+                                            const std::vector<LaunchCheck>& launches,
+                                            std::map<std::string, int64_t>& math_opcodes) {
+  std::vector<FamilyExecution> families;
   for (const auto& required : task.required) {
     FamilyExecution family{required.name, required.sass, required.does_the_math, 0, true, 0, {}};
     // Base opcodes only ("SYNCS"): a prefix with modifiers can only be matched on its base.
@@ -315,7 +319,7 @@ InstructionCheck check_instructions(const NcuReport& report, const Task& task, c
     for (size_t i = 0; i < report.launches.size(); ++i) {
       for (const auto& [opcode, count] : report.launches[i].opcodes) {
         if (!matches(opcode)) continue;
-        if (!check.launches[i].from_submission) {
+        if (!launches[i].from_submission) {
           family.executed_elsewhere += count;
           continue;
         }
@@ -324,14 +328,152 @@ InstructionCheck check_instructions(const NcuReport& report, const Task& task, c
         if (required.does_the_math) math_opcodes[opcode] += count;
       }
     }
-    check.families.push_back(std::move(family));
+    families.push_back(std::move(family));
   }
+  return families;
+}
 
-  const bool has_math_family = std::any_of(task.required.begin(), task.required.end(),
-                                           [](const RequiredFamily& family) { return family.does_the_math; });
-  std::string math_name;
+// 4. The coverage of the math families, and the arithmetic anything else in the submission's launches could
+// have done.
+CoverageEstimate measure_coverage(const NcuReport& report, const std::vector<LaunchCheck>& launches,
+                                  const std::map<std::string, int64_t>& math_opcodes, int64_t task_flops) {
+  CoverageEstimate coverage = estimate_coverage(math_opcodes, task_flops);
+  for (size_t i = 0; i < report.launches.size(); ++i) {
+    if (!launches[i].from_submission) continue;
+    for (const auto& [opcode, count] : report.launches[i].opcodes) {
+      if (math_opcodes.contains(opcode)) continue;
+      const auto mma = parse_mma_shape(opcode);
+      const auto flops =
+          mma ? std::optional<int64_t>(mma->flops_per_count()) : scalar_flops_per_count(opcode);
+      if (!flops) continue;
+      coverage.other_flops += count * *flops;
+      coverage.other_opcodes[std::string(base_opcode(opcode))] += count;
+    }
+  }
+  if (!report.opcodes_have_modifiers && !report.launches.empty() && !coverage.coverage) {
+    coverage.note =
+        "ncu gave opcodes without modifiers (sass__inst_executed_per_opcode), so MMA shapes "
+        "are unknown; profile with sass__inst_executed_per_opcode_with_modifier_all";
+  }
+  return coverage;
+}
+
+std::string family_label(const FamilyExecution& family) {
+  return fmt::format("{} ({})", family.name, fmt::join(family.sass_prefixes, "/"));
+}
+
+// 5. The decision. Failures say what the submission did wrong; problems say why ptxbench cannot judge.
+struct Findings {
+  std::vector<std::string> failures, problems;
+};
+
+// What the math families did: too small a share of the FLOPs, or results not used (other arithmetic did the
+// math).
+void judge_math(const InstructionCheck& check, const Task& task, const Shape& shape,
+                const std::string& math_name, Findings& findings) {
+  const auto& coverage = check.coverage;
+  if (coverage.coverage && *coverage.coverage < task.coverage_threshold) {
+    findings.failures.push_back(fmt::format("{} did {} of the FLOPs ({} of {} for {}); at least {} required",
+                                            math_name, percent(*coverage.coverage),
+                                            human_flops(static_cast<double>(coverage.mma_flops)),
+                                            human_flops(static_cast<double>(coverage.task_flops)),
+                                            shape.to_string(), percent(task.coverage_threshold)));
+  } else if (!coverage.coverage) {
+    findings.problems.push_back("coverage unknown: " + coverage.note);
+  }
+  const double other_share = coverage.task_flops > 0 ? static_cast<double>(coverage.other_flops) /
+                                                           static_cast<double>(coverage.task_flops)
+                                                     : 0;
+  if (other_share > 1 - task.coverage_threshold) {
+    std::vector<std::string> opcodes;
+    for (const auto& [opcode, count] : coverage.other_opcodes)
+      opcodes.push_back(fmt::format("{} {}", opcode, group_thousands(count)));
+    findings.failures.push_back(fmt::format(
+        "other arithmetic ({}) could have done {} of the FLOPs ({} of {}); at most {} may come from "
+        "outside {}: its results must do the math, not merely run",
+        fmt::join(opcodes, ", "), percent(other_share),
+        human_flops(static_cast<double>(coverage.other_flops)),
+        human_flops(static_cast<double>(coverage.task_flops)), percent(1 - task.coverage_threshold),
+        math_name));
+  }
+}
+
+// What the launches and families show, as failures and problems.
+Findings judge(const InstructionCheck& check, const NcuReport& report, const Task& task, const Shape& shape,
+               const std::string& math_name, bool has_math_family, const std::string& flops_problem) {
+  Findings findings;
+  if (!report.errors.empty())
+    findings.problems.push_back("Nsight Compute reported: " + report.errors.front());
+  if (!flops_problem.empty()) findings.problems.push_back(flops_problem);
+  if (report.launches.empty()) {
+    if (report.errors.empty())
+      findings.failures.push_back(
+          "no kernel launch was profiled in the solution's call: its GPU work was not seen");
+    return findings;
+  }
+  if (report.opcode_metric.empty()) {
+    findings.problems.push_back("ncu's output has no per-opcode counts");
+    return findings;
+  }
+  std::vector<std::string> missing, inexact;
+  bool ran_elsewhere = false, math_missing = false;
+  for (const auto& family : check.families) {
+    if (family.executed > 0) {
+      if (!family.exact) inexact.push_back(family_label(family));
+      continue;
+    }
+    math_missing = math_missing || family.does_the_math;
+    missing.push_back(family_label(family));
+    ran_elsewhere = ran_elsewhere || family.executed_elsewhere > 0;
+  }
+  if (!inexact.empty())
+    findings.problems.push_back(
+        fmt::format("ncu gave base opcodes only, which cannot confirm {}", fmt::join(inexact, ", ")));
+  if (!missing.empty())
+    findings.failures.push_back(
+        fmt::format("not executed: {}{}", fmt::join(missing, ", "),
+                    ran_elsewhere ? " (some ran, but only in kernels not built from the submission)" : ""));
+  if (!check.foreign_kernels.empty())
+    findings.failures.push_back(
+        fmt::format("kernels not built from the submission ran: {}", fmt::join(check.foreign_kernels, ", ")));
+  for (const auto& launch : check.launches)
+    if (!launch.opcodes_not_in_compiled_code.empty())
+      findings.failures.push_back(fmt::format(
+          "{} executed instructions its compiled code lacks ({}): it is not the submission's kernel",
+          demangle(launch.kernel), fmt::join(launch.opcodes_not_in_compiled_code, ", ")));
+  if (!check.off_stream_kernels.empty())
+    findings.failures.push_back(fmt::format(
+        "work launched on a stream other than the solution's (stream {}): {}; all GPU work must be "
+        "enqueued on the stream passed in",
+        check.solution_stream.value_or(-1), fmt::join(check.off_stream_kernels, ", ")));
+  // A missing math family already says it all; "did 0% of the FLOPs" would add nothing. Nor is an unknown
+  // coverage a problem while a family is missing.
+  if (has_math_family && flops_problem.empty() && !math_missing) {
+    Findings math;
+    judge_math(check, task, shape, math_name, math);
+    findings.failures.insert(findings.failures.end(), math.failures.begin(), math.failures.end());
+    if (missing.empty())
+      findings.problems.insert(findings.problems.end(), math.problems.begin(), math.problems.end());
+  }
+  return findings;
+}
+
+}  // namespace
+
+InstructionCheck check_instructions(const NcuReport& report, const Task& task, const Shape& shape,
+                                    const InstructionCheckInput& input) {
+  InstructionCheck check;
+  check.ncu_problems = report.errors;
+  check.launches = classify_launches(report, input);
+  place_streams(check, input);
+  std::map<std::string, int64_t> math_opcodes;
+  check.families = count_families(report, task, check.launches, math_opcodes);
+
+  std::vector<std::string> math_families;
   for (const auto& family : task.required)
-    if (family.does_the_math) math_name += (math_name.empty() ? "" : "+") + family.name;
+    if (family.does_the_math) math_families.push_back(family.name);
+  const bool has_math_family = !math_families.empty();
+  const std::string math_name = fmt::format("{}", fmt::join(math_families, "+"));
   int64_t task_flops = 0;
   std::string flops_problem;
   try {
@@ -340,115 +482,24 @@ InstructionCheck check_instructions(const NcuReport& report, const Task& task, c
     flops_problem =
         fmt::format("cannot compute the task's FLOPs for {}: {}", shape.to_string(), error.what());
   }
-  if (has_math_family) {
-    check.coverage = estimate_coverage(math_opcodes, task_flops);
-    for (size_t i = 0; i < report.launches.size(); ++i) {
-      if (!check.launches[i].from_submission) continue;
-      for (const auto& [opcode, count] : report.launches[i].opcodes) {
-        if (math_opcodes.contains(opcode)) continue;
-        const auto mma = parse_mma_shape(opcode);
-        const auto flops =
-            mma ? std::optional<int64_t>(mma->flops_per_count()) : scalar_flops_per_count(opcode);
-        if (!flops) continue;
-        check.coverage.other_flops += count * *flops;
-        check.coverage.other_opcodes[std::string(base_opcode(opcode))] += count;
-      }
-    }
-    if (!report.opcodes_have_modifiers && !report.launches.empty() && !check.coverage.coverage) {
-      check.coverage.note =
-          "ncu gave opcodes without modifiers (sass__inst_executed_per_opcode), so MMA shapes "
-          "are unknown; profile with sass__inst_executed_per_opcode_with_modifier_all";
-    }
-  }
+  if (has_math_family) check.coverage = measure_coverage(report, check.launches, math_opcodes, task_flops);
 
-  // The decision. Failures say what the submission did wrong; problems say why ptxbench cannot judge.
-  std::vector<std::string> failures;
-  std::vector<std::string> problems;
-  if (!report.errors.empty()) problems.push_back("Nsight Compute reported: " + report.errors.front());
-  if (!flops_problem.empty()) problems.push_back(flops_problem);
-  if (report.launches.empty()) {
-    if (report.errors.empty())
-      failures.push_back("no kernel launch was profiled in the solution's call: its GPU work was not seen");
-  } else if (report.opcode_metric.empty()) {
-    problems.push_back("ncu's output has no per-opcode counts");
-  } else {
-    std::vector<std::string> missing;
-    bool ran_elsewhere = false;
-    bool math_missing = false;
-    for (const auto& family : check.families) {
-      if (family.executed > 0) continue;
-      math_missing = math_missing || family.does_the_math;
-      missing.push_back(fmt::format("{} ({})", family.name, join(family.sass_prefixes, "/")));
-      ran_elsewhere = ran_elsewhere || family.executed_elsewhere > 0;
-    }
-    std::vector<std::string> inexact;
-    for (const auto& family : check.families)
-      if (family.executed > 0 && !family.exact)
-        inexact.push_back(fmt::format("{} ({})", family.name, join(family.sass_prefixes, "/")));
-    if (!inexact.empty())
-      problems.push_back(
-          fmt::format("ncu gave base opcodes only, which cannot confirm {}", join(inexact, ", ")));
-    if (!missing.empty())
-      failures.push_back(
-          fmt::format("not executed: {}{}", join(missing, ", "),
-                      ran_elsewhere ? " (some ran, but only in kernels not built from the submission)" : ""));
-    if (!check.foreign_kernels.empty())
-      failures.push_back(
-          fmt::format("kernels not built from the submission ran: {}", join(check.foreign_kernels, ", ")));
-    for (const auto& launch : check.launches)
-      if (!launch.opcodes_not_in_compiled_code.empty())
-        failures.push_back(
-            fmt::format("{} executed instructions its compiled code lacks ({}): it is not the "
-                        "submission's kernel",
-                        demangle(launch.kernel), join(launch.opcodes_not_in_compiled_code, ", ")));
-    if (!check.off_stream_kernels.empty())
-      failures.push_back(
-          fmt::format("work launched on a stream other than the solution's (stream {}): {}; all GPU "
-                      "work must be enqueued on the stream passed in",
-                      check.solution_stream.value_or(-1), join(check.off_stream_kernels, ", ")));
-    // A missing math family already says it all; "did 0% of the FLOPs" would add nothing.
-    if (has_math_family && flops_problem.empty() && !math_missing) {
-      const auto& coverage = check.coverage;
-      if (coverage.coverage && *coverage.coverage < task.coverage_threshold) {
-        failures.push_back(fmt::format("{} did {} of the FLOPs ({} of {} for {}); at least {} required",
-                                       math_name, percent(*coverage.coverage),
-                                       human_flops(static_cast<double>(coverage.mma_flops)),
-                                       human_flops(static_cast<double>(coverage.task_flops)),
-                                       shape.to_string(), percent(task.coverage_threshold)));
-      } else if (!coverage.coverage && missing.empty()) {
-        problems.push_back("coverage unknown: " + coverage.note);
-      }
-      const double other_share = coverage.task_flops > 0 ? static_cast<double>(coverage.other_flops) /
-                                                               static_cast<double>(coverage.task_flops)
-                                                         : 0;
-      if (other_share > 1 - task.coverage_threshold) {
-        std::vector<std::string> opcodes;
-        for (const auto& [opcode, count] : coverage.other_opcodes)
-          opcodes.push_back(fmt::format("{} {}", opcode, group_thousands(count)));
-        failures.push_back(fmt::format(
-            "other arithmetic ({}) could have done {} of the FLOPs ({} of {}); at most {} may come from "
-            "outside {}: its results must do the math, not merely run",
-            join(opcodes, ", "), percent(other_share), human_flops(static_cast<double>(coverage.other_flops)),
-            human_flops(static_cast<double>(coverage.task_flops)), percent(1 - task.coverage_threshold),
-            math_name));
-      }
-    }
-  }
-
-  if (!failures.empty()) {
+  const Findings findings = judge(check, report, task, shape, math_name, has_math_family, flops_problem);
+  if (!findings.failures.empty()) {
     check.status = StageStatus::failed;
-    check.message = join(failures, "; ");
-    if (!problems.empty()) check.message += " (also: " + join(problems, "; ") + ")";
-  } else if (!problems.empty()) {
+    check.message = fmt::format("{}", fmt::join(findings.failures, "; "));
+    if (!findings.problems.empty())
+      check.message += fmt::format(" (also: {})", fmt::join(findings.problems, "; "));
+  } else if (!findings.problems.empty()) {
     check.status = StageStatus::harness_error;
-    check.message = join(problems, "; ");
+    check.message = fmt::format("{}", fmt::join(findings.problems, "; "));
   } else {
     check.status = StageStatus::passed;
     std::vector<std::string> counts;
     for (const auto& family : check.families)
       counts.push_back(fmt::format("{} {}", family.name, group_thousands(family.executed)));
-    check.message =
-        counts.empty() ? "no instruction family is required" : "executed (warp-level): " + join(counts, ", ");
+    check.message = counts.empty() ? "no instruction family is required"
+                                   : fmt::format("executed (warp-level): {}", fmt::join(counts, ", "));
     if (has_math_family && check.coverage.coverage)
       check.message += fmt::format("; {} did {} of the FLOPs", math_name, percent(*check.coverage.coverage));
   }
