@@ -25,11 +25,15 @@
 #include "eval/attention_baseline.h"
 #include "eval/evaluate.h"
 #include "eval/solution_run.h"
+#include "report/dataset.h"
+#include "report/metrics.h"
 #include "report/table.h"
+#include "report/write.h"
 #include "store/store.h"
 #include "task/catalog.h"
 #include "task/task.h"
 #include "util/files.h"
+#include "util/format.h"
 #include "util/text.h"
 
 namespace ptxbench {
@@ -113,9 +117,6 @@ int exit_code_for(OverallStatus status) {
   return kExitHarness;
 }
 
-std::string percent(std::optional<double> value) {
-  return value ? fmt::format("{:.1f}%", *value * 100) : "-";
-}
 std::string ratio(std::optional<double> value) {
   return value ? fmt::format("{:.3f}x", *value) : "-";
 }
@@ -703,6 +704,47 @@ int results_command(const CommonOptions& common, const ResultsCommandOptions& op
     return kExitOk;
   }
   std::cout << (common.json ? json_text(out, 2) + "\n" : table.render());
+  return kExitOk;
+}
+
+int report_command(const CommonOptions& common, const ReportCommandOptions& options) {
+  Context ctx = open_project(common);
+  if (!std::filesystem::exists(ctx.paths.store())) {
+    std::fprintf(stderr, "ptxbench: no results yet (%s does not exist)\n", ctx.paths.store().string().c_str());
+    return kExitUsage;
+  }
+  Store store(ctx.paths.store(), StoreAccess::read_only);
+  const report::Selection selection{.runs = {options.runs.begin(), options.runs.end()},
+                                    .models = options.models,
+                                    .knowledge = options.knowledge,
+                                    .task_glob = options.tasks};
+  report::Dataset data;
+  try {
+    data = report::load(store, ctx.registry, selection);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "ptxbench: %s\n", e.what());
+    return kExitUsage;
+  }
+  if (data.trajectories.empty()) {
+    // An empty report would read as a result; saying nothing matched is the honest answer.
+    std::fprintf(stderr, "ptxbench: no trajectory of an agent run in %s matches the selection\n",
+                 ctx.paths.store().string().c_str());
+    return kExitUsage;
+  }
+  const report::Report built = report::build_report(data, selection);
+  const auto files = report::write_report(options.out, data, built);
+  if (common.json) {
+    json out = {{"runs", json::array()}, {"trajectories", data.trajectories.size()}, {"files", json::array()}};
+    for (const auto& r : data.runs) out["runs"].push_back(r.id);
+    for (const auto& f : files) out["files"].push_back(f.string());
+    std::cout << json_text(out, 2) << "\n";
+  } else {
+    std::vector<std::string> runs;
+    for (const auto& r : data.runs) runs.push_back(fmt::format("{} ({}, {})", r.id, r.model, r.knowledge));
+    std::cout << fmt::format("report of {} trajectories of run(s) {}:\n", data.trajectories.size(),
+                             fmt::join(runs, ", "));
+    for (const auto& f : files) std::cout << "  " << f.string() << "\n";
+  }
   return kExitOk;
 }
 

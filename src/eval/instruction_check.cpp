@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "util/format.h"
 #include "util/names.h"
 
 namespace ptxbench {
@@ -82,16 +83,6 @@ std::string human_flops(double flops) {
   return fmt::format("{:.0f} FLOP", flops);
 }
 
-std::string percent(double share) {
-  const double value = share * 100;
-  return value >= 0.1 || value == 0 ? fmt::format("{:.1f}%", value) : fmt::format("{:.2g}%", value);
-}
-
-std::string join(const std::vector<std::string>& items, std::string_view separator) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : std::string(separator)) + item;
-  return out;
-}
 
 // Base opcode of "HGMMA.64x8x16.F32.BF16" is "HGMMA": the form ncu gives without modifiers.
 std::string_view base_opcode(std::string_view opcode) {
@@ -217,7 +208,7 @@ CoverageEstimate estimate_coverage(const std::map<std::string, int64_t>& math_op
     std::vector<std::string> names;
     for (const auto& [opcode, count] : estimate.unknown_shape_opcodes) names.push_back(opcode);
     estimate.note = fmt::format(
-        "the MMA shape of {} is not in the opcode name, so its FLOPs are unknown{}", join(names, ", "),
+        "the MMA shape of {} is not in the opcode name, so its FLOPs are unknown{}", fmt::join(names, ", "),
         estimate.mma_flops > 0 ? fmt::format(" (the other MMA opcodes did {} of the FLOPs)", percent(known))
                                : "");
   }
@@ -378,34 +369,34 @@ InstructionCheck check_instructions(const NcuReport& report, const Task& task, c
     for (const auto& family : check.families) {
       if (family.executed > 0) continue;
       math_missing = math_missing || family.does_the_math;
-      missing.push_back(fmt::format("{} ({})", family.name, join(family.sass_prefixes, "/")));
+      missing.push_back(fmt::format("{} ({})", family.name, fmt::join(family.sass_prefixes, "/")));
       ran_elsewhere = ran_elsewhere || family.executed_elsewhere > 0;
     }
     std::vector<std::string> inexact;
     for (const auto& family : check.families)
       if (family.executed > 0 && !family.exact)
-        inexact.push_back(fmt::format("{} ({})", family.name, join(family.sass_prefixes, "/")));
+        inexact.push_back(fmt::format("{} ({})", family.name, fmt::join(family.sass_prefixes, "/")));
     if (!inexact.empty())
       problems.push_back(
-          fmt::format("ncu gave base opcodes only, which cannot confirm {}", join(inexact, ", ")));
+          fmt::format("ncu gave base opcodes only, which cannot confirm {}", fmt::join(inexact, ", ")));
     if (!missing.empty())
       failures.push_back(
-          fmt::format("not executed: {}{}", join(missing, ", "),
+          fmt::format("not executed: {}{}", fmt::join(missing, ", "),
                       ran_elsewhere ? " (some ran, but only in kernels not built from the submission)" : ""));
     if (!check.foreign_kernels.empty())
       failures.push_back(
-          fmt::format("kernels not built from the submission ran: {}", join(check.foreign_kernels, ", ")));
+          fmt::format("kernels not built from the submission ran: {}", fmt::join(check.foreign_kernels, ", ")));
     for (const auto& launch : check.launches)
       if (!launch.opcodes_not_in_compiled_code.empty())
         failures.push_back(
             fmt::format("{} executed instructions its compiled code lacks ({}): it is not the "
                         "submission's kernel",
-                        demangle(launch.kernel), join(launch.opcodes_not_in_compiled_code, ", ")));
+                        demangle(launch.kernel), fmt::join(launch.opcodes_not_in_compiled_code, ", ")));
     if (!check.off_stream_kernels.empty())
       failures.push_back(
           fmt::format("work launched on a stream other than the solution's (stream {}): {}; all GPU "
                       "work must be enqueued on the stream passed in",
-                      check.solution_stream.value_or(-1), join(check.off_stream_kernels, ", ")));
+                      check.solution_stream.value_or(-1), fmt::join(check.off_stream_kernels, ", ")));
     // A missing math family already says it all; "did 0% of the FLOPs" would add nothing.
     if (has_math_family && flops_problem.empty() && !math_missing) {
       const auto& coverage = check.coverage;
@@ -428,7 +419,7 @@ InstructionCheck check_instructions(const NcuReport& report, const Task& task, c
         failures.push_back(fmt::format(
             "other arithmetic ({}) could have done {} of the FLOPs ({} of {}); at most {} may come from "
             "outside {}: its results must do the math, not merely run",
-            join(opcodes, ", "), percent(other_share), human_flops(static_cast<double>(coverage.other_flops)),
+            fmt::join(opcodes, ", "), percent(other_share), human_flops(static_cast<double>(coverage.other_flops)),
             human_flops(static_cast<double>(coverage.task_flops)), percent(1 - task.coverage_threshold),
             math_name));
       }
@@ -437,18 +428,18 @@ InstructionCheck check_instructions(const NcuReport& report, const Task& task, c
 
   if (!failures.empty()) {
     check.status = StageStatus::failed;
-    check.message = join(failures, "; ");
-    if (!problems.empty()) check.message += " (also: " + join(problems, "; ") + ")";
+    check.message = fmt::format("{}", fmt::join(failures, "; "));
+    if (!problems.empty()) check.message += fmt::format(" (also: {})", fmt::join(problems, "; "));
   } else if (!problems.empty()) {
     check.status = StageStatus::harness_error;
-    check.message = join(problems, "; ");
+    check.message = fmt::format("{}", fmt::join(problems, "; "));
   } else {
     check.status = StageStatus::passed;
     std::vector<std::string> counts;
     for (const auto& family : check.families)
       counts.push_back(fmt::format("{} {}", family.name, group_thousands(family.executed)));
-    check.message =
-        counts.empty() ? "no instruction family is required" : "executed (warp-level): " + join(counts, ", ");
+    check.message = counts.empty() ? "no instruction family is required"
+                                   : fmt::format("executed (warp-level): {}", fmt::join(counts, ", "));
     if (has_math_family && check.coverage.coverage)
       check.message += fmt::format("; {} did {} of the FLOPs", math_name, percent(*check.coverage.coverage));
   }
