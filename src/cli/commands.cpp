@@ -19,6 +19,7 @@
 #include "agent/prompt.h"
 #include "agent/reference_model.h"
 #include "agent/summary.h"
+#include "cli/progress.h"
 #include "cli/project.h"
 #include "compile/cache.h"
 #include "compile/compile.h"
@@ -391,7 +392,8 @@ constexpr const char* kAgentOptions[] = {"--model",
                                          "--stop-when-verified",
                                          "--resume",
                                          "--parallel",
-                                         "--gpus"};
+                                         "--gpus",
+                                         "--progress"};
 // What --resume takes from the stored run and so refuses on the command line.
 constexpr const char* kFixedByResume[] = {"--model",   "--models",         "--knowledge",          "--turns",
                                           "--samples", "--target-speedup", "--stop-when-verified", "--tasks",
@@ -506,9 +508,20 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
   agent::LocalEvaluator evaluator(
       [&](const Task& task) { return eval_options(ctx.paths, task, false, gpu, options.stage_time_limit_s); },
       devices);
-  const int total = static_cast<int>(settings.task_ids.size()) * settings.samples;
-  int ended = 0;
-  for (const auto& t : store.trajectories(run_id)) ended += agent::is_terminal(t.status);
+  ProgressState initial{.max_turns = settings.loop.max_turns};
+  for (const auto& t : store.trajectories(run_id)) {
+    ProgressState::Trajectory& p = initial.trajectories[{t.task_id, t.sample}];
+    for (const auto& turn : store.turns(t.id)) p.finished_turns += turn.finished();
+    p.turn = p.finished_turns;
+    initial.turns_before += p.finished_turns;
+    if (agent::is_terminal(t.status)) {
+      p.ended = true;
+      ++initial.ended_before;
+    }
+    if (p.ended || p.finished_turns > 0) p.status = t.status;
+  }
+  initial.title = fmt::format("run {}: {}, {} knowledge, up to {} turns", run_id, settings.model,
+                              settings.knowledge, settings.loop.max_turns);
   std::cerr << fmt::format(
       "run {}{}: model {} on {} task(s) x {} sample(s), knowledge {}, up to {} turns{}; {}; store {}\n",
       run_id, options.resume ? " (resumed)" : "", settings.model, settings.task_ids.size(), settings.samples,
@@ -518,16 +531,11 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
       : devices.size() > 1 ? fmt::format("{} x {}", devices.size(), gpu.describe())
                            : gpu.describe(),
       ctx.paths.store().string());
-  auto progress = [&](const agent::TurnEvent& e) {
-    if (e.turn == 0) {
-      ended += agent::is_terminal(e.status);
-      std::cerr << fmt::format("  [{}/{}] {} #{}: {}{}\n", ended, total, e.task_id, e.sample, e.status,
-                               e.status == agent::kError ? ": " + e.outcome : "");
-      return;
-    }
-    std::cerr << fmt::format("  {} #{} turn {}: {:<13} {}\n", e.task_id, e.sample, e.turn,
-                             e.error_class.empty() ? "ok" : e.error_class, e.outcome.substr(0, 160));
-  };
+  const ProgressMode mode = options.progress == "live"    ? ProgressMode::live
+                            : options.progress == "plain" ? ProgressMode::plain
+                                                          : ProgressMode::automatic;
+  RunProgress progress_view(mode, std::move(initial));
+  auto progress = [&](const agent::TurnEvent& e) { progress_view.on_event(e); };
   const agent::AgentRunResult result = agent::run_agent(run_id, settings,
                                                         {.store = &store,
                                                          .registry = &ctx.registry,
@@ -536,6 +544,7 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
                                                          .kits_dir = ctx.paths.root / "kits",
                                                          .parallel = std::max(1, options.parallel),
                                                          .on_event = progress});
+  progress_view.finish();
 
   // The reference model checks the system itself: where a shipped solution exists, its last verdict must not
   // fail.

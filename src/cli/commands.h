@@ -66,6 +66,7 @@ struct RunCommandOptions {
   long long resume = 0;  // continue this run
   int parallel = 4;
   int gpus = 1;  // GPUs evaluating side by side; 0: every GPU like the first
+  std::string progress = "auto";  // auto: a live view on a terminal, plain lines otherwise; live; plain
   std::vector<std::string>
       given;  // the options given on the command line ("--model", ...), to check combinations
 };

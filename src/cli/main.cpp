@@ -138,6 +138,12 @@ int main(int argc, char** argv) {
           "first; CUDA_VISIBLE_DEVICES limits them)")
       ->check(CLI::Range(0, 64))
       ->capture_default_str();
+  run_cmd
+      ->add_option("--progress", run.progress,
+                   "Agent: how progress is shown on standard error: auto (a live view on a terminal, plain lines "
+                   "otherwise), live (the view when standard error is a terminal that can show it) or plain")
+      ->check(CLI::IsMember({"auto", "live", "plain"}))
+      ->capture_default_str();
   add_json(run_cmd);
 
   ResultsCommandOptions results;
