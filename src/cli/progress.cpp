@@ -86,7 +86,7 @@ std::vector<std::string> render_progress(const ProgressState& state, std::chrono
   std::vector<std::string> rows;
   rows.push_back(fit(state.title, width));
   const int total = state.total(), ended = state.ended();
-  const int bar_width = 20;
+  const int bar_width = 12;
   const int filled = total ? ended * bar_width / total : 0;
   std::string estimate = "estimating";
   const double seconds = static_cast<double>(elapsed.count());
@@ -99,12 +99,13 @@ std::vector<std::string> render_progress(const ProgressState& state, std::chrono
     estimate = "at most ~" + human_duration(std::chrono::seconds(static_cast<long long>(
                                  seconds / state.turns_here * state.turns_left_at_most())));
   }
-  rows.push_back(fit(fmt::format("[{}{}] trajectories {}/{} ended | turns {} done, at most {} to go | "
-                                  "evaluations in flight {} | elapsed {} | left {}",
-                                  std::string(filled, '#'), std::string(bar_width - filled, '.'), ended, total,
-                                  state.turns_before + state.turns_here, state.turns_left_at_most(),
-                                  state.in_flight(), human_duration(elapsed), estimate),
-                      width));
+  // What matters most first: a narrow terminal cuts the end of the line.
+  rows.push_back(fit(fmt::format("[{}{}] trajectories {}/{} ended | elapsed {} | left {} | evaluations in flight "
+                                 "{} | turns {} done, at most {} to go",
+                                 std::string(filled, '#'), std::string(bar_width - filled, '.'), ended, total,
+                                 human_duration(elapsed), estimate, state.in_flight(),
+                                 state.turns_before + state.turns_here, state.turns_left_at_most()),
+                     width));
   // Tasks: those with work under way first, then those not begun, then those done.
   struct TaskLine {
     int rank;
