@@ -378,7 +378,7 @@ TEST_F(ReportOfTheFixture, TheViewerHasEachTurnsCodeFeedbackAndDiff) {
             0u);
 }
 
-TEST(ReportCommand, RefusesAnEmptySelectionAndAManifestRun) {
+TEST(ReportCommand, SelectsRunsAndRefusesAnEmptySelection) {
   const fs::path base = fs::temp_directory_path() / ("ptxbench-report-select-" + std::to_string(getpid()));
   fs::remove_all(base);
   report_fixture::write_fixture_store(base / "ptxbench.db");
