@@ -4,16 +4,13 @@
 
 #include "eval/verdict.h"
 #include "report/table.h"
+#include "util/format.h"
 
 namespace ptxbench::agent {
 
 using nlohmann::json;
 
 namespace {
-
-std::string percent(std::optional<double> v) {
-  return v ? fmt::format("{:.0f}%", *v * 100) : "-";
-}
 
 // Arithmetic over a set of trajectories (one task, or all of them).
 TaskSummary summarize_group(const std::string& task_id, const std::vector<const TrajectoryFacts*>& group) {

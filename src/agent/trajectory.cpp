@@ -100,6 +100,7 @@ class Driver {
   }
 
   bool ask(TurnRow& turn) {
+    emit({.turn = turn.index, .phase = TurnPhase::asking});
     llm::Reply reply;
     try {
       reply = c_.provider->complete(request_from_json(turn.request));
@@ -146,6 +147,7 @@ class Driver {
       notes +=
           "Note: your reply ended inside the code block; the code up to the end of the reply was compiled.\n";
     Verdict verdict;
+    emit({.turn = turn.index, .phase = TurnPhase::judging});
     try {
       verdict = c_.evaluator->evaluate(
           {extraction.code, fmt::format("sample{}-turn{}.cu", c_.row.sample, turn.index)}, *c_.task);

@@ -32,11 +32,16 @@ inline constexpr const char* kFinished = "finished";  // every turn used
 inline constexpr const char* kError = "error";        // the model call or the judge failed; --resume retries
 bool is_terminal(const std::string& status);
 
+// What a trajectory is doing, for a progress display: a turn's model call begins, its evaluation begins, the
+// turn ends (its error class and outcome), or the trajectory ends (turn 0, its status).
+enum class TurnPhase { asking, judging, done };
+
 // What happened, for a progress display.
 struct TurnEvent {
   std::string task_id;
   int sample = 0;
   int turn = 0;             // 0 for an event about the trajectory alone
+  TurnPhase phase = TurnPhase::done;
   std::string error_class;  // of the turn; empty when it did not fail
   std::string outcome;      // one line
   std::string status;       // the trajectory's status after the event

@@ -19,17 +19,22 @@
 #include "agent/prompt.h"
 #include "agent/reference_model.h"
 #include "agent/summary.h"
+#include "cli/progress.h"
 #include "cli/project.h"
 #include "compile/cache.h"
 #include "compile/compile.h"
 #include "eval/attention_baseline.h"
 #include "eval/evaluate.h"
 #include "eval/solution_run.h"
+#include "report/dataset.h"
+#include "report/metrics.h"
 #include "report/table.h"
+#include "report/write.h"
 #include "store/store.h"
 #include "task/catalog.h"
 #include "task/task.h"
 #include "util/files.h"
+#include "util/format.h"
 #include "util/text.h"
 
 namespace ptxbench {
@@ -113,9 +118,6 @@ int exit_code_for(OverallStatus status) {
   return kExitHarness;
 }
 
-std::string percent(std::optional<double> value) {
-  return value ? fmt::format("{:.1f}%", *value * 100) : "-";
-}
 std::string ratio(std::optional<double> value) {
   return value ? fmt::format("{:.3f}x", *value) : "-";
 }
@@ -390,7 +392,8 @@ constexpr const char* kAgentOptions[] = {"--model",
                                          "--stop-when-verified",
                                          "--resume",
                                          "--parallel",
-                                         "--gpus"};
+                                         "--gpus",
+                                         "--progress"};
 // What --resume takes from the stored run and so refuses on the command line.
 constexpr const char* kFixedByResume[] = {"--model",   "--models",         "--knowledge",          "--turns",
                                           "--samples", "--target-speedup", "--stop-when-verified", "--tasks",
@@ -505,9 +508,20 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
   agent::LocalEvaluator evaluator(
       [&](const Task& task) { return eval_options(ctx.paths, task, false, gpu, options.stage_time_limit_s); },
       devices);
-  const int total = static_cast<int>(settings.task_ids.size()) * settings.samples;
-  int ended = 0;
-  for (const auto& t : store.trajectories(run_id)) ended += agent::is_terminal(t.status);
+  ProgressState initial{.max_turns = settings.loop.max_turns};
+  for (const auto& t : store.trajectories(run_id)) {
+    ProgressState::Trajectory& p = initial.trajectories[{t.task_id, t.sample}];
+    for (const auto& turn : store.turns(t.id)) p.finished_turns += turn.finished();
+    p.turn = p.finished_turns;
+    initial.turns_before += p.finished_turns;
+    if (agent::is_terminal(t.status)) {
+      p.ended = true;
+      ++initial.ended_before;
+    }
+    if (p.ended || p.finished_turns > 0) p.status = t.status;
+  }
+  initial.title = fmt::format("run {}: {}, {} knowledge, up to {} turns", run_id, settings.model,
+                              settings.knowledge, settings.loop.max_turns);
   std::cerr << fmt::format(
       "run {}{}: model {} on {} task(s) x {} sample(s), knowledge {}, up to {} turns{}; {}; store {}\n",
       run_id, options.resume ? " (resumed)" : "", settings.model, settings.task_ids.size(), settings.samples,
@@ -517,16 +531,11 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
       : devices.size() > 1 ? fmt::format("{} x {}", devices.size(), gpu.describe())
                            : gpu.describe(),
       ctx.paths.store().string());
-  auto progress = [&](const agent::TurnEvent& e) {
-    if (e.turn == 0) {
-      ended += agent::is_terminal(e.status);
-      std::cerr << fmt::format("  [{}/{}] {} #{}: {}{}\n", ended, total, e.task_id, e.sample, e.status,
-                               e.status == agent::kError ? ": " + e.outcome : "");
-      return;
-    }
-    std::cerr << fmt::format("  {} #{} turn {}: {:<13} {}\n", e.task_id, e.sample, e.turn,
-                             e.error_class.empty() ? "ok" : e.error_class, e.outcome.substr(0, 160));
-  };
+  const ProgressMode mode = options.progress == "live"    ? ProgressMode::live
+                            : options.progress == "plain" ? ProgressMode::plain
+                                                          : ProgressMode::automatic;
+  RunProgress progress_view(mode, std::move(initial));
+  auto progress = [&](const agent::TurnEvent& e) { progress_view.on_event(e); };
   const agent::AgentRunResult result = agent::run_agent(run_id, settings,
                                                         {.store = &store,
                                                          .registry = &ctx.registry,
@@ -535,6 +544,7 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
                                                          .kits_dir = ctx.paths.root / "kits",
                                                          .parallel = std::max(1, options.parallel),
                                                          .on_event = progress});
+  progress_view.finish();
 
   // The reference model checks the system itself: where a shipped solution exists, its last verdict must not
   // fail.
@@ -703,6 +713,47 @@ int results_command(const CommonOptions& common, const ResultsCommandOptions& op
     return kExitOk;
   }
   std::cout << (common.json ? json_text(out, 2) + "\n" : table.render());
+  return kExitOk;
+}
+
+int report_command(const CommonOptions& common, const ReportCommandOptions& options) {
+  Context ctx = open_project(common);
+  if (!std::filesystem::exists(ctx.paths.store())) {
+    std::fprintf(stderr, "ptxbench: no results yet (%s does not exist)\n", ctx.paths.store().string().c_str());
+    return kExitUsage;
+  }
+  Store store(ctx.paths.store(), StoreAccess::read_only);
+  const report::Selection selection{.runs = {options.runs.begin(), options.runs.end()},
+                                    .models = options.models,
+                                    .knowledge = options.knowledge,
+                                    .task_glob = options.tasks};
+  report::Dataset data;
+  try {
+    data = report::load(store, ctx.registry, selection);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "ptxbench: %s\n", e.what());
+    return kExitUsage;
+  }
+  if (data.trajectories.empty()) {
+    // An empty report would read as a result; saying nothing matched is the honest answer.
+    std::fprintf(stderr, "ptxbench: no trajectory of an agent run in %s matches the selection\n",
+                 ctx.paths.store().string().c_str());
+    return kExitUsage;
+  }
+  const report::Report built = report::build_report(data, selection);
+  const auto files = report::write_report(options.out, data, built);
+  if (common.json) {
+    json out = {{"runs", json::array()}, {"trajectories", data.trajectories.size()}, {"files", json::array()}};
+    for (const auto& r : data.runs) out["runs"].push_back(r.id);
+    for (const auto& f : files) out["files"].push_back(f.string());
+    std::cout << json_text(out, 2) << "\n";
+  } else {
+    std::vector<std::string> runs;
+    for (const auto& r : data.runs) runs.push_back(fmt::format("{} ({}, {})", r.id, r.model, r.knowledge));
+    std::cout << fmt::format("report of {} trajectories of run(s) {}:\n", data.trajectories.size(),
+                             fmt::join(runs, ", "));
+    for (const auto& f : files) std::cout << "  " << f.string() << "\n";
+  }
   return kExitOk;
 }
 

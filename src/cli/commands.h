@@ -66,6 +66,7 @@ struct RunCommandOptions {
   long long resume = 0;  // continue this run
   int parallel = 4;
   int gpus = 1;  // GPUs evaluating side by side; 0: every GPU like the first
+  std::string progress = "auto";  // auto: a live view on a terminal, plain lines otherwise; live; plain
   std::vector<std::string>
       given;  // the options given on the command line ("--model", ...), to check combinations
 };
@@ -79,6 +80,14 @@ struct ResultsCommandOptions {
   std::string export_file;  // with --run: write the run's trajectories as JSON here ("-": stdout)
 };
 
+struct ReportCommandOptions {
+  std::vector<long long> runs;  // empty: every agent run
+  std::vector<std::string> models;
+  std::vector<std::string> knowledge;
+  std::string tasks = "*";
+  std::string out = "ptxbench-report";  // the folder the files go to
+};
+
 struct CacheCommandOptions {
   bool prune = false;  // bring the compile cache within its limit now
 };
@@ -88,6 +97,7 @@ int compile_command(const CommonOptions& common, const CompileCommandOptions& op
 int eval_command(const CommonOptions& common, const EvalCommandOptions& options);
 int run_command(const CommonOptions& common, const RunCommandOptions& options);
 int results_command(const CommonOptions& common, const ResultsCommandOptions& options);
+int report_command(const CommonOptions& common, const ReportCommandOptions& options);
 int cache_command(const CommonOptions& common, const CacheCommandOptions& options);
 
 }  // namespace ptxbench

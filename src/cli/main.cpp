@@ -138,6 +138,12 @@ int main(int argc, char** argv) {
           "first; CUDA_VISIBLE_DEVICES limits them)")
       ->check(CLI::Range(0, 64))
       ->capture_default_str();
+  run_cmd
+      ->add_option("--progress", run.progress,
+                   "Agent: how progress is shown on standard error: auto (a live view on a terminal, plain lines "
+                   "otherwise), live (the view when standard error is a terminal that can show it) or plain")
+      ->check(CLI::IsMember({"auto", "live", "plain"}))
+      ->capture_default_str();
   add_json(run_cmd);
 
   ResultsCommandOptions results;
@@ -154,6 +160,24 @@ int main(int argc, char** argv) {
       "With --run N of an agent run: write its trajectories (prompts, replies, code, verdicts) as "
       "JSON to this file ('-': standard output)");
   add_json(results_cmd);
+
+  ReportCommandOptions report;
+  auto* report_cmd = app.add_subcommand(
+      "report",
+      "Write a report of agent runs: report.html (charts, trajectory viewer; self-contained), report.md, "
+      "report.json and CSV files with the same numbers");
+  report_cmd->add_option("--run", report.runs, "Only these runs (repeat or comma-separate; default: every agent run)")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
+  report_cmd->add_option("--model", report.models, "Only runs of these models (repeat or comma-separate)")
+      ->delimiter(',');
+  report_cmd
+      ->add_option("--knowledge", report.knowledge, "Only runs at these knowledge levels (repeat or comma-separate)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"params", "templates", "contracts"}));
+  report_cmd->add_option("--tasks", report.tasks, "Only tasks whose id matches this glob")->capture_default_str();
+  report_cmd->add_option("--out", report.out, "The folder to write the files to")->capture_default_str();
+  add_json(report_cmd);
 
   CacheCommandOptions cache;
   auto* cache_cmd = app.add_subcommand(
@@ -184,6 +208,7 @@ int main(int argc, char** argv) {
       return run_command(common, run);
     }
     if (results_cmd->parsed()) return results_command(common, results);
+    if (report_cmd->parsed()) return report_command(common, report);
     if (cache_cmd->parsed()) return cache_command(common, cache);
   } catch (const ConfigError& e) {
     std::fprintf(stderr, "ptxbench: %s\n", e.what());

@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "util/format.h"
 #include "util/names.h"
 
 namespace ptxbench {
@@ -81,11 +82,6 @@ std::string human_flops(double flops) {
   for (const auto& [scale, unit] : kUnits)
     if (flops >= scale) return fmt::format("{:.3g} {}", flops / scale, unit);
   return fmt::format("{:.0f} FLOP", flops);
-}
-
-std::string percent(double share) {
-  const double value = share * 100;
-  return value >= 0.1 || value == 0 ? fmt::format("{:.1f}%", value) : fmt::format("{:.2g}%", value);
 }
 
 // Base opcode of "HGMMA.64x8x16.F32.BF16" is "HGMMA": the form ncu gives without modifiers.

@@ -1,0 +1,162 @@
+#include "report/dataset.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <climits>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "eval/verdict.h"
+
+namespace ptxbench::report {
+
+using nlohmann::json;
+
+namespace {
+
+bool failed(StageStatus status) {
+  return status == StageStatus::failed || status == StageStatus::timeout || status == StageStatus::runtime_error;
+}
+
+// Correct: the correct stage passed; not correct: it failed, or a stage before it failed (the code did not
+// compile, broke a rule, or did not finish under the sanitizer); otherwise undecided.
+std::optional<bool> decide_correct(const Verdict& verdict) {
+  for (const auto& stage : verdict.stages) {
+    if (stage.name == "correct") {
+      if (stage.status == StageStatus::passed) return true;
+      if (failed(stage.status)) return false;
+      return std::nullopt;
+    }
+    if (failed(stage.status)) return false;
+  }
+  return std::nullopt;
+}
+
+std::optional<bool> decide_verified(const Verdict& verdict) {
+  switch (verdict.overall()) {
+    case OverallStatus::passed:
+      return true;
+    case OverallStatus::failed:
+      return false;
+    case OverallStatus::incomplete:
+    case OverallStatus::error:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::optional<int64_t> token_count(const json& usage, const char* key) {
+  if (!usage.is_object() || !usage.contains(key) || !usage[key].is_number_integer()) return std::nullopt;
+  return usage[key].get<int64_t>();
+}
+
+// Task ids end with their architecture ("-sm90a"); a task no longer in the registry keeps what its id says.
+std::string arch_from_id(const std::string& id) {
+  const size_t dash = id.rfind("-sm");
+  if (dash == std::string::npos) return "?";
+  std::string digits = id.substr(dash + 3);
+  return "sm_" + digits;
+}
+
+bool listed(const std::vector<std::string>& list, const std::string& value) {
+  return list.empty() || std::find(list.begin(), list.end(), value) != list.end();
+}
+
+}  // namespace
+
+TurnRecord turn_record(const TurnRow& turn, const Verdict* verdict) {
+  TurnRecord r{.index = turn.index,
+               .error_class = turn.error_class,
+               .code_hash = turn.code_hash,
+               .outcome = turn.outcome,
+               .feedback = turn.feedback};
+  const json usage = turn.reply_meta.value("usage", json::object());
+  r.input_tokens = token_count(usage, "input_tokens");
+  r.output_tokens = token_count(usage, "output_tokens");
+  r.reasoning_tokens = token_count(usage, "reasoning_tokens");
+  if (turn.reply_meta.contains("latency_s") && turn.reply_meta["latency_s"].is_number())
+    r.latency_s = turn.reply_meta["latency_s"].get<double>();
+  if (!verdict) {  // no code: the turn failed before any stage
+    r.correct = false;
+    r.verified = false;
+    return r;
+  }
+  r.correct = decide_correct(*verdict);
+  r.verified = decide_verified(*verdict);
+  if (r.verified.value_or(false)) r.speedup = verdict->speedup;
+  r.host = verdict->host;
+  for (const auto& stage : verdict->stages) {
+    if (stage.status == StageStatus::skipped) continue;
+    const bool cached = stage.name == "compile" && stage.details.value("cached", false);
+    r.stages.push_back({cached ? "compile (cached)" : stage.name, stage.wall_s});
+  }
+  return r;
+}
+
+Dataset load(Store& store, const TaskRegistry& registry, const Selection& selection) {
+  std::vector<RunRow> runs;
+  if (selection.runs.empty()) {
+    for (auto& run : store.runs(INT_MAX))
+      if (run.kind == "agent") runs.push_back(std::move(run));
+    std::reverse(runs.begin(), runs.end());  // oldest first
+  } else {
+    for (const int64_t id : selection.runs) {
+      auto run = store.run(id);
+      if (!run) throw std::invalid_argument(fmt::format("no run {} (ptxbench results --runs lists them)", id));
+      if (run->kind != "agent")
+        throw std::invalid_argument(
+            fmt::format("run {} evaluated a solutions manifest; a report is made of agent runs", id));
+      runs.push_back(std::move(*run));
+    }
+  }
+
+  Dataset data;
+  for (const auto& run : runs) {
+    RunInfo info{.id = run.id,
+                 .model = run.args.value("model", std::string("?")),
+                 .knowledge = run.args.value("knowledge", std::string("?")),
+                 .started_at = run.started_at,
+                 .finished_at = run.finished_at,
+                 .max_turns = run.args.value("turns", 0),
+                 .samples = run.args.value("samples", 0),
+                 .cpu_only = run.args.value("cpu_only", false)};
+    if (!listed(selection.models, info.model) || !listed(selection.knowledge, info.knowledge)) continue;
+    for (const auto& row : store.trajectories(run.id)) {
+      if (fnmatch(selection.task_glob.c_str(), row.task_id.c_str(), 0) != 0) continue;
+      TrajectoryRecord t{.run_id = run.id,
+                         .trajectory_id = row.id,
+                         .model = row.model,
+                         .knowledge = row.knowledge,
+                         .task = row.task_id,
+                         .sample = row.sample,
+                         .status = row.status,
+                         .max_turns = info.max_turns};
+      if (const Task* task = registry.find(row.task_id)) {
+        t.arch = task->arch;
+        t.family = task->family;
+      } else {
+        t.arch = arch_from_id(row.task_id);
+        t.family = row.task_id.substr(0, row.task_id.find('-'));
+      }
+      for (const auto& turn : store.turns(row.id)) {
+        if (!turn.finished()) {
+          ++t.unfinished_turns;
+          continue;
+        }
+        std::optional<Verdict> verdict;
+        if (turn.evaluation_id) verdict = store.verdict(turn.evaluation_id);
+        t.turns.push_back(turn_record(turn, verdict ? &*verdict : nullptr));
+        if (!turn.code_hash.empty() && !data.code.count(turn.code_hash))
+          if (auto source = store.source(turn.code_hash)) data.code[turn.code_hash] = *source;
+      }
+      data.trajectories.push_back(std::move(t));
+      ++info.trajectories;
+    }
+    if (info.trajectories > 0) data.runs.push_back(info);
+  }
+  return data;
+}
+
+}  // namespace ptxbench::report

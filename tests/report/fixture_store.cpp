@@ -1,0 +1,132 @@
+#include "fixture_store.h"
+
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
+
+#include "agent/agent_run.h"
+#include "store/store.h"
+#include "util/hash.h"
+
+namespace ptxbench::report_fixture {
+
+namespace {
+
+constexpr const char* kTask = "gemm-bf16-n4096-k4096-sm90a";
+
+// A turn's outcome: "verified" with its speedup, a failing stage ("compile", "correct" for numerical,
+// "instructions"), or "extraction" (no code).
+struct Step {
+  std::string outcome;
+  double speedup = 0;
+};
+
+double stage_seconds(const std::string& stage) {
+  if (stage == "compile") return 2.0;
+  if (stage == "static") return 0.1;
+  if (stage == "sanitize") return 1.0;
+  if (stage == "correct") return 3.0;
+  if (stage == "instructions") return 4.0;
+  return 5.0;
+}
+
+Verdict verdict_for(const Step& step, const std::string& source) {
+  Verdict v;
+  v.task_id = kTask;
+  v.arch = "sm_90a";
+  v.submission_hash = sha256_hex(source);
+  v.source_name = "fixture.cu";
+  v.created_at = "2026-12-01T00:00:00Z";
+  v.ptxbench_version = "test";
+  v.host = "NVIDIA H200 (sm_90)";
+  bool after = false;
+  for (const char* name : kStageNames) {
+    StageResult stage{.name = name};
+    if (after) {
+      stage.status = StageStatus::skipped;
+    } else if (name == step.outcome) {
+      stage.status = StageStatus::failed;
+      stage.message = fmt::format("{} failed on purpose", name);
+      stage.wall_s = std::string(name) == "compile" ? 1.0 : stage_seconds(name);
+      after = true;
+    } else {
+      stage.status = StageStatus::passed;
+      stage.wall_s = stage_seconds(name);
+    }
+    v.stages.push_back(stage);
+  }
+  if (step.outcome == "verified") {
+    v.speedup = step.speedup;
+    v.coverage = 0.99;
+  }
+  return v;
+}
+
+std::string error_class_of(const std::string& outcome) {
+  if (outcome == "verified") return "";
+  if (outcome == "correct") return "numerical";
+  if (outcome == "instructions") return "instruction";
+  return outcome;  // compile, extraction
+}
+
+void add_run(Store& store, const std::string& model, int turns, bool stop_when_verified,
+             const std::vector<std::vector<Step>>& samples) {
+  agent::AgentRunSettings settings;
+  settings.model = model;
+  settings.knowledge = "contracts";
+  settings.tasks_pattern = kTask;
+  settings.archs = {"sm_90a"};
+  settings.task_ids = {kTask};
+  settings.samples = static_cast<int>(samples.size());
+  settings.loop.max_turns = turns;
+  settings.loop.stop_when_verified = stop_when_verified;
+  const int64_t run = agent::start_agent_run(store, settings);
+  for (size_t s = 0; s < samples.size(); ++s) {
+    const int sample = static_cast<int>(s) + 1;
+    const int64_t trajectory = store.add_trajectory(run, kTask, sample, model, "contracts");
+    for (size_t i = 0; i < samples[s].size(); ++i) {
+      const Step& step = samples[s][i];
+      const int n = static_cast<int>(i) + 1;
+      const nlohmann::json request = {{"system", "fixture"},
+                                      {"messages", {{{"role", "user"}, {"content", "Task: " + std::string(kTask)}}}}};
+      const int64_t turn = store.begin_turn(trajectory, n, request);
+      const nlohmann::json meta = {
+          {"finish_reason", "stop"},
+          {"usage", {{"input_tokens", 1000 * n}, {"output_tokens", 100 * n}, {"reasoning_tokens", 50 * n}}},
+          {"attempts", 1},
+          {"latency_s", 2.0 * n}};
+      const bool code = step.outcome != "extraction";
+      const std::string source = fmt::format(
+          "// {} sample {} turn {}\n#include <ptxbench/abi.h>\n__global__ void kernel_{}() {{}}\nint tile = {};\n",
+          model, sample, n, n, 64 * n);
+      store.record_reply(turn, code ? "```cuda\n" + source + "```" : "I have no code.", meta,
+                         code ? std::optional<std::string>(source) : std::nullopt);
+      const TurnEnd end{.error_class = error_class_of(step.outcome),
+                        .outcome = code ? fmt::format("{} (fixture)", step.outcome) : "no code: no code block",
+                        .feedback = fmt::format("Feedback on turn {}: {}", n, step.outcome)};
+      if (code) {
+        const Verdict verdict = verdict_for(step, source);
+        store.finish_turn(turn, end, &verdict, source, run);
+      } else {
+        store.finish_turn(turn, end, nullptr, "", run);
+      }
+    }
+    const bool solved = stop_when_verified && samples[s].back().outcome == "verified";
+    store.set_trajectory_status(trajectory, solved ? "solved" : "finished");
+  }
+  store.finish_run(run);
+}
+
+}  // namespace
+
+void write_fixture_store(const std::filesystem::path& database) {
+  Store store(database);
+  add_run(store, "m1", 4, false,
+          {{{"compile"}, {"verified", 0.8}, {"verified", 1.2}, {"correct"}},
+           {{"verified", 0.5}, {"verified", 0.9}, {"instructions"}, {"extraction"}},
+           {{"extraction"}, {"compile"}, {"correct"}, {"instructions"}}});
+  add_run(store, "m2", 2, true, {{{"verified", 1.5}}, {{"compile"}, {"correct"}}});
+}
+
+}  // namespace ptxbench::report_fixture

@@ -1,0 +1,23 @@
+// A small store of two agent runs whose report numbers are computed by hand in tests/unit/test_report.cpp
+// (and drawn in tests/browser: every chart has data). Runs, trajectories and turns:
+//
+// run 1: model m1, knowledge contracts, 4 turns, 3 samples of gemm-bf16-n4096-k4096-sm90a, finished
+//   #1  compile | verified 0.8x | verified 1.2x | numerical
+//   #2  verified 0.5x | verified 0.9x | instruction | extraction (no code)
+//   #3  extraction | compile | numerical | instruction
+// run 2: model m2, knowledge contracts, 2 turns, 2 samples, stopping when verified
+//   #1  verified 1.5x (solved)
+//   #2  compile | numerical
+//
+// Turn n's usage: input 1000n, output 100n, reasoning 50n tokens, latency 2n s. A verdict's stages took: compile
+// 2 s, static 0.1 s, sanitize 1 s, correct 3 s, instructions 4 s, time 5 s; a failed compile 1 s. Host "NVIDIA
+// H200 (sm_90)".
+#pragma once
+
+#include <filesystem>
+
+namespace ptxbench::report_fixture {
+
+void write_fixture_store(const std::filesystem::path& database);
+
+}  // namespace ptxbench::report_fixture
