@@ -72,6 +72,16 @@ static int swizzled128(int r, int c_elems, int elem_bytes) {
   return r * per_row + (((c_elems / per_chunk) ^ (r % 8)) * per_chunk) + c_elems % per_chunk;
 }
 
+// Thread 0 initialises `bar` for one arrival (a TMA load's arrive_expect_tx); every thread returns once it is
+// initialised and visible to the async proxy.
+__device__ void init_barrier_for_one(uint64_t* bar) {
+  if (threadIdx.x == 0) {
+    mbarrier_init(bar, 1);
+    fence_barrier_init();
+  }
+  __syncthreads();
+}
+
 // ------------------------------------------------------------------------------------------------ TMA, rank 1-5
 
 // Loads one box with TMA (complete_tx on an mbarrier), copies the shared box to `raw` with ordinary loads and
@@ -745,11 +755,7 @@ __global__ void __launch_bounds__(128, 1)
   __shared__ alignas(1024) __nv_bfloat16 sb[B_ELEMS];
   __shared__ uint64_t bar;
   const int t = threadIdx.x;
-  if (t == 0) {
-    mbarrier_init(&bar, 1);
-    fence_barrier_init();
-  }
-  __syncthreads();
+  init_barrier_for_one(&bar);
   if (t == 0) {
     constexpr uint32_t bytes_b = (TB ? (N + 63) / 64 * 64 : N) * 64 * 2;
     mbarrier_arrive_expect_tx(&bar, (RS ? 0 : 64 * 64 * 2) + bytes_b);
@@ -882,11 +888,7 @@ __global__ void __launch_bounds__(128, 1)
   __shared__ alignas(1024) __nv_bfloat16 sb[N * 64];
   __shared__ uint64_t bar;
   const int t = threadIdx.x;
-  if (t == 0) {
-    mbarrier_init(&bar, 1);
-    fence_barrier_init();
-  }
-  __syncthreads();
+  init_barrier_for_one(&bar);
   if (t == 0) {
     mbarrier_arrive_expect_tx(&bar, (64 + N) * 64 * 2);
     tma_load_2d(sa, &map_a, &bar, 0, 0);
@@ -1004,11 +1006,7 @@ __global__ void __launch_bounds__(128, 1)
   __shared__ alignas(1024) __nv_bfloat16 sv[64 * 64];
   __shared__ uint64_t bar;
   const int t = threadIdx.x;
-  if (t == 0) {
-    mbarrier_init(&bar, 1);
-    fence_barrier_init();
-  }
-  __syncthreads();
+  init_barrier_for_one(&bar);
   if (t == 0) {
     mbarrier_arrive_expect_tx(&bar, 3 * 64 * 64 * 2);
     tma_load_2d(sq, &map_q, &bar, 0, 0);
