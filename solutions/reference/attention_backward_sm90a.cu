@@ -28,7 +28,9 @@
 //        into the fp32 accumulator in the workspace by a TMA reduce-add (4-D map [B, Sq, Hq, D], which clips rows
 //        past Sq and columns past D). Atomic reduction rather than a separate dQ pass: a dQ pass would recompute
 //        S and dP (two more of the five GEMMs); the reduce-add costs 16 KB of L2 traffic per consumer and step.
-//      - setmaxnreg gives the consumers 232 registers and the producer 40 (232 + 232 + 40 = 3 x 168).
+//      - Overlap inside a consumer: dP^T runs while P^T is computed, dV += P^T dO while dS^T is computed and stored.
+//      - setmaxnreg gives the consumers 240 registers and the producer 24 (240 + 240 + 24 = 3 x 168), as
+//        FlashAttention-3 does: with 232, ptxas serialised the wgmmas (C7512) for D = 96 and 128.
 //      - Epilogue: dK (times scale) and dV to bf16, stored from registers, clipped to Sk and D.
 //   3. convert: dQ = bf16(scale * accumulator), element-wise (the accumulator has dQ's [B, Sq, Hq, D] layout).
 //
@@ -155,7 +157,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   if (warpgroup == 0) {
     // ------------------------------------------------------------------------------------------ producer
-    setmaxnreg_dec<40>();
+    setmaxnreg_dec<24>();
     if (threadIdx.x == 0) {
       mbarrier_arrive_expect_tx(kv_full, 2 * C::kKVBytes);
       for (int bd = 0; bd < C::kBlocksD; ++bd) {
@@ -189,7 +191,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     __syncwarp();
   } else {
     // ------------------------------------------------------------------------------------------ consumers
-    setmaxnreg_inc<232>();
+    setmaxnreg_inc<240>();
     const int wg = warpgroup - 1;  // which 64 keys of the block
     const int tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
     const int key0 = j0 + wg * 64;
@@ -270,9 +272,20 @@ __global__ void __launch_bounds__(kThreads, 1)
         uint32_t pa[4][4];  // P^T as the A operand of dV += P^T dO (k-step j = queries 16j .. 16j + 15)
         wgmma_acc_to_a<64>(s, pa);
 
-        wgmma_wait<0>();  // dP^T is ready
+        // ---- dV += P^T dO (RS, m64 n kDp, K = 64 queries; dO is the MN-major B operand: K index = query row,
+        // 128-byte rows of 64 columns of D, the D boxes kTileBox apart). Issued now, it runs while dS^T is made.
+#pragma unroll
+        for (int j = 0; j < 4; ++j) wgmma_fence_operand(pa[j]);
+        wgmma_fence_operand(dv);
+        wgmma_fence();
+        const uint64_t desc_do_mn = make_desc_mn128(do_tile, C::kTileBox);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) wgmma_bf16_rs<C::kDp, 1>(dv, pa[j], desc_advance(desc_do_mn, 2048 * j), 1);
+        wgmma_commit();
+
+        wgmma_wait<1>();  // dP^T is ready (dV may still run; dv and pa stay untouched until wgmma_wait<0>)
         wgmma_fence_operand(dp);
-        // ---- dS^T = P^T (dP^T - Delta[query])
+        // ---- dS^T = P^T (dP^T - Delta[query]); s still holds P^T in fp32
 #pragma unroll
         for (int a = 0; a < 8; ++a) {
           const float2 dl = *reinterpret_cast<const float2*>(delta + 8 * a + 2 * (tid % 4));
@@ -293,20 +306,12 @@ __global__ void __launch_bounds__(kThreads, 1)
           stmatrix_x4(ds_buf + ds_row * kRowBytes + (((2 * j + lane / 16) ^ (lane % 8)) * 16), da[j]);
         fence_proxy_async_shared();  // generic writes, read next by wgmma (async proxy)
 
-        // ---- dV += P^T dO and dK += dS^T Q (RS, m64 n kDp, K = 64 queries; dO and Q are MN-major B operands:
-        // K index = query row, 128-byte rows of 64 columns of D, the D boxes kTileBox apart)
+        // ---- dK += dS^T Q (RS, as dV; Q is the MN-major B operand)
 #pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          wgmma_fence_operand(pa[j]);
-          wgmma_fence_operand(da[j]);
-        }
-        wgmma_fence_operand(dv);
+        for (int j = 0; j < 4; ++j) wgmma_fence_operand(da[j]);
         wgmma_fence_operand(dk);
         wgmma_fence();
-        const uint64_t desc_do_mn = make_desc_mn128(do_tile, C::kTileBox);
         const uint64_t desc_q_mn = make_desc_mn128(q_tile, C::kTileBox);
-#pragma unroll
-        for (int j = 0; j < 4; ++j) wgmma_bf16_rs<C::kDp, 1>(dv, pa[j], desc_advance(desc_do_mn, 2048 * j), 1);
 #pragma unroll
         for (int j = 0; j < 4; ++j) wgmma_bf16_rs<C::kDp, 1>(dk, da[j], desc_advance(desc_q_mn, 2048 * j), 1);
         wgmma_commit();
