@@ -26,7 +26,8 @@
 //        keys; D = 64: consumer w computes all 64 columns over its own 64 keys, and both add their partials.
 //      - The 64 x 64 fp32 dQ tile goes to shared memory (128B-swizzled fp32 boxes of 32 columns) and is added
 //        into the fp32 accumulator in the workspace by a TMA reduce-add (4-D map [B, Sq, Hq, D], which clips rows
-//        past Sq and columns past D). Atomic reduction rather than a separate dQ pass: a dQ pass would recompute
+//        past Sq and columns past D). D = 64: consumer 0 first adds consumer 1's partial tile from shared memory
+//        (named barrier), so each tile is reduced into L2 once. Atomic reduction rather than a separate dQ pass: a dQ pass would recompute
 //        S and dP (two more of the five GEMMs); the reduce-add costs 16 KB of L2 traffic per consumer and step.
 //      - Overlap inside a consumer: dP^T runs while P^T is computed, dV += P^T dO while dS^T is computed and stored.
 //      - setmaxnreg gives the consumers 240 registers and the producer 24 (240 + 240 + 24 = 3 x 168), as
@@ -58,6 +59,7 @@ constexpr int kRowBytes = 128;    // one 64-column bf16 box row, the 128B swizzl
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr uint32_t kBarDS = 1;    // named barrier: both consumers stored their dS^T (256 threads)
 constexpr uint32_t kBarDQ = 2;    // 2, 3: a consumer's own dQ staging buffer (128 threads)
+constexpr uint32_t kBarDQSum = 4; // D = 64: consumer 1's partial dQ tile is in shared memory (256 threads)
 
 template <int D>
 struct Config {
@@ -339,25 +341,45 @@ __global__ void __launch_bounds__(kThreads, 1)
         // Every read of this stage (wgmma and the statistics) is done: hand it back to the producer.
         if (lane == 0) mbarrier_arrive(&empty[stage]);
 
-        // ---- dQ tile -> shared memory (two [64][32] fp32 boxes, 128B swizzle) -> TMA reduce-add
+        // ---- dQ tile -> shared memory (two [64][32] fp32 boxes, 128B swizzle) -> TMA reduce-add. Element i of
+        // thread tid: row wgmma_acc_row(i, tid), columns c, c + 1 (c = wgmma_acc_col(i, tid) even, one 16-byte
+        // chunk). D = 64: consumer 1 hands its partial sum to consumer 0 through its own buffer, and consumer 0
+        // adds it and issues the only reduction of the tile (half the L2 traffic of two reductions).
+        auto dq_slot = [&](uint8_t* buf, int i) {
+          const int r = wgmma_acc_row(i, tid), c = wgmma_acc_col(i, tid), cc = c % 32;
+          return reinterpret_cast<float2*>(buf + (c / 32) * C::kDQBox + r * kRowBytes + (((cc / 4) ^ (r % 8)) * 16) +
+                                           (cc % 4) * 4);
+        };
         uint8_t* dq_buf = smem + C::kOffDQ + wg * C::kDQBytes;
-        if (tid == 0) tma_store_wait_read<0>();  // the previous step's reduction has read the buffer
-        bar_sync(kBarDQ + wg, 128);
+        if (!kDqSplitN && wg == 1) {
+          // Consumer 0 finished reading this buffer (previous step) before it arrived on this step's kBarDS.
 #pragma unroll
-        for (int i = 0; i < 32; i += 2) {
-          const int r = wgmma_acc_row(i, tid), c = wgmma_acc_col(i, tid);  // c even: (c, c + 1) in one chunk
-          const int cc = c % 32;
-          *reinterpret_cast<float2*>(dq_buf + (c / 32) * C::kDQBox + r * kRowBytes + (((cc / 4) ^ (r % 8)) * 16) +
-                                     (cc % 4) * 4) = make_float2(dq[i], dq[i + 1]);
-        }
-        fence_proxy_async_shared();
-        bar_sync(kBarDQ + wg, 128);
-        if (tid == 0) {
+          for (int i = 0; i < 32; i += 2) *dq_slot(dq_buf, i) = make_float2(dq[i], dq[i + 1]);
+          bar_arrive(kBarDQSum, 256);  // consumer 1's partial is in its buffer
+        } else {
+          if (tid == 0) tma_store_wait_read<0>();  // the previous step's reduction has read the buffer
+          bar_sync(kBarDQ + wg, 128);
+          if (!kDqSplitN) {
+            bar_sync(kBarDQSum, 256);  // wait for consumer 1's partial
+            uint8_t* other = smem + C::kOffDQ + C::kDQBytes;
 #pragma unroll
-          for (int box = 0; box < 2; ++box)
-            if (dq_col0 + 32 * box < D)  // D = 96: columns 96..127 are padding
-              tma_reduce_add_4d(&map_dq, dq_buf + box * C::kDQBox, dq_col0 + 32 * box, h, m0, b);
-          tma_store_commit();
+            for (int i = 0; i < 32; i += 2) {
+              const float2 o = *dq_slot(other, i);
+              dq[i] += o.x;
+              dq[i + 1] += o.y;
+            }
+          }
+#pragma unroll
+          for (int i = 0; i < 32; i += 2) *dq_slot(dq_buf, i) = make_float2(dq[i], dq[i + 1]);
+          fence_proxy_async_shared();
+          bar_sync(kBarDQ + wg, 128);
+          if (tid == 0) {
+#pragma unroll
+            for (int box = 0; box < 2; ++box)
+              if (dq_col0 + 32 * box < D)  // D = 96: columns 96..127 are padding
+                tma_reduce_add_4d(&map_dq, dq_buf + box * C::kDQBox, dq_col0 + 32 * box, h, m0, b);
+            tma_store_commit();
+          }
         }
 
         if (++stage == kStages) {
