@@ -27,8 +27,9 @@
 //      - The 64 x 64 fp32 dQ tile goes to shared memory (128B-swizzled fp32 boxes of 32 columns) and is added
 //        into the fp32 accumulator in the workspace by a TMA reduce-add (4-D map [B, Sq, Hq, D], which clips rows
 //        past Sq and columns past D). D = 64: consumer 0 first adds consumer 1's partial tile from shared memory
-//        (named barrier), so each tile is reduced into L2 once. Atomic reduction rather than a separate dQ pass: a dQ pass would recompute
-//        S and dP (two more of the five GEMMs); the reduce-add costs 16 KB of L2 traffic per consumer and step.
+//        (named barrier), so each tile is reduced into L2 once. Atomic reduction rather than a separate dQ pass: a
+//        dQ pass would recompute S and dP (two more of the five GEMMs); the reduce-add costs 16 KB of L2 traffic
+//        per 64 x 64 tile, 32 KB per step at D = 128.
 //      - Overlap inside a consumer: dP^T runs while P^T is computed, dV += P^T dO while dS^T is computed and stored.
 //      - setmaxnreg gives the consumers 240 registers and the producer 24 (240 + 240 + 24 = 3 x 168), as
 //        FlashAttention-3 does: with 232, ptxas serialised the wgmmas (C7512) for D = 96 and 128.
@@ -446,7 +447,8 @@ __global__ void __launch_bounds__(256)
   for (long long k = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; k < quads;
        k += static_cast<long long>(gridDim.x) * blockDim.x) {
     const float4 v = reinterpret_cast<const float4*>(dq_acc)[k];
-    reinterpret_cast<uint2*>(dQ)[k] = make_uint2(pack_bf16x2(v.x * scale, v.y * scale), pack_bf16x2(v.z * scale, v.w * scale));
+    reinterpret_cast<uint2*>(dQ)[k] =
+        make_uint2(pack_bf16x2(v.x * scale, v.y * scale), pack_bf16x2(v.z * scale, v.w * scale));
   }
 }
 
