@@ -204,6 +204,27 @@ __device__ __forceinline__ void tma_reduce_add_2d(const CUtensorMap* map, const 
                : "memory");
 }
 
+// Adds shared `src` element-wise into the 3D box at (c0, c1, c2) of global memory (atomic per element, like
+// tma_reduce_add_2d: several CTAs may add into the same box). Contract: "TMA stores".
+__device__ __forceinline__ void tma_reduce_add_3d(const CUtensorMap* map, const void* src, int32_t c0, int32_t c1,
+                                                  int32_t c2) {
+  asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3, %4}], [%1];" ::"l"(
+                   tmap_addr(map)),
+               "r"(smem_addr(src)), "r"(c0), "r"(c1), "r"(c2)
+               : "memory");
+}
+
+// Adds shared `src` element-wise into the 4D box at (c0..c3) of global memory (atomic per element): e.g. an fp32
+// accumulator of a [B][S][H][D] tensor that several CTAs add partial sums into. Contract: "TMA stores".
+__device__ __forceinline__ void tma_reduce_add_4d(const CUtensorMap* map, const void* src, int32_t c0, int32_t c1,
+                                                  int32_t c2, int32_t c3) {
+  asm volatile(
+      "cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3, %4, %5}], [%1];" ::"l"(
+          tmap_addr(map)),
+      "r"(smem_addr(src)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+      : "memory");
+}
+
 // Closes the bulk group of this thread's TMA stores issued since the last commit. Contract: "TMA stores".
 __device__ __forceinline__ void tma_store_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
 

@@ -389,6 +389,84 @@ static void test_tma_store_reduce() {
           "tma_store_wait_read"});
 }
 
+// Each of `gridDim.x` CTAs writes a 16 x 32 fp32 tile in the 128B-swizzled layout a load with the same map would
+// give (chunk c of row r at chunk c ^ (r % 8)), then adds it into the same box of a 3-D or 4-D tensor with a TMA
+// reduction: the box ends up holding the initial value plus every CTA's tile, and rows past the tensor are clipped.
+template <int R>
+__global__ void tma_reduce_nd_kernel(const __grid_constant__ CUtensorMap map, int c0, int c1, int c2, int c3) {
+  __shared__ alignas(1024) float tile[16 * 32];
+  for (int i = threadIdx.x; i < 16 * 32; i += blockDim.x) {
+    const int r = i / 32, c = i % 32;
+    tile[r * 32 + (((c / 4) ^ (r % 8)) * 4) + c % 4] = static_cast<float>(i) + 0.25f * blockIdx.x;
+  }
+  fence_proxy_async_shared();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    if constexpr (R == 3)
+      tma_reduce_add_3d(&map, tile, c0, c1, c2);
+    else
+      tma_reduce_add_4d(&map, tile, c0, c1, c2, c3);
+    tma_store_commit();
+    tma_store_wait<0>();
+  }
+}
+
+// A [2][40][3][64] fp32 tensor filled with 1: the 4-D map is {64, 3, 40, 2}, the 3-D one views it as [80][3][64].
+// Box {32, 1, 16(, 1)} at column 32 and rows 32..47 of one (batch, head): rows 40..47 lie past the end and are
+// clipped. Two CTAs add into the same box.
+template <int R>
+static void test_tma_reduce_nd() {
+  const int B = 2, S = 40, H = 3, D = 64, ctas = 2;
+  const size_t n = size_t(B) * S * H * D;
+  float* d;
+  CUDA_CHECK(cudaMalloc(&d, n * 4));
+  std::vector<float> h(n, 1.0f);
+  CUDA_CHECK(cudaMemcpy(d, h.data(), n * 4, cudaMemcpyHostToDevice));
+  const int c0 = 32, head = 1, row0 = 32, batch = 1;
+  CUtensorMap map;
+  bool ok;
+  if (R == 4) {
+    const uint64_t dims[4] = {uint64_t(D), uint64_t(H), uint64_t(S), uint64_t(B)};
+    const uint64_t strides[3] = {uint64_t(D) * 4, uint64_t(H) * D * 4, uint64_t(S) * H * D * 4};
+    const uint32_t box[4] = {32, 1, 16, 1};
+    ok = make_tensor_map(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, d, dims, strides, box,
+                         CU_TENSOR_MAP_SWIZZLE_128B) == cudaSuccess;
+  } else {
+    const uint64_t dims[3] = {uint64_t(D), uint64_t(H), uint64_t(B) * S};
+    const uint64_t strides[2] = {uint64_t(D) * 4, uint64_t(H) * D * 4};
+    const uint32_t box[3] = {32, 1, 16};
+    ok = make_tensor_map(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, d, dims, strides, box,
+                         CU_TENSOR_MAP_SWIZZLE_128B) == cudaSuccess;
+  }
+  if (ok) {
+    if (R == 4)
+      tma_reduce_nd_kernel<4><<<ctas, 128>>>(map, c0, head, row0, batch);
+    else
+      tma_reduce_nd_kernel<3><<<ctas, 128>>>(map, c0, head, batch * S + row0, 0);
+    sync_or_die("tma_reduce_nd_kernel");
+    CUDA_CHECK(cudaMemcpy(h.data(), d, n * 4, cudaMemcpyDeviceToHost));
+    int bad = 0;
+    for (int b = 0; b < B; ++b)
+      for (int s = 0; s < S; ++s)
+        for (int hh = 0; hh < H; ++hh)
+          for (int c = 0; c < D; ++c) {
+            const int r = s - row0, cc = c - c0;
+            const bool in = b == batch && hh == head && r >= 0 && r < 16 && cc >= 0 && cc < 32;
+            float want = 1.0f;
+            if (in)
+              for (int k = 0; k < ctas; ++k) want += static_cast<float>(r * 32 + cc) + 0.25f * k;
+            const float got = h[((size_t(b) * S + s) * H + hh) * D + c];
+            if (got != want && bad++ < 5)
+              std::printf("    reduce %dd (b %d, s %d, h %d, d %d): got %g want %g\n", R, b, s, hh, c, got, want);
+          }
+    ok = bad == 0;
+  }
+  CUDA_CHECK(cudaFree(d));
+  record(R == 4 ? "tma 4-D reduce-add, 128B swizzle, 2 CTAs" : "tma 3-D reduce-add, 128B swizzle, 2 CTAs", ok,
+         {R == 4 ? "tma_reduce_add_4d" : "tma_reduce_add_3d", "fence_proxy_async_shared", "tma_store_commit",
+          "tma_store_wait"});
+}
+
 // ------------------------------------------------------------------------------------------------ cluster: multicast
 
 // Cluster of 2: each CTA loads half of a 64 x 64 bf16 tile and multicasts it to both; both must see the whole tile.
@@ -1153,6 +1231,8 @@ int main() {
   test_tma_swizzle();
   test_tma_global_map();
   test_tma_store_reduce();
+  test_tma_reduce_nd<3>();
+  test_tma_reduce_nd<4>();
   test_tma_multicast();
   test_cluster_dsmem();
   test_mbarrier_phases();
