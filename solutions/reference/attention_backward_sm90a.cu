@@ -9,7 +9,8 @@
 //      padded to a multiple of 64 rows per (b, h) with lse2 = +inf, Delta = 0, so query rows past Sq need no mask.
 //   2. main: one CTA per (b, KV head g, block of 128 keys). It keeps the block's K and V in shared memory and its
 //      dK, dV in registers, and loops over the query heads of group g (GQA: dK and dV sum over them here, with no
-//      atomics) and their blocks of 64 query rows (causal: only the blocks that see a key of the block).
+//      atomics) and their blocks of 64 query rows (causal: only the blocks that see a key of the block), each key
+//      block starting at its own place in that cycle so that neighbouring CTAs add into different dQ tiles.
 //      - Warpgroup 0 is the producer: one thread loads K and V once, then for each step the Q and dO tiles and the
 //        64 lse2 and Delta values, all by TMA (Q, K, V, dO through 4-D [B, S, H, D] maps, 128B swizzle, 64 columns
 //        of D per box; rows past Sq or Sk load as zeros) into a two-stage ring of mbarriers.
@@ -139,7 +140,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   cta_work(p, b, g, n);
   const int j0 = n * kBN;
   const int group = p.Hq / p.Hkv;
-  const int m_begin = first_q_block(p, j0), m_end = p.q_blocks;
+  const int m_begin = first_q_block(p, j0), m_count = p.q_blocks - m_begin;
+  // The t-th query block of a head's loop. Each key block starts at its own place in the cycle, so the CTAs of one
+  // (b, g) do not reduce-add into the same dQ tile at the same time.
+  const auto q_block = [&](int t) { return m_begin + (t + n) % m_count; };
   const int warpgroup = threadIdx.x / 128;
 
   if (threadIdx.x == 0) {
@@ -172,7 +176,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       uint32_t phase = 0;
       for (int hh = 0; hh < group; ++hh) {
         const int h = g * group + hh, bh = b * p.Hq + h;
-        for (int m = m_begin; m < m_end; ++m) {
+        for (int t = 0; t < m_count; ++t) {
+          const int m = q_block(t);
           mbarrier_wait(&empty[stage], phase ^ 1);  // the first pass does not block (contract: mbarrier phases)
           mbarrier_arrive_expect_tx(&full[stage], C::kStageTx);  // whole boxes, zero-filled parts included
           uint8_t* q_tile = smem + C::kOffQ + stage * C::kTileBytes;
@@ -227,8 +232,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     int step = 0;
     for (int hh = 0; hh < group; ++hh) {
       const int h = g * group + hh;
-      for (int m = m_begin; m < m_end; ++m, ++step) {
-        const int m0 = m * kBM;
+      for (int t = 0; t < m_count; ++t, ++step) {
+        const int m0 = q_block(t) * kBM;
         mbarrier_wait(&full[stage], phase);
         uint8_t* q_tile = smem + C::kOffQ + stage * C::kTileBytes;
         uint8_t* do_tile = smem + C::kOffDO + stage * C::kTileBytes;
@@ -454,7 +459,8 @@ __global__ void __launch_bounds__(256)
 
 // Workspace: the fp32 dQ accumulator, then lse2 and Delta ([2][B * Hq][Sq rounded up to 64]).
 size_t dq_acc_bytes(int B, int Hq, int Sq, int D) {
-  return static_cast<size_t>(B) * Hq * Sq * D * sizeof(float);  // a multiple of 128 bytes (D * 4 is)
+  // Rounded up to 256 bytes, the alignment the ABI gives the workspace, for the statistics that follow.
+  return (static_cast<size_t>(B) * Hq * Sq * D * sizeof(float) + 255) & ~size_t(255);
 }
 int padded_sq(int Sq) { return (Sq + kBM - 1) / kBM * kBM; }
 size_t stat_bytes(int B, int Hq, int Sq) { return 2 * static_cast<size_t>(B) * Hq * padded_sq(Sq) * sizeof(float); }
