@@ -69,15 +69,19 @@ AgentRunResult run_agent(int64_t run_id, const AgentRunSettings& settings, const
   }
   result.driven = static_cast<int>(pending.size());
 
-  // The first message once per task: the kit files are read once.
-  std::map<std::string, std::string> first_messages;
+  // The knowledge once per task: the kit files are read once. The first message per trajectory.
+  std::map<std::string, std::string> knowledge;
+  std::map<int64_t, std::string> first_messages;
   for (const auto& row : pending) {
-    if (first_messages.count(row.task_id)) continue;
     const Task* task = context.registry->find(row.task_id);
     if (!task)
       throw std::invalid_argument("run " + std::to_string(run_id) +
                                   " has a task that no longer exists: " + row.task_id);
-    first_messages[row.task_id] = first_message(*task, knowledge_text(context.kits_dir, *task, *level));
+    if (!knowledge.count(row.task_id))
+      knowledge[row.task_id] = knowledge_text(context.kits_dir, *task, *level);
+    first_messages[row.id] = context.first_message_for
+                                 ? context.first_message_for(row, *task, knowledge[row.task_id])
+                                 : first_message(*task, knowledge[row.task_id]);
   }
 
   std::mutex event_mutex;
@@ -93,7 +97,7 @@ AgentRunResult run_agent(int64_t run_id, const AgentRunSettings& settings, const
       TrajectoryContext c{.run_id = run_id,
                           .row = pending[i],
                           .task = context.registry->find(pending[i].task_id),
-                          .first_message = first_messages.at(pending[i].task_id),
+                          .first_message = first_messages.at(pending[i].id),
                           .options = settings.loop,
                           .provider = context.provider,
                           .evaluator = context.evaluator,

@@ -45,6 +45,10 @@ struct AgentRunContext {
   std::filesystem::path kits_dir;
   int parallel = 4;                                // trajectories driven at once
   std::function<void(const TurnEvent&)> on_event;  // called under a lock, one event at a time
+  // When set, each trajectory's first message (fixit's repair prompt: the task with a failed attempt);
+  // otherwise the task's own (first_message). Called once per trajectory not yet terminal.
+  std::function<std::string(const TrajectoryRow&, const Task&, const std::string& knowledge)>
+      first_message_for;
 };
 
 struct AgentRunResult {
