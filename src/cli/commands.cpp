@@ -19,6 +19,7 @@
 #include "agent/prompt.h"
 #include "agent/reference_model.h"
 #include "agent/summary.h"
+#include "cli/helpers.h"
 #include "cli/progress.h"
 #include "cli/project.h"
 #include "compile/cache.h"
@@ -42,16 +43,16 @@ namespace {
 
 using nlohmann::json;
 
-struct Context {
-  ProjectPaths paths;
-  TaskRegistry registry;
-};
+}  // namespace
 
+// Shared with the other commands' files (cli/helpers.h).
 Context open_project(const CommonOptions& common) {
   Context ctx{find_project(common.root, common.data), {}};
   ctx.registry = TaskRegistry::load(ctx.paths.tasks());
   return ctx;
 }
+
+namespace {
 
 const Task* find_task_or_complain(const Context& ctx, const std::string& id) {
   const Task* task = ctx.registry.find(id);
@@ -79,6 +80,8 @@ CompileOptions compile_options(const ProjectPaths& paths, const Task& task, bool
   return options;
 }
 
+}  // namespace
+
 // Every command that compiles first brings the compile cache within its limit, least recently used entries
 // first (compile/cache.h says why entries in use are safe).
 void keep_compile_cache_within_limit(const ProjectPaths& paths) {
@@ -94,7 +97,7 @@ GpuInfo gpu_for(bool cpu_only) {
 }
 
 EvalOptions eval_options(const ProjectPaths& paths, const Task& task, bool no_cache, const GpuInfo& gpu,
-                         double stage_time_limit_s, const std::vector<std::string>& stages = {}) {
+                         double stage_time_limit_s, const std::vector<std::string>& stages) {
   EvalOptions options{compile_options(paths, task, no_cache), gpu, {}};
   options.tools.runner = find_runner();
   options.tools.scratch = paths.data / "scratch" / std::to_string(getpid());
@@ -103,6 +106,8 @@ EvalOptions eval_options(const ProjectPaths& paths, const Task& task, bool no_ca
   if (!stages.empty()) options.tools.stages = stages;
   return options;
 }
+
+namespace {
 
 int exit_code_for(OverallStatus status) {
   switch (status) {
@@ -403,6 +408,8 @@ bool given(const RunCommandOptions& options, const char* name) {
   return std::find(options.given.begin(), options.given.end(), name) != options.given.end();
 }
 
+}  // namespace
+
 std::filesystem::path catalogue_path(const ProjectPaths& paths, const std::string& option) {
   if (!option.empty()) return option;
   if (const char* env = std::getenv("PTXBENCH_MODELS"); env && *env) return env;
@@ -422,6 +429,8 @@ bool lock_run(const ProjectPaths& paths, int64_t run_id) {
   close(fd);
   return false;
 }
+
+namespace {
 
 int run_agent_command(const CommonOptions& common, const RunCommandOptions& options) {
   Context ctx = open_project(common);
