@@ -1,0 +1,96 @@
+// Fixit's datasets: the declarative spec a variant is built from (fixit/*.json, docs/fixit.md), the examples
+// in chat form, and their export: JSONL that TRL's SFTTrainer, Hugging Face `datasets` and OpenAI fine-tuning
+// read, with a data card.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "fixit/fixit.h"
+#include "store/store.h"
+#include "task/task.h"
+
+namespace ptxbench::fixit {
+
+// How an example's messages are laid out.
+enum class Layout {
+  fix,        // system, user (the problem), assistant (the failed code, no loss), user (the verdict),
+              // assistant (the reasoning and the fixed code: the loss)
+  direct,     // system, user (the problem), assistant (the verified code: the loss)
+};
+std::string to_string(Layout layout);
+std::optional<Layout> layout_from_string(const std::string& text);
+
+enum class Balance { none, before_repair, after_repair };
+std::string to_string(Balance balance);
+
+// A variant (docs/fixit.md has every field).
+struct Spec {
+  std::string name;
+  std::string about;  // one line
+  bool correct_source = false;  // "source": "correct" (direct generation) or "failures"
+  MineOptions mine;             // runs, model, tasks, error classes, turns, seed; quotas go by `balance`
+  Balance balance = Balance::none;
+  Quotas quotas;
+  std::string teacher;  // "" only with correct_source
+  int teacher_turns = 5;
+  std::string knowledge = "contracts";  // what the teacher is shown of the kit
+  std::string reasoner;  // "": no reasoning; "@source": the model whose turns were mined
+  ReasonLimits limits;
+  int reason_attempts = 2;
+  Layout layout = Layout::fix;
+  std::vector<std::string> holdout;  // task globs held out of the training split (a generalisation split)
+};
+
+// Throws std::invalid_argument naming the field that is wrong, for a spec that is not an object of the known
+// fields with the right types and a coherent combination (a fix layout needs failures and a teacher; direct
+// generation needs verified code and no teacher).
+Spec parse_spec(const nlohmann::json& doc);
+Spec load_spec(const std::filesystem::path& file);
+nlohmann::json to_json(const Spec& spec);
+
+// One example: its messages, and what it comes from.
+struct Example {
+  nlohmann::json messages;  // [{"role", "content"[, "weight"]}]
+  nlohmann::json meta;      // task, family, error_class, turn, source model, evaluation ids, ...
+  std::string task_id;
+};
+
+struct ExampleSources {
+  std::vector<Repair> repairs;              // fix layout: the verified ones are used
+  std::map<int64_t, std::string> reasoning;  // by repair trajectory; required for each when `need_reasoning`
+  bool need_reasoning = false;
+  std::vector<Mined> correct;  // direct layout
+  std::string teacher, reasoner;
+};
+
+// The examples, each checked against the store: its code is the submission of a stored evaluation whose
+// verdict passed every stage (throws std::runtime_error otherwise: the data must never hold an unverified fix).
+std::vector<Example> make_examples(Store& store, const TaskRegistry& registry, Layout layout,
+                                   const ExampleSources& sources);
+
+enum class ExportFormat {
+  messages,  // {"messages": [...], "metadata": {...}}: TRL, datasets; the loss on assistant messages with weight 1
+  openai,    // {"messages": [...]} only: OpenAI's fine-tuning upload (it honours "weight" on assistant messages);
+             // each line's metadata in train.metadata.jsonl / heldout.metadata.jsonl, line for line
+  prompt_completion,  // {"prompt": [...], "completion": [last], "metadata"}: TRL's loss on the completion alone
+};
+std::optional<ExportFormat> export_format_from_string(const std::string& text);
+
+// Writes train.jsonl and heldout.jsonl (examples of tasks matching `holdout`), card.json and card.md into
+// `dir`. `card_extra` goes into the card as it is (the spec, the run ids).
+struct ExportResult {
+  int train = 0;
+  int heldout = 0;
+  nlohmann::json card;
+};
+ExportResult export_examples(const std::vector<Example>& examples, const std::filesystem::path& dir,
+                             ExportFormat format, const std::vector<std::string>& holdout,
+                             const nlohmann::json& card_extra);
+
+}  // namespace ptxbench::fixit
