@@ -4,6 +4,7 @@
 #include <exception>
 
 #include "cli/commands.h"
+#include "cli/fixit_commands.h"
 #include "task/task.h"
 
 using namespace ptxbench;
@@ -189,6 +190,9 @@ int main(int argc, char** argv) {
       "last hour)");
   add_json(cache_cmd);
 
+  FixitCommandOptions fixit;
+  auto* fixit_cmd = add_fixit_command(app, fixit, add_json);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -210,6 +214,7 @@ int main(int argc, char** argv) {
     if (results_cmd->parsed()) return results_command(common, results);
     if (report_cmd->parsed()) return report_command(common, report);
     if (cache_cmd->parsed()) return cache_command(common, cache);
+    if (fixit_cmd->parsed()) return fixit_command(common, fixit);
   } catch (const ConfigError& e) {
     std::fprintf(stderr, "ptxbench: %s\n", e.what());
     return kExitConfig;
