@@ -1,0 +1,596 @@
+// Fixit offline: a student's agent run with a scripted model, mined; a teacher and a reasoner behind scripted
+// fake OpenAI-compatible servers; the judge is the agent tests' fake (the seam every agent test uses instead of
+// a GPU), whose verdicts pass only for code that says so. Covered: normalisation and deduplication, filters,
+// quotas, repair verification (verified, correct-only and unverified kept apart), resume after a model error
+// and a judge crash, the reasoning checks, spec parsing (the shipped specs too), the build end to end and
+// resumed, and the export (every line parsed back, roles in order, the loss marked, every example's code a
+// passing evaluation of the store).
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <fmt/format.h>
+#include <atomic>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "agent/extract.h"
+#include "agent/feedback.h"
+#include "agent/prompt.h"
+#include "agent_fakes.h"
+#include "fixit/build.h"
+#include "fixit/dataset.h"
+#include "fixit/fixit.h"
+#include "util/files.h"
+#include "util/subprocess.h"
+
+using namespace ptxbench;
+using namespace ptxbench::fixit;
+using namespace ptxbench::testing_agent;
+using nlohmann::json;
+
+namespace {
+
+// An OpenAI-compatible chat server on 127.0.0.1 answering each request with answer(the request's messages).
+class ScriptedServer {
+ public:
+  explicit ScriptedServer(std::function<std::string(const json& messages)> answer) : answer_(std::move(answer)) {
+    server_.Post(".*", [this](const httplib::Request& req, httplib::Response& res) {
+      const json body = json::parse(req.body);
+      ++calls;
+      const std::string text = answer_(body.at("messages"));
+      res.set_content(json{{"id", "x"},
+                           {"object", "chat.completion"},
+                           {"choices",
+                            {{{"index", 0},
+                              {"message", {{"role", "assistant"}, {"content", text}}},
+                              {"finish_reason", "stop"}}}},
+                           {"usage", {{"prompt_tokens", 10}, {"completion_tokens", 20}}}}
+                          .dump(),
+                      "application/json");
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ~ScriptedServer() {
+    server_.stop();
+    thread_.join();
+  }
+  std::unique_ptr<llm::Provider> provider(const std::string& name) const {
+    llm::ModelSpec spec{.name = name + "-" + std::to_string(port_),
+                        .provider = "openai",
+                        .base_url = "http://127.0.0.1:" + std::to_string(port_) + "/v1",
+                        .model_id = name};
+    spec.max_attempts = 1;
+    return llm::make_provider(spec);
+  }
+  std::atomic<int> calls{0};
+
+ private:
+  std::function<std::string(const json&)> answer_;
+  httplib::Server server_;
+  std::thread thread_;
+  int port_ = 0;
+};
+
+std::string last_user(const json& messages) {
+  for (auto it = messages.rbegin(); it != messages.rend(); ++it)
+    if ((*it)["role"] == "user") return (*it)["content"].get<std::string>();
+  return "";
+}
+
+// The student: per trajectory, turn 1 fails the correct stage (the same code but for a comment: one distinct
+// attempt per task), turn 2 fails to compile (distinct each time), turn 3 passes.
+struct Student {
+  std::atomic<int> n{0};
+  std::string operator()(int turn) {
+    const int k = ++n;
+    if (turn == 1) return reply_with(fmt::format("FAIL correct\n// attempt {}\n   int  a;", k));
+    if (turn == 2) return reply_with(fmt::format("int oops{};", k));
+    return reply_with(fmt::format("// PASS x1.1\n// try {}", k));
+  }
+};
+
+// A store with the student's run: 2 tasks x 3 samples x 3 turns.
+int64_t student_run(AgentHarness& h) {
+  Student student;
+  ScriptedModel model([&student](int turn) { return student(turn); });
+  FakeJudge judge;
+  auto settings = h.settings({kHopperTask, kOtherHopperTask}, 3, {.max_turns = 3});
+  settings.model = "student";
+  const int64_t run = agent::start_agent_run(h.store, settings);
+  EXPECT_EQ(h.run(run, settings, model, judge).errors, 0);
+  return run;
+}
+
+std::map<std::string, int> count_by(const std::vector<Mined>& items, std::string Mined::*field) {
+  std::map<std::string, int> out;
+  for (const auto& m : items) ++out[m.*field];
+  return out;
+}
+
+// The teacher: on the first task fails the instruction stage on its turn 1 (correct-only), passes on turn 2;
+// on the other task answers what only a CPU host would judge (nothing failed, nothing verified).
+std::string teacher_answer(const json& messages) {
+  const std::string first = messages.at(0)["role"] == "system" ? messages.at(1)["content"].get<std::string>()
+                                                               : messages.at(0)["content"].get<std::string>();
+  int turn = 1;
+  for (const auto& m : messages) turn += m["role"] == "assistant";
+  if (first.find(kOtherHopperTask) != std::string::npos) return reply_with("// INCOMPLETE");
+  return turn == 1 ? reply_with("// FAIL instructions\nint t1;") : reply_with("// PASS x1.3\nint fixed;");
+}
+
+std::string good_reasoning() {
+  return "The verdict says the correct stage failed: the outputs did not match the reference on every shape. "
+         "The cause is the accumulation, which is done in the wrong order, so partial sums are lost. The fix keeps "
+         "the structure of the kernel and changes only how the partial results are combined, so that every "
+         "element is written once, after all of its products are summed.";
+}
+
+std::vector<json> read_jsonl(const fs::path& file) {
+  std::vector<json> lines;
+  std::ifstream in(file);
+  for (std::string line; std::getline(in, line);) lines.push_back(json::parse(line));  // each line parses
+  return lines;
+}
+
+}  // namespace
+
+TEST(Fixit, NormalisedCodeIgnoresCommentsAndWhitespaceButNotStrings) {
+  EXPECT_EQ(normalize_code("int  a; // x\n/* block\n */ int b;\n"), normalize_code("int a;\nint b;"));
+  EXPECT_NE(normalize_code("int a;"), normalize_code("int b;"));
+  EXPECT_NE(normalize_code("const char* s = \"// not a comment\";"), normalize_code("const char* s = \"\";"));
+}
+
+TEST(Fixit, MinesFailedTurnsDeduplicatedAndFiltered) {
+  AgentHarness h("fixit-mine");
+  const int64_t run = student_run(h);
+  const auto all = mine(h.store, {.runs = {run}});
+  // Per task: one distinct turn-1 attempt (they differ only in a comment), three distinct compile failures.
+  ASSERT_EQ(all.size(), 8u);
+  EXPECT_EQ(count_by(all, &Mined::error_class), (std::map<std::string, int>{{"compile", 6}, {"numerical", 2}}));
+  EXPECT_EQ(count_by(all, &Mined::task_id),
+            (std::map<std::string, int>{{kHopperTask, 4}, {kOtherHopperTask, 4}}));
+  for (const auto& m : all) {
+    EXPECT_EQ(m.model, "student");
+    const auto v = h.store.verdict(m.evaluation_id);
+    ASSERT_TRUE(v);
+    EXPECT_EQ(v->overall(), OverallStatus::failed);
+    EXPECT_EQ(v->submission_hash, m.code_hash);
+  }
+  EXPECT_EQ(mine(h.store, {.runs = {run}, .error_classes = {"compile"}}).size(), 6u);
+  EXPECT_EQ(mine(h.store, {.runs = {run}, .max_turn = 1}).size(), 2u);
+  EXPECT_EQ(mine(h.store, {.runs = {run}, .min_turn = 2}).size(), 6u);
+  EXPECT_EQ(mine(h.store, {.runs = {run}, .tasks = "*n7168*"}).size(), 4u);
+  EXPECT_EQ(mine(h.store, {.runs = {run}, .model = "someone-else"}).size(), 0u);
+  EXPECT_EQ(mine(h.store, {}).size(), 8u);  // every agent run
+  // Stored as a run and read back.
+  const int64_t set = store_mined(h.store, {.runs = {run}}, all);
+  const auto back = mined_set(h.store, set);
+  ASSERT_EQ(back.size(), all.size());
+  EXPECT_EQ(to_json(back[3]), to_json(all[3]));
+  EXPECT_THROW(mined_set(h.store, run), std::invalid_argument);  // an agent run is no mined set
+}
+
+TEST(Fixit, QuotasPerTaskAndPerClassStratifiedByClassAndTurn) {
+  AgentHarness h("fixit-quotas");
+  const int64_t run = student_run(h);
+  // Two per task: one from each (class, turn) stratum.
+  const auto two = mine(h.store, {.runs = {run}, .quotas = {.per_task = 2}});
+  ASSERT_EQ(two.size(), 4u);
+  EXPECT_EQ(count_by(two, &Mined::error_class), (std::map<std::string, int>{{"compile", 2}, {"numerical", 2}}));
+  // One per task and class.
+  EXPECT_EQ(mine(h.store, {.runs = {run}, .quotas = {.per_class = 1}}).size(), 4u);
+  // Three per task, at most two of a class: 1 numerical + 2 compile per task.
+  const auto three = mine(h.store, {.runs = {run}, .quotas = {.per_task = 3, .per_class = 2}});
+  EXPECT_EQ(count_by(three, &Mined::error_class), (std::map<std::string, int>{{"compile", 4}, {"numerical", 2}}));
+  // The seed chooses which compile failures; the same seed chooses the same ones.
+  auto codes = [](const std::vector<Mined>& items) {
+    std::set<std::string> out;
+    for (const auto& m : items) out.insert(m.code_hash);
+    return out;
+  };
+  const auto again = mine(h.store, {.runs = {run}, .quotas = {.per_task = 3, .per_class = 2}});
+  EXPECT_EQ(codes(three), codes(again));
+  bool some_seed_differs = false;
+  for (uint64_t seed = 2; seed < 12 && !some_seed_differs; ++seed)
+    some_seed_differs =
+        codes(mine(h.store, {.runs = {run}, .quotas = {.per_task = 3, .per_class = 2}, .seed = seed})) !=
+        codes(three);
+  EXPECT_TRUE(some_seed_differs);
+}
+
+TEST(Fixit, MinesVerifiedTurnsForDirectGeneration) {
+  AgentHarness h("fixit-correct");
+  const int64_t run = student_run(h);
+  const auto correct = mine(h.store, {.runs = {run}, .correct = true});
+  ASSERT_EQ(correct.size(), 2u);  // one distinct passing code per task
+  for (const auto& m : correct) {
+    EXPECT_TRUE(m.error_class.empty());
+    EXPECT_TRUE(agent::verified(*h.store.verdict(m.evaluation_id)));
+  }
+  const auto examples = make_examples(h.store, h.registry, Layout::direct, {.correct = correct});
+  ASSERT_EQ(examples.size(), 2u);
+  EXPECT_EQ(examples[0].messages.size(), 3u);
+  EXPECT_EQ(examples[0].messages[2]["weight"], 1);
+  EXPECT_EQ(examples[0].meta["evaluation_id"], correct[0].evaluation_id);
+}
+
+TEST(Fixit, RepairKeepsOnlyVerifiedFixesAndMarksCorrectOnlyOnesApart) {
+  AgentHarness h("fixit-repair");
+  const int64_t run = student_run(h);
+  const auto items = mine(h.store, {.runs = {run}, .quotas = {.per_task = 2}});
+  ASSERT_EQ(items.size(), 4u);
+  ScriptedServer server(teacher_answer);
+  auto teacher = server.provider("teacher");
+  FakeJudge judge;
+
+  // One fix turn: the first task's teacher is only correct (instructions failed); the other's cannot be verified.
+  const int64_t short_run = start_repair(h.store, {.teacher = "teacher", .turns = 1}, items);
+  EXPECT_EQ(run_repair(short_run, h.store, h.registry, *teacher, judge, kRoot / "kits", 1).errors, 0);
+  for (const auto& r : repairs(h.store, short_run))
+    EXPECT_EQ(r.status, r.failure.task_id == kHopperTask ? kCorrectOnly : kUnverifiedFix) << r.failure.task_id;
+  EXPECT_TRUE(make_examples(h.store, h.registry, Layout::fix, {.repairs = repairs(h.store, short_run)}).empty());
+
+  // Two: the first task's fixes verify on turn 2.
+  const int64_t repair_run = start_repair(h.store, {.teacher = "teacher", .turns = 2}, items);
+  EXPECT_EQ(run_repair(repair_run, h.store, h.registry, *teacher, judge, kRoot / "kits", 2).errors, 0);
+  const auto fixes = repairs(h.store, repair_run);
+  ASSERT_EQ(fixes.size(), 4u);
+  int verified = 0;
+  for (const auto& r : fixes) {
+    if (r.failure.task_id != kHopperTask) {
+      EXPECT_EQ(r.status, kUnverifiedFix);
+      continue;
+    }
+    ++verified;
+    EXPECT_EQ(r.status, kVerified);
+    EXPECT_EQ(r.fix_turn, 2);
+    EXPECT_TRUE(agent::verified(*h.store.verdict(r.fix_evaluation_id)));
+  }
+  EXPECT_EQ(verified, 2);
+  // The teacher was shown the failed code and the verdict on it.
+  const auto turns = h.store.turns(fixes[0].trajectory_id);
+  const std::string asked = turns.at(0).request["messages"][0]["content"];
+  EXPECT_NE(asked.find(*h.store.source(fixes[0].failure.code_hash)), std::string::npos);
+  EXPECT_NE(asked.find("An earlier attempt at this task failed"), std::string::npos);
+  EXPECT_NE(asked.find(h.store.turns(fixes[0].failure.trajectory_id).at(fixes[0].failure.turn - 1).feedback),
+            std::string::npos);
+  EXPECT_NE(asked.find("Verdict: "), std::string::npos);
+
+  const auto examples = make_examples(h.store, h.registry, Layout::fix, {.repairs = fixes, .teacher = "teacher"});
+  ASSERT_EQ(examples.size(), 2u);
+  for (const auto& e : examples) {
+    const auto v = h.store.verdict(e.meta["evaluation_id"].get<int64_t>());
+    ASSERT_TRUE(v);
+    EXPECT_TRUE(agent::verified(*v));
+    const std::string last = e.messages[4]["content"];
+    EXPECT_NE(last.find(*h.store.source(e.meta["submission"].get<std::string>())), std::string::npos);
+  }
+  // A repair claimed verified whose evaluation did not pass is refused, not exported.
+  Repair forged = fixes[0].failure.task_id == kHopperTask ? fixes[0] : fixes[1];
+  forged.fix_evaluation_id = forged.failure.evaluation_id;
+  forged.fix_hash = forged.failure.code_hash;
+  EXPECT_THROW(make_examples(h.store, h.registry, Layout::fix, {.repairs = {forged}}), std::runtime_error);
+}
+
+TEST(Fixit, RepairResumesAfterAModelErrorAndAJudgeCrashWithoutAskingAgain) {
+  AgentHarness h("fixit-resume");
+  const int64_t run = student_run(h);
+  const auto items = mine(h.store, {.runs = {run}, .tasks = kHopperTask, .quotas = {.per_task = 2}});
+  ASSERT_EQ(items.size(), 2u);
+  auto script = [](int turn) { return turn == 1 ? reply_with("FAIL instructions") : reply_with("PASS x1.2"); };
+
+  // Uninterrupted.
+  ScriptedModel whole_teacher(script);
+  FakeJudge whole_judge;
+  const int64_t whole = start_repair(h.store, {.teacher = "t", .turns = 3}, items);
+  EXPECT_EQ(run_repair(whole, h.store, h.registry, whole_teacher, whole_judge, kRoot / "kits", 1).errors, 0);
+
+  // The model fails on its second call, the judge crashes on its third: both stop with an error.
+  ScriptedModel teacher(script);
+  teacher.fail_on_call = 2;
+  FakeJudge judge;
+  judge.crash_on_call = 3;
+  const int64_t broken = start_repair(h.store, {.teacher = "t", .turns = 3}, items);
+  const auto first = run_repair(broken, h.store, h.registry, teacher, judge, kRoot / "kits", 1);
+  EXPECT_EQ(first.errors, 2);
+  EXPECT_TRUE(h.store.run(broken)->finished_at.empty());
+  ScriptedModel resumed_teacher(script);
+  FakeJudge resumed_judge;
+  EXPECT_EQ(run_repair(broken, h.store, h.registry, resumed_teacher, resumed_judge, kRoot / "kits", 1).errors, 0);
+  EXPECT_FALSE(h.store.run(broken)->finished_at.empty());
+  // Nothing asked twice: the answered-but-unjudged turn is judged, not asked again.
+  EXPECT_EQ(teacher.calls - 1 + resumed_teacher.calls, whole_teacher.calls);
+  auto statuses = [&](int64_t r) {
+    std::vector<std::pair<std::string, int>> out;
+    for (const auto& x : repairs(h.store, r)) out.push_back({x.status, x.fix_turn});
+    return out;
+  };
+  EXPECT_EQ(statuses(broken), statuses(whole));
+  EXPECT_EQ(statuses(whole), (std::vector<std::pair<std::string, int>>{{kVerified, 2}, {kVerified, 2}}));
+}
+
+TEST(Fixit, ReasoningIsCheckedForLengthAndPastedCode) {
+  const std::string failed = "__global__ void kernel_with_a_long_name(float* out) {\n  out[0] = 1.0f;\n}\n";
+  const std::string fix =
+      "__global__ void kernel_with_a_long_name(float* out) {\n  out[threadIdx.x] = 1.0f + 0.0f;\n"
+      "  asm volatile(\"wgmma.fence.sync.aligned;\");\n  unsigned long long descriptor_a = 0;\n"
+      "  unsigned long long descriptor_b = 0;\n}\n";
+  const ReasonLimits limits{.min_chars = 100, .max_chars = 800, .max_code_lines = 1};
+  EXPECT_EQ(check_reasoning(good_reasoning(), failed, fix, limits), "");
+  EXPECT_NE(check_reasoning("Too short.", failed, fix, limits).find("too short"), std::string::npos);
+  EXPECT_NE(check_reasoning(std::string(900, 'x'), failed, fix, limits).find("too long"), std::string::npos);
+  EXPECT_NE(check_reasoning(good_reasoning() + "\n```cuda\nint x;\n```\n", failed, fix, limits).find("code block"),
+            std::string::npos);
+  const std::string quoting = good_reasoning() + " asm volatile(\"wgmma.fence.sync.aligned;\"); and "
+                                                 "unsigned long long descriptor_a = 0; then more.";
+  EXPECT_NE(check_reasoning(quoting, failed, fix, limits).find("quotes 2 lines"), std::string::npos);
+}
+
+TEST(Fixit, ReasonerRunIsStoredRefusedAttemptsAskedAgainAndResumable) {
+  AgentHarness h("fixit-reason");
+  const int64_t run = student_run(h);
+  const auto items = mine(h.store, {.runs = {run}, .quotas = {.per_task = 1}});
+  ScriptedServer teacher_server(teacher_answer);
+  FakeJudge judge;
+  auto teacher = teacher_server.provider("teacher");
+  const int64_t repair_run = start_repair(h.store, {.teacher = "teacher", .turns = 2}, items);
+  ASSERT_EQ(run_repair(repair_run, h.store, h.registry, *teacher, judge, kRoot / "kits", 1).errors, 0);
+
+  // The reasoner pastes the fix the first time it is asked about each fix, then explains.
+  std::map<std::string, int> asked;
+  std::mutex mutex;
+  ScriptedServer server([&](const json& messages) {
+    const std::string user = last_user(messages);
+    std::lock_guard lock(mutex);
+    if (++asked[user] == 1) return "Here is the fix:\n" + agent::fenced_cuda("int fixed;");
+    return good_reasoning();
+  });
+  auto reasoner = server.provider("reasoner");
+  const int64_t reason_run =
+      start_reasoning(h.store, {.reasoner = "reasoner", .repair_run = repair_run, .limits = {.min_chars = 100}});
+  const ReasonResult result = run_reasoning(reason_run, h.store, h.registry, *reasoner);
+  EXPECT_EQ(result.fixes, 1);  // the verified one only
+  EXPECT_EQ(result.accepted, 1);
+  EXPECT_EQ(server.calls, 2);
+  const auto texts = reasonings(h.store, reason_run);
+  ASSERT_EQ(texts.size(), 1u);
+  EXPECT_EQ(texts.begin()->second, good_reasoning());
+  // The reasoner saw the failed code, the verdict and the fix.
+  const std::string shown = server.calls > 0 ? asked.begin()->first : "";
+  EXPECT_NE(shown.find("the failed attempt"), std::string::npos);
+  EXPECT_NE(shown.find("Verdict: "), std::string::npos);
+  EXPECT_NE(shown.find("PASS x1.3"), std::string::npos);
+  // Run again: nothing is asked.
+  EXPECT_EQ(run_reasoning(reason_run, h.store, h.registry, *reasoner).accepted, 1);
+  EXPECT_EQ(server.calls, 2);
+}
+
+TEST(Fixit, ShippedSpecsParseAndBadOnesAreRefusedByField) {
+  int shipped = 0;
+  for (const auto& entry : fs::directory_iterator(kRoot / "fixit")) {
+    if (entry.path().extension() != ".json") continue;
+    ++shipped;
+    const Spec spec = load_spec(entry.path());
+    EXPECT_FALSE(spec.about.empty()) << entry.path();
+    EXPECT_EQ(parse_spec(to_json(spec)).name, spec.name);  // round trip
+  }
+  EXPECT_GE(shipped, 7);
+  const Spec s0 = load_spec(kRoot / "fixit" / "s0.json");
+  EXPECT_TRUE(s0.correct_source);
+  EXPECT_EQ(s0.layout, Layout::direct);
+  const Spec s4 = load_spec(kRoot / "fixit" / "s4.json");
+  EXPECT_EQ(s4.balance, Balance::after_repair);
+  EXPECT_FALSE(s4.mine.quotas.any());  // mined whole, balanced after repair
+  const Spec s5 = load_spec(kRoot / "fixit" / "s5.json");
+  EXPECT_EQ(s5.mine.quotas.per_task, 33);
+  EXPECT_EQ(load_spec(kRoot / "fixit" / "s6.json").reasoner, "@source");
+
+  auto refused = [](const std::string& text) {
+    try {
+      parse_spec(json::parse(text));
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  const std::string teacher = R"("teacher": {"model": "t"})";
+  EXPECT_NE(refused(R"({"name": "x", "teachr": 1})").find("unknown field \"teachr\""), std::string::npos);
+  EXPECT_NE(refused(R"({"name": 3})").find("\"name\""), std::string::npos);
+  EXPECT_NE(refused(R"({"name": "x"})").find("needs a \"teacher\""), std::string::npos);
+  EXPECT_NE(refused(R"({"name": "x", "source": "correct", )" + teacher + "}").find("no teacher"),
+            std::string::npos);
+  EXPECT_NE(refused(R"({"name": "x", "error_classes": ["extraction"], )" + teacher + "}").find("extraction"),
+            std::string::npos);
+  EXPECT_NE(refused(R"({"name": "x", "balance": {"when": "later", "per_task": 3}, )" + teacher + "}")
+                .find("balance.when"),
+            std::string::npos);
+  EXPECT_NE(refused(R"({"name": "x", "balance": {"when": "after_repair"}, )" + teacher + "}").find("positive"),
+            std::string::npos);
+  EXPECT_NE(refused(R"({"name": "x", "reasoner": {"model": "r", "min_chars": 900, "max_chars": 100}, )" +
+                    teacher + "}")
+                .find("min_chars"),
+            std::string::npos);
+  EXPECT_EQ(refused(R"({"name": "x", "turns": {"min": 2}, )" + teacher + "}"), "accepted");
+}
+
+TEST(Fixit, BuildExportsChatJsonlWithACardAndResumes) {
+  AgentHarness h("fixit-build");
+  const int64_t run = student_run(h);
+  ScriptedServer teacher_server(teacher_answer);
+  ScriptedServer reasoner_server([](const json&) { return good_reasoning(); });
+  auto teacher = teacher_server.provider("teacher");
+  auto reasoner = reasoner_server.provider("reasoner");
+  FakeJudge judge;
+  Spec spec = parse_spec(json::parse(fmt::format(
+      R"({{"name": "t5", "about": "test", "runs": [{}], "balance": {{"when": "before_repair", "per_task": 2}},
+          "teacher": {{"model": "teacher", "turns": 2}}, "reasoner": {{"model": "reasoner", "min_chars": 100}},
+          "holdout": ["*n7168*"]}})",
+      run)));
+  const BuildContext context{.store = &h.store,
+                             .registry = &h.registry,
+                             .kits_dir = kRoot / "kits",
+                             .model = [&](const std::string& role, const std::string& name,
+                                          const json&) -> ChosenModel {
+                               return {role == "teacher" ? teacher.get() : reasoner.get(), {{"name", name}}};
+                             },
+                             .judge = &judge,
+                             .parallel = 2};
+  const fs::path out = h.dir / "t5";
+  const BuildResult built = build_variant(spec, out, ExportFormat::messages, context);
+  ASSERT_TRUE(built.complete);
+  // Per task two failures mined; the first task's are verified on turn 2, the second task's cannot be.
+  EXPECT_EQ(built.exported.train, 2);
+  EXPECT_EQ(built.exported.heldout, 0);
+  const auto lines = read_jsonl(out / "train.jsonl");
+  ASSERT_EQ(lines.size(), 2u);
+  const std::vector<std::string> roles = {"system", "user", "assistant", "user", "assistant"};
+  for (const auto& line : lines) {
+    ASSERT_EQ(line["messages"].size(), roles.size());
+    for (size_t i = 0; i < roles.size(); ++i) EXPECT_EQ(line["messages"][i]["role"], roles[i]) << i;
+    EXPECT_EQ(line["messages"][2]["weight"], 0);
+    EXPECT_EQ(line["messages"][4]["weight"], 1);
+    EXPECT_FALSE(line["messages"][0].contains("weight"));
+    const std::string last = line["messages"][4]["content"];
+    EXPECT_EQ(last.rfind(good_reasoning(), 0), 0u);  // the reasoning, then the code
+    const auto v = h.store.verdict(line["metadata"]["evaluation_id"].get<int64_t>());
+    ASSERT_TRUE(v);
+    EXPECT_TRUE(agent::verified(*v));
+    EXPECT_EQ(agent::extract_code(last).code, *h.store.source(v->submission_hash));
+    EXPECT_EQ(line["metadata"]["split"], "train");
+    EXPECT_EQ(line["metadata"]["teacher"], "teacher");
+    EXPECT_EQ(line["metadata"]["reasoner"], "reasoner");
+  }
+  const json card = json::parse(read_file(out / "card.json"));
+  EXPECT_EQ(card["counts"]["task"][kHopperTask]["train"], 2);
+  EXPECT_EQ(card["heldout_tasks"].size(), 0u);
+  EXPECT_EQ(card["pipeline"]["repairs"][kUnverifiedFix], 2);
+  EXPECT_EQ(card["judge_versions"], json::array({"test"}));
+  EXPECT_NE(read_file(out / "card.md").find("Per error class"), std::string::npos);
+
+  // The same build again: every step is found done; nothing is asked; the same lines.
+  const int teacher_calls = teacher_server.calls, reasoner_calls = reasoner_server.calls;
+  const BuildResult again = build_variant(spec, out, ExportFormat::messages, context);
+  EXPECT_EQ(again.state.repair_run, built.state.repair_run);
+  EXPECT_EQ(teacher_server.calls, teacher_calls);
+  EXPECT_EQ(reasoner_server.calls, reasoner_calls);
+  EXPECT_EQ(read_jsonl(out / "train.jsonl"), lines);
+  // Another spec into the same folder is refused.
+  Spec other = spec;
+  other.name = "other";
+  EXPECT_THROW(build_variant(other, out, ExportFormat::messages, context), std::invalid_argument);
+
+  // Held out by task: the first task's examples go to heldout.jsonl; the other formats.
+  ExampleSources sources{.repairs = repairs(h.store, built.state.repair_run),
+                         .reasoning = reasonings(h.store, built.state.reason_run),
+                         .need_reasoning = true};
+  const auto examples = make_examples(h.store, h.registry, Layout::fix, sources);
+  const auto split = export_examples(examples, h.dir / "split", ExportFormat::openai, {"*n4096-k4096*"}, {});
+  EXPECT_EQ(split.train, 0);
+  EXPECT_EQ(split.heldout, 2);
+  const auto openai_lines = read_jsonl(h.dir / "split" / "heldout.jsonl");
+  const auto openai_meta = read_jsonl(h.dir / "split" / "heldout.metadata.jsonl");
+  ASSERT_EQ(openai_meta.size(), openai_lines.size());
+  for (size_t i = 0; i < openai_lines.size(); ++i) {
+    EXPECT_EQ(openai_lines[i].size(), 1u);  // messages alone
+    EXPECT_EQ(openai_lines[i]["messages"].size(), 5u);
+    EXPECT_EQ(openai_meta[i]["split"], "heldout");
+    EXPECT_TRUE(agent::verified(*h.store.verdict(openai_meta[i]["evaluation_id"].get<int64_t>())));
+  }
+  export_examples(examples, h.dir / "pc", ExportFormat::prompt_completion, {}, {});
+  for (const auto& line : read_jsonl(h.dir / "pc" / "train.jsonl")) {
+    EXPECT_EQ(line["prompt"].size(), 4u);
+    ASSERT_EQ(line["completion"].size(), 1u);
+    EXPECT_EQ(line["completion"][0]["role"], "assistant");
+    EXPECT_FALSE(line["prompt"][2].contains("weight"));
+  }
+}
+
+TEST(Fixit, BuildBalancedAfterRepairKeepsQuotasOfVerifiedFixes) {
+  AgentHarness h("fixit-after");
+  const int64_t run = student_run(h);
+  ScriptedModel teacher([](int turn) { return turn == 1 ? reply_with("FAIL time") : reply_with("PASS x2"); });
+  FakeJudge judge;
+  Spec spec = parse_spec(json::parse(fmt::format(
+      R"({{"name": "t4", "runs": [{}], "balance": {{"when": "after_repair", "per_task": 1}},
+          "teacher": {{"model": "teacher", "turns": 2}}}})",
+      run)));
+  const BuildResult built =
+      build_variant(spec, h.dir / "t4", ExportFormat::messages,
+                    {.store = &h.store,
+                     .registry = &h.registry,
+                     .kits_dir = kRoot / "kits",
+                     .model = [&](const std::string&, const std::string&,
+                                  const json&) { return ChosenModel{&teacher, {}}; },
+                     .judge = &judge,
+                     .parallel = 1});
+  ASSERT_TRUE(built.complete);
+  EXPECT_EQ(built.exported.card["pipeline"]["mined"], 8);  // all mined, all repaired
+  EXPECT_EQ(built.exported.card["pipeline"]["repairs"][kVerified], 8);
+  EXPECT_EQ(built.exported.train, 2);  // then one per task
+  for (const auto& line : read_jsonl(h.dir / "t4" / "train.jsonl"))
+    EXPECT_EQ(line["messages"][4]["content"].get<std::string>().rfind("```cuda", 0), 0u);  // no reasoner: the fix
+}
+
+// --- the command line, with the reference model on this host (no GPU stage: nothing can be verified) ---
+
+namespace {
+
+ProcessResult ptxbench_in(const fs::path& data, std::vector<std::string> args) {
+  std::vector<std::string> argv = {PTXBENCH_BINARY, "--root", kRoot.string(), "--data", data.string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_process({.argv = argv, .time_limit = std::chrono::minutes(5)});
+}
+
+}  // namespace
+
+TEST(FixitCli, EverySubcommandHasHelp) {
+  const fs::path data = fs::temp_directory_path() / ("ptxbench-fixit-help-" + std::to_string(getpid()));
+  for (const char* sub : {"mine", "repair", "reason", "export", "build", "show"}) {
+    const auto h = ptxbench_in(data, {"fixit", sub, "--help"});
+    EXPECT_EQ(h.exit_code, 0) << sub;
+    EXPECT_NE(h.out.find("--json"), std::string::npos) << sub;
+  }
+  EXPECT_EQ(ptxbench_in(data, {"fixit"}).exit_code, 2);
+  EXPECT_EQ(ptxbench_in(data, {"fixit", "repair"}).exit_code, 2);  // no --mined, no --teacher
+  fs::remove_all(data);
+}
+
+TEST(FixitCli, TheReferenceFlowOnACpuHostExportsNothingUnverified) {
+  const fs::path data = fs::temp_directory_path() / ("ptxbench-fixit-cli-" + std::to_string(getpid()));
+  fs::remove_all(data);
+  const auto run = ptxbench_in(data, {"run", "--cpu-only", "--tasks", kHopperTask, "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const int64_t run_id = json::parse(run.out)["run_id"].get<int64_t>();
+
+  const auto mined = ptxbench_in(data, {"fixit", "mine", "--runs", std::to_string(run_id), "--json"});
+  ASSERT_EQ(mined.exit_code, 0) << mined.err;
+  const json set = json::parse(mined.out);
+  ASSERT_EQ(set["items"].size(), 1u);  // the broken copy; the solution's turn did not fail
+  EXPECT_EQ(set["items"][0]["error_class"], "compile");
+
+  // s3 with the reference model as teacher and reasoner: the teacher's solution compiles, but without a GPU it
+  // cannot be verified, so it is not a fix and nothing is exported (exit 3: stages were skipped).
+  const fs::path out = data / "s3";
+  const auto built = ptxbench_in(data, {"fixit", "build", (kRoot / "fixit" / "s3.json").string(), "--out",
+                                        out.string(), "--runs", std::to_string(run_id), "--tasks", kHopperTask,
+                                        "--teacher", "reference", "--reasoner", "reference", "--cpu-only"});
+  EXPECT_EQ(built.exit_code, 3) << built.out << built.err;
+  EXPECT_NE(built.out.find("only verified code is exported"), std::string::npos) << built.out;
+  EXPECT_EQ(read_file(out / "train.jsonl"), "");
+  const json card = json::parse(read_file(out / "card.json"));
+  EXPECT_EQ(card["pipeline"]["repairs"][kUnverifiedFix], 1) << card.dump(2);
+  const json state = json::parse(read_file(out / "state.json"));
+  const auto shown = ptxbench_in(data, {"fixit", "show", std::to_string(state["repair_run"].get<int64_t>()), "--json"});
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_EQ(json::parse(shown.out)[0]["status"], kUnverifiedFix);
+  // A spec with a mistake is refused with the field named.
+  write_file(data / "bad.json", R"({"name": "bad", "teacher": {"model": "reference", "turns": 0}})");
+  const auto bad = ptxbench_in(data, {"fixit", "build", (data / "bad.json").string(), "--out", (data / "b").string()});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("teacher.turns"), std::string::npos) << bad.err;
+  fs::remove_all(data);
+}
