@@ -427,6 +427,8 @@ int export_command(const CommonOptions& common, const FixitCommandOptions& o) {
           {.repairs = repairs, .reasoning = reasoning, .need_reasoning = o.reason_run != 0, .teacher = teacher,
            .reasoner = reasoner});
       card["runs"] = {{"repair", o.repair_run}, {"reason", o.reason_run}};
+      card["teacher"] = teacher;
+      card["reasoner"] = reasoner;
     }
     print_export(common, fixit::export_examples(examples, o.out, *format, o.holdout, card), o.out);
   } catch (const std::invalid_argument& e) {

@@ -163,6 +163,8 @@ BuildResult build_variant(const Spec& spec, const std::filesystem::path& out, Ex
                                        .teacher = spec.teacher,
                                        .reasoner = reasoner});
   card["runs"] = {{"mine", state.mine_run}, {"repair", state.repair_run}, {"reason", state.reason_run}};
+  card["teacher"] = spec.teacher;
+  card["reasoner"] = reasoner;
   card["pipeline"] = pipeline;
   result.exported = export_examples(examples, out, format, spec.holdout, card);
   result.complete = true;

@@ -374,6 +374,10 @@ ExportResult export_examples(const std::vector<Example>& examples, const std::fi
     if (auto r = e.meta.value("reasoner", std::string()); !r.empty()) reasoners.insert(r);
     judges.insert(e.meta.value("judge_version", std::string()));
   }
+  // The build's teacher and reasoner, named even when no example came through.
+  for (const char* role : {"teacher", "reasoner"})
+    if (auto name = card_extra.is_object() ? card_extra.value(role, std::string()) : ""; !name.empty())
+      (std::string(role) == "teacher" ? teachers : reasoners).insert(name);
   write_file(dir / "train.jsonl", train);
   write_file(dir / "heldout.jsonl", heldout);
   if (format == ExportFormat::openai) {  // OpenAI's upload takes messages alone: what each line is, beside it
@@ -386,6 +390,7 @@ ExportResult export_examples(const std::vector<Example>& examples, const std::fi
   card["teachers"] = teachers;
   card["reasoners"] = reasoners;
   card["judge_versions"] = judges;
+  card["exported_by"] = "ptxbench " PTXBENCH_VERSION;
   card["holdout_globs"] = holdout;
   card["heldout_tasks"] = heldout_tasks;
   card["train_tasks"] = train_tasks;
@@ -403,12 +408,14 @@ ExportResult export_examples(const std::vector<Example>& examples, const std::fi
   md += fmt::format("- examples: {} train, {} held out (train.jsonl, heldout.jsonl; format {})\n", result.train,
                     result.heldout, card["format"].get<std::string>());
   md += fmt::format("- loss: {}\n", card["loss"].get<std::string>());
-  md += fmt::format("- teacher: {}\n- reasoner: {}\n- judge (ptxbench version): {}\n",
+  md += fmt::format("- teacher: {}\n- reasoner: {}\n- judge: the verdicts' ptxbench {}; exported by {}\n",
                     teachers.empty() ? "none" : fmt::format("{}", fmt::join(teachers, ", ")),
                     reasoners.empty() ? "none" : fmt::format("{}", fmt::join(reasoners, ", ")),
-                    fmt::join(judges, ", "));
-  md += fmt::format("- held-out tasks ({}): {}\n", fmt::join(holdout, " "),
-                    heldout_tasks.empty() ? "none" : fmt::format("{}", fmt::join(heldout_tasks, ", ")));
+                    judges.empty() ? "(no example)" : fmt::format("{}", fmt::join(judges, ", ")),
+                    card["exported_by"].get<std::string>());
+  md += fmt::format("- held out: tasks matching {}: {}\n",
+                    holdout.empty() ? "(none)" : fmt::format("{}", fmt::join(holdout, " ")),
+                    heldout_tasks.empty() ? "no example" : fmt::format("{}", fmt::join(heldout_tasks, ", ")));
   md += "- every example's code is the submission of the evaluation named in its metadata (\"evaluation_id\"), "
         "whose verdict passed every stage\n";
   md += count_table("Per task", counts["task"]);
