@@ -244,6 +244,7 @@ agent::LocalEvaluator make_judge(const Context& ctx, const GpuInfo& gpu, double 
 }
 
 void print_turn(const agent::TurnEvent& e) {
+  if (e.phase != agent::TurnPhase::done) return;  // a model call or an evaluation begun: said when it ends
   if (e.turn == 0) {
     std::cerr << fmt::format("  {} #{}: {}{}\n", e.task_id, e.sample, e.status,
                              e.status == agent::kError ? ": " + e.outcome : "");
