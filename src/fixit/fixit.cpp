@@ -381,18 +381,23 @@ std::string trim(const std::string& s) {
   return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
 }
 
-size_t quoted_lines(const std::string& text, const std::string& code) {
+// The code's lines, trimmed, without the empty ones.
+std::set<std::string> line_set(const std::string& code) {
   std::set<std::string> lines;
   size_t start = 0;
-  while (start <= code.size()) {
+  while (start < code.size()) {
     size_t end = code.find('\n', start);
     if (end == std::string::npos) end = code.size();
-    const std::string line = trim(code.substr(start, end - start));
-    if (line.size() >= 24) lines.insert(line);
+    if (auto line = trim(code.substr(start, end - start)); !line.empty()) lines.insert(line);
     start = end + 1;
   }
+  return lines;
+}
+
+// How many of the code's lines of at least 24 characters the text holds verbatim.
+size_t quoted_lines(const std::string& text, const std::string& code) {
   size_t quoted = 0;
-  for (const auto& line : lines) quoted += text.find(line) != std::string::npos;
+  for (const auto& line : line_set(code)) quoted += line.size() >= 24 && text.find(line) != std::string::npos;
   return quoted;
 }
 
@@ -597,18 +602,6 @@ std::string section(const std::string& text, const std::string& start) {
   b += start.size();
   const size_t e = text.find("\n----- ", b);
   return text.substr(b, e == std::string::npos ? std::string::npos : e - b);
-}
-
-std::set<std::string> line_set(const std::string& code) {
-  std::set<std::string> lines;
-  size_t start = 0;
-  while (start < code.size()) {
-    size_t end = code.find('\n', start);
-    if (end == std::string::npos) end = code.size();
-    if (auto line = trim(code.substr(start, end - start)); !line.empty()) lines.insert(line);
-    start = end + 1;
-  }
-  return lines;
 }
 
 }  // namespace

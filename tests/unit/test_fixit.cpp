@@ -8,6 +8,12 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <fmt/format.h>
 #include <atomic>
 #include <fstream>
@@ -18,6 +24,7 @@
 #include "agent/extract.h"
 #include "agent/feedback.h"
 #include "agent/prompt.h"
+#include "agent/summary.h"
 #include "agent_fakes.h"
 #include "fixit/build.h"
 #include "fixit/dataset.h"
@@ -30,6 +37,8 @@ using namespace ptxbench::fixit;
 using namespace ptxbench::testing_agent;
 using nlohmann::json;
 
+extern char** environ;
+
 namespace {
 
 // An OpenAI-compatible chat server on 127.0.0.1 answering each request with answer(the request's messages).
@@ -38,7 +47,8 @@ class ScriptedServer {
   explicit ScriptedServer(std::function<std::string(const json& messages)> answer) : answer_(std::move(answer)) {
     server_.Post(".*", [this](const httplib::Request& req, httplib::Response& res) {
       const json body = json::parse(req.body);
-      ++calls;
+      const int call = ++calls;
+      if (call == stall_on_call) std::this_thread::sleep_for(std::chrono::seconds(5));  // killed meanwhile
       const std::string text = answer_(body.at("messages"));
       res.set_content(json{{"id", "x"},
                            {"object", "chat.completion"},
@@ -66,7 +76,9 @@ class ScriptedServer {
     spec.max_attempts = 1;
     return llm::make_provider(spec);
   }
+  std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
   std::atomic<int> calls{0};
+  int stall_on_call = 0;  // that call answers only after 5 s
 
  private:
   std::function<std::string(const json&)> answer_;
@@ -592,5 +604,88 @@ TEST(FixitCli, TheReferenceFlowOnACpuHostExportsNothingUnverified) {
   const auto bad = ptxbench_in(data, {"fixit", "build", (data / "bad.json").string(), "--out", (data / "b").string()});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("teacher.turns"), std::string::npos) << bad.err;
+  fs::remove_all(data);
+}
+
+// `fixit repair` killed with SIGKILL while the teacher is answering, then resumed: the stored repair equals an
+// uninterrupted one of the same mined set (times and evaluation ids aside), and no finished turn was asked again.
+TEST(FixitCli, AKilledRepairResumedStoresWhatAnUninterruptedOneDoes) {
+  const fs::path data = fs::temp_directory_path() / ("ptxbench-fixit-kill-" + std::to_string(getpid()));
+  fs::remove_all(data);
+  const auto student = ptxbench_in(data, {"run", "--cpu-only", "--tasks", "gemm-bf16-n4096-*", "--json"});
+  ASSERT_EQ(student.exit_code, 0) << student.err;
+  const auto mined = ptxbench_in(data, {"fixit", "mine", "--json"});
+  ASSERT_EQ(mined.exit_code, 0) << mined.err;
+  const std::string set = std::to_string(json::parse(mined.out)["run_id"].get<int64_t>());
+  ASSERT_EQ(json::parse(mined.out)["items"].size(), 2u);
+
+  // The teacher: two answers that do not compile, each turn its own.
+  ScriptedServer server([](const json& messages) {
+    int turn = 1;
+    for (const auto& m : messages) turn += m["role"] == "assistant";
+    return reply_with(fmt::format("int still_broken_{}(", turn));
+  });
+  const fs::path catalogue = data / "models.json";
+  write_file(catalogue, json::array({{{"name", "fake-teacher"},
+                                      {"provider", "openai"},
+                                      {"base_url", server.base_url()},
+                                      {"model_id", "fake-teacher"},
+                                      {"max_attempts", 1}}})
+                            .dump());
+  auto repair_args = [&](const std::vector<std::string>& more) {
+    std::vector<std::string> args = {"fixit", "repair", "--models", catalogue.string(), "--cpu-only",
+                                     "--parallel", "1", "--json"};
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  };
+  const auto whole = ptxbench_in(data, repair_args({"--mined", set, "--teacher", "fake-teacher", "--turns", "2"}));
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  const int64_t whole_run = json::parse(whole.out)["run_id"].get<int64_t>();
+  ASSERT_EQ(server.calls, 4);
+
+  // The same again, killed while the teacher takes its time over its second answer.
+  server.stall_on_call = 6;
+  std::vector<std::string> args = {PTXBENCH_BINARY, "--root", kRoot.string(), "--data", data.string()};
+  for (const auto& a : repair_args({"--mined", set, "--teacher", "fake-teacher", "--turns", "2"})) args.push_back(a);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+  while (server.calls < 6 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the repair ended before it could be killed: the test proves nothing";
+
+  Store store(data / "ptxbench.db");
+  int64_t killed_run = 0;
+  for (const auto& r : store.runs(10))
+    if (r.kind == kRepairKind && r.id != whole_run) killed_run = r.id;
+  ASSERT_NE(killed_run, 0);
+  EXPECT_TRUE(store.run(killed_run)->finished_at.empty());
+  const auto resumed = ptxbench_in(data, repair_args({"--resume", std::to_string(killed_run)}));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  // Four answers for the whole run; the killed one asked its first turn once and its stalled second again.
+  EXPECT_EQ(server.calls, 4 + 4 + 1);
+
+  const auto expected = agent::export_trajectories(store, whole_run, false);
+  const auto actual = agent::export_trajectories(store, killed_run, false);
+  ASSERT_EQ(expected.size(), 2u);
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(actual[i]["turns"].size(), 2u);
+    EXPECT_EQ(actual[i]["turns"], expected[i]["turns"]) << "trajectory " << i;
+  }
+  EXPECT_FALSE(store.run(killed_run)->finished_at.empty());
+  std::vector<std::string> statuses;
+  for (const auto& r : repairs(store, killed_run)) statuses.push_back(r.status);
+  EXPECT_EQ(statuses, (std::vector<std::string>{kNotFixed, kNotFixed}));
   fs::remove_all(data);
 }
