@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agent/evaluator.h"
+#include "eval/evaluator.h"
 #include "agent/trajectory.h"
 #include "llm/provider.h"
 #include "store/store.h"

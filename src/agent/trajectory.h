@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "agent/evaluator.h"
+#include "eval/evaluator.h"
 #include "llm/provider.h"
 #include "store/store.h"
 #include "task/task.h"

@@ -26,6 +26,8 @@
 #include "compile/compile.h"
 #include "eval/attention_baseline.h"
 #include "eval/evaluate.h"
+#include "eval/evaluator.h"
+#include "eval/settings.h"
 #include "eval/solution_run.h"
 #include "report/dataset.h"
 #include "report/metrics.h"
@@ -70,9 +72,10 @@ bool read_solution(const std::string& file, std::string& source) {
   }
 }
 
-CompileOptions compile_options(const ProjectPaths& paths, const Task& task, bool no_cache) {
+CompileOptions compile_options(const ProjectPaths& paths, const HostSettings& host, const Task& task,
+                               bool no_cache) {
   CompileOptions options;
-  if (const char* nvcc = std::getenv("PTXBENCH_NVCC"); nvcc && *nvcc) options.nvcc = nvcc;
+  options.nvcc = host.nvcc;
   options.cache_dir = paths.compile_cache();
   options.display_root = paths.root;
   options.include_dirs = paths.include_dirs(find_arch(task.arch)->kit);
@@ -84,24 +87,25 @@ CompileOptions compile_options(const ProjectPaths& paths, const Task& task, bool
 
 // Every command that compiles first brings the compile cache within its limit, least recently used entries
 // first (compile/cache.h says why entries in use are safe).
-void keep_compile_cache_within_limit(const ProjectPaths& paths) {
-  const CachePruning pruned = prune_compile_cache(paths.compile_cache(), compile_cache_limit());
+void keep_compile_cache_within_limit(const ProjectPaths& paths, const HostSettings& host) {
+  const CachePruning pruned = prune_compile_cache(paths.compile_cache(), host.compile_cache_limit);
   if (pruned.removed.bytes > 0)
     std::fprintf(stderr, "ptxbench: compile cache over its limit: removed %d entries (%.0f MB)\n",
                  pruned.removed.entries, static_cast<double>(pruned.removed.bytes) / (1 << 20));
 }
 
-GpuInfo gpu_for(bool cpu_only) {
-  if (!cpu_only) return detect_gpu();
+GpuInfo gpu_for(bool cpu_only, const HostSettings& host) {
+  if (!cpu_only) return detect_gpu(host.visible_devices);
   return {.absent_reason = "--cpu-only: GPU stages not requested"};
 }
 
-EvalOptions eval_options(const ProjectPaths& paths, const Task& task, bool no_cache, const GpuInfo& gpu,
-                         double stage_time_limit_s, const std::vector<std::string>& stages) {
-  EvalOptions options{compile_options(paths, task, no_cache), gpu, {}};
-  options.tools.runner = find_runner();
+EvalOptions eval_options(const ProjectPaths& paths, const HostSettings& host, const Task& task, bool no_cache,
+                         const GpuInfo& gpu, double stage_time_limit_s, const std::vector<std::string>& stages) {
+  EvalOptions options{compile_options(paths, host, task, no_cache), gpu, {}};
+  options.tools.runner = host.runner;
   options.tools.scratch = paths.data / "scratch" / std::to_string(getpid());
-  options.tools.attention_baseline = attention_baseline_setup(paths.root);
+  options.tools.attention_baseline = attention_baseline_setup(paths.root, host.python);
+  options.tools.sandbox_data_bytes = host.sandbox_data_bytes;
   if (stage_time_limit_s > 0) options.tools.set_all_limits(stage_time_limit_s);
   if (!stages.empty()) options.tools.stages = stages;
   return options;
@@ -227,12 +231,13 @@ int tasks_command(const CommonOptions& common, const TasksOptions& options) {
 
 int compile_command(const CommonOptions& common, const CompileCommandOptions& options) {
   Context ctx = open_project(common);
-  keep_compile_cache_within_limit(ctx.paths);
+  const HostSettings host = host_settings();
+  keep_compile_cache_within_limit(ctx.paths, host);
   const Task* task = find_task_or_complain(ctx, options.task);
   std::string source;
   if (!task || !read_solution(options.solution, source)) return kExitUsage;
   const CompileResult result =
-      compile_solution(source, *task, compile_options(ctx.paths, *task, options.no_cache));
+      compile_solution(source, *task, compile_options(ctx.paths, host, *task, options.no_cache));
   const StageResult compile = compile_stage(result);
   const StageResult checks = static_stage(result);
   if (common.json) {
@@ -264,17 +269,20 @@ int compile_command(const CommonOptions& common, const CompileCommandOptions& op
 
 int eval_command(const CommonOptions& common, const EvalCommandOptions& options) {
   Context ctx = open_project(common);
-  keep_compile_cache_within_limit(ctx.paths);
+  const HostSettings host = host_settings();
+  keep_compile_cache_within_limit(ctx.paths, host);
   const Task* task = find_task_or_complain(ctx, options.task);
   std::string source;
   if (!task || !read_solution(options.solution, source)) return kExitUsage;
   // Opened first: a store that cannot be written stops the command before the evaluation, not after it.
   std::optional<Store> store;
   if (!options.no_store) store.emplace(ctx.paths.store());
-  const EvalOptions eval = eval_options(ctx.paths, *task, options.no_cache, gpu_for(options.cpu_only),
-                                        options.stage_time_limit_s, options.stages);
+  const EvalOptions eval = eval_options(ctx.paths, host, *task, options.no_cache,
+                                        gpu_for(options.cpu_only, host), options.stage_time_limit_s,
+                                        options.stages);
+  LocalEvaluator evaluator([&](const Task&) { return eval; }, {}, host.sandbox);
   const Verdict verdict =
-      evaluate({source, std::filesystem::path(options.solution).filename().string()}, *task, eval);
+      evaluator.evaluate({source, std::filesystem::path(options.solution).filename().string()}, *task);
   int64_t id = 0;
   if (store) id = store->add_evaluation(verdict, source);
   if (common.json) {
@@ -312,14 +320,21 @@ bool select_archs(const std::string& arch, const GpuInfo& gpu, std::vector<std::
 
 int run_manifest_command(const CommonOptions& common, const RunCommandOptions& options) {
   Context ctx = open_project(common);
-  keep_compile_cache_within_limit(ctx.paths);
-  const GpuInfo gpu = gpu_for(options.cpu_only);
+  const HostSettings host = host_settings();
+  keep_compile_cache_within_limit(ctx.paths, host);
+  const GpuInfo gpu = gpu_for(options.cpu_only, host);
   SolutionRunOptions run_options{.task_glob = options.tasks};
   if (!select_archs(options.arch, gpu, run_options.archs)) return kExitUsage;
 
   const std::filesystem::path solutions =
       options.solutions.empty() ? ctx.paths.solutions() : std::filesystem::path(options.solutions);
   const auto manifest = load_solution_manifest(solutions);  // a broken one stops here, before a run is begun
+
+  LocalEvaluator evaluator(
+      [&](const Task& task) {
+        return eval_options(ctx.paths, host, task, false, gpu, options.stage_time_limit_s, options.stages);
+      },
+      {}, host.sandbox);
 
   Store store(ctx.paths.store());
   const int64_t run_id =
@@ -328,15 +343,12 @@ int run_manifest_command(const CommonOptions& common, const RunCommandOptions& o
     std::cerr << fmt::format("run {}: shipped solutions on {} tasks matching '{}' ({}; store {})\n", run_id,
                              fmt::join(run_options.archs, ", "), options.tasks,
                              gpu.present ? gpu.describe() : gpu.absent_reason, ctx.paths.store().string());
-  auto progress = [&](const SolutionRunRow& row) {
+  auto record = [&](const ShippedSolution& solution, SolutionRunRow& row) {
+    row.evaluation_id = store.add_evaluation(row.verdict, solution.source, run_id);
     if (!common.json)
       std::cerr << fmt::format("  {:<34} {:<40} {}\n", row.task_id, row.solution, row.verdict.summary());
   };
-  auto options_for = [&](const Task& task) {
-    return eval_options(ctx.paths, task, false, gpu, options.stage_time_limit_s, options.stages);
-  };
-  const auto rows =
-      run_shipped_solutions(manifest, ctx.registry, run_options, options_for, store, run_id, progress);
+  const auto rows = run_shipped_solutions(manifest, ctx.registry, run_options, evaluator, record);
   store.finish_run(run_id);
   if (rows.empty()) {
     // Nothing judged is nothing shown: a glob or a manifest that matches no task must not read as a pass.
@@ -434,7 +446,8 @@ namespace {
 
 int run_agent_command(const CommonOptions& common, const RunCommandOptions& options) {
   Context ctx = open_project(common);
-  keep_compile_cache_within_limit(ctx.paths);
+  const HostSettings host = host_settings();
+  keep_compile_cache_within_limit(ctx.paths, host);
   Store store(ctx.paths.store());
 
   agent::AgentRunSettings settings;
@@ -480,7 +493,7 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
         options.stop_when_verified || settings.loop.target_speedup || options.model == "reference";
   }
 
-  const GpuInfo gpu = gpu_for(settings.cpu_only);
+  const GpuInfo gpu = gpu_for(settings.cpu_only, host);
   agent::ModelChoice model;
   try {
     model = agent::choose_model(settings.model, catalogue_path(ctx.paths, options.models),
@@ -489,6 +502,20 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
     std::fprintf(stderr, "ptxbench: %s\n", e.what());
     return kExitUsage;
   }
+
+  // The judge, before a run is begun: a bad --gpus stops here.
+  std::vector<std::string> devices = gpu.devices;
+  if (options.gpus > static_cast<int>(devices.size()) && gpu.present) {
+    std::fprintf(stderr, "ptxbench: --gpus %d, but this machine has %zu GPU(s) like its first (%s)\n",
+                 options.gpus, devices.size(), gpu.describe().c_str());
+    return kExitUsage;
+  }
+  if (options.gpus > 0) devices.resize(std::min<size_t>(devices.size(), options.gpus));
+  LocalEvaluator evaluator(
+      [&](const Task& task) {
+        return eval_options(ctx.paths, host, task, false, gpu, options.stage_time_limit_s);
+      },
+      devices, host.sandbox);
 
   if (!run_id) {
     if (!select_archs(options.arch, gpu, settings.archs)) return kExitUsage;
@@ -507,16 +534,6 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
     lock_run(ctx.paths, run_id);  // new: nobody else has it
   }
 
-  std::vector<std::string> devices = gpu.devices;
-  if (options.gpus > static_cast<int>(devices.size()) && gpu.present) {
-    std::fprintf(stderr, "ptxbench: --gpus %d, but this machine has %zu GPU(s) like its first (%s)\n",
-                 options.gpus, devices.size(), gpu.describe().c_str());
-    return kExitUsage;
-  }
-  if (options.gpus > 0) devices.resize(std::min<size_t>(devices.size(), options.gpus));
-  agent::LocalEvaluator evaluator(
-      [&](const Task& task) { return eval_options(ctx.paths, task, false, gpu, options.stage_time_limit_s); },
-      devices);
   ProgressState initial{.max_turns = settings.loop.max_turns};
   for (const auto& t : store.trajectories(run_id)) {
     ProgressState::Trajectory& p = initial.trajectories[{t.task_id, t.sample}];
@@ -768,7 +785,7 @@ int report_command(const CommonOptions& common, const ReportCommandOptions& opti
 
 int cache_command(const CommonOptions& common, const CacheCommandOptions& options) {
   const ProjectPaths paths = find_project(common.root, common.data);
-  const std::uintmax_t limit = compile_cache_limit();
+  const std::uintmax_t limit = host_settings().compile_cache_limit;
   const auto megabytes = [](std::uintmax_t bytes) { return static_cast<double>(bytes) / (1 << 20); };
   json doc = {{"folder", paths.compile_cache().string()}, {"limit_bytes", limit}};
   if (options.prune) {

@@ -11,6 +11,8 @@
 #include "agent/models.h"
 #include "agent/prompt.h"
 #include "cli/helpers.h"
+#include "eval/evaluator.h"
+#include "eval/settings.h"
 #include "fixit/build.h"
 #include "fixit/dataset.h"
 #include "fixit/fixit.h"
@@ -235,12 +237,13 @@ int mine_command(const CommonOptions& common, const FixitCommandOptions& o) {
   return kExitOk;
 }
 
-agent::LocalEvaluator make_judge(const Context& ctx, const GpuInfo& gpu, double stage_time_limit_s) {
-  return agent::LocalEvaluator(
-      [&ctx, gpu, stage_time_limit_s](const Task& task) {
-        return eval_options(ctx.paths, task, false, gpu, stage_time_limit_s);
+LocalEvaluator make_judge(const Context& ctx, const HostSettings& host, const GpuInfo& gpu,
+                          double stage_time_limit_s) {
+  return LocalEvaluator(
+      [&ctx, &host, gpu, stage_time_limit_s](const Task& task) {
+        return eval_options(ctx.paths, host, task, false, gpu, stage_time_limit_s);
       },
-      std::vector<std::string>{});  // one GPU, as the runner inherits it
+      std::vector<std::string>{}, host.sandbox);  // one GPU, as the runner inherits it
 }
 
 void print_turn(const agent::TurnEvent& e) {
@@ -256,7 +259,8 @@ void print_turn(const agent::TurnEvent& e) {
 
 int repair_command(const CommonOptions& common, const FixitCommandOptions& o) {
   Context ctx = open_project(common);
-  keep_compile_cache_within_limit(ctx.paths);
+  const HostSettings host = host_settings();
+  keep_compile_cache_within_limit(ctx.paths, host);
   Store store(ctx.paths.store());
   Models models(ctx, catalogue_path(ctx.paths, o.models));
   int64_t run_id = o.resume;
@@ -300,8 +304,8 @@ int repair_command(const CommonOptions& common, const FixitCommandOptions& o) {
     std::fprintf(stderr, "ptxbench: %s\n", e.what());
     return kExitUsage;
   }
-  const GpuInfo gpu = gpu_for(settings.cpu_only);
-  agent::LocalEvaluator judge = make_judge(ctx, gpu, o.stage_time_limit_s);
+  const GpuInfo gpu = gpu_for(settings.cpu_only, host);
+  LocalEvaluator judge = make_judge(ctx, host, gpu, o.stage_time_limit_s);
   std::cerr << fmt::format("repair run {}{}: teacher {}, up to {} turns per failure; {}\n", run_id,
                            o.resume ? " (resumed)" : "", settings.teacher, settings.turns,
                            gpu.present ? gpu.describe() : gpu.absent_reason);
@@ -441,7 +445,8 @@ int export_command(const CommonOptions& common, const FixitCommandOptions& o) {
 
 int build_command(const CommonOptions& common, const FixitCommandOptions& o) {
   Context ctx = open_project(common);
-  keep_compile_cache_within_limit(ctx.paths);
+  const HostSettings host = host_settings();
+  keep_compile_cache_within_limit(ctx.paths, host);
   fixit::Spec spec;
   try {
     json doc = json::parse(read_file(o.spec));
@@ -461,8 +466,8 @@ int build_command(const CommonOptions& common, const FixitCommandOptions& o) {
   }
   Store store(ctx.paths.store());
   Models models(ctx, catalogue_path(ctx.paths, o.models));
-  const GpuInfo gpu = gpu_for(o.cpu_only);
-  agent::LocalEvaluator judge = make_judge(ctx, gpu, o.stage_time_limit_s);
+  const GpuInfo gpu = gpu_for(o.cpu_only, host);
+  LocalEvaluator judge = make_judge(ctx, host, gpu, o.stage_time_limit_s);
   std::cerr << fmt::format("fixit build {} into {}; {}\n", spec.name, o.out,
                            gpu.present ? gpu.describe() : gpu.absent_reason);
   fixit::BuildResult result;

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/project.h"
 #include "eval/evaluate.h"
+#include "eval/settings.h"
 #include "task/task.h"
 
 namespace ptxbench {
@@ -20,10 +21,12 @@ struct Context {
 };
 
 Context open_project(const CommonOptions& common);
-void keep_compile_cache_within_limit(const ProjectPaths& paths);
-GpuInfo gpu_for(bool cpu_only);
-EvalOptions eval_options(const ProjectPaths& paths, const Task& task, bool no_cache, const GpuInfo& gpu,
-                         double stage_time_limit_s, const std::vector<std::string>& stages = {});
+// The host settings (eval/settings.h) are resolved once by each command and passed to these.
+void keep_compile_cache_within_limit(const ProjectPaths& paths, const HostSettings& host);
+GpuInfo gpu_for(bool cpu_only, const HostSettings& host);
+EvalOptions eval_options(const ProjectPaths& paths, const HostSettings& host, const Task& task, bool no_cache,
+                         const GpuInfo& gpu, double stage_time_limit_s,
+                         const std::vector<std::string>& stages = {});
 // --models, else $PTXBENCH_MODELS, else <root>/models.json.
 std::filesystem::path catalogue_path(const ProjectPaths& paths, const std::string& option);
 // One process drives a run at a time (a flock in <data>/runs/); false when another process holds it.

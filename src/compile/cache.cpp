@@ -4,14 +4,9 @@
 
 #include <fmt/format.h>
 #include <algorithm>
-#include <charconv>
-#include <cstdlib>
-#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
-
-#include "util/errors.h"
 
 namespace ptxbench {
 namespace fs = std::filesystem;
@@ -70,18 +65,6 @@ std::vector<Folder> list_folders(const fs::path& cache_dir) {
 }
 
 }  // namespace
-
-std::uintmax_t compile_cache_limit() {
-  const char* text = std::getenv("PTXBENCH_CACHE_LIMIT_MB");
-  if (!text || !*text) return std::uintmax_t{4} << 30;
-  const char* end = text + std::strlen(text);
-  std::uintmax_t megabytes = 0;
-  const auto parsed = std::from_chars(text, end, megabytes);
-  if (parsed.ec != std::errc() || parsed.ptr != end || megabytes > (UINTMAX_MAX >> 20))
-    throw ConfigError(std::string("PTXBENCH_CACHE_LIMIT_MB must be a whole number of megabytes, not '") +
-                      text + "'");
-  return megabytes << 20;
-}
 
 CacheUsage compile_cache_usage(const fs::path& cache_dir) {
   CacheUsage usage;

@@ -22,10 +22,6 @@ struct CachePruning {
   std::uintmax_t over_limit_bytes = 0;  // what is left above the limit: entries used too recently to remove
 };
 
-// The limit: $PTXBENCH_CACHE_LIMIT_MB megabytes, else 4 GiB. Throws ConfigError for a value that is not a
-// whole number.
-std::uintmax_t compile_cache_limit();
-
 CacheUsage compile_cache_usage(const std::filesystem::path& cache_dir);
 
 CachePruning prune_compile_cache(const std::filesystem::path& cache_dir, std::uintmax_t limit_bytes,

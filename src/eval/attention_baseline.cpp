@@ -64,10 +64,10 @@ Cache& cache() {
 
 }  // namespace
 
-AttentionBaselineSetup attention_baseline_setup(const fs::path& root) {
+AttentionBaselineSetup attention_baseline_setup(const fs::path& root, const std::string& python) {
   AttentionBaselineSetup setup;
   setup.script = root / "baselines" / "attention_torch.py";
-  if (const char* python = std::getenv("PTXBENCH_PYTHON"); python && *python) setup.python = python;
+  if (!python.empty()) setup.python = python;
   return setup;
 }
 

@@ -27,8 +27,9 @@ struct AttentionBaselineSetup {
   double limit_s = 600;            // importing torch, checking and timing three backends: about a minute
 };
 
-// The project's script, baselines/attention_torch.py under `root`, run by $PTXBENCH_PYTHON or python3.
-AttentionBaselineSetup attention_baseline_setup(const std::filesystem::path& root);
+// The project's script, baselines/attention_torch.py under `root`, run by `python` (the host settings'
+// PTXBENCH_PYTHON, else python3).
+AttentionBaselineSetup attention_baseline_setup(const std::filesystem::path& root, const std::string& python);
 
 // What the time stage gives the measurement: the runner's warm-up and repetitions (the defaults, not the
 // fewer a slow solution got), its L2 flush size (absent: the script sizes it as the runner does) and the GPU.

@@ -100,7 +100,7 @@ GpuInfo read_gpu_list(const std::string& nvidia_smi_output, const std::string& v
   return gpu;
 }
 
-GpuInfo detect_gpu() {
+GpuInfo detect_gpu(const std::string& visible) {
   ProcessResult r =
       run_process({.argv = {"nvidia-smi", "--query-gpu=index,name,compute_cap", "--format=csv,noheader"},
                    .time_limit = std::chrono::seconds(20)});
@@ -110,8 +110,7 @@ GpuInfo detect_gpu() {
                                        : "nvidia-smi found no usable GPU (" + r.describe() + ")";
     return gpu;
   }
-  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-  return read_gpu_list(r.out, visible ? visible : "");
+  return read_gpu_list(r.out, visible);
 }
 
 std::string read_solution_file(const std::filesystem::path& path) {

@@ -23,8 +23,9 @@ struct GpuInfo {
   std::string describe() const;
 };
 
-// Asks nvidia-smi (the judge needs no CUDA library for this).
-GpuInfo detect_gpu();
+// Asks nvidia-smi (the judge needs no CUDA library for this). `visible`: CUDA_VISIBLE_DEVICES as the host
+// settings have it (eval/settings.h).
+GpuInfo detect_gpu(const std::string& visible);
 // detect_gpu's reading of `nvidia-smi --query-gpu=index,name,compute_cap --format=csv,noheader`. With
 // CUDA_VISIBLE_DEVICES set (`visible`), those devices are the ones used, the first line names them.
 GpuInfo read_gpu_list(const std::string& nvidia_smi_output, const std::string& visible);

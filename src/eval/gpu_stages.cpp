@@ -59,15 +59,10 @@ std::string fresh_key() {
   return mac::to_hex(bytes, sizeof(bytes));
 }
 
-uint64_t env_number(const char* name, uint64_t fallback) {
-  const char* value = std::getenv(name);
-  return value && *value ? std::strtoull(value, nullptr, 10) : fallback;
-}
-
 SandboxSetup sandbox_setup(const CompileResult& compiled, const GpuTools& tools) {
-  SandboxSetup setup{.status = &sandbox_status()};
+  SandboxSetup setup{.status = &tools.sandbox};
   SandboxPolicy& policy = setup.policy;
-  policy.hidden = default_hidden_paths();
+  policy.hidden = default_hidden_paths(tools.sandbox);
   // The harness's data folder (store, compile cache with every other submission, scratch of other
   // evaluations): hidden whole when the standard layout (<data>/scratch/<pid>) shows where it is, and the
   // compile cache and the scratch root in any case.
@@ -80,14 +75,15 @@ SandboxSetup sandbox_setup(const CompileResult& compiled, const GpuTools& tools)
   policy.hidden.erase(std::unique(policy.hidden.begin(), policy.hidden.end()), policy.hidden.end());
   // What the runner needs back inside hidden folders: the library, the runner, its libraries.
   policy.readable = {library, fs::absolute(tools.runner).parent_path()};
-  if (const char* paths = std::getenv("LD_LIBRARY_PATH")) {
-    std::istringstream in(paths);
+  if (const auto paths = tools.sandbox.environment.find("LD_LIBRARY_PATH");
+      paths != tools.sandbox.environment.end()) {
+    std::istringstream in(paths->second);
     for (std::string dir; std::getline(in, dir, ':');)
       if (!dir.empty() && fs::path(dir).is_absolute()) policy.readable.emplace_back(dir);
   }
   // Memory: RLIMIT_DATA (private writable mappings), not RLIMIT_AS: CUDA reserves far more address space than
   // it uses. PTXBENCH_SANDBOX_DATA_GB=0 lifts it.
-  policy.limits.data_bytes = env_number("PTXBENCH_SANDBOX_DATA_GB", 32) << 30;
+  policy.limits.data_bytes = tools.sandbox_data_bytes;
   setup.profiling_admin = profiling_needs_admin() && geteuid() == 0;
   return setup;
 }
@@ -519,8 +515,7 @@ StageResult time_stage_from(const json& result, const Task& task) {
   return stage;
 }
 
-fs::path find_runner() {
-  if (const char* env = std::getenv("PTXBENCH_RUNNER"); env && *env) return env;
+fs::path runner_beside_executable() {
   std::error_code ec;
   fs::path self = fs::read_symlink("/proc/self/exe", ec);
   if (!ec && fs::exists(self.parent_path() / "ptxbench-runner"))

@@ -15,6 +15,7 @@
 
 #include "compile/compile.h"
 #include "eval/attention_baseline.h"
+#include "eval/sandbox.h"
 #include "eval/verdict.h"
 #include "task/task.h"
 
@@ -48,10 +49,15 @@ struct GpuTools {
   }
   // The attention tasks' vendor baseline, timed after the solution with the same warm-up and repetitions.
   AttentionBaselineSetup attention_baseline;
+  // The sandbox every runner process starts in, resolved once by the front end (resolve_sandbox). Left as
+  // default-constructed it is unavailable, and the GPU stages are a harness error instead of running
+  // unconfined.
+  SandboxStatus sandbox;
+  uint64_t sandbox_data_bytes = uint64_t{32} << 30;  // RLIMIT_DATA in the sandbox (0: none)
 };
 
-// The runner next to this executable, or $PTXBENCH_RUNNER; empty when there is none.
-std::filesystem::path find_runner();
+// ptxbench-runner beside this executable; empty when there is none ($PTXBENCH_RUNNER: eval/settings.h).
+std::filesystem::path runner_beside_executable();
 
 // Appends the four GPU stage results to `verdict` and sets its speedup and coverage. An attention task with
 // "baseline": "vendor-attention" gets its baseline from tools.attention_baseline (attention_baseline.h).

@@ -4,7 +4,6 @@
 
 #include <fmt/format.h>
 #include <algorithm>
-#include <cstdlib>
 #include <sstream>
 
 #include "util/files.h"
@@ -15,15 +14,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string env_or(const char* name, const std::string& fallback = "") {
-  const char* value = std::getenv(name);
-  return value && *value ? value : fallback;
-}
-
-// An executable by name on PATH (or as given when it has a slash); empty when there is none.
-std::string find_program(const std::string& name) {
+// An executable by name on `search_path` (or as given when it has a slash); empty when there is none.
+std::string find_program(const std::string& name, const std::string& search_path) {
   if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0 ? name : "";
-  std::istringstream path(env_or("PATH", "/usr/bin:/bin"));
+  std::istringstream path(search_path.empty() ? "/usr/bin:/bin" : search_path);
   for (std::string dir; std::getline(path, dir, ':');) {
     if (dir.empty()) continue;
     const fs::path candidate = fs::path(dir) / name;
@@ -35,7 +29,7 @@ std::string find_program(const std::string& name) {
 
 // The namespace and mount options, without the command. Hidden folders come before the binds, parents before
 // children, so that a bind inside a hidden folder lands on its tmpfs (bwrap creates the mount points).
-std::vector<std::string> bwrap_options(const SandboxPolicy& policy) {
+std::vector<std::string> bwrap_options(const SandboxStatus& status, const SandboxPolicy& policy) {
   std::vector<std::string> args;
   if (policy.keep_admin_capability) {
     // No user namespace: the driver checks CAP_SYS_ADMIN in the initial one.
@@ -82,7 +76,7 @@ std::vector<std::string> bwrap_options(const SandboxPolicy& policy) {
   args.insert(args.end(), {"--chdir", policy.writable.empty() ? "/tmp" : policy.writable.front().string()});
 
   args.push_back("--clearenv");
-  std::map<std::string, std::string> environment = sandbox_environment();
+  std::map<std::string, std::string> environment = status.environment;
   for (const auto& [name, value] : policy.environment) environment[name] = value;
   for (const auto& [name, value] : environment) args.insert(args.end(), {"--setenv", name, value});
   args.insert(args.end(), {"--cap-drop", "ALL"});
@@ -106,20 +100,21 @@ nlohmann::json SandboxStatus::to_json() const {
           {"user_namespace", user_namespace}, {"process_limit", process_limit},    {"note", reason}};
 }
 
-std::map<std::string, std::string> sandbox_environment() {
+std::map<std::string, std::string> sandbox_environment(const SandboxSettings& settings) {
   std::map<std::string, std::string> env = {
-      {"PATH", env_or("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")},
+      {"PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
       {"HOME", "/tmp"},
       {"TMPDIR", "/tmp"},
       {"LANG", "C"}};
-  for (const char* name : {"LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_HOME"})
-    if (const std::string value = env_or(name); !value.empty()) env[name] = value;
+  for (const char* name : kSandboxInherited)
+    if (const auto it = settings.inherited.find(name); it != settings.inherited.end() && !it->second.empty())
+      env[name] = it->second;
   return env;
 }
 
-std::vector<fs::path> default_hidden_paths() {
+std::vector<fs::path> default_hidden_paths(const SandboxStatus& status) {
   std::vector<fs::path> paths = {"/root", "/home", "/run", "/mnt", "/media", "/srv"};
-  if (const std::string home = env_or("HOME"); !home.empty() && home != "/") paths.emplace_back(home);
+  if (!status.home.empty() && status.home != "/") paths.push_back(status.home);
   std::error_code ec;
   if (fs::is_directory(fs::symlink_status("/var/run", ec))) paths.emplace_back("/var/run");
   return paths;
@@ -135,10 +130,14 @@ bool profiling_needs_admin() {
   }
 }
 
-SandboxStatus probe_sandbox(const std::string& bwrap_override) {
+SandboxStatus probe_sandbox(const SandboxSettings& settings) {
   SandboxStatus status;
-  status.bwrap = find_program(bwrap_override.empty() ? env_or("PTXBENCH_BWRAP", "bwrap") : bwrap_override);
-  status.prlimit = find_program("prlimit");
+  status.reason.clear();
+  status.environment = sandbox_environment(settings);
+  status.home = settings.home;
+  status.bwrap = find_program(settings.bwrap, settings.search_path);
+  status.prlimit = find_program("prlimit", settings.search_path);
+  if (const std::string env = find_program("env", settings.search_path); !env.empty()) status.env = env;
   if (status.bwrap.empty()) {
     status.reason = "bubblewrap (bwrap) is not installed or not on PATH (Debian package: bubblewrap)";
     return status;
@@ -149,7 +148,7 @@ SandboxStatus probe_sandbox(const std::string& bwrap_override) {
   }
   // The probe runs the same namespaces and mounts the evaluations use, and reports the user mapping.
   status.available = true;
-  const SandboxPolicy probe_policy{.hidden = default_hidden_paths()};
+  const SandboxPolicy probe_policy{.hidden = default_hidden_paths(status)};
   const ProcessResult probe =
       run_process({.argv = sandboxed_command(status, probe_policy, {"/bin/cat", "/proc/self/uid_map"}),
                    .time_limit = std::chrono::seconds(20)});
@@ -171,27 +170,22 @@ SandboxStatus probe_sandbox(const std::string& bwrap_override) {
   return status;
 }
 
-const SandboxStatus& sandbox_status() {
-  static const SandboxStatus status = [] {
-    const std::string setting = env_or("PTXBENCH_SANDBOX");
-    if (setting == "off" || setting == "0" || setting == "no") {
-      SandboxStatus off;
-      off.requested = false;
-      off.reason = "PTXBENCH_SANDBOX=off: solutions run without the sandbox (trusted code only)";
-      return off;
-    }
-    return probe_sandbox();
-  }();
-  return status;
+SandboxStatus resolve_sandbox(const SandboxSettings& settings) {
+  if (settings.enabled) return probe_sandbox(settings);
+  SandboxStatus off;
+  off.requested = false;
+  off.environment = sandbox_environment(settings);
+  off.home = settings.home;
+  off.reason = "PTXBENCH_SANDBOX=off: solutions run without the sandbox (trusted code only)";
+  return off;
 }
 
 std::vector<std::string> sandboxed_command(const SandboxStatus& status, const SandboxPolicy& policy,
                                            const std::vector<std::string>& command) {
   // env -i: bwrap itself starts with an empty environment, so that not even the sandbox's pid 1 (bwrap's own
   // init, readable as /proc/1/environ inside) carries the caller's keys.
-  std::vector<std::string> argv = {find_program("env").empty() ? "/usr/bin/env" : find_program("env"), "-i",
-                                   status.bwrap};
-  for (auto& option : bwrap_options(policy)) argv.push_back(std::move(option));
+  std::vector<std::string> argv = {status.env, "-i", status.bwrap};
+  for (auto& option : bwrap_options(status, policy)) argv.push_back(std::move(option));
   argv.push_back("--");
   for (auto& option : prlimit_options(status, policy.limits)) argv.push_back(std::move(option));
   argv.insert(argv.end(), command.begin(), command.end());

@@ -123,8 +123,8 @@ void compare_with_expectations(const ShippedSolution& solution, SolutionRunRow& 
 
 std::vector<SolutionRunRow> run_shipped_solutions(
     const std::vector<ShippedSolution>& manifest, const TaskRegistry& registry,
-    const SolutionRunOptions& options, const std::function<EvalOptions(const Task&)>& eval_options,
-    Store& store, int64_t run_id, const std::function<void(const SolutionRunRow&)>& progress) {
+    const SolutionRunOptions& options, Evaluator& evaluator,
+    const std::function<void(const ShippedSolution&, SolutionRunRow&)>& record) {
   std::vector<SolutionRunRow> rows;
   for (const auto& solution : manifest) {
     const std::string& source = solution.source;
@@ -133,10 +133,9 @@ std::vector<SolutionRunRow> run_shipped_solutions(
       if (std::find(options.archs.begin(), options.archs.end(), task->arch) == options.archs.end()) continue;
       SolutionRunRow row{.task_id = task->id,
                          .solution = solution.path.string(),
-                         .verdict = evaluate({source, solution.path.string()}, *task, eval_options(*task))};
-      row.evaluation_id = store.add_evaluation(row.verdict, source, run_id);
+                         .verdict = evaluator.evaluate({source, solution.path.string()}, *task)};
       compare_with_expectations(solution, row);
-      progress(row);
+      record(solution, row);
       rows.push_back(std::move(row));
     }
   }

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "eval/evaluate.h"
-#include "store/store.h"
+#include "eval/evaluator.h"
 #include "task/task.h"
 
 namespace ptxbench {
@@ -46,12 +46,13 @@ struct SolutionRunOptions {
   std::vector<std::string> archs;  // task architectures to include
 };
 
-// Evaluates every (solution, task) pair of `manifest`; `progress` is called after each one.
+// Evaluates every (solution, task) pair of `manifest` with `evaluator` (on this machine or through a
+// service) and compares each verdict with the entry's expectations. `record` gets each row as soon as it is
+// judged, with its entry, to store it (setting evaluation_id) and report it, before the next evaluation
+// begins.
 std::vector<SolutionRunRow> run_shipped_solutions(const std::vector<ShippedSolution>& manifest,
                                                   const TaskRegistry& registry,
-                                                  const SolutionRunOptions& options,
-                                                  const std::function<EvalOptions(const Task&)>& eval_options,
-                                                  Store& store, int64_t run_id,
-                                                  const std::function<void(const SolutionRunRow&)>& progress);
+                                                  const SolutionRunOptions& options, Evaluator& evaluator,
+                                                  const std::function<void(const ShippedSolution&, SolutionRunRow&)>& record);
 
 }  // namespace ptxbench

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agent/evaluator.h"
+#include "eval/evaluator.h"
 #include "fixit/dataset.h"
 #include "llm/provider.h"
 #include "store/store.h"
@@ -32,7 +32,7 @@ struct BuildContext {
   // stored with it.
   std::function<ChosenModel(const std::string& role, const std::string& name, const nlohmann::json& stored_spec)>
       model;
-  agent::Evaluator* judge = nullptr;
+  Evaluator* judge = nullptr;
   int parallel = 4;
   std::function<void(const std::string& line)> say;          // progress, one line at a time
   std::function<void(const agent::TurnEvent&)> on_event;     // the repair's turns

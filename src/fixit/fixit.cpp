@@ -306,7 +306,7 @@ int64_t start_repair(Store& store, const RepairSettings& settings, const std::ve
 }
 
 agent::AgentRunResult run_repair(int64_t run_id, Store& store, const TaskRegistry& registry,
-                                 llm::Provider& teacher, agent::Evaluator& judge,
+                                 llm::Provider& teacher, Evaluator& judge,
                                  const std::filesystem::path& kits_dir, int parallel,
                                  std::function<void(const agent::TurnEvent&)> on_event) {
   const auto run = store.run(run_id);

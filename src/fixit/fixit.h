@@ -20,7 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/agent_run.h"
-#include "agent/evaluator.h"
+#include "eval/evaluator.h"
 #include "llm/provider.h"
 #include "store/store.h"
 #include "task/task.h"
@@ -106,7 +106,7 @@ RepairSettings repair_settings_from_json(const nlohmann::json& args);  // throws
 // Drives the repair run's trajectories (resumable: what is stored is never asked again) through the agent
 // loop, stopping each at its first verified turn.
 agent::AgentRunResult run_repair(int64_t run_id, Store& store, const TaskRegistry& registry,
-                                 llm::Provider& teacher, agent::Evaluator& judge,
+                                 llm::Provider& teacher, Evaluator& judge,
                                  const std::filesystem::path& kits_dir, int parallel = 4,
                                  std::function<void(const agent::TurnEvent&)> on_event = {});
 

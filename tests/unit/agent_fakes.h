@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "agent/agent_run.h"
-#include "agent/evaluator.h"
+#include "eval/evaluator.h"
 #include "llm/provider.h"
 #include "store/store.h"
 #include "util/hash.h"
@@ -108,7 +108,7 @@ inline Verdict failed_at(const std::string& task, const std::string& source, con
 
 // Judges by the code's text: "PASS x1.25" passes at 1.25x, "INCOMPLETE" is judged as a CPU host would,
 // "FAIL <stage>" fails there; anything else fails to compile. `crash_on_call` throws on that call.
-class FakeJudge : public agent::Evaluator {
+class FakeJudge : public Evaluator {
  public:
   Verdict evaluate(const Submission& submission, const Task& task) override {
     std::lock_guard lock(mutex_);
@@ -156,7 +156,7 @@ struct AgentHarness {
     return s;
   }
   agent::AgentRunResult run(int64_t run_id, const agent::AgentRunSettings& s, llm::Provider& model,
-                            agent::Evaluator& judge, int parallel = 1) {
+                            Evaluator& judge, int parallel = 1) {
     return agent::run_agent(run_id, s,
                             {.store = &store,
                              .registry = &registry,

@@ -6,7 +6,7 @@
 #include <chrono>
 #include <thread>
 
-#include "agent/evaluator.h"
+#include "eval/evaluator.h"
 #include "agent/extract.h"
 #include "agent/feedback.h"
 #include "agent/prompt.h"
@@ -428,7 +428,7 @@ TEST(ReferenceModel, WithoutAVerifiedSolutionItSaysSo) {
 
 // Several GPUs: each evaluation holds one, in the order given; the next waits until one is given back.
 TEST(DevicePool, HandsOutEachGpuToOneEvaluationAtATime) {
-  agent::DevicePool pool({"0", "1"});
+  DevicePool pool({"0", "1"});
   EXPECT_EQ(pool.acquire(), "0");
   EXPECT_EQ(pool.acquire(), "1");
   std::atomic<bool> got{false};
@@ -442,6 +442,6 @@ TEST(DevicePool, HandsOutEachGpuToOneEvaluationAtATime) {
   waiting.join();
   EXPECT_TRUE(got);
   // One GPU or none named: one evaluation at a time, on the GPU the runner inherits.
-  agent::DevicePool single({"3"});
+  DevicePool single({"3"});
   EXPECT_EQ(single.acquire(), "");
 }

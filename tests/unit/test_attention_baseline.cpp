@@ -287,12 +287,9 @@ TEST(AttentionBaseline, AFailureIsTriedOnceMoreThenKept) {
 }
 
 TEST(AttentionBaseline, SetupFindsTheScriptAndThePython) {
-  unsetenv("PTXBENCH_PYTHON");
-  EXPECT_EQ(attention_baseline_setup(kRoot).script, kScript);
-  EXPECT_EQ(attention_baseline_setup(kRoot).python, "python3");
-  setenv("PTXBENCH_PYTHON", "/opt/torch/bin/python", 1);
-  EXPECT_EQ(attention_baseline_setup(kRoot).python, "/opt/torch/bin/python");
-  unsetenv("PTXBENCH_PYTHON");
+  EXPECT_EQ(attention_baseline_setup(kRoot, "").script, kScript);
+  EXPECT_EQ(attention_baseline_setup(kRoot, "").python, "python3");
+  EXPECT_EQ(attention_baseline_setup(kRoot, "/opt/torch/bin/python").python, "/opt/torch/bin/python");
   EXPECT_TRUE(fs::is_regular_file(kScript));
 }
 

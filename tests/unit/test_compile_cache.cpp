@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "compile/cache.h"
+#include "eval/settings.h"
 #include "util/errors.h"
 #include "util/files.h"
 
@@ -120,13 +121,14 @@ TEST_F(CompileCache, MarkingAnEntryUsedRenewsItsPlace) {
 }
 
 TEST_F(CompileCache, TheLimitComesFromTheEnvironmentAndABadOneIsAConfigError) {
-  unsetenv("PTXBENCH_CACHE_LIMIT_MB");
-  EXPECT_EQ(compile_cache_limit(), std::uintmax_t{4} << 30);
-  setenv("PTXBENCH_CACHE_LIMIT_MB", "100", 1);
-  EXPECT_EQ(compile_cache_limit(), 100 * kMiB);
-  for (const char* bad : {"lots", "-5", "10x", " 7"}) {
-    setenv("PTXBENCH_CACHE_LIMIT_MB", bad, 1);
-    EXPECT_THROW(compile_cache_limit(), ConfigError) << bad;
-  }
-  unsetenv("PTXBENCH_CACHE_LIMIT_MB");
+  auto limit = [](const char* value) {
+    return host_settings([value](const char* name) -> std::optional<std::string> {
+             if (std::string(name) == "PTXBENCH_CACHE_LIMIT_MB" && value) return value;
+             return std::nullopt;
+           })
+        .compile_cache_limit;
+  };
+  EXPECT_EQ(limit(nullptr), std::uintmax_t{4} << 30);
+  EXPECT_EQ(limit("100"), 100 * kMiB);
+  for (const char* bad : {"lots", "-5", "10x", " 7"}) EXPECT_THROW(limit(bad), ConfigError) << bad;
 }

@@ -3,6 +3,8 @@
 
 #include "eval/evaluate.h"
 #include "eval/gpu_stages.h"
+#include "eval/settings.h"
+#include "util/errors.h"
 #include "util/files.h"
 
 #include <unistd.h>
@@ -134,10 +136,71 @@ TEST(GpuList, EveryGpuLikeTheFirstIsADevice) {
   EXPECT_FALSE(read_gpu_list("\n", "").present);
 }
 
-TEST(GpuStages, RunnerIsFoundBesideTheBinaryOrFromTheEnvironment) {
-  setenv("PTXBENCH_RUNNER", "/opt/runner", 1);
-  EXPECT_EQ(find_runner(), "/opt/runner");
-  unsetenv("PTXBENCH_RUNNER");
+// The host's settings, read once from the environment a front end is given.
+namespace {
+Environment environment_of(std::map<std::string, std::string> variables) {
+  return [variables](const char* name) -> std::optional<std::string> {
+    const auto it = variables.find(name);
+    if (it == variables.end()) return std::nullopt;
+    return it->second;
+  };
+}
+}  // namespace
+
+TEST(HostSettings, RunnerIsFoundBesideTheBinaryOrFromTheEnvironment) {
+  EXPECT_EQ(host_settings(environment_of({{"PTXBENCH_RUNNER", "/opt/runner"}})).runner, "/opt/runner");
+  EXPECT_EQ(host_settings(environment_of({})).runner, runner_beside_executable());
+}
+
+TEST(HostSettings, EverySettingComesFromItsVariable) {
+  const HostSettings defaults = host_settings(environment_of({}));
+  EXPECT_EQ(defaults.nvcc, "/usr/local/cuda/bin/nvcc");
+  EXPECT_EQ(defaults.python, "python3");
+  EXPECT_TRUE(defaults.sandbox.enabled);
+  EXPECT_EQ(defaults.sandbox.bwrap, "bwrap");
+  EXPECT_EQ(defaults.sandbox_data_bytes, uint64_t{32} << 30);
+  const HostSettings s = host_settings(environment_of({{"PTXBENCH_NVCC", "/opt/nvcc"},
+                                                       {"PTXBENCH_PYTHON", "/opt/torch/bin/python"},
+                                                       {"PTXBENCH_SANDBOX", "off"},
+                                                       {"PTXBENCH_BWRAP", "/opt/bwrap"},
+                                                       {"PTXBENCH_SANDBOX_DATA_GB", "0"},
+                                                       {"CUDA_VISIBLE_DEVICES", "1,3"},
+                                                       {"HOME", "/home/someone"},
+                                                       {"OPENAI_API_KEY", "sk-not-inherited"}}));
+  EXPECT_EQ(s.nvcc, "/opt/nvcc");
+  EXPECT_EQ(s.python, "/opt/torch/bin/python");
+  EXPECT_FALSE(s.sandbox.enabled);
+  EXPECT_EQ(s.sandbox.bwrap, "/opt/bwrap");
+  EXPECT_EQ(s.sandbox_data_bytes, 0u);
+  EXPECT_EQ(s.visible_devices, "1,3");
+  EXPECT_EQ(s.sandbox.home, "/home/someone");
+  EXPECT_EQ(s.sandbox.inherited.at("CUDA_VISIBLE_DEVICES"), "1,3");
+  EXPECT_FALSE(s.sandbox.inherited.contains("OPENAI_API_KEY"));
+  for (const char* off : {"0", "no"})
+    EXPECT_FALSE(host_settings(environment_of({{"PTXBENCH_SANDBOX", off}})).sandbox.enabled) << off;
+  EXPECT_THROW(host_settings(environment_of({{"PTXBENCH_SANDBOX_DATA_GB", "lots"}})), ConfigError);
+  // Disabled, the sandbox resolves without a probe and says why.
+  const SandboxStatus none = resolve_sandbox(s.sandbox);
+  EXPECT_FALSE(none.requested);
+  EXPECT_NE(none.reason.find("PTXBENCH_SANDBOX=off"), std::string::npos);
+}
+
+// GPU stages handed no resolved sandbox do not run the solution unconfined.
+TEST(GpuStages, AnUnresolvedSandboxRunsNothing) {
+  GpuTools tools;
+  tools.runner = "/bin/false";
+  tools.scratch = std::filesystem::temp_directory_path() / ("ptxbench-unresolved-" + std::to_string(getpid()));
+  CompileResult compiled;
+  compiled.status = CompileResult::Status::ok;
+  compiled.library = tools.scratch / "solution.so";
+  Verdict verdict;
+  run_gpu_stages(compiled, task(), tools, verdict);
+  ASSERT_EQ(verdict.stages.size(), 4u);
+  for (const auto& stage : verdict.stages) {
+    EXPECT_EQ(stage.status, StageStatus::harness_error) << stage.name;
+    EXPECT_NE(stage.message.find("not resolved"), std::string::npos) << stage.message;
+  }
+  std::filesystem::remove_all(tools.scratch);
 }
 
 // The faults a wrong output's first mismatches point at, with the values the H200 gave for the broken
@@ -285,7 +348,6 @@ done
 cp "$here/ncu.csv" "$log"
 exec "$@"
 )");
-  setenv("PTXBENCH_SANDBOX", "off", 1);
   CompileResult compiled;
   compiled.status = CompileResult::Status::ok;
   compiled.library = dir / "solution.so";
@@ -299,9 +361,9 @@ exec "$@"
   tools.scratch = dir / "scratch";
   tools.set_all_limits(30);
   tools.stages = stages;
+  tools.sandbox = resolve_sandbox({.enabled = false});
   Verdict verdict;
   run_gpu_stages(compiled, task(), tools, verdict);
-  unsetenv("PTXBENCH_SANDBOX");
   fs::remove_all(dir);
   return verdict;
 }

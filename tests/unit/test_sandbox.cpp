@@ -18,6 +18,7 @@
 
 #include "eval/gpu_stages.h"
 #include "eval/sandbox.h"
+#include "eval/settings.h"
 #include "runner/landlock.h"
 #include "runner/result_mac.h"
 #include "util/files.h"
@@ -29,7 +30,7 @@ namespace fs = std::filesystem;
 namespace {
 
 const SandboxStatus& status() {
-  static const SandboxStatus s = probe_sandbox();
+  static const SandboxStatus s = probe_sandbox(host_settings().sandbox);
   return s;
 }
 
@@ -90,7 +91,7 @@ TEST(Sandbox, LoadTimeCodeCannotReachTheNetworkWriteOutsideOrReadKeys) {
   write_file(data / "secret.txt", "the-store-secret");
   setenv("OPENAI_API_KEY", "sk-test-must-not-leak", 1);
 
-  SandboxPolicy policy{.hidden = default_hidden_paths(),
+  SandboxPolicy policy{.hidden = default_hidden_paths(status()),
                        .readable = {fs::path(PTXBENCH_SANDBOX_LOADER).parent_path(),
                                     fs::path(PTXBENCH_SANDBOX_PROBE).parent_path()},
                        .writable = {scratch}};
@@ -136,7 +137,7 @@ TEST(Sandbox, ATimeOutKillsEveryProcessInside) {
 
 TEST(Sandbox, TheEnvironmentIsAllowListed) {
   setenv("ANTHROPIC_API_KEY", "sk-ant-test", 1);
-  const auto env = sandbox_environment();
+  const auto env = sandbox_environment(host_settings().sandbox);
   unsetenv("ANTHROPIC_API_KEY");
   EXPECT_FALSE(env.contains("ANTHROPIC_API_KEY"));
   EXPECT_EQ(env.at("HOME"), "/tmp");
@@ -146,13 +147,16 @@ TEST(Sandbox, TheEnvironmentIsAllowListed) {
 // The GPU an evaluation was given reaches the process inside, over whatever the judge's own environment says.
 TEST(Sandbox, APolicysEnvironmentIsSetInside) {
   ASSERT_TRUE(status().available) << status().reason;
-  setenv("CUDA_VISIBLE_DEVICES", "0,1", 1);
+  SandboxSettings settings = host_settings().sandbox;
+  settings.inherited["CUDA_VISIBLE_DEVICES"] = "0,1";
+  SandboxStatus judge = status();
+  judge.environment = sandbox_environment(settings);
+  ASSERT_EQ(judge.environment.at("CUDA_VISIBLE_DEVICES"), "0,1");
   SandboxPolicy policy{.writable = {fresh_dir("environment")}};
   policy.environment["CUDA_VISIBLE_DEVICES"] = "1";
   const ProcessResult run = run_process(
-      {.argv = sandboxed_command(status(), policy, {"/bin/sh", "-c", "echo \"[$CUDA_VISIBLE_DEVICES]\""}),
+      {.argv = sandboxed_command(judge, policy, {"/bin/sh", "-c", "echo \"[$CUDA_VISIBLE_DEVICES]\""}),
        .time_limit = std::chrono::seconds(30)});
-  unsetenv("CUDA_VISIBLE_DEVICES");
   ASSERT_TRUE(run.ok()) << run.describe() << "\n" << run.err;
   EXPECT_EQ(run.out, "[1]\n");
   fs::remove_all(policy.writable.front());

@@ -1,9 +1,9 @@
-#include "agent/evaluator.h"
+#include "eval/evaluator.h"
 
 #include "task/catalog.h"
 #include "util/hash.h"
 
-namespace ptxbench::agent {
+namespace ptxbench {
 
 bool uses_gpu(const Task& task, const EvalOptions& options) {
   const ArchInfo* arch = find_arch(task.arch);
@@ -22,7 +22,10 @@ std::shared_ptr<std::mutex> LocalEvaluator::source_lock(const std::string& sourc
 }
 
 Verdict LocalEvaluator::evaluate(const Submission& submission, const Task& task) {
-  const EvalOptions options = options_for_(task);
+  return evaluate(submission, task, options_for_(task));
+}
+
+Verdict LocalEvaluator::evaluate(const Submission& submission, const Task& task, const EvalOptions& options) {
   const std::shared_ptr<std::mutex> same_source = source_lock(submission.source);
   if (!uses_gpu(task, options)) {
     std::lock_guard lock(*same_source);
@@ -38,7 +41,8 @@ Verdict LocalEvaluator::evaluate(const Submission& submission, const Task& task)
     ~Held() { pool.release(device); }
   } gpu{gpus_, gpus_.acquire()};
   EvalOptions on_device = options;
-  on_device.tools.visible_device = gpu.device;
+  if (!gpu.device.empty()) on_device.tools.visible_device = gpu.device;
+  on_device.tools.sandbox = sandbox();
   return ptxbench::evaluate(submission, task, on_device);
 }
 
@@ -62,7 +66,15 @@ void DevicePool::release(const std::string& device) {
   freed_.notify_one();
 }
 
-LocalEvaluator::LocalEvaluator(OptionsFor options_for, std::vector<std::string> devices)
-    : options_for_(std::move(options_for)), gpus_(std::move(devices)) {}
+LocalEvaluator::LocalEvaluator(OptionsFor options_for, std::vector<std::string> devices,
+                               SandboxSettings sandbox)
+    : options_for_(std::move(options_for)),
+      gpus_(std::move(devices)),
+      sandbox_settings_(std::move(sandbox)) {}
 
-}  // namespace ptxbench::agent
+const SandboxStatus& LocalEvaluator::sandbox() {
+  std::call_once(sandbox_once_, [&] { sandbox_ = resolve_sandbox(sandbox_settings_); });
+  return sandbox_;
+}
+
+}  // namespace ptxbench

@@ -1,0 +1,35 @@
+// The host's settings for judging, read from the environment once by a front end (a CLI command, the service,
+// a worker) and handed down as options. Nothing in compile/ or eval/ reads the environment itself.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "eval/sandbox.h"
+
+namespace ptxbench {
+
+struct HostSettings {
+  std::filesystem::path nvcc = "/usr/local/cuda/bin/nvcc";  // $PTXBENCH_NVCC
+  // $PTXBENCH_RUNNER, else ptxbench-runner beside this executable; empty: none (the GPU stages cannot run).
+  std::filesystem::path runner;
+  std::string python = "python3";  // $PTXBENCH_PYTHON: a python with torch, for the attention baseline
+  std::string visible_devices;     // $CUDA_VISIBLE_DEVICES: the GPUs this process may use (detect_gpu)
+  // $PTXBENCH_SANDBOX_DATA_GB: RLIMIT_DATA of every sandboxed runner (0: none).
+  uint64_t sandbox_data_bytes = uint64_t{32} << 30;
+  SandboxSettings sandbox;  // $PTXBENCH_SANDBOX (off, 0, no: disabled), $PTXBENCH_BWRAP, $PATH, $HOME, ...
+  std::uintmax_t compile_cache_limit = std::uintmax_t{4} << 30;  // $PTXBENCH_CACHE_LIMIT_MB
+};
+
+// A variable's value; nothing when it is unset or empty.
+using Environment = std::function<std::optional<std::string>(const char* name)>;
+Environment process_environment();
+
+// Throws ConfigError for a number that is not a whole number (PTXBENCH_CACHE_LIMIT_MB,
+// PTXBENCH_SANDBOX_DATA_GB), naming the variable.
+HostSettings host_settings(const Environment& environment = process_environment());
+
+}  // namespace ptxbench
