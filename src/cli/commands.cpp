@@ -298,6 +298,32 @@ int eval_command(const CommonOptions& common, const EvalCommandOptions& options)
 
 namespace {
 
+// --evaluator URL: the service that judges instead of this machine.
+RemoteChoice remote_choice(const RunCommandOptions& options, bool cpu_only) {
+  return {.url = options.evaluator,
+          .token_file = options.evaluator_token_file,
+          .stages = options.stages,
+          .cpu_only = cpu_only,
+          .stage_time_limit_s = options.stage_time_limit_s};
+}
+
+// The judge a run uses; nothing (after saying why) for a bad --evaluator URL or token.
+std::unique_ptr<Evaluator> judge_for_run(std::unique_ptr<LocalEvaluator> local, const RemoteChoice& remote,
+                                         const ProjectPaths& paths, const HostSettings& host) {
+  try {
+    return run_evaluator(std::move(local), remote, paths, host);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "ptxbench: %s\n", e.what());
+    return nullptr;
+  }
+}
+
+// Where the verdicts come from, for the run's first line.
+std::string judged_where(const GpuInfo& gpu, const std::string& evaluator) {
+  if (!evaluator.empty()) return "judged by the evaluation service at " + evaluator;
+  return gpu.present ? gpu.describe() : gpu.absent_reason;
+}
+
 // The task architectures a run covers: --arch A, all, or (default) the local GPU's, else sm_90a. False for an
 // unknown architecture (after saying so).
 bool select_archs(const std::string& arch, const GpuInfo& gpu, std::vector<std::string>& archs) {
@@ -330,11 +356,14 @@ int run_manifest_command(const CommonOptions& common, const RunCommandOptions& o
       options.solutions.empty() ? ctx.paths.solutions() : std::filesystem::path(options.solutions);
   const auto manifest = load_solution_manifest(solutions);  // a broken one stops here, before a run is begun
 
-  LocalEvaluator evaluator(
-      [&](const Task& task) {
-        return eval_options(ctx.paths, host, task, false, gpu, options.stage_time_limit_s, options.stages);
-      },
-      {}, host.sandbox);
+  const std::unique_ptr<Evaluator> evaluator = judge_for_run(
+      std::make_unique<LocalEvaluator>(
+          [&](const Task& task) {
+            return eval_options(ctx.paths, host, task, false, gpu, options.stage_time_limit_s, options.stages);
+          },
+          std::vector<std::string>{}, host.sandbox),
+      remote_choice(options, options.cpu_only), ctx.paths, host);
+  if (!evaluator) return kExitUsage;
 
   Store store(ctx.paths.store());
   const int64_t run_id =
@@ -342,13 +371,13 @@ int run_manifest_command(const CommonOptions& common, const RunCommandOptions& o
   if (!common.json)
     std::cerr << fmt::format("run {}: shipped solutions on {} tasks matching '{}' ({}; store {})\n", run_id,
                              fmt::join(run_options.archs, ", "), options.tasks,
-                             gpu.present ? gpu.describe() : gpu.absent_reason, ctx.paths.store().string());
+                             judged_where(gpu, options.evaluator), ctx.paths.store().string());
   auto record = [&](const ShippedSolution& solution, SolutionRunRow& row) {
     row.evaluation_id = store.add_evaluation(row.verdict, solution.source, run_id);
     if (!common.json)
       std::cerr << fmt::format("  {:<34} {:<40} {}\n", row.task_id, row.solution, row.verdict.summary());
   };
-  const auto rows = run_shipped_solutions(manifest, ctx.registry, run_options, evaluator, record);
+  const auto rows = run_shipped_solutions(manifest, ctx.registry, run_options, *evaluator, record);
   store.finish_run(run_id);
   if (rows.empty()) {
     // Nothing judged is nothing shown: a glob or a manifest that matches no task must not read as a pass.
@@ -390,7 +419,7 @@ int run_manifest_command(const CommonOptions& common, const RunCommandOptions& o
     std::cout << table.render();
     std::cout << fmt::format("\n{} evaluations in run {} on {}; {} differ from their expectation.\n",
                              rows.size(), run_id, gpu.describe(), mismatched);
-    if (!gpu.present)
+    if (!gpu.present && options.evaluator.empty())
       std::cout << "GPU stages (sanitize, correct, instructions, time) skipped: " << gpu.absent_reason
                 << ".\n";
     std::cout << fmt::format("Verdicts: ptxbench results --run {}  |  one in full: ptxbench results --id N\n",
@@ -503,7 +532,7 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
     return kExitUsage;
   }
 
-  // The judge, before a run is begun: a bad --gpus stops here.
+  // The judge, before a run is begun: a bad --gpus, URL or token stops here.
   std::vector<std::string> devices = gpu.devices;
   if (options.gpus > static_cast<int>(devices.size()) && gpu.present) {
     std::fprintf(stderr, "ptxbench: --gpus %d, but this machine has %zu GPU(s) like its first (%s)\n",
@@ -511,11 +540,14 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
     return kExitUsage;
   }
   if (options.gpus > 0) devices.resize(std::min<size_t>(devices.size(), options.gpus));
-  LocalEvaluator evaluator(
-      [&](const Task& task) {
-        return eval_options(ctx.paths, host, task, false, gpu, options.stage_time_limit_s);
-      },
-      devices, host.sandbox);
+  const std::unique_ptr<Evaluator> evaluator = judge_for_run(
+      std::make_unique<LocalEvaluator>(
+          [&](const Task& task) {
+            return eval_options(ctx.paths, host, task, false, gpu, options.stage_time_limit_s);
+          },
+          devices, host.sandbox),
+      remote_choice(options, settings.cpu_only), ctx.paths, host);
+  if (!evaluator) return kExitUsage;
 
   if (!run_id) {
     if (!select_archs(options.arch, gpu, settings.archs)) return kExitUsage;
@@ -553,9 +585,9 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
       run_id, options.resume ? " (resumed)" : "", settings.model, settings.task_ids.size(), settings.samples,
       settings.knowledge, settings.loop.max_turns,
       settings.loop.stop_when_verified ? ", stopping when verified" : "",
-      !gpu.present         ? gpu.absent_reason
-      : devices.size() > 1 ? fmt::format("{} x {}", devices.size(), gpu.describe())
-                           : gpu.describe(),
+      !options.evaluator.empty() || !gpu.present ? judged_where(gpu, options.evaluator)
+      : devices.size() > 1                        ? fmt::format("{} x {}", devices.size(), gpu.describe())
+                                                  : gpu.describe(),
       ctx.paths.store().string());
   const ProgressMode mode = options.progress == "live"    ? ProgressMode::live
                             : options.progress == "plain" ? ProgressMode::plain
@@ -566,7 +598,7 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
                                                         {.store = &store,
                                                          .registry = &ctx.registry,
                                                          .provider = model.provider.get(),
-                                                         .evaluator = &evaluator,
+                                                         .evaluator = evaluator.get(),
                                                          .kits_dir = ctx.paths.root / "kits",
                                                          .parallel = std::max(1, options.parallel),
                                                          .on_event = progress});
@@ -601,7 +633,7 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
     std::cout << agent::render(summary);
     std::cout << fmt::format("\nRun {}: {} trajectories of {} ({} knowledge) on {}.\n", run_id,
                              result.trajectories, settings.model, settings.knowledge, gpu.describe());
-    if (!gpu.present)
+    if (!gpu.present && options.evaluator.empty())
       std::cout << "GPU stages skipped: " << gpu.absent_reason
                 << ": correctness and instructions cannot be verified here.\n";
     if (result.errors)
@@ -630,6 +662,11 @@ int run_command(const CommonOptions& common, const RunCommandOptions& options) {
         return kExitUsage;
       }
     return run_manifest_command(common, options);
+  }
+  if (!options.evaluator.empty() && given(options, "--gpus")) {
+    std::fprintf(stderr, "ptxbench: --gpus chooses this machine's GPUs; with --evaluator the service's "
+                         "workers judge (one per GPU)\n");
+    return kExitUsage;
   }
   if (!options.stages.empty()) {
     // The agent's feedback and its stopping rule need every stage.

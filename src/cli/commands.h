@@ -67,6 +67,10 @@ struct RunCommandOptions {
   int parallel = 4;
   int gpus = 1;  // GPUs evaluating side by side; 0: every GPU like the first
   std::string progress = "auto";  // auto: a live view on a terminal, plain lines otherwise; live; plain
+  // The evaluation service that judges (docs/service.md); empty: this machine. Its token comes from
+  // `evaluator_token_file`, else $PTXBENCH_SERVICE_TOKEN.
+  std::string evaluator;
+  std::string evaluator_token_file;
   std::vector<std::string>
       given;  // the options given on the command line ("--model", ...), to check combinations
 };
@@ -92,6 +96,25 @@ struct CacheCommandOptions {
   bool prune = false;  // bring the compile cache within its limit now
 };
 
+// The evaluation service (docs/service.md). Redis: --redis, else $PTXBENCH_REDIS, else redis://127.0.0.1:6379.
+struct ServeCommandOptions {
+  std::string listen = "127.0.0.1:8080";  // HOST:PORT; port 0: any free one
+  std::string redis;
+  std::string token_file;  // else $PTXBENCH_SERVICE_TOKEN
+  double max_body_mb = 4;
+  std::string port_file;  // where to write the port listened on (for port 0)
+};
+
+struct WorkerCommandOptions {
+  int gpu = -1;  // the GPU (an nvidia-smi index) this worker judges on
+  bool cpu_only = false;
+  std::string redis;
+  std::string name;  // the consumer's name; default host-gpuN-pid
+  double lease_s = 60;
+  double heartbeat_s = 5;
+  int max_attempts = 3;
+};
+
 int tasks_command(const CommonOptions& common, const TasksOptions& options);
 int compile_command(const CommonOptions& common, const CompileCommandOptions& options);
 int eval_command(const CommonOptions& common, const EvalCommandOptions& options);
@@ -99,5 +122,7 @@ int run_command(const CommonOptions& common, const RunCommandOptions& options);
 int results_command(const CommonOptions& common, const ResultsCommandOptions& options);
 int report_command(const CommonOptions& common, const ReportCommandOptions& options);
 int cache_command(const CommonOptions& common, const CacheCommandOptions& options);
+int serve_command(const CommonOptions& common, const ServeCommandOptions& options);
+int worker_command(const CommonOptions& common, const WorkerCommandOptions& options);
 
 }  // namespace ptxbench

@@ -4,12 +4,14 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
 #include "cli/project.h"
 #include "eval/evaluate.h"
+#include "eval/evaluator.h"
 #include "eval/settings.h"
 #include "task/task.h"
 
@@ -31,5 +33,21 @@ EvalOptions eval_options(const ProjectPaths& paths, const HostSettings& host, co
 std::filesystem::path catalogue_path(const ProjectPaths& paths, const std::string& option);
 // One process drives a run at a time (a flock in <data>/runs/); false when another process holds it.
 bool lock_run(const ProjectPaths& paths, int64_t run_id);
+
+// The evaluation service's bearer token: the first line of `token_file`, else $PTXBENCH_SERVICE_TOKEN. Throws
+// std::invalid_argument when there is none, or it is shorter than 16 characters.
+std::string service_token(const std::string& token_file);
+
+// What `run` judges with: `local` as it is, or with --evaluator URL the service at URL (the compile and static
+// stages judged here first when nvcc works here). Throws std::invalid_argument for a bad URL or token.
+struct RemoteChoice {
+  std::string url;
+  std::string token_file;
+  std::vector<std::string> stages;
+  bool cpu_only = false;
+  double stage_time_limit_s = 0;
+};
+std::unique_ptr<Evaluator> run_evaluator(std::unique_ptr<LocalEvaluator> local, const RemoteChoice& remote,
+                                         const ProjectPaths& paths, const HostSettings& host);
 
 }  // namespace ptxbench

@@ -145,6 +145,11 @@ int main(int argc, char** argv) {
                    "otherwise), live (the view when standard error is a terminal that can show it) or plain")
       ->check(CLI::IsMember({"auto", "live", "plain"}))
       ->capture_default_str();
+  run_cmd->add_option("--evaluator", run.evaluator,
+                      "Judge through the evaluation service at this URL (http://HOST:PORT) instead of this "
+                      "machine; the compile and static stages are judged here first when nvcc works here");
+  run_cmd->add_option("--evaluator-token-file", run.evaluator_token_file,
+                      "The service's bearer token, in a file [$PTXBENCH_SERVICE_TOKEN]");
   add_json(run_cmd);
 
   ResultsCommandOptions results;
@@ -193,6 +198,44 @@ int main(int argc, char** argv) {
   FixitCommandOptions fixit;
   auto* fixit_cmd = add_fixit_command(app, fixit, add_json);
 
+  ServeCommandOptions serve;
+  auto* serve_cmd = app.add_subcommand(
+      "serve", "The evaluation service: an HTTP JSON API that queues submissions in Redis for the workers "
+               "(docs/service.md)");
+  serve_cmd->add_option("--listen", serve.listen, "HOST:PORT to listen on (port 0: any free one)")
+      ->capture_default_str();
+  serve_cmd->add_option("--redis", serve.redis,
+                        "Redis holding the jobs: redis://[:password@]host[:port] [$PTXBENCH_REDIS, "
+                        "redis://127.0.0.1:6379]");
+  serve_cmd->add_option("--token-file", serve.token_file,
+                        "The bearer token every client must send, in a file [$PTXBENCH_SERVICE_TOKEN]");
+  serve_cmd->add_option("--max-body-mb", serve.max_body_mb, "The largest request body, in MiB")
+      ->check(CLI::Range(1.0, 64.0))
+      ->capture_default_str();
+  serve_cmd->add_option("--port-file", serve.port_file, "Write the port listened on to this file");
+
+  WorkerCommandOptions worker;
+  auto* worker_cmd = app.add_subcommand(
+      "worker", "Judge the evaluation service's jobs on one GPU (--gpu N) or the CPU stages alone (--cpu-only)");
+  worker_cmd->add_option("--gpu", worker.gpu, "The GPU (nvidia-smi index) to judge on")->check(CLI::Range(0, 255));
+  worker_cmd->add_flag("--cpu-only", worker.cpu_only, "Take only the jobs of the compile and static stages");
+  worker_cmd->add_option("--redis", worker.redis,
+                         "Redis holding the jobs [$PTXBENCH_REDIS, redis://127.0.0.1:6379]");
+  worker_cmd->add_option("--name", worker.name, "This worker's name (default: host-gpuN-pid)");
+  worker_cmd
+      ->add_option("--lease", worker.lease_s,
+                   "Seconds without a heartbeat after which another worker takes this one's job")
+      ->check(CLI::Range(1.0, 86400.0))
+      ->capture_default_str();
+  worker_cmd->add_option("--heartbeat", worker.heartbeat_s, "Seconds between heartbeats")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
+  worker_cmd
+      ->add_option("--max-attempts", worker.max_attempts,
+                   "Attempts at a job before it goes to the dead-letter stream")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -215,6 +258,8 @@ int main(int argc, char** argv) {
     if (report_cmd->parsed()) return report_command(common, report);
     if (cache_cmd->parsed()) return cache_command(common, cache);
     if (fixit_cmd->parsed()) return fixit_command(common, fixit);
+    if (serve_cmd->parsed()) return serve_command(common, serve);
+    if (worker_cmd->parsed()) return worker_command(common, worker);
   } catch (const ConfigError& e) {
     std::fprintf(stderr, "ptxbench: %s\n", e.what());
     return kExitConfig;

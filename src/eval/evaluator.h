@@ -1,5 +1,6 @@
 // The judge as an interface, for every front end (the CLI's eval and run, the agent loop, the service's
-// workers): a verdict for a submission on a task. LocalEvaluator judges on this machine.
+// workers): a verdict for a submission on a task. LocalEvaluator judges on this machine; the service's
+// RemoteEvaluator (service/remote_evaluator.h) sends the GPU stages to an evaluation service.
 #pragma once
 
 #include <condition_variable>

@@ -99,4 +99,8 @@ json read_json_file(const std::filesystem::path& file) {
   return parse_strictly(text, file);
 }
 
+json parse_json_text(const std::string& text, const std::string& name) {
+  return parse_strictly(text, name);
+}
+
 }  // namespace ptxbench

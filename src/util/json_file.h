@@ -22,5 +22,8 @@ struct JsonFileError : ConfigError {
 
 // Throws JsonFileError for a document that is not JSON or repeats a key; ConfigError when it cannot be read.
 nlohmann::json read_json_file(const std::filesystem::path& file);
+// The same rules for a document held in memory (a request's body); `name` stands for the file in the error
+// ("request body: (document): not valid JSON: ...").
+nlohmann::json parse_json_text(const std::string& text, const std::string& name);
 
 }  // namespace ptxbench

@@ -1,0 +1,122 @@
+// The evaluation service's pure parts: a submission's parsing and errors, the verdict cache's key, the queue a
+// job goes to, Redis addresses. The service under faults, with Redis, is tests/service/faults.py.
+#include <gtest/gtest.h>
+
+#include "eval/evaluate.h"
+#include "service/jobs.h"
+#include "service/redis.h"
+
+using namespace ptxbench;
+using namespace ptxbench::service;
+
+namespace {
+
+const TaskRegistry& registry() {
+  static const TaskRegistry r = TaskRegistry::load(std::filesystem::path(PTXBENCH_SOURCE_DIR) / "tasks");
+  return r;
+}
+
+constexpr const char* kTask = "gemm-bf16-n4096-k4096-sm90a";
+
+int status_of(const std::string& body) {
+  try {
+    parse_job_request(body, registry());
+  } catch (const RequestError& e) {
+    return e.status;
+  }
+  return 0;
+}
+
+}  // namespace
+
+TEST(ServiceRequest, AGoodOneKeepsItsFields) {
+  const JobRequest r = parse_job_request(
+      R"({"task": "gemm-bf16-n4096-k4096-sm90a", "source": "x", "name": "a.cu",
+          "stages": ["time", "correct", "correct"], "cpu_only": false, "stage_time_limit_s": 30})",
+      registry());
+  EXPECT_EQ(r.task, kTask);
+  EXPECT_EQ(r.name, "a.cu");
+  EXPECT_EQ(r.stages, (std::vector<std::string>{"correct", "time"}));  // sorted, once each
+  EXPECT_EQ(r.stage_time_limit_s, 30);
+  EXPECT_EQ(job_request_from_json(to_json(r)).stages, r.stages);
+}
+
+TEST(ServiceRequest, BadOnesAreRefusedWithTheirStatus) {
+  EXPECT_EQ(status_of("{"), 400);
+  EXPECT_EQ(status_of("[]"), 400);
+  EXPECT_EQ(status_of(R"({"task": "a", "task": "b", "source": "x"})"), 400);
+  EXPECT_EQ(status_of(R"({"task": "gemm-bf16-n4096-k4096-sm90a"})"), 400);
+  EXPECT_EQ(status_of(R"({"task": "gemm-bf16-n4096-k4096-sm90a", "source": "x", "extra": 1})"), 400);
+  EXPECT_EQ(status_of(R"({"task": "gemm-bf16-n4096-k4096-sm90a", "source": 5})"), 400);
+  EXPECT_EQ(status_of(R"({"task": "gemm-bf16-n4096-k4096-sm90a", "source": "x", "name": "a\nb"})"), 400);
+  EXPECT_EQ(status_of(R"({"task": "gemm-bf16-n4096-k4096-sm90a", "source": "x", "name": ""})"), 400);
+  EXPECT_EQ(status_of(R"({"task": "gemm-bf16-n4096-k4096-sm90a", "source": "x", "stage_time_limit_s": -1})"),
+            400);
+  EXPECT_EQ(status_of(R"({"task": "no-such-task", "source": "x"})"), 422);
+  EXPECT_EQ(status_of(R"({"task": "gemm-bf16-n4096-k4096-sm90a", "source": ""})"), 422);
+  EXPECT_EQ(status_of(R"({"task": "gemm-bf16-n4096-k4096-sm90a", "source": "x", "stages": ["ncu"]})"), 422);
+  EXPECT_EQ(status_of(R"({"task": "gemm-bf16-n4096-k4096-sm90a", "source": "x", "stages": ["time"]})"), 422);
+  const std::string big = R"({"task": "gemm-bf16-n4096-k4096-sm90a", "source": ")" +
+                          std::string(kMaxSolutionBytes + 1, 'x') + "\"}";
+  EXPECT_EQ(status_of(big), 413);
+  try {
+    parse_job_request(R"({"task": "gemm-bf16-n4096-k4096-sm90a", "source": "x", "cpu_only": 1})", registry());
+    FAIL();
+  } catch (const RequestError& e) {
+    EXPECT_NE(std::string(e.what()).find("cpu_only"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ServiceRequest, TheCacheKeyFollowsWhatChangesAVerdict) {
+  JobRequest a{.task = kTask, .source = "x"};
+  JobRequest renamed = a;
+  renamed.name = "other.cu";
+  EXPECT_EQ(cache_key(a, "v1"), cache_key(renamed, "v1"));  // the name is for people
+  JobRequest b = a;
+  b.source = "y";
+  JobRequest c = a;
+  c.cpu_only = true;
+  JobRequest d = a;
+  d.stages = {"correct"};
+  JobRequest e = a;
+  e.task = "gemm-bf16-n7168-k5120-sm90a";
+  for (const JobRequest& other : {b, c, d, e}) EXPECT_NE(cache_key(a, "v1"), cache_key(other, "v1"));
+  EXPECT_NE(cache_key(a, "v1"), cache_key(a, "v2"));  // another judge
+}
+
+TEST(ServiceRequest, CpuJobsAndStaticTasksGoToTheCpuQueue) {
+  const Task& hopper = *registry().find(kTask);
+  EXPECT_EQ(queue_of({.task = kTask, .source = "x"}, hopper), "sm_90a");
+  EXPECT_EQ(queue_of({.task = kTask, .source = "x", .cpu_only = true}, hopper), "cpu");
+  const Task& blackwell = *registry().find("gemm-bf16-n4096-k4096-sm100a");
+  EXPECT_EQ(queue_of({.task = blackwell.id, .source = "x"}, blackwell), "cpu");
+}
+
+TEST(ServiceJobs, IdsAreRandomHex) {
+  const std::string id = new_job_id();
+  EXPECT_TRUE(valid_job_id(id)) << id;
+  EXPECT_NE(id, new_job_id());
+  EXPECT_FALSE(valid_job_id("../../etc"));
+  EXPECT_EQ(job_state_from_string("dead"), JobState::dead);
+  EXPECT_FALSE(job_state_from_string("lost"));
+}
+
+TEST(RedisAddress, ParsesWhatUsersWrite) {
+  EXPECT_EQ(parse_redis_address("redis://10.0.0.5:7000").describe(), "10.0.0.5:7000");
+  EXPECT_EQ(parse_redis_address("localhost").port, 6379);
+  const RedisAddress with_password = parse_redis_address("redis://:s3cret@db:6380/");
+  EXPECT_EQ(with_password.password, "s3cret");
+  EXPECT_EQ(with_password.describe(), "db:6380");  // never the password
+  for (const char* bad : {"redis://", "host:port", "host:0", "host:70000", "redis://a/b"})
+    EXPECT_THROW(parse_redis_address(bad), std::invalid_argument) << bad;
+}
+
+TEST(RedisConnection, AnUnreachableRedisIsAClearError) {
+  Redis redis(parse_redis_address("127.0.0.1:1"), 2);
+  try {
+    redis.command({"PING"});
+    FAIL();
+  } catch (const RedisError& e) {
+    EXPECT_NE(std::string(e.what()).find("127.0.0.1:1 cannot be reached"), std::string::npos) << e.what();
+  }
+}
