@@ -154,7 +154,8 @@ int worker_command(const CommonOptions& common, const WorkerCommandOptions& opti
     return kExitUsage;
   }
   service::WorkerSettings settings{.queue = {.lease_s = options.lease_s, .max_attempts = options.max_attempts},
-                                   .heartbeat_s = options.heartbeat_s};
+                                   .heartbeat_s = options.heartbeat_s,
+                                   .recheck_s = std::max(1.0, 4 * options.heartbeat_s)};
   service::RedisAddress redis;
   try {
     redis = redis_address(options.redis);

@@ -142,7 +142,14 @@ WorkerCounts run_worker(const RedisAddress& address, const TaskRegistry& registr
     } catch (const RedisError& e) {
       if (!redis_down) log(fmt::format("{}; trying again", e.what()));
       redis_down = true;
+      // A Redis that lost its data (no append-only file) lost the consumer groups too: make them again.
+      if (std::string(e.what()).find("NOGROUP") != std::string::npos) prepared = false;
       std::this_thread::sleep_for(std::chrono::seconds(1));
+      continue;
+    } catch (const std::exception& e) {
+      // A job whose stored request cannot be read: left to its lease, it runs out of attempts and goes to the
+      // dead-letter stream.
+      log(fmt::format("a job could not be taken: {}", e.what()));
       continue;
     }
     if (!job) continue;

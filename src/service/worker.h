@@ -27,7 +27,7 @@ struct WorkerSettings {
   // Whether the GPU answers ("" when it does, else why not), asked after a stage that timed out or could not
   // be run; empty on a CPU worker.
   std::function<std::string()> gpu_problem;
-  double recheck_s = 30;  // how often a wedged GPU is asked again
+  double recheck_s = 20;  // how often a wedged GPU is asked again
 };
 
 // Judges one job's request on this machine (LocalEvaluator): throws only when the judge cannot work.

@@ -10,6 +10,8 @@
   restart-service  kill -9 the service under a running `ptxbench run --evaluator`: the run completes
   concurrent       200 submissions from 8 clients at once (20 sources, each sent 10 times): all answered, each
                    source judged once
+  wedged-gpu       a GPU worker (a fake GPU) whose GPU stops answering after a stage timed out: the job is given
+                   back, not failed, the worker reports itself wedged, and takes jobs again once the GPU answers
   bad-input        a wrong token, an oversized body, malformed JSON...: refused with the right status, and the
                    service survives
 
@@ -179,8 +181,8 @@ class Cluster:
         except OSError:
             return None
 
-    def start_worker(self, name, slow_compile_s=0, data=None, lease_s=3, max_attempts=3):
-        env = {}
+    def start_worker(self, name, slow_compile_s=0, data=None, lease_s=3, max_attempts=3, gpu=None, env=None):
+        env = dict(env or {})
         if slow_compile_s:
             # A compile that takes a while, so that the worker can be caught mid-job.
             nvcc = os.path.join(self.folder, f"slow-nvcc-{name}")
@@ -192,7 +194,8 @@ class Cluster:
             env["PTXBENCH_NVCC"] = nvcc
         data = data or os.path.join(self.folder, f"data-{name}")
         self.workers[name] = self._start(
-            name, ["--data", data, "worker", "--cpu-only", "--redis", f"redis://127.0.0.1:{self.redis.port}",
+            name, ["--data", data, "worker", *(["--gpu", str(gpu)] if gpu is not None else ["--cpu-only"]),
+                   "--redis", f"redis://127.0.0.1:{self.redis.port}",
                    "--name", name, "--lease", str(lease_s), "--heartbeat", "0.5", "--max-attempts", str(max_attempts)],
             env)
         return self.workers[name]
@@ -434,6 +437,47 @@ def concurrent_submissions(c):
         check(doc["attempts"] == 1 and doc.get("duplicates", 0) == 0, f"job {job_id} judged twice: {doc}")
 
 
+def wedged_gpu(c):
+    c.start_service()
+    # A GPU host without a GPU: nvidia-smi lists an H200 until the flag file says the GPU is wedged, and the
+    # runner hangs, so that the correct stage times out.
+    fake = os.path.join(c.folder, "fake-gpu")
+    os.makedirs(fake)
+    wedged = os.path.join(c.folder, "wedged")
+    with open(os.path.join(fake, "nvidia-smi"), "w") as f:
+        f.write("#!/bin/sh\n"
+                f'[ "$1" = -i ] && [ -e {wedged} ] && {{ echo "Unable to determine the device handle" >&2; exit 15; }}\n'
+                'case "$*" in *index,name*) echo "0, NVIDIA H200, 9.0" ;; *) echo "NVIDIA H200" ;; esac\n')
+    with open(os.path.join(fake, "runner"), "w") as f:
+        f.write("#!/bin/sh\nexec sleep 600\n")
+    for tool in ("nvidia-smi", "runner"):
+        os.chmod(os.path.join(fake, tool), 0o755)
+    c.start_worker("gpu0", gpu=0, lease_s=30, env={
+        "PATH": fake + os.pathsep + os.environ["PATH"], "PTXBENCH_RUNNER": os.path.join(fake, "runner"),
+        "PTXBENCH_SANDBOX": "off"})
+    open(wedged, "w").close()
+    status, doc = c.submit({"task": TASK, "source": source(5), "stages": ["correct"], "stage_time_limit_s": 2})
+    check(status == 202, f"submit: HTTP {status} {doc}")
+    job_id = doc["id"]
+
+    def worker():
+        status, doc = request(c.url, "GET", "/v1/workers")
+        return next((w for w in doc["workers"] if w["name"] == "gpu0"), None)
+
+    w = wait_for("the worker to report its GPU wedged", lambda: (w := worker()) and w["activity"] == "wedged" and w, 120)
+    check("does not answer" in w.get("problem", ""), f"the wedged worker's report: {w}")
+    job = c.job(job_id)
+    check(job["state"] == "queued" and job["attempts"] == 1, f"the job was not given back: {job}")
+    check(c.stored_verdicts() == [], "a verdict was stored for a stage the wedged GPU timed out")
+    log(f"wedged: {w['problem'][:120]}")
+    os.remove(wedged)
+    status, doc = c.verdict(job_id, timeout_s=120)
+    check(status == 200, f"after the GPU answers again: HTTP {status} {doc}")
+    stages = {s["name"]: s["status"] for s in doc["verdict"]["stages"]}
+    check(stages["correct"] == "timeout" and doc["attempts"] == 2,
+          f"the second attempt (the GPU answers: the time-out is the solution's): {stages}, {doc['attempts']}")
+
+
 def bad_input(c):
     c.start_service(max_body_mb=2)
     c.start_worker("w")
@@ -495,6 +539,7 @@ def main():
         "restart-redis": restart_redis,
         "restart-service": lambda c: restart_service(c, os.path.join(root, "tests", "data", "solutions")),
         "concurrent": concurrent_submissions,
+        "wedged-gpu": wedged_gpu,
         "bad-input": bad_input,
     }
     if scenario not in scenarios:
