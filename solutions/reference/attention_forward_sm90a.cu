@@ -73,11 +73,11 @@ struct Tile {
   int n_blocks;  // key blocks with at least one visible key for some row of the tile
 };
 
-// The k-th work tile of this CTA, in waves of gridDim.x tiles. Causal waves alternate direction (a snake), so a
-// CTA that took one of the longer tiles of a wave takes one of the shorter of the next. Increasing in k.
-__device__ __forceinline__ int tile_index(int k, const Problem& p) {
-  const int c = p.causal && (k & 1) ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
-  return k * gridDim.x + c;
+// This CTA's work tile of wave `wave` (gridDim.x tiles a wave). Causal waves alternate direction (a snake), so a
+// CTA that took one of the longer tiles of a wave takes one of the shorter of the next. Increasing in `wave`.
+__device__ __forceinline__ int tile_index(int wave, const Problem& p) {
+  const int c = p.causal && (wave & 1) ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+  return wave * gridDim.x + c;
 }
 
 // Work tile t of the persistent order.
@@ -147,7 +147,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (threadIdx.x == 0) {
       int stage = 0;
       uint32_t phase = 0, q_phase = 0;
-      for (int k = 0, t = tile_index(0, p); t < p.tiles; t = tile_index(++k, p)) {
+      for (int wave = 0, t = tile_index(0, p); t < p.tiles; t = tile_index(++wave, p)) {
         const Tile tile = tile_at(t, p);
         if (tile.n_blocks == 0) continue;
         const int g = tile.h / group_size;
@@ -202,7 +202,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   int stage = 0;
   uint32_t phase = 0, q_phase = 0;
-  for (int k = 0, t = tile_index(0, p); t < p.tiles; t = tile_index(++k, p)) {
+  for (int wave = 0, t = tile_index(0, p); t < p.tiles; t = tile_index(++wave, p)) {
     const Tile tile = tile_at(t, p);
     const int row0 = tile.m0 + row_in_tile;  // global query rows row0 and row0 + 8
     if (tile.n_blocks == 0) {  // causal with Sq > Sk: no row of this tile sees a key
@@ -223,9 +223,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     const auto issue_s = [&](float (&s)[kBN / 2], int st) {  // S = Q K^T, one commit group
       const uint8_t* k_tile = smem + C::kOffK + st * C::kKVBytes;
 #pragma unroll
-      for (int k = 0; k < D / 16; ++k)
-        wgmma_bf16_ss<kBN>(s, desc_q(k), desc_advance(make_desc_k128(k_tile + (k / 4) * kBN * kRowBytes), 32 * (k % 4)),
-                           k > 0);
+      for (int k = 0; k < D / 16; ++k) {
+        const uint64_t desc_k = make_desc_k128(k_tile + (k / 4) * kBN * kRowBytes);
+        wgmma_bf16_ss<kBN>(s, desc_q(k), desc_advance(desc_k, 32 * (k % 4)), k > 0);
+      }
       wgmma_commit();
     };
     const auto issue_pv = [&](float (&o)[C::kNO / 2], uint32_t (&a)[kBN / 16][4], int st) {  // O += P V
