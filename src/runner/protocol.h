@@ -144,6 +144,7 @@ inline constexpr const char* kTrials = "trials";
 inline constexpr const char* kSeed = "seed";
 inline constexpr const char* kWarmup = "warmup";
 inline constexpr const char* kRepetitions = "repetitions";
+inline constexpr const char* kJudgeCallS = "judge_call_s";  // the judge's work for one timed call
 inline constexpr const char* kDevice = "device";
 
 // Request values and defaults.

@@ -390,11 +390,6 @@ bool time_solution(Session& session, cudaStream_t stream, const DeviceBuffer& fl
   return claims_nest(call);
 }
 
-// A slow solution (a plain SIMT kernel can take a second per call) gets fewer calls, as many as fit
-// kSlowCallBudgetS, at least kMinSlowRepetitions: at that length a call's noise is far below what separates
-// it from the baseline, and the stage stays within its time limit.
-constexpr double kSlowCallBudgetS = 10;
-constexpr int kMinSlowRepetitions = 5;
 constexpr int kCountedTimeCalls = 2;
 
 std::array<int, kCountedTimeCalls> two_distinct_picks(int n) {
@@ -418,17 +413,24 @@ void run_time(Session& session) {
     return input_key(request.seed, Purpose::time, 0, static_cast<uint64_t>(iteration));
   };
 
+  const auto seconds_since = [](std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  // The judge's own work for one timed call, measured on the warm-up call's inputs: making them, and the
+  // reference its output would be checked against (time_stage_calls).
+  const auto judge_start = std::chrono::steady_clock::now();
   prepare_call(family, key(0), harness.get());
+  family.compute_reference(harness.get());
+  PTXBENCH_CUDA(cudaStreamSynchronize(harness.get()));
+  const double judge_s = seconds_since(judge_start);
   // A family without a baseline in the runner (attention: the parent adds the vendor one) describes it as
   // null: the solution is timed alone.
   const bool has_baseline = !family.describe_baseline().is_null();
   const auto first_call_start = std::chrono::steady_clock::now();
   call_solution(session, {shape.label, 0, "warm-up call 0"}, 0);
-  const double first_call_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - first_call_start).count();
-  const int affordable = static_cast<int>(kSlowCallBudgetS / std::max(first_call_s, 1e-6));
-  const int warmup_calls = std::max(1, std::min(request.warmup, affordable / 10));
-  const int repetitions = std::min(request.repetitions, std::max(kMinSlowRepetitions, affordable));
+  const double first_call_s = seconds_since(first_call_start);
+  const auto [warmup_calls, repetitions] =
+      time_stage_calls(request.warmup, request.repetitions, first_call_s, judge_s);
   for (int i = 1; i < warmup_calls; ++i)
     call_solution(session, {shape.label, i, "warm-up call " + std::to_string(i)}, 0);
   if (has_baseline) {
@@ -477,6 +479,7 @@ void run_time(Session& session) {
                  {p::kFlops, flops},
                  {p::kWarmup, warmup_calls},
                  {p::kRepetitions, repetitions},
+                 {p::kJudgeCallS, judge_s},
                  {p::kL2FlushBytes, flush.bytes()},
                  {p::kStreamHandle, hex(stream_handle_value)},
                  {p::kSolution, series(solution, flops)},

@@ -88,4 +88,34 @@ inline bool hidden_work_suspected(double wall_median_us, double event_median_us,
              std::max(20.0, 0.02 * event_median_us);
 }
 
+// How many warm-up and timed calls the time stage makes. The request asks for `warmup` and `repetitions`; two
+// budgets can lower them, never below kMinRepetitions timed calls:
+// - the solution's: a slow solution (a plain SIMT kernel can take a second a call) gets as many calls as fit
+//   kSolutionBudgetS; at that length a call's noise is far below what separates it from the baseline;
+// - the judge's: every timed call gets fresh inputs and its output is checked against the reference, outside
+// the
+//   clocks, and the stage's time limit covers that work too. An attention backward's inputs need a reference
+//   forward and its check a reference backward, about 1.7 s a call at B=4 H=16 S=4096 causal and twice that
+//   without the mask on the H200: 52 calls of it ran past the 120-s limit, with a kernel of 1.7 ms. So the
+//   calls, each with its inputs and check (`judge_s`, measured once), fit kCheckedLoopBudgetS.
+inline constexpr double kSolutionBudgetS = 10;
+inline constexpr double kCheckedLoopBudgetS = 60;
+inline constexpr int kMinRepetitions = 5;
+
+struct TimeStageCalls {
+  int warmup = 1;
+  int repetitions = kMinRepetitions;
+};
+
+inline TimeStageCalls time_stage_calls(int warmup, int repetitions, double call_s, double judge_s) {
+  const auto fit = [](double budget_s, double each_s) {
+    return static_cast<int>(std::min(budget_s / std::max(each_s, 1e-6), 1e9));
+  };
+  const int solution_calls = fit(kSolutionBudgetS, call_s);
+  const int checked_calls = fit(kCheckedLoopBudgetS, call_s + judge_s);
+  return {.warmup = std::max(1, std::min(warmup, solution_calls / 10)),
+          .repetitions =
+              std::min(repetitions, std::max(kMinRepetitions, std::min(solution_calls, checked_calls)))};
+}
+
 }  // namespace ptxbench::runner

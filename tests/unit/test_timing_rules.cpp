@@ -112,3 +112,33 @@ TEST(TimingRules, AWallTimeShavedByMoreThanTheMarginIsCaughtAtEveryLength) {
     EXPECT_FALSE(times_verified(kLadder, true, honest + kRoundTripMarginUs + 1, event_us));
   }
 }
+
+TEST(TimingRules, AFastCallWithACheapCheckGetsTheCallsItAsked) {
+  // The reference GEMM: 0.36 ms a call, its inputs and cuBLASLt reference about 5 ms.
+  const TimeStageCalls calls = time_stage_calls(10, 50, 0.00036, 0.005);
+  EXPECT_EQ(calls.warmup, 10);
+  EXPECT_EQ(calls.repetitions, 50);
+}
+
+TEST(TimingRules, ASlowSolutionGetsTheCallsThatFitItsBudget) {
+  // The SIMT attention forward: 0.3 s a call, 33 calls fit 10 s, 3 warm-up calls.
+  const TimeStageCalls calls = time_stage_calls(10, 50, 0.3, 0.2);
+  EXPECT_EQ(calls.warmup, 3);
+  EXPECT_EQ(calls.repetitions, 33);
+}
+
+TEST(TimingRules, AnExpensiveCheckLowersTheCallsSoThatTheStageFitsItsLimit) {
+  // The reference backward on the non-causal B=4 H=16 S=4096 task: a 3.3-ms kernel, but inputs and the
+  // reference check take about 3.4 s a call. 52 checked calls ran past the stage's 120 s; these fit 60 s.
+  const TimeStageCalls calls = time_stage_calls(10, 50, 0.0033, 3.4);
+  EXPECT_EQ(calls.warmup, 10);  // warm-up calls are not checked: the solution's budget alone
+  EXPECT_EQ(calls.repetitions, 17);
+  EXPECT_LE((calls.repetitions + 2) * (0.0033 + 3.4), kCheckedLoopBudgetS + 2 * 3.5);
+}
+
+TEST(TimingRules, NeitherBudgetGoesBelowTheMinimumOrAboveTheRequest) {
+  EXPECT_EQ(time_stage_calls(10, 50, 4.0, 30.0).repetitions, kMinRepetitions);  // a 4-s call, a 30-s check
+  EXPECT_EQ(time_stage_calls(10, 50, 4.0, 30.0).warmup, 1);
+  EXPECT_EQ(time_stage_calls(10, 3, 0.001, 0.001).repetitions, 3);  // the request asked for fewer
+  EXPECT_EQ(time_stage_calls(10, 50, 0.0, 0.0).repetitions, 50);    // a call too short to measure
+}
