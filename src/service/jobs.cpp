@@ -9,6 +9,7 @@
 
 #include "eval/evaluate.h"
 #include "eval/gpu_stages.h"
+#include "util/files.h"
 #include "util/hash.h"
 #include "util/json_file.h"
 
@@ -159,8 +160,8 @@ std::vector<std::string> stage_list(const json& value, const char* field) {
 
 JobRequest request_from(const json& doc) {
   if (!doc.is_object()) bad("the request must be a JSON object");
-  static const std::set<std::string> known = {"task", "source", "name", "stages", "cpu_only",
-                                              "stage_time_limit_s"};
+  static const std::set<std::string> known = {"task",   "source",   "name",
+                                              "stages", "cpu_only", "stage_time_limit_s"};
   for (const auto& [key, value] : doc.items())
     if (!known.contains(key))
       bad(fmt::format("unknown field \"{}\" (known: {})", key, fmt::join(known, ", ")));
@@ -209,14 +210,14 @@ JobRequest parse_job_request(const std::string& body, const TaskRegistry& regist
   }
   JobRequest request = request_from(doc);
   if (!registry.find(request.task))
-    throw RequestError(422, fmt::format("no task '{}' on this service (GET /v1/tasks lists them)", request.task));
+    throw RequestError(422,
+                       fmt::format("no task '{}' on this service (GET /v1/tasks lists them)", request.task));
   return request;
 }
 
 json to_json(const JobRequest& r) {
-  return {{"task", r.task},         {"source", r.source},
-          {"name", r.name},         {"stages", r.stages},
-          {"cpu_only", r.cpu_only}, {"stage_time_limit_s", r.stage_time_limit_s}};
+  return {{"task", r.task},     {"source", r.source},     {"name", r.name},
+          {"stages", r.stages}, {"cpu_only", r.cpu_only}, {"stage_time_limit_s", r.stage_time_limit_s}};
 }
 
 JobRequest job_request_from_json(const json& doc) {
@@ -227,9 +228,13 @@ std::string judge_version() {
   return fmt::format("ptxbench {}", PTXBENCH_VERSION);
 }
 
-std::string cache_key(const JobRequest& r, const std::string& version) {
-  const json key = {{"source", sha256_hex(r.source)}, {"task", r.task},   {"stages", r.stages},
-                    {"cpu_only", r.cpu_only},         {"limit", r.stage_time_limit_s},
+std::string cache_key(const JobRequest& r, const std::string& task_digest, const std::string& version) {
+  const json key = {{"source", sha256_hex(r.source)},
+                    {"task", r.task},
+                    {"task_file", task_digest},
+                    {"stages", r.stages},
+                    {"cpu_only", r.cpu_only},
+                    {"limit", r.stage_time_limit_s},
                     {"judge", version}};
   return sha256_hex(key.dump());
 }
@@ -273,9 +278,12 @@ std::optional<JobState> job_state_from_string(const std::string& text) {
 }
 
 json JobStatus::to_json(bool with_verdict) const {
-  json doc = {{"id", id},       {"state", service::to_string(state)},
-              {"task", task},   {"attempts", attempts},
-              {"worker", worker}, {"created_at", created_at},
+  json doc = {{"id", id},
+              {"state", service::to_string(state)},
+              {"task", task},
+              {"attempts", attempts},
+              {"worker", worker},
+              {"created_at", created_at},
               {"updated_at", updated_at}};
   if (!error.empty()) doc["error"] = error;
   if (duplicates) doc["duplicates"] = duplicates;
@@ -294,7 +302,7 @@ std::string job_key(const std::string& id) {
 JobQueue::JobQueue(Redis& redis, QueueSettings settings) : redis_(redis), settings_(settings) {}
 
 Submitted JobQueue::submit(const JobRequest& request, const Task& task) {
-  const std::string key = cache_key(request, judge_version());
+  const std::string key = cache_key(request, sha256_hex(read_file(task.file)), judge_version());
   const std::string id = new_job_id();
   const RedisValue r =
       eval(redis_, kSubmit, {kCachePrefix + key, job_key(id), stream_key(queue_of(request, task))},
@@ -305,10 +313,10 @@ Submitted JobQueue::submit(const JobRequest& request, const Task& task) {
 }
 
 std::optional<JobStatus> JobQueue::status(const std::string& id, bool with_verdict) {
-  const RedisValue fields =
-      with_verdict ? redis_.command({"HGETALL", job_key(id)})
-                   : redis_.command({"HMGET", job_key(id), "state", "attempts", "task", "worker", "error",
-                                     "created_at", "updated_at", "duplicates"});
+  const RedisValue fields = with_verdict
+                                ? redis_.command({"HGETALL", job_key(id)})
+                                : redis_.command({"HMGET", job_key(id), "state", "attempts", "task", "worker",
+                                                  "error", "created_at", "updated_at", "duplicates"});
   auto field = [&](const char* name, int index) {
     return with_verdict ? fields.field(name) : fields.items.at(index).text;
   };
@@ -359,8 +367,8 @@ std::optional<TakenJob> JobQueue::take(const std::vector<std::string>& queues, c
     if (entry) break;
   }
   if (!entry) {
-    std::vector<std::string> argv = {"XREADGROUP", "GROUP", kGroup, consumer, "COUNT", "1",
-                                     "BLOCK",      std::to_string(block_ms), "STREAMS"};
+    std::vector<std::string> argv = {
+        "XREADGROUP", "GROUP", kGroup, consumer, "COUNT", "1", "BLOCK", std::to_string(block_ms), "STREAMS"};
     for (const auto& queue : queues) argv.push_back(stream_key(queue));
     for (size_t i = 0; i < queues.size(); ++i) argv.push_back(">");
     const RedisValue r = redis_.command(argv);
@@ -377,10 +385,10 @@ std::optional<TakenJob> JobQueue::take(const std::vector<std::string>& queues, c
     redis_.command({"XACK", stream_key(entry->queue), kGroup, entry->id});
     return std::nullopt;
   }
-  const RedisValue r = eval(redis_, kTake, {job_key(entry->job), stream_key(entry->queue), kDeadStream},
-                            {consumer, utc_now_iso8601(), std::to_string(settings_.max_attempts), entry->id,
-                             kGroup, entry->job},
-                            true);
+  const RedisValue r = eval(
+      redis_, kTake, {job_key(entry->job), stream_key(entry->queue), kDeadStream},
+      {consumer, utc_now_iso8601(), std::to_string(settings_.max_attempts), entry->id, kGroup, entry->job},
+      true);
   if (r.items.empty() || r.items[0].text != "run") return std::nullopt;
   return TakenJob{.id = entry->job,
                   .queue = entry->queue,

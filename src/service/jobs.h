@@ -3,12 +3,12 @@
 // Every job is a hash `ptxbench:job:<id>` (its request, state, attempts, worker, verdict), entered in the
 // stream of the workers that can judge it (`ptxbench:jobs:cpu` for the CPU stages alone, or
 // `ptxbench:jobs:<arch>` for a GPU of that architecture), read through the consumer group `workers`. A job is
-// found again by its cache key (`ptxbench:cache:<key>`: the source's hash, the task, the options and the
-// judge's version), so an identical submission gets the same job and its verdict. Every state change is one
-// Lua script, atomic in Redis: a job taken twice (its worker's lease ran out while it still worked) stores the
-// verdict of whichever finished first, and the other is counted as a duplicate. A job that no worker could
-// finish in `max_attempts` goes to the dead-letter stream `ptxbench:dead`. Every stored verdict is also
-// recorded in the stream `ptxbench:verdicts`.
+// found again by its cache key (`ptxbench:cache:<key>`: the source's hash, the task and its file, the options
+// and the judge's version), so an identical submission gets the same job and its verdict. Every state change
+// is one Lua script, atomic in Redis: a job taken twice (its worker's lease ran out while it still worked)
+// stores the verdict of whichever finished first, and the other is counted as a duplicate. A job that no
+// worker could finish in `max_attempts` goes to the dead-letter stream `ptxbench:dead`. Every stored verdict
+// is also recorded in the stream `ptxbench:verdicts`.
 //
 // The request parsing and the keys are pure functions (tested without Redis); JobQueue does the I/O.
 #pragma once
@@ -38,7 +38,8 @@ struct JobRequest {
 
 // A request that cannot be accepted, with the HTTP status that says why (400 malformed, 422 not judgeable).
 struct RequestError : std::runtime_error {
-  RequestError(int status_code, const std::string& message) : std::runtime_error(message), status(status_code) {}
+  RequestError(int status_code, const std::string& message)
+      : std::runtime_error(message), status(status_code) {}
   int status;
 };
 
@@ -48,9 +49,11 @@ JobRequest parse_job_request(const std::string& body, const TaskRegistry& regist
 nlohmann::json to_json(const JobRequest& request);
 JobRequest job_request_from_json(const nlohmann::json& doc);  // the stored form; throws RequestError
 
-// The verdict cache's key: sha256 over the source's hash, the task, the options that change a verdict and
-// the judge's version.
-std::string cache_key(const JobRequest& request, const std::string& judge_version);
+// The verdict cache's key: sha256 over the source's hash, the task and its definition (`task_digest`, the
+// hash of its file: a changed tolerance or shape is another task), the options that change a verdict and the
+// judge's version.
+std::string cache_key(const JobRequest& request, const std::string& task_digest,
+                      const std::string& judge_version);
 // The version of the judge a verdict comes from; a different one never serves a cached verdict.
 std::string judge_version();
 // The stream a job goes to: "cpu" for the CPU stages alone (cpu_only, or a static-only task), else the task's
@@ -114,13 +117,15 @@ class JobQueue {
   // A job whose worker's lease ran out, else a new one (waiting up to `block_ms`); nothing when none came.
   // Jobs already ended, and jobs past their attempts (moved to the dead-letter stream), are acknowledged and
   // passed over.
-  std::optional<TakenJob> take(const std::vector<std::string>& queues, const std::string& consumer, int block_ms);
+  std::optional<TakenJob> take(const std::vector<std::string>& queues, const std::string& consumer,
+                               int block_ms);
   // Keeps the lease of a job this consumer works on; false when the job is no longer this consumer's (it was
   // taken by another, or ended).
   bool renew(const TakenJob& job, const std::string& consumer);
   // Stores the verdict, unless the job ended otherwise meanwhile. `cacheable`: the verdict is the source's
   // (not a harness error) and may answer identical submissions. Returns true when this verdict was stored.
-  bool finish(const TakenJob& job, const std::string& consumer, const nlohmann::json& verdict, bool cacheable);
+  bool finish(const TakenJob& job, const std::string& consumer, const nlohmann::json& verdict,
+              bool cacheable);
   // Gives the job back to its queue at once (this worker cannot judge it now: its GPU is wedged, or it
   // stops); the attempt counts.
   void release(const TakenJob& job, const std::string& consumer, const std::string& why);

@@ -1,5 +1,5 @@
-// The evaluation service's pure parts: a submission's parsing and errors, the verdict cache's key, the queue a
-// job goes to, Redis addresses. The service under faults, with Redis, is tests/service/faults.py.
+// The evaluation service's pure parts: a submission's parsing and errors, the verdict cache's key, the queue
+// a job goes to, Redis addresses. The service under faults, with Redis, is tests/service/faults.py.
 #include <gtest/gtest.h>
 
 #include "eval/evaluate.h"
@@ -71,7 +71,7 @@ TEST(ServiceRequest, TheCacheKeyFollowsWhatChangesAVerdict) {
   JobRequest a{.task = kTask, .source = "x"};
   JobRequest renamed = a;
   renamed.name = "other.cu";
-  EXPECT_EQ(cache_key(a, "v1"), cache_key(renamed, "v1"));  // the name is for people
+  EXPECT_EQ(cache_key(a, "t1", "v1"), cache_key(renamed, "t1", "v1"));  // the name is for people
   JobRequest b = a;
   b.source = "y";
   JobRequest c = a;
@@ -80,8 +80,10 @@ TEST(ServiceRequest, TheCacheKeyFollowsWhatChangesAVerdict) {
   d.stages = {"correct"};
   JobRequest e = a;
   e.task = "gemm-bf16-n7168-k5120-sm90a";
-  for (const JobRequest& other : {b, c, d, e}) EXPECT_NE(cache_key(a, "v1"), cache_key(other, "v1"));
-  EXPECT_NE(cache_key(a, "v1"), cache_key(a, "v2"));  // another judge
+  for (const JobRequest& other : {b, c, d, e})
+    EXPECT_NE(cache_key(a, "t1", "v1"), cache_key(other, "t1", "v1"));
+  EXPECT_NE(cache_key(a, "t1", "v1"), cache_key(a, "t1", "v2"));  // another judge
+  EXPECT_NE(cache_key(a, "t1", "v1"), cache_key(a, "t2", "v1"));  // the task file changed (a tolerance)
 }
 
 TEST(ServiceRequest, CpuJobsAndStaticTasksGoToTheCpuQueue) {
