@@ -100,7 +100,8 @@ GpuInfo gpu_for(bool cpu_only, const HostSettings& host) {
 }
 
 EvalOptions eval_options(const ProjectPaths& paths, const HostSettings& host, const Task& task, bool no_cache,
-                         const GpuInfo& gpu, double stage_time_limit_s, const std::vector<std::string>& stages) {
+                         const GpuInfo& gpu, double stage_time_limit_s,
+                         const std::vector<std::string>& stages) {
   EvalOptions options{compile_options(paths, host, task, no_cache), gpu, {}};
   options.tools.runner = host.runner;
   options.tools.scratch = paths.data / "scratch" / std::to_string(getpid());
@@ -277,9 +278,9 @@ int eval_command(const CommonOptions& common, const EvalCommandOptions& options)
   // Opened first: a store that cannot be written stops the command before the evaluation, not after it.
   std::optional<Store> store;
   if (!options.no_store) store.emplace(ctx.paths.store());
-  const EvalOptions eval = eval_options(ctx.paths, host, *task, options.no_cache,
-                                        gpu_for(options.cpu_only, host), options.stage_time_limit_s,
-                                        options.stages);
+  const EvalOptions eval =
+      eval_options(ctx.paths, host, *task, options.no_cache, gpu_for(options.cpu_only, host),
+                   options.stage_time_limit_s, options.stages);
   LocalEvaluator evaluator([&](const Task&) { return eval; }, {}, host.sandbox);
   const Verdict verdict =
       evaluator.evaluate({source, std::filesystem::path(options.solution).filename().string()}, *task);
@@ -304,7 +305,8 @@ RemoteChoice remote_choice(const RunCommandOptions& options, bool cpu_only) {
           .token_file = options.evaluator_token_file,
           .stages = options.stages,
           .cpu_only = cpu_only,
-          .stage_time_limit_s = options.stage_time_limit_s};
+          .stage_time_limit_s = options.stage_time_limit_s,
+          .queue_wait_s = options.evaluator_queue_wait_s};
 }
 
 // The judge a run uses; nothing (after saying why) for a bad --evaluator URL or token.
@@ -356,13 +358,14 @@ int run_manifest_command(const CommonOptions& common, const RunCommandOptions& o
       options.solutions.empty() ? ctx.paths.solutions() : std::filesystem::path(options.solutions);
   const auto manifest = load_solution_manifest(solutions);  // a broken one stops here, before a run is begun
 
-  const std::unique_ptr<Evaluator> evaluator = judge_for_run(
-      std::make_unique<LocalEvaluator>(
-          [&](const Task& task) {
-            return eval_options(ctx.paths, host, task, false, gpu, options.stage_time_limit_s, options.stages);
-          },
-          std::vector<std::string>{}, host.sandbox),
-      remote_choice(options, options.cpu_only), ctx.paths, host);
+  const std::unique_ptr<Evaluator> evaluator =
+      judge_for_run(std::make_unique<LocalEvaluator>(
+                        [&](const Task& task) {
+                          return eval_options(ctx.paths, host, task, false, gpu, options.stage_time_limit_s,
+                                              options.stages);
+                        },
+                        std::vector<std::string>{}, host.sandbox),
+                    remote_choice(options, options.cpu_only), ctx.paths, host);
   if (!evaluator) return kExitUsage;
 
   Store store(ctx.paths.store());
@@ -540,13 +543,13 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
     return kExitUsage;
   }
   if (options.gpus > 0) devices.resize(std::min<size_t>(devices.size(), options.gpus));
-  const std::unique_ptr<Evaluator> evaluator = judge_for_run(
-      std::make_unique<LocalEvaluator>(
-          [&](const Task& task) {
-            return eval_options(ctx.paths, host, task, false, gpu, options.stage_time_limit_s);
-          },
-          devices, host.sandbox),
-      remote_choice(options, settings.cpu_only), ctx.paths, host);
+  const std::unique_ptr<Evaluator> evaluator =
+      judge_for_run(std::make_unique<LocalEvaluator>(
+                        [&](const Task& task) {
+                          return eval_options(ctx.paths, host, task, false, gpu, options.stage_time_limit_s);
+                        },
+                        devices, host.sandbox),
+                    remote_choice(options, settings.cpu_only), ctx.paths, host);
   if (!evaluator) return kExitUsage;
 
   if (!run_id) {
@@ -586,8 +589,8 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
       settings.knowledge, settings.loop.max_turns,
       settings.loop.stop_when_verified ? ", stopping when verified" : "",
       !options.evaluator.empty() || !gpu.present ? judged_where(gpu, options.evaluator)
-      : devices.size() > 1                        ? fmt::format("{} x {}", devices.size(), gpu.describe())
-                                                  : gpu.describe(),
+      : devices.size() > 1                       ? fmt::format("{} x {}", devices.size(), gpu.describe())
+                                                 : gpu.describe(),
       ctx.paths.store().string());
   const ProgressMode mode = options.progress == "live"    ? ProgressMode::live
                             : options.progress == "plain" ? ProgressMode::plain
@@ -664,8 +667,9 @@ int run_command(const CommonOptions& common, const RunCommandOptions& options) {
     return run_manifest_command(common, options);
   }
   if (!options.evaluator.empty() && given(options, "--gpus")) {
-    std::fprintf(stderr, "ptxbench: --gpus chooses this machine's GPUs; with --evaluator the service's "
-                         "workers judge (one per GPU)\n");
+    std::fprintf(stderr,
+                 "ptxbench: --gpus chooses this machine's GPUs; with --evaluator the service's "
+                 "workers judge (one per GPU)\n");
     return kExitUsage;
   }
   if (!options.stages.empty()) {
@@ -782,7 +786,8 @@ int results_command(const CommonOptions& common, const ResultsCommandOptions& op
 int report_command(const CommonOptions& common, const ReportCommandOptions& options) {
   Context ctx = open_project(common);
   if (!std::filesystem::exists(ctx.paths.store())) {
-    std::fprintf(stderr, "ptxbench: no results yet (%s does not exist)\n", ctx.paths.store().string().c_str());
+    std::fprintf(stderr, "ptxbench: no results yet (%s does not exist)\n",
+                 ctx.paths.store().string().c_str());
     return kExitUsage;
   }
   Store store(ctx.paths.store(), StoreAccess::read_only);
@@ -806,7 +811,8 @@ int report_command(const CommonOptions& common, const ReportCommandOptions& opti
   const report::Report built = report::build_report(data, selection);
   const auto files = report::write_report(options.out, data, built);
   if (common.json) {
-    json out = {{"runs", json::array()}, {"trajectories", data.trajectories.size()}, {"files", json::array()}};
+    json out = {
+        {"runs", json::array()}, {"trajectories", data.trajectories.size()}, {"files", json::array()}};
     for (const auto& r : data.runs) out["runs"].push_back(r.id);
     for (const auto& f : files) out["files"].push_back(f.string());
     std::cout << json_text(out, 2) << "\n";

@@ -65,12 +65,13 @@ struct RunCommandOptions {
   bool stop_when_verified = false;
   long long resume = 0;  // continue this run
   int parallel = 4;
-  int gpus = 1;  // GPUs evaluating side by side; 0: every GPU like the first
+  int gpus = 1;                   // GPUs evaluating side by side; 0: every GPU like the first
   std::string progress = "auto";  // auto: a live view on a terminal, plain lines otherwise; live; plain
   // The evaluation service that judges (docs/service.md); empty: this machine. Its token comes from
   // `evaluator_token_file`, else $PTXBENCH_SERVICE_TOKEN.
   std::string evaluator;
   std::string evaluator_token_file;
+  double evaluator_queue_wait_s = 1800;  // how long a job may wait with no worker taking it
   std::vector<std::string>
       given;  // the options given on the command line ("--model", ...), to check combinations
 };
@@ -96,7 +97,8 @@ struct CacheCommandOptions {
   bool prune = false;  // bring the compile cache within its limit now
 };
 
-// The evaluation service (docs/service.md). Redis: --redis, else $PTXBENCH_REDIS, else redis://127.0.0.1:6379.
+// The evaluation service (docs/service.md). Redis: --redis, else $PTXBENCH_REDIS, else
+// redis://127.0.0.1:6379.
 struct ServeCommandOptions {
   std::string listen = "127.0.0.1:8080";  // HOST:PORT; port 0: any free one
   std::string redis;

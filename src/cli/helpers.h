@@ -38,14 +38,15 @@ bool lock_run(const ProjectPaths& paths, int64_t run_id);
 // std::invalid_argument when there is none, or it is shorter than 16 characters.
 std::string service_token(const std::string& token_file);
 
-// What `run` judges with: `local` as it is, or with --evaluator URL the service at URL (the compile and static
-// stages judged here first when nvcc works here). Throws std::invalid_argument for a bad URL or token.
+// What `run` judges with: `local` as it is, or with --evaluator URL the service at URL (the compile and
+// static stages judged here first when nvcc works here). Throws std::invalid_argument for a bad URL or token.
 struct RemoteChoice {
   std::string url;
   std::string token_file;
   std::vector<std::string> stages;
   bool cpu_only = false;
   double stage_time_limit_s = 0;
+  double queue_wait_s = 1800;
 };
 std::unique_ptr<Evaluator> run_evaluator(std::unique_ptr<LocalEvaluator> local, const RemoteChoice& remote,
                                          const ProjectPaths& paths, const HostSettings& host);

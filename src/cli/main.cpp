@@ -140,9 +140,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 64))
       ->capture_default_str();
   run_cmd
-      ->add_option("--progress", run.progress,
-                   "Agent: how progress is shown on standard error: auto (a live view on a terminal, plain lines "
-                   "otherwise), live (the view when standard error is a terminal that can show it) or plain")
+      ->add_option(
+          "--progress", run.progress,
+          "Agent: how progress is shown on standard error: auto (a live view on a terminal, plain lines "
+          "otherwise), live (the view when standard error is a terminal that can show it) or plain")
       ->check(CLI::IsMember({"auto", "live", "plain"}))
       ->capture_default_str();
   run_cmd->add_option("--evaluator", run.evaluator,
@@ -150,6 +151,13 @@ int main(int argc, char** argv) {
                       "machine; the compile and static stages are judged here first when nvcc works here");
   run_cmd->add_option("--evaluator-token-file", run.evaluator_token_file,
                       "The service's bearer token, in a file [$PTXBENCH_SERVICE_TOKEN]");
+  run_cmd
+      ->add_option(
+          "--evaluator-queue-wait", run.evaluator_queue_wait_s,
+          "Seconds a job may wait in the service's queue with no worker taking it (none runs for the "
+          "task's architecture) before the evaluation fails as the judge's error")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   add_json(run_cmd);
 
   ResultsCommandOptions results;
@@ -172,16 +180,20 @@ int main(int argc, char** argv) {
       "report",
       "Write a report of agent runs: report.html (charts, trajectory viewer; self-contained), report.md, "
       "report.json and CSV files with the same numbers");
-  report_cmd->add_option("--run", report.runs, "Only these runs (repeat or comma-separate; default: every agent run)")
+  report_cmd
+      ->add_option("--run", report.runs,
+                   "Only these runs (repeat or comma-separate; default: every agent run)")
       ->delimiter(',')
       ->check(CLI::PositiveNumber);
   report_cmd->add_option("--model", report.models, "Only runs of these models (repeat or comma-separate)")
       ->delimiter(',');
   report_cmd
-      ->add_option("--knowledge", report.knowledge, "Only runs at these knowledge levels (repeat or comma-separate)")
+      ->add_option("--knowledge", report.knowledge,
+                   "Only runs at these knowledge levels (repeat or comma-separate)")
       ->delimiter(',')
       ->check(CLI::IsMember({"params", "templates", "contracts"}));
-  report_cmd->add_option("--tasks", report.tasks, "Only tasks whose id matches this glob")->capture_default_str();
+  report_cmd->add_option("--tasks", report.tasks, "Only tasks whose id matches this glob")
+      ->capture_default_str();
   report_cmd->add_option("--out", report.out, "The folder to write the files to")->capture_default_str();
   add_json(report_cmd);
 
@@ -200,8 +212,9 @@ int main(int argc, char** argv) {
 
   ServeCommandOptions serve;
   auto* serve_cmd = app.add_subcommand(
-      "serve", "The evaluation service: an HTTP JSON API that queues submissions in Redis for the workers "
-               "(docs/service.md)");
+      "serve",
+      "The evaluation service: an HTTP JSON API that queues submissions in Redis for the workers "
+      "(docs/service.md)");
   serve_cmd->add_option("--listen", serve.listen, "HOST:PORT to listen on (port 0: any free one)")
       ->capture_default_str();
   serve_cmd->add_option("--redis", serve.redis,
@@ -216,8 +229,10 @@ int main(int argc, char** argv) {
 
   WorkerCommandOptions worker;
   auto* worker_cmd = app.add_subcommand(
-      "worker", "Judge the evaluation service's jobs on one GPU (--gpu N) or the CPU stages alone (--cpu-only)");
-  worker_cmd->add_option("--gpu", worker.gpu, "The GPU (nvidia-smi index) to judge on")->check(CLI::Range(0, 255));
+      "worker",
+      "Judge the evaluation service's jobs on one GPU (--gpu N) or the CPU stages alone (--cpu-only)");
+  worker_cmd->add_option("--gpu", worker.gpu, "The GPU (nvidia-smi index) to judge on")
+      ->check(CLI::Range(0, 255));
   worker_cmd->add_flag("--cpu-only", worker.cpu_only, "Take only the jobs of the compile and static stages");
   worker_cmd->add_option("--redis", worker.redis,
                          "Redis holding the jobs [$PTXBENCH_REDIS, redis://127.0.0.1:6379]");

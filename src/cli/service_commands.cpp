@@ -92,12 +92,14 @@ std::unique_ptr<Evaluator> run_evaluator(std::unique_ptr<LocalEvaluator> local, 
                                          const ProjectPaths& paths, const HostSettings& host) {
   if (remote.url.empty()) return local;
   if (!remote.url.starts_with("http://") && !remote.url.starts_with("https://"))
-    throw std::invalid_argument("--evaluator takes the service's URL, http://HOST:PORT, not '" + remote.url + "'");
+    throw std::invalid_argument("--evaluator takes the service's URL, http://HOST:PORT, not '" + remote.url +
+                                "'");
   service::RemoteSettings settings{.url = remote.url,
                                    .token = service_token(remote.token_file),
                                    .stages = remote.stages,
                                    .cpu_only = remote.cpu_only,
-                                   .stage_time_limit_s = remote.stage_time_limit_s};
+                                   .stage_time_limit_s = remote.stage_time_limit_s,
+                                   .queue_wait_s = remote.queue_wait_s};
   std::unique_ptr<Evaluator> precheck;
   if (!nvcc_version(host.nvcc).empty()) {
     const GpuInfo none{.absent_reason = "the CPU stages are judged here, the rest by the service"};
@@ -146,16 +148,18 @@ int worker_command(const CommonOptions& common, const WorkerCommandOptions& opti
   const HostSettings host = host_settings();
   keep_compile_cache_within_limit(paths, host);
   if (options.cpu_only == (options.gpu >= 0)) {
-    std::fprintf(stderr, "ptxbench: a worker judges on one GPU (--gpu N) or the CPU stages alone (--cpu-only)\n");
+    std::fprintf(stderr,
+                 "ptxbench: a worker judges on one GPU (--gpu N) or the CPU stages alone (--cpu-only)\n");
     return kExitUsage;
   }
   if (options.lease_s < 2 * options.heartbeat_s) {
     std::fprintf(stderr, "ptxbench: --lease must be at least twice --heartbeat (a beat may come late)\n");
     return kExitUsage;
   }
-  service::WorkerSettings settings{.queue = {.lease_s = options.lease_s, .max_attempts = options.max_attempts},
-                                   .heartbeat_s = options.heartbeat_s,
-                                   .recheck_s = std::max(1.0, 4 * options.heartbeat_s)};
+  service::WorkerSettings settings{
+      .queue = {.lease_s = options.lease_s, .max_attempts = options.max_attempts},
+      .heartbeat_s = options.heartbeat_s,
+      .recheck_s = std::max(1.0, 4 * options.heartbeat_s)};
   service::RedisAddress redis;
   try {
     redis = redis_address(options.redis);
@@ -185,18 +189,20 @@ int worker_command(const CommonOptions& common, const WorkerCommandOptions& opti
     settings.queues = {arch->name, "cpu"};
     settings.description = fmt::format("gpu {}: {}", device, gpu.describe());
     settings.gpu_problem = [device] {
-      const ProcessResult r = run_process({.argv = {"nvidia-smi", "-i", device, "--query-gpu=name", "--format=csv,noheader"},
-                                           .time_limit = std::chrono::seconds(20)});
+      const ProcessResult r =
+          run_process({.argv = {"nvidia-smi", "-i", device, "--query-gpu=name", "--format=csv,noheader"},
+                       .time_limit = std::chrono::seconds(20)});
       return r.ok() ? std::string() : fmt::format("nvidia-smi -i {}: {}", device, r.describe());
     };
   }
-  settings.name = !options.name.empty()
-                      ? options.name
-                      : fmt::format("{}-{}-{}", hostname, options.cpu_only ? "cpu" : "gpu" + device, getpid());
+  settings.name = !options.name.empty() ? options.name
+                                        : fmt::format("{}-{}-{}", hostname,
+                                                      options.cpu_only ? "cpu" : "gpu" + device, getpid());
 
   // One evaluation at a time; the sandbox is resolved once, by the first job that runs solution code.
-  LocalEvaluator evaluator([](const Task&) -> EvalOptions { throw std::logic_error("options come with each job"); },
-                           {}, host.sandbox);
+  LocalEvaluator evaluator(
+      [](const Task&) -> EvalOptions { throw std::logic_error("options come with each job"); }, {},
+      host.sandbox);
   const GpuInfo no_gpu{.absent_reason = "cpu_only: the GPU stages were not requested"};
   const service::JudgeJob judge = [&](const service::JobRequest& request, const Task& task) {
     EvalOptions options_for_job = eval_options(paths, host, task, false, request.cpu_only ? no_gpu : gpu,

@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include <fmt/format.h>
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -43,7 +44,8 @@ Answer ask(const RemoteSettings& settings, const std::string& method, const std:
 }
 
 std::string error_of(const Answer& answer) {
-  return answer.body.is_object() && answer.body.contains("error") ? answer.body["error"].dump() : answer.body.dump();
+  return answer.body.is_object() && answer.body.contains("error") ? answer.body["error"].dump()
+                                                                  : answer.body.dump();
 }
 
 }  // namespace
@@ -84,23 +86,41 @@ Verdict RemoteEvaluator::evaluate(const Submission& submission, const Task& task
                                          settings_.url, submitted.status, error_of(submitted)));
   const std::string id = submitted.body.value("id", std::string());
   Answer answer = submitted;
+  // Since when the job has waited for a worker (queued: no worker holds it).
+  bool queued = false;
+  Clock::time_point queued_since = Clock::now();
   while (answer.status != 200 || !answer.body.contains("verdict")) {
-    answer = call("GET", fmt::format("/v1/jobs/{}/verdict?wait={:g}", id, settings_.poll_s), "");
+    const bool now_queued = answer.body.value("state", std::string()) == "queued";
+    if (now_queued && !queued) queued_since = Clock::now();
+    queued = now_queued;
+    if (queued && Clock::now() - queued_since > std::chrono::duration<double>(settings_.queue_wait_s)) {
+      throw std::runtime_error(fmt::format(
+          "no worker of the evaluation service at {} took job {} in {:.0f} s: is a `ptxbench worker` running "
+          "for the task's architecture ({})? GET /v1/workers lists those alive",
+          settings_.url, id, settings_.queue_wait_s, task.arch));
+    }
+    answer = call("GET",
+                  fmt::format("/v1/jobs/{}/verdict?wait={:g}", id,
+                              std::min(settings_.poll_s, std::max(1.0, settings_.queue_wait_s / 2))),
+                  "");
     if (answer.status != 200 && answer.status != 202)
-      throw std::runtime_error(fmt::format("the evaluation service at {} has no verdict for job {} (HTTP {}): {}",
-                                           settings_.url, id, answer.status, error_of(answer)));
+      throw std::runtime_error(
+          fmt::format("the evaluation service at {} has no verdict for job {} (HTTP {}): {}", settings_.url,
+                      id, answer.status, error_of(answer)));
   }
   Verdict verdict;
   try {
     verdict = verdict_from_json(answer.body["verdict"]);
   } catch (const std::exception& e) {
-    throw std::runtime_error(fmt::format("the evaluation service's verdict for job {} cannot be read: {}", id, e.what()));
+    throw std::runtime_error(
+        fmt::format("the evaluation service's verdict for job {} cannot be read: {}", id, e.what()));
   }
   // The verdict must be for what was sent.
   if (verdict.submission_hash != sha256_hex(submission.source) || verdict.task_id != task.id)
-    throw std::runtime_error(fmt::format("the evaluation service answered job {} with a verdict for another "
-                                         "submission or task",
-                                         id));
+    throw std::runtime_error(
+        fmt::format("the evaluation service answered job {} with a verdict for another "
+                    "submission or task",
+                    id));
   verdict.source_name = submission.name;
   return verdict;
 }

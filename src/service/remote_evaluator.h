@@ -2,8 +2,9 @@
 // The compile and static stages can be judged here first (`precheck`, when this host has nvcc): a
 // submission they reject gets its verdict at once, without the service; one they pass is sent to the
 // service, whose workers judge it in full. A service that cannot be reached for `patience_s` (restarting,
-// its host down), a job that ends without a verdict, or a verdict for another source, is the judge's
-// failure (an exception), never the submission's.
+// its host down), a job that no worker takes for `queue_wait_s` (none runs for its architecture), a job that
+// ends without a verdict, or a verdict for another source, is the judge's failure (an exception), never the
+// submission's.
 #pragma once
 
 #include <memory>
@@ -14,13 +15,14 @@
 namespace ptxbench::service {
 
 struct RemoteSettings {
-  std::string url;    // http://host:port
-  std::string token;  // the service's bearer token
+  std::string url;                  // http://host:port
+  std::string token;                // the service's bearer token
   std::vector<std::string> stages;  // the GPU stages to run; empty: all
   bool cpu_only = false;
   double stage_time_limit_s = 0;
-  double patience_s = 600;  // how long the service may stay unreachable before an evaluation fails
-  double poll_s = 30;       // each verdict request waits this long on the service
+  double patience_s = 600;     // how long the service may stay unreachable before an evaluation fails
+  double poll_s = 30;          // each verdict request waits this long on the service
+  double queue_wait_s = 1800;  // how long a job may stay queued, no worker taking it, before it fails
 };
 
 class RemoteEvaluator : public Evaluator {

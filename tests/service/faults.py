@@ -14,6 +14,8 @@
                    back, not failed, the worker reports itself wedged, and takes jobs again once the GPU answers
   bad-input        a wrong token, an oversized body, malformed JSON...: refused with the right status, and the
                    service survives
+  no-worker        `ptxbench run --evaluator` on a Hopper task while no worker serves its queue: the run stops
+                   after --evaluator-queue-wait with the judge's error, naming the queue, never a verdict
 
 A scenario fails (exit 1) on the first broken expectation and never skips: a missing redis-server is a failure.
 """
@@ -396,6 +398,30 @@ def restart_service(c, solutions):
     check(status == 200, f"the pending job after the restart: HTTP {status} {answer}")
 
 
+def no_worker(c, root):
+    c.start_service()
+    c.start_worker("w")  # a CPU worker only: nothing takes the sm_90a queue
+    solutions = os.path.join(c.folder, "solutions")
+    os.makedirs(os.path.join(solutions, "reference"))
+    shutil.copy(os.path.join(root, "solutions", "reference", "gemm_bf16_sm90a.cu"),
+                os.path.join(solutions, "reference"))
+    with open(os.path.join(solutions, "solutions.json"), "w") as f:
+        json.dump([{"path": "reference/gemm_bf16_sm90a.cu", "tasks": TASK, "purpose": "a job no worker takes",
+                    "expect": {"overall": "passed"}}], f)
+    started = time.monotonic()
+    run = subprocess.run(
+        [c.ptxbench, "--root", c.root, "--data", os.path.join(c.folder, "client-data"), "run", "--solutions",
+         solutions, "--tasks", TASK, "--evaluator", c.url, "--evaluator-token-file", c.token_file,
+         "--evaluator-queue-wait", "4"],
+        capture_output=True, text=True, timeout=300)
+    took = time.monotonic() - started
+    text = run.stdout + run.stderr
+    check(run.returncode == 5, f"exit {run.returncode}, expected 5 (the judge's error): {text[-2000:]}")
+    check("no worker" in text and "sm_90a" in text, f"the message does not say why: {text[-2000:]}")
+    check(took < 120, f"the run took {took:.0f} s to give up after a 4-s queue wait")
+    check(not c.stored_verdicts(), f"a verdict was stored for a job no worker took: {c.stored_verdicts()}")
+
+
 def concurrent_submissions(c):
     c.start_service()
     for name in ("w1", "w2"):
@@ -541,6 +567,7 @@ def main():
         "concurrent": concurrent_submissions,
         "wedged-gpu": wedged_gpu,
         "bad-input": bad_input,
+        "no-worker": lambda c: no_worker(c, root),
     }
     if scenario not in scenarios:
         print(f"unknown scenario {scenario}; one of {', '.join(scenarios)}")
