@@ -12,39 +12,36 @@ using nlohmann::json;
 
 namespace {
 
-// Arithmetic over a set of trajectories (one task, or all of them).
+// Arithmetic over a set of trajectories (one task, or all of them). A trajectory is correct when a turn was;
+// not correct when every turn was decided not to be; otherwise (no GPU of the task's architecture here) it is
+// left out of the rate, as the report does: unknown is not 0%. The same for verified.
 TaskSummary summarize_group(const std::string& task_id, const std::vector<const TrajectoryFacts*>& group) {
   TaskSummary s{.task_id = task_id, .trajectories = static_cast<int>(group.size())};
-  int correct = 0, verified_count = 0, judged = 0, turns_to_success = 0;
+  int correct = 0, correct_n = 0, verified = 0, verified_n = 0, turns_to_success = 0;
   for (const auto* t : group) {
-    bool any_correct = false, any_judged = false;
+    bool any_correct = false, correct_open = false, verified_open = false, any_turn = false;
     std::optional<int> first_success;
     for (const auto& turn : t->turns) {
       if (!turn.finished) continue;
+      any_turn = true;
       ++s.finished_turns;
       if (!turn.error_class.empty()) ++s.error_classes[turn.error_class];
-      any_correct = any_correct || turn.correct;
-      any_judged = any_judged || turn.correct_judged;
-      if (turn.verified) {
+      any_correct = any_correct || turn.correct == true;
+      correct_open = correct_open || !turn.correct;
+      verified_open = verified_open || !turn.verified;
+      if (turn.verified == true) {
         if (!first_success) first_success = turn.index;
         if (turn.speedup && (!s.best_speedup || *turn.speedup > *s.best_speedup))
           s.best_speedup = turn.speedup;
       }
     }
-    correct += any_correct;
-    judged += any_judged;
-    if (first_success) {
-      ++verified_count;
-      turns_to_success += *first_success;
-    }
+    if (any_correct || (any_turn && !correct_open)) correct_n += 1, correct += any_correct;
+    if (first_success || (any_turn && !verified_open)) verified_n += 1, verified += first_success.has_value();
+    if (first_success) turns_to_success += *first_success;
   }
-  // Rates need at least one judged trajectory: on a host without the task's GPU nothing is known, which is
-  // not 0%.
-  if (judged > 0 && s.trajectories > 0) {
-    s.correct_rate = static_cast<double>(correct) / s.trajectories;
-    s.verified_rate = static_cast<double>(verified_count) / s.trajectories;
-  }
-  if (verified_count > 0) s.mean_turns_to_success = static_cast<double>(turns_to_success) / verified_count;
+  if (correct_n > 0) s.correct_rate = static_cast<double>(correct) / correct_n;
+  if (verified_n > 0) s.verified_rate = static_cast<double>(verified) / verified_n;
+  if (verified > 0) s.mean_turns_to_success = static_cast<double>(turns_to_success) / verified;
   return s;
 }
 
@@ -52,11 +49,11 @@ TaskSummary summarize_group(const std::string& task_id, const std::vector<const 
 
 TurnFacts turn_facts(const TurnRow& turn, const Verdict* verdict) {
   TurnFacts f{.index = turn.index, .finished = turn.finished(), .error_class = turn.error_class};
-  if (verdict) {
-    const StageResult* correct = verdict->stage("correct");
-    f.correct_judged = correct && correct->status != StageStatus::skipped;
-    f.correct = correct && correct->status == StageStatus::passed;
-    f.verified = verified(*verdict);
+  if (!verdict) {  // no code: the turn failed before any stage
+    f.correct = f.verified = false;
+  } else {
+    f.correct = verdict->correct();
+    f.verified = verdict->verified();
     f.speedup = verdict->speedup;
   }
   return f;

@@ -19,11 +19,9 @@ struct TurnFacts {
   int index = 0;
   bool finished = false;
   std::string error_class;  // empty: did not fail
-  bool correct = false;     // the correct stage passed
-  bool verified =
-      false;  // every stage passed: correct, the required instructions executed with the coverage, timed
-  bool correct_judged =
-      false;  // the correct stage ran at all (it cannot without a GPU of the task's architecture)
+  // Verdict::correct() and verified(): nothing when the turn's verdict could not decide (no GPU here).
+  std::optional<bool> correct;
+  std::optional<bool> verified;
   std::optional<double> speedup;
 };
 
@@ -38,11 +36,10 @@ struct TaskSummary {
   std::string task_id;
   int trajectories = 0;
   int finished_turns = 0;
-  std::optional<double>
-      correct_rate;  // share of trajectories with a correct turn; none when nothing could be judged
-  std::optional<double>
-      verified_rate;                   // share with a verified turn (correct + instructions executed + timed)
-  std::optional<double> best_speedup;  // over verified turns
+  // Shares of the trajectories whose outcome was decided (report.md's meaning): none when none was.
+  std::optional<double> correct_rate;   // with a correct turn
+  std::optional<double> verified_rate;  // with a verified turn (correct + instructions executed + timed)
+  std::optional<double> best_speedup;   // over verified turns
   std::optional<double>
       mean_turns_to_success;  // the first verified turn's index, over trajectories that have one
   std::map<std::string, int> error_classes;  // failed turns by class (docs/agent.md)

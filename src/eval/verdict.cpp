@@ -68,6 +68,31 @@ OverallStatus Verdict::overall() const {
   return OverallStatus::passed;
 }
 
+std::optional<bool> Verdict::correct() const {
+  for (const auto& stage : stages) {
+    if (stage.name == "correct") {
+      if (stage.status == StageStatus::passed) return true;
+      if (is_failure(stage.status)) return false;
+      return std::nullopt;
+    }
+    if (is_failure(stage.status)) return false;
+  }
+  return std::nullopt;
+}
+
+std::optional<bool> Verdict::verified() const {
+  switch (overall()) {
+    case OverallStatus::passed:
+      return true;
+    case OverallStatus::failed:
+      return false;
+    case OverallStatus::incomplete:
+    case OverallStatus::error:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 const StageResult* Verdict::stage(const std::string& name) const {
   for (const auto& s : stages)
     if (s.name == name) return &s;

@@ -52,6 +52,14 @@ struct Verdict {
   std::optional<double> coverage;  // share of the FLOPs done by the required MMA instruction
 
   OverallStatus overall() const;
+  // What the verdict decided, in the one meaning the run summary and the report share; nothing when the
+  // stages that decide it did not run (no GPU of the task's architecture here, a static-only task, a harness
+  // error). Correct: the correct stage passed; not correct: it failed, or a stage before it failed (the code
+  // did not compile, broke a rule, or did not finish under the sanitizer).
+  std::optional<bool> correct() const;
+  // Verified: every stage passed (correct, the required instructions executed, timed); not: some stage
+  // failed.
+  std::optional<bool> verified() const;
   const StageResult* stage(const std::string& name) const;
   StageResult& stage_mut(const std::string& name);
   std::string summary() const;   // one line: "failed at correct: 3 of 4 shapes mismatch"

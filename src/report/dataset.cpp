@@ -16,37 +16,6 @@ using nlohmann::json;
 
 namespace {
 
-bool failed(StageStatus status) {
-  return status == StageStatus::failed || status == StageStatus::timeout || status == StageStatus::runtime_error;
-}
-
-// Correct: the correct stage passed; not correct: it failed, or a stage before it failed (the code did not
-// compile, broke a rule, or did not finish under the sanitizer); otherwise undecided.
-std::optional<bool> decide_correct(const Verdict& verdict) {
-  for (const auto& stage : verdict.stages) {
-    if (stage.name == "correct") {
-      if (stage.status == StageStatus::passed) return true;
-      if (failed(stage.status)) return false;
-      return std::nullopt;
-    }
-    if (failed(stage.status)) return false;
-  }
-  return std::nullopt;
-}
-
-std::optional<bool> decide_verified(const Verdict& verdict) {
-  switch (verdict.overall()) {
-    case OverallStatus::passed:
-      return true;
-    case OverallStatus::failed:
-      return false;
-    case OverallStatus::incomplete:
-    case OverallStatus::error:
-      return std::nullopt;
-  }
-  return std::nullopt;
-}
-
 std::optional<int64_t> token_count(const json& usage, const char* key) {
   if (!usage.is_object() || !usage.contains(key) || !usage[key].is_number_integer()) return std::nullopt;
   return usage[key].get<int64_t>();
@@ -83,8 +52,8 @@ TurnRecord turn_record(const TurnRow& turn, const Verdict* verdict) {
     r.verified = false;
     return r;
   }
-  r.correct = decide_correct(*verdict);
-  r.verified = decide_verified(*verdict);
+  r.correct = verdict->correct();
+  r.verified = verdict->verified();
   if (r.verified.value_or(false)) r.speedup = verdict->speedup;
   r.host = verdict->host;
   for (const auto& stage : verdict->stages) {
@@ -104,7 +73,8 @@ Dataset load(Store& store, const TaskRegistry& registry, const Selection& select
   } else {
     for (const int64_t id : selection.runs) {
       auto run = store.run(id);
-      if (!run) throw std::invalid_argument(fmt::format("no run {} (ptxbench results --runs lists them)", id));
+      if (!run)
+        throw std::invalid_argument(fmt::format("no run {} (ptxbench results --runs lists them)", id));
       if (run->kind != "agent")
         throw std::invalid_argument(
             fmt::format("run {} evaluated a solutions manifest; a report is made of agent runs", id));

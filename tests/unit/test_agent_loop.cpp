@@ -6,7 +6,6 @@
 #include <chrono>
 #include <thread>
 
-#include "eval/evaluator.h"
 #include "agent/extract.h"
 #include "agent/feedback.h"
 #include "agent/prompt.h"
@@ -15,6 +14,7 @@
 #include "agent_fakes.h"
 #include "compile/cache.h"
 #include "eval/evaluate.h"
+#include "eval/evaluator.h"
 #include "fake_nvcc.h"
 #include "util/files.h"
 
@@ -324,7 +324,6 @@ TEST(AgentSummary, Arithmetic) {
                      .error_class = std::move(error_class),
                      .correct = correct,
                      .verified = verified_turn,
-                     .correct_judged = true,
                      .speedup = speedup};
   };
   std::vector<TrajectoryFacts> t = {
@@ -355,9 +354,29 @@ TEST(AgentSummary, Arithmetic) {
   EXPECT_FALSE(b.correct_rate);  // nothing judged: unknown, not 0%
   EXPECT_FALSE(b.mean_turns_to_success);
   EXPECT_EQ(s.total.trajectories, 5);
-  EXPECT_DOUBLE_EQ(*s.total.verified_rate, 2.0 / 5);
+  EXPECT_DOUBLE_EQ(*s.total.verified_rate,
+                   2.0 / 4);  // b's trajectory decided nothing: left out, as in the report
   EXPECT_NE(render(s).find("all"), std::string::npos);
   EXPECT_EQ(to_json(s)["tasks"][0]["error_classes"]["compile"], 3);
+}
+
+TEST(AgentSummary, ACompileFailureDecidesEvenWithoutAGpu) {
+  // On any host a turn that did not compile is not correct; one that compiled but met no GPU is unknown.
+  Verdict broken{.task_id = "t",
+                 .stages = {{.name = "compile", .status = StageStatus::failed},
+                            {.name = "correct", .status = StageStatus::skipped}}};
+  Verdict untested{.task_id = "t",
+                   .stages = {{.name = "compile", .status = StageStatus::passed},
+                              {.name = "correct", .status = StageStatus::skipped}}};
+  const TurnRow row{.index = 1, .outcome = "judged", .finished_at = "2026-12-01T00:00:00Z"};
+  const TurnFacts failed = turn_facts(row, &broken), open = turn_facts(row, &untested);
+  EXPECT_EQ(failed.correct, false);
+  EXPECT_EQ(failed.verified, false);
+  EXPECT_FALSE(open.correct.has_value());
+  EXPECT_FALSE(open.verified.has_value());
+  const RunSummary s = summarize(1, {{"c", 1, kFinished, {failed}}, {"d", 1, kFinished, {open}}});
+  EXPECT_DOUBLE_EQ(*s.tasks[0].correct_rate, 0.0);  // decided: 0%, not unknown
+  EXPECT_FALSE(s.tasks[1].correct_rate);
 }
 
 TEST(AgentSummary, FromAStoredRun) {
