@@ -20,22 +20,6 @@ bool hit_token_limit(const std::string& finish_reason) {
   return finish_reason == "length" || finish_reason == "max_tokens" || finish_reason == "MAX_TOKENS";
 }
 
-json reply_meta(const llm::Reply& reply) {
-  json meta = {{"finish_reason", reply.finish_reason},
-               {"usage",
-                {{"input_tokens", reply.usage.input_tokens},
-                 {"output_tokens", reply.usage.output_tokens},
-                 {"reasoning_tokens", reply.usage.reasoning_tokens}}},
-               {"attempts", reply.attempts},
-               {"http_status", reply.http_status},
-               {"latency_s", reply.latency_s}};
-  if (!reply.ok) {
-    meta["error"] = reply.error;
-    meta["response_body"] = utf8_head(reply.response_body, kErrorBodyKept);
-  }
-  return meta;
-}
-
 class Driver {
  public:
   explicit Driver(const TrajectoryContext& c) : c_(c) {}
@@ -176,6 +160,23 @@ class Driver {
 };
 
 }  // namespace
+
+json reply_meta(const llm::Reply& reply) {
+  json meta = {{"finish_reason", reply.finish_reason},
+               {"attempts", reply.attempts},
+               {"http_status", reply.http_status},
+               {"latency_s", reply.latency_s}};
+  // Without a report there is no count: 0 tokens would be averaged into the report's token figures.
+  if (reply.usage.reported)
+    meta["usage"] = {{"input_tokens", reply.usage.input_tokens},
+                     {"output_tokens", reply.usage.output_tokens},
+                     {"reasoning_tokens", reply.usage.reasoning_tokens}};
+  if (!reply.ok) {
+    meta["error"] = reply.error;
+    meta["response_body"] = utf8_head(reply.response_body, kErrorBodyKept);
+  }
+  return meta;
+}
 
 bool is_terminal(const std::string& status) {
   return status == kSolved || status == kUnverified || status == kFinished;

@@ -40,7 +40,7 @@ enum class TurnPhase { asking, judging, done };
 struct TurnEvent {
   std::string task_id;
   int sample = 0;
-  int turn = 0;             // 0 for an event about the trajectory alone
+  int turn = 0;  // 0 for an event about the trajectory alone
   TurnPhase phase = TurnPhase::done;
   std::string error_class;  // of the turn; empty when it did not fail
   std::string outcome;      // one line
@@ -61,6 +61,10 @@ struct TrajectoryContext {
 
 // Runs the trajectory to a terminal status, or to kError. Returns the status it ends with.
 std::string run_trajectory(const TrajectoryContext& context);
+
+// What is stored of a model's reply beside its text: finish reason, usage (only when the provider reported
+// it), attempts, HTTP status, latency, and for a failed call the error and the start of the response body.
+nlohmann::json reply_meta(const llm::Reply& reply);
 
 // The stop decision after a finished turn `index` with `verdict` (null: no verdict, e.g. no code).
 std::optional<std::string> stop_status(const LoopOptions& options, int index, const Verdict* verdict);

@@ -1,14 +1,15 @@
 #include "fixit/fixit.h"
 
 #include <fmt/format.h>
-#include <algorithm>
 #include <fnmatch.h>
+#include <algorithm>
 #include <set>
 #include <stdexcept>
 
 #include "agent/extract.h"
 #include "agent/feedback.h"
 #include "agent/prompt.h"
+#include "agent/trajectory.h"
 #include "util/hash.h"
 #include "util/text.h"
 
@@ -133,9 +134,8 @@ std::vector<size_t> balance(const std::vector<const Mined*>& items, const Quotas
   for (auto& [task, by_stratum] : strata) {
     std::vector<std::vector<size_t>*> queues;
     for (auto& [key, indices] : by_stratum) {
-      std::sort(indices.begin(), indices.end(), [&](size_t a, size_t b) {
-        return draw_key(seed, *items[a]) < draw_key(seed, *items[b]);
-      });
+      std::sort(indices.begin(), indices.end(),
+                [&](size_t a, size_t b) { return draw_key(seed, *items[a]) < draw_key(seed, *items[b]); });
       queues.push_back(&indices);
     }
     std::map<std::string, int> per_class;
@@ -178,7 +178,8 @@ std::vector<Mined> mine(Store& store, const MineOptions& options) {
       if (fnmatch(options.tasks.c_str(), t.task_id.c_str(), 0) != 0) continue;
       for (const auto& turn : store.turns(t.id)) {
         if (!turn.finished() || turn.code_hash.empty() || !turn.evaluation_id) continue;
-        if (turn.index < options.min_turn || (options.max_turn > 0 && turn.index > options.max_turn)) continue;
+        if (turn.index < options.min_turn || (options.max_turn > 0 && turn.index > options.max_turn))
+          continue;
         const auto verdict = store.verdict(turn.evaluation_id);
         if (!verdict) continue;
         if (options.correct) {
@@ -217,7 +218,8 @@ std::vector<Mined> mine(Store& store, const MineOptions& options) {
 int64_t store_mined(Store& store, const MineOptions& options, const std::vector<Mined>& items) {
   json list = json::array();
   for (const auto& m : items) list.push_back(to_json(m));
-  const int64_t id = store.begin_run(kMineKind, {{"mode", kMineKind}, {"options", to_json(options)}, {"items", list}});
+  const int64_t id =
+      store.begin_run(kMineKind, {{"mode", kMineKind}, {"options", to_json(options)}, {"items", list}});
   store.finish_run(id);
   return id;
 }
@@ -225,7 +227,8 @@ int64_t store_mined(Store& store, const MineOptions& options, const std::vector<
 std::vector<Mined> mined_set(Store& store, int64_t mine_run) {
   const auto run = store.run(mine_run);
   if (!run || run->kind != kMineKind)
-    throw std::invalid_argument(fmt::format("run {} is not a mined set (ptxbench fixit mine makes one)", mine_run));
+    throw std::invalid_argument(
+        fmt::format("run {} is not a mined set (ptxbench fixit mine makes one)", mine_run));
   std::vector<Mined> items;
   for (const auto& d : run->args.at("items")) items.push_back(mined_from_json(d));
   return items;
@@ -236,14 +239,16 @@ std::vector<Mined> mined_set(Store& store, int64_t mine_run) {
 std::string repair_message(const std::string& task_first_message, const std::string& failed_code,
                            const std::string& feedback) {
   return fmt::format(
-      "{}\n\nAn earlier attempt at this task failed. Its code:\n\n{}\nThe verdict on it:\n\n{}\n\nFind what is "
+      "{}\n\nAn earlier attempt at this task failed. Its code:\n\n{}\nThe verdict on it:\n\n{}\n\nFind what "
+      "is "
       "wrong and answer with the whole corrected file in one ```cuda block.",
       task_first_message, agent::fenced_cuda(failed_code), feedback);
 }
 
 namespace {
 
-json repair_args(const RepairSettings& s, const std::vector<Mined>& items, const std::vector<std::string>& task_ids) {
+json repair_args(const RepairSettings& s, const std::vector<Mined>& items,
+                 const std::vector<std::string>& task_ids) {
   agent::AgentRunSettings agent;
   agent.model = s.teacher;
   agent.model_spec = s.teacher_spec;
@@ -297,7 +302,8 @@ RepairSettings repair_settings_from_json(const json& args) {
 int64_t start_repair(Store& store, const RepairSettings& settings, const std::vector<Mined>& items) {
   std::vector<std::string> task_ids;
   for (const auto& m : items)
-    if (std::find(task_ids.begin(), task_ids.end(), m.task_id) == task_ids.end()) task_ids.push_back(m.task_id);
+    if (std::find(task_ids.begin(), task_ids.end(), m.task_id) == task_ids.end())
+      task_ids.push_back(m.task_id);
   const json args = repair_args(settings, items, task_ids);
   const int64_t run_id = store.begin_run(kRepairKind, args);
   for (const auto& [key, m] : items_by_sample(args))
@@ -350,10 +356,10 @@ std::vector<Repair> repairs(Store& store, int64_t repair_run) {
       const auto v = store.verdict(turn.evaluation_id);
       if (!v) continue;
       const StageResult* correct = v->stage("correct");
-      const int this_rank = agent::verified(*v)                                     ? 3
-                            : correct && correct->status == StageStatus::passed     ? 2
-                            : agent::nothing_failed(*v)                             ? 1
-                                                                                    : 0;
+      const int this_rank = agent::verified(*v)                                 ? 3
+                            : correct && correct->status == StageStatus::passed ? 2
+                            : agent::nothing_failed(*v)                         ? 1
+                                                                                : 0;
       if (this_rank > rank) {
         rank = this_rank;
         r.fix_turn = turn.index;
@@ -361,11 +367,11 @@ std::vector<Repair> repairs(Store& store, int64_t repair_run) {
         r.fix_hash = turn.code_hash;
       }
     }
-    r.status = rank == 3 ? kVerified
-               : rank == 2 ? kCorrectOnly
-               : rank == 1 ? kUnverifiedFix
+    r.status = rank == 3                      ? kVerified
+               : rank == 2                    ? kCorrectOnly
+               : rank == 1                    ? kUnverifiedFix
                : agent::is_terminal(t.status) ? kNotFixed
-                                               : kPendingFix;
+                                              : kPendingFix;
     out.push_back(std::move(r));
   }
   return out;
@@ -403,14 +409,15 @@ size_t quoted_lines(const std::string& text, const std::string& code) {
 
 }  // namespace
 
-std::string check_reasoning(const std::string& text, const std::string& failed_code, const std::string& fix_code,
-                            const ReasonLimits& limits) {
+std::string check_reasoning(const std::string& text, const std::string& failed_code,
+                            const std::string& fix_code, const ReasonLimits& limits) {
   const std::string body = trim(text);
   if (body.size() < limits.min_chars)
     return fmt::format("too short: {} characters, at least {}", body.size(), limits.min_chars);
   if (body.size() > limits.max_chars)
     return fmt::format("too long: {} characters, at most {}", body.size(), limits.max_chars);
-  if (agent::extract_code(body).blocks > 0) return "it has a code block; the reasoning must not paste the code";
+  if (agent::extract_code(body).blocks > 0)
+    return "it has a code block; the reasoning must not paste the code";
   const size_t quoted = std::max(quoted_lines(body, fix_code), quoted_lines(body, failed_code));
   if (quoted > limits.max_code_lines)
     return fmt::format("it quotes {} lines of the code verbatim, at most {}", quoted, limits.max_code_lines);
@@ -420,14 +427,19 @@ std::string check_reasoning(const std::string& text, const std::string& failed_c
 llm::Request reason_request(const Task& task, const std::string& failed_code, const std::string& feedback,
                             const std::string& fix_code, const ReasonLimits& limits) {
   const std::string system =
-      "You explain how a GPU kernel was fixed. You are shown a task, an attempt that failed, the judge's verdict "
-      "on it and a corrected version that passed every check. Write the reasoning an expert would follow from "
-      "the failure to the fix: what the verdict says, which part of the code causes it and why, and what must "
-      "change. Write it as if you were about to write the fix yourself: do not mention that you were shown it. "
+      "You explain how a GPU kernel was fixed. You are shown a task, an attempt that failed, the judge's "
+      "verdict "
+      "on it and a corrected version that passed every check. Write the reasoning an expert would follow "
+      "from "
+      "the failure to the fix: what the verdict says, which part of the code causes it and why, and what "
+      "must "
+      "change. Write it as if you were about to write the fix yourself: do not mention that you were shown "
+      "it. "
       "Plain prose; no code blocks and no copying of the code (name functions, variables and instructions "
       "instead).";
   const std::string user = fmt::format(
-      "{}\n\n----- the failed attempt -----\n{}\n----- the verdict on it -----\n{}\n\n----- the fix that passed "
+      "{}\n\n----- the failed attempt -----\n{}\n----- the verdict on it -----\n{}\n\n----- the fix that "
+      "passed "
       "-----\n{}\nWrite the reasoning, between {} and {} characters.",
       agent::task_statement(task), agent::fenced_cuda(failed_code), feedback, agent::fenced_cuda(fix_code),
       limits.min_chars, limits.max_chars);
@@ -464,7 +476,8 @@ ReasonSettings reason_settings_from_json(const json& a) {
   }
 }
 
-int64_t start_reasoning(Store& store, const ReasonSettings& settings, const std::optional<std::set<int64_t>>& only) {
+int64_t start_reasoning(Store& store, const ReasonSettings& settings,
+                        const std::optional<std::set<int64_t>>& only) {
   const auto fixes = repairs(store, settings.repair_run);
   const auto rows = store.trajectories(settings.repair_run);
   const int64_t run_id = store.begin_run(kReasonKind, reason_args(settings));
@@ -477,8 +490,8 @@ int64_t start_reasoning(Store& store, const ReasonSettings& settings, const std:
   return run_id;
 }
 
-ReasonResult run_reasoning(int64_t run_id, Store& store, const TaskRegistry& registry, llm::Provider& reasoner,
-                           std::function<void(const std::string&)> on_event) {
+ReasonResult run_reasoning(int64_t run_id, Store& store, const TaskRegistry& registry,
+                           llm::Provider& reasoner, std::function<void(const std::string&)> on_event) {
   const auto run = store.run(run_id);
   if (!run || run->kind != kReasonKind)
     throw std::invalid_argument(fmt::format("run {} is not a fixit reasoning run", run_id));
@@ -546,14 +559,7 @@ ReasonResult run_reasoning(int64_t run_id, Store& store, const TaskRegistry& reg
         status = agent::kError;
         break;
       }
-      store.record_reply(turn.id, reply.text,
-                         {{"finish_reason", reply.finish_reason},
-                          {"usage",
-                           {{"input_tokens", reply.usage.input_tokens},
-                            {"output_tokens", reply.usage.output_tokens},
-                            {"reasoning_tokens", reply.usage.reasoning_tokens}}},
-                          {"attempts", reply.attempts}},
-                         std::nullopt);
+      store.record_reply(turn.id, reply.text, agent::reply_meta(reply), std::nullopt);
       const std::string refused = check_reasoning(reply.text, failed, fix, settings.limits);
       store.finish_turn(turn.id,
                         {.error_class = refused.empty() ? "" : "reasoning",
@@ -580,7 +586,8 @@ std::map<int64_t, std::string> reasonings(Store& store, int64_t reason_run) {
     throw std::invalid_argument(fmt::format("run {} is not a fixit reasoning run", reason_run));
   const int64_t repair_run = run->args.at("repair_run").get<int64_t>();
   std::map<std::pair<std::string, int>, int64_t> repair_trajectory;
-  for (const auto& row : store.trajectories(repair_run)) repair_trajectory[{row.task_id, row.sample}] = row.id;
+  for (const auto& row : store.trajectories(repair_run))
+    repair_trajectory[{row.task_id, row.sample}] = row.id;
   std::map<int64_t, std::string> out;
   for (const auto& t : store.trajectories(reason_run)) {
     if (t.status != agent::kSolved) continue;
@@ -617,11 +624,14 @@ llm::Reply ReferenceReasoner::complete(const llm::Request& request) {
   for (const auto& l : after) added += !before.count(l);
   const std::string first_line = verdict.substr(0, verdict.find('\n'));
   std::string reply = fmt::format(
-      "The judge stopped the attempt with \"{}\". That stage is the first that did not pass, so the error lies in "
-      "what the attempt does before or at that point, not in its speed. Reading the verdict's messages against "
+      "The judge stopped the attempt with \"{}\". That stage is the first that did not pass, so the error "
+      "lies in "
+      "what the attempt does before or at that point, not in its speed. Reading the verdict's messages "
+      "against "
       "the code locates the statements responsible: those must change, and everything the verdict did not "
       "complain about can stay as it is. The corrected version keeps the rest of the kernel and changes {} "
-      "line(s), adding {} and dropping {}, so that the stage passes and the later stages (correctness on every "
+      "line(s), adding {} and dropping {}, so that the stage passes and the later stages (correctness on "
+      "every "
       "shape, the required instructions executed) can run.",
       utf8_head(first_line, 300), std::max(removed, added), added, removed);
   return {.ok = true, .text = reply, .finish_reason = "stop", .attempts = 1};

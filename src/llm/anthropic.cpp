@@ -33,6 +33,7 @@ WireReply anthropic_reply(const json& reply) {
     return out;
   }
   const json& usage = member(reply, "usage");
+  out.usage.reported = usage.is_object();
   // Cached prompt tokens are reported apart from input_tokens; all of them were read by the model.
   out.usage.input_tokens = token_count(usage, "input_tokens") +
                            token_count(usage, "cache_creation_input_tokens") +

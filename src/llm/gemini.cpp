@@ -32,6 +32,7 @@ WireRequest gemini_request(const ModelSpec& spec, const std::string& key, const 
 WireReply gemini_reply(const json& reply) {
   WireReply out;
   const json& usage = member(reply, "usageMetadata");
+  out.usage.reported = usage.is_object();
   out.usage.input_tokens = token_count(usage, "promptTokenCount");
   out.usage.reasoning_tokens = token_count(usage, "thoughtsTokenCount");
   // candidatesTokenCount leaves the thoughts out; Usage::output_tokens counts them in, like the other

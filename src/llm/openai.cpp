@@ -48,6 +48,7 @@ WireRequest openai_request(const ModelSpec& spec, const std::string& key, const 
 WireReply openai_reply(const json& reply) {
   WireReply out;
   const json& usage = member(reply, "usage");
+  out.usage.reported = usage.is_object();
   out.usage.input_tokens = token_count(usage, "prompt_tokens");
   out.usage.output_tokens = token_count(usage, "completion_tokens");  // reasoning included
   out.usage.reasoning_tokens = token_count(member(usage, "completion_tokens_details"), "reasoning_tokens");

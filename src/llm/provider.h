@@ -45,8 +45,10 @@ struct Usage {
   int64_t input_tokens = 0;
   int64_t output_tokens = 0;     // including reasoning tokens
   int64_t reasoning_tokens = 0;  // where the provider reports them
+  bool reported = false;  // the provider said: a model without an API (the reference model) reports nothing
 
   Usage& operator+=(const Usage& other) {
+    reported = reported || other.reported;
     input_tokens += other.input_tokens;
     output_tokens += other.output_tokens;
     reasoning_tokens += other.reasoning_tokens;

@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "agent/trajectory.h"
 #include "llm/http.h"
 #include "llm/protocols.h"
 #include "llm/provider.h"
@@ -207,6 +208,8 @@ TEST(LlmOpenAi, RequestAndReplyOnTheWire) {
   EXPECT_EQ(reply.usage.input_tokens, 120);
   EXPECT_EQ(reply.usage.output_tokens, 900);
   EXPECT_EQ(reply.usage.reasoning_tokens, 700);
+  EXPECT_TRUE(reply.usage.reported);
+  EXPECT_EQ(agent::reply_meta(reply)["usage"]["reasoning_tokens"], 700);
   EXPECT_EQ(reply.attempts, 1);
   EXPECT_EQ(reply.http_status, 200);
   EXPECT_GT(reply.latency_s, 0);
@@ -232,6 +235,14 @@ TEST(LlmOpenAi, RequestAndReplyOnTheWire) {
   EXPECT_EQ(reply.request_body, body);
   EXPECT_EQ(reply.request_body.dump().find(kKey), std::string::npos);
   EXPECT_EQ(reply.response_body, openai_ok("```cuda\nfixed\n```"));
+}
+
+TEST(LlmUsage, AReplyWithoutUsageStoresNoCounts) {
+  // The reference model and a server that sends no usage: no counts, rather than 0 tokens that the report's
+  // token figures would average in.
+  llm::Reply reply{.ok = true, .text = "x"};
+  EXPECT_FALSE(reply.usage.reported);
+  EXPECT_FALSE(agent::reply_meta(reply).contains("usage"));
 }
 
 TEST(LlmOpenAi, OpenAiItselfGetsMaxCompletionTokens) {
