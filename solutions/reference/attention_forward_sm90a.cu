@@ -1,24 +1,32 @@
 // Reference solution for the Hopper attention-forward tasks: O = softmax(scale Q K^T) V and LSE, bf16 in and
 // out, fp32 softmax (include/ptxbench/abi.h). Written with the kit (kits/hopper/ptx); the rules it relies on are
-// in kits/hopper/contracts.md. The design is FlashAttention-3's (Shah et al., 2024):
+// in kits/hopper/contracts.md. The design is FlashAttention-3's (Shah et al., 2024). The tile shape is a table
+// (the tuning table below, one row per head dim and mask): the number of consumer warpgroups C (2 or 3), the
+// keys per block BN, the depth of the K/V ring, the setmaxnreg budgets and whether the query tiles are aligned
+// to the first row or to the last. As shipped every row has C = 2, BN = 128, tiles from row 0, four stages for
+// D = 64 and two otherwise; the figures in brackets are those.
 //
-//   - One CTA per SM, persistent. A work tile is 128 query rows of one (batch, query head). Causal tiles are
-//     taken longest first (the last query rows see the most keys), in waves that alternate direction across the
-//     CTAs, so the short ones even out the tail; non-causal tiles go head by head, so the CTAs working at one
-//     time share K and V in L2. GQA: query head h reads KV head h / (Hq / Hkv); a group's heads are neighbours.
-//   - Three warpgroups. Warpgroup 0 is the producer: one thread loads the Q tile, then 128-key blocks of K and V
-//     into a ring (four stages for D = 64, two otherwise), all by TMA from 4-D [B, S, H, D] tensor maps (128B
-//     swizzle, 64 columns of D per box), each completing on an mbarrier. Rows past Sq or Sk load as zeros.
-//   - Warpgroups 1 and 2 are consumers, 64 query rows each. Per key block j: S = Q K_j^T with SS wgmma
-//     (m64n128, K = D), the online softmax on the accumulator in fp32 with exp2 (the scale folded into one FFMA),
+//   - One CTA per SM, persistent. A work tile is 64 x C query rows (128) of one (batch, query head). Causal
+//     tiles are taken longest first (the last query rows see the most keys), in waves that alternate direction
+//     across the CTAs, so the short ones even out the tail; non-causal tiles go head by head, so the CTAs working
+//     at one time share K and V in L2. GQA: query head h reads KV head h / (Hq / Hkv); a group's heads are
+//     neighbours.
+//   - C + 1 warpgroups. Warpgroup 0 is the producer: one thread loads the Q tile, then BN-key blocks of K and V
+//     into the ring, all by TMA from 4-D [B, S, H, D] tensor maps (128B swizzle, 64 columns of D per box), each
+//     completing on an mbarrier. Rows past Sq or Sk load as zeros, and so do a last-row-aligned tile's rows
+//     before row 0, which are never stored.
+//   - Warpgroups 1 .. C are consumers, 64 query rows each. Per key block j: S = Q K_j^T with SS wgmma
+//     (m64nBN, K = D), the online softmax on the accumulator in fp32 with exp2 (the scale folded into one FFMA),
 //     then O += P V_j with RS wgmma: P goes from the accumulator to A fragments in registers, never through
 //     shared memory; V is the MN-major B operand, read in whole 64-column atoms (D = 96 computes 128 columns
 //     of O, the last 32 zero, and stores 96).
 //   - Overlap inside a warpgroup: S_{j+1} = Q K_{j+1}^T is issued together with O += P_j V_j, and the softmax of
 //     S_{j+1} runs while the PV product is still in flight (only the rescale of O waits for it).
-//   - Overlap between the two warpgroups (ping-pong): each issues its wgmmas only when the other has issued its
-//     own, through two named barriers, so one's softmax runs while the other's GEMMs occupy the tensor cores.
-//   - setmaxnreg gives the consumers 232 registers and the producer 40 (232 + 232 + 40 = 3 x 168).
+//   - Overlap between the consumers (round robin; ping-pong for two): each issues its wgmmas only after the
+//     previous one has issued its own, through one named barrier per consumer, so the others' softmax runs
+//     while one's GEMMs occupy the tensor cores.
+//   - setmaxnreg moves registers from the producer to the consumers within the pool the launch fixed (consumers
+//     232, producer 40: 232 + 232 + 40 = 3 x 168; with three consumers at most 160 each: 4 x 128 = 512).
 //   - Epilogue: O / l -> bf16 -> shared memory (stmatrix, 128B swizzle) -> TMA store, which clips rows past Sq
 //     and columns past D. LSE = scale * m + ln(l) straight from registers.
 //   - Masking only where needed: blocks that reach past Sk or cross the causal diagonal (bottom-right aligned:
@@ -33,21 +41,81 @@ using namespace ptxkit::hopper;
 
 namespace {
 
-constexpr int kBM = 128;          // query rows per tile (64 per consumer warpgroup)
-constexpr int kBN = 128;          // keys per block
-constexpr int kConsumers = 2;
-constexpr int kThreads = 128 * (kConsumers + 1);
-constexpr int kRowBytes = 128;    // one 64-column box row of bf16 (the 128B swizzle span)
-constexpr uint32_t kBarPingPong = 1;  // named barriers 1, 2: "consumer w may issue"; 3, 4: a consumer's own epilogue
-constexpr uint32_t kBarEpilogue = 3;
+// ====================================================================================== the tuning table
+// The tile configuration per head dim D and mask: the choices a measurement may move. launch() takes the row of
+// the call's (D, causal) at run time; each distinct configuration is a kernel of its own, and rows that agree
+// share one. bench/attention-tune/variants.sh makes its A/B variants by rewriting rows of this table and
+// nothing else; its README has each variant's registers and spills. Config rejects at compile time a row the
+// hardware cannot run.
+//   consumers  consumer warpgroups, 64 query rows each: 2 or 3 (3: FlashAttention-3's 192-row tiles, D = 64).
+//              Four warpgroups at one CTA per SM start at 128 registers a thread instead of 168.
+//   bn         keys per K/V block, the N of S = Q K^T and the K of O += P V: a multiple of 16 up to 256 (the
+//              kit's wgmma shapes; a TMA box has at most 256 rows). Q, the ring and one 64-row O staging buffer
+//              per consumer must fit 227 KB of shared memory.
+//   stages     depth of the K/V ring.
+//   regs       setmaxnreg of the producer and of each consumer: multiples of 8 in 24..256 that fit the pool the
+//              launch fixed, 40 + 2 x 232 <= 3 x 168 with two consumers, 32 + 3 x 160 <= 4 x 128 with three.
+//   bottom     the query tiles end at the last row instead of starting at row 0, so that when Sq is not a
+//              multiple of the tile the partial tile is the first one (to within 64 rows: a consumer's rows are
+//              all in the tile or all before row 0). Causal, the first tile is the one that sees the fewest keys;
+//              at Sq = 4096 with 192-row tiles that halves the work spent on invisible scores: 12.5% -> 6.3%.
+struct TileConfig {
+  int consumers, bn, stages, producer_regs, consumer_regs;
+  bool bottom;
+};
+struct TableRow {
+  int d;
+  bool causal;
+  TileConfig config;
+};
+constexpr TableRow kTuningTable[] = {
+    // D, causal, {consumers, bn, stages, producer_regs, consumer_regs, bottom}
+    {64, false, {2, 128, 4, 40, 232, false}},
+    {64, true, {2, 128, 4, 40, 232, false}},
+    {96, false, {2, 128, 2, 40, 232, false}},
+    {96, true, {2, 128, 2, 40, 232, false}},
+    {128, false, {2, 128, 2, 40, 232, false}},
+    {128, true, {2, 128, 2, 40, 232, false}},
+};
+// ================================================================================= end of the tuning table
 
-template <int D>
+constexpr int kRows = sizeof(kTuningTable) / sizeof(kTuningTable[0]);
+
+constexpr bool same_config(const TileConfig& x, const TileConfig& y) {
+  return x.consumers == y.consumers && x.bn == y.bn && x.stages == y.stages &&
+         x.producer_regs == y.producer_regs && x.consumer_regs == y.consumer_regs && x.bottom == y.bottom;
+}
+
+// The row a kernel for (d, causal) is compiled from: the first row of head dim d with the same configuration,
+// so that rows which agree share one kernel. -1 when the table has no row for (d, causal).
+constexpr int kernel_row(int d, bool causal) {
+  int row = -1;
+  for (int r = 0; r < kRows; ++r)
+    if (kTuningTable[r].d == d && kTuningTable[r].causal == causal) row = r;
+  for (int r = 0; r < row; ++r)
+    if (kTuningTable[r].d == d && same_config(kTuningTable[r].config, kTuningTable[row].config)) return r;
+  return row;
+}
+
+constexpr TileConfig row_config(int row) {
+  return row >= 0 && row < kRows ? kTuningTable[row].config : TileConfig{};
+}
+
+constexpr int kRowBytes = 128;  // one 64-column box row of bf16 (the 128B swizzle span)
+
+template <int D, int kRow>
 struct Config {
+  static constexpr TileConfig T = row_config(kRow);
+  static constexpr int kConsumers = T.consumers;
+  static constexpr int kBM = 64 * kConsumers;  // query rows per tile
+  static constexpr int kBN = T.bn;             // keys per block
+  static constexpr int kStages = T.stages;     // K and V ring
+  static constexpr bool kBottom = T.bottom;    // tiles end at row Sq - 1
+  static constexpr int kThreads = 128 * (kConsumers + 1);
   static constexpr int kBlocksD = (D + 63) / 64;                // 64-column boxes per row
   // O's width: whole 64-column swizzle atoms (96 -> 128; V's extra columns load as zeros and are not stored).
   // The PV wgmma then reads whole atoms of the MN-major V, as CUTLASS and FlashAttention-3 lay it out.
   static constexpr int kNO = kBlocksD * 64;
-  static constexpr int kStages = D <= 64 ? 4 : 2;               // K and V ring: as deep as shared memory allows
   static constexpr int kQBytes = kBlocksD * kBM * kRowBytes;    // the Q tile
   static constexpr int kKVBytes = kBlocksD * kBN * kRowBytes;   // one K or V block
   static constexpr int kOBytes = kBlocksD * 64 * kRowBytes;     // one consumer's O staging
@@ -58,7 +126,29 @@ struct Config {
   static constexpr int kOffBar = kOffO + kConsumers * kOBytes;
   static constexpr int kBarriers = 2 + 4 * kStages;            // q full/empty, k full/empty, v full/empty
   static constexpr int kSmemBytes = kOffBar + kBarriers * 8 + 1024;  // + slack to align the base to 1024
-  static_assert(kSmemBytes <= 227 * 1024, "shared memory budget");
+  // Named barriers (id 0 is __syncthreads): kConsumers ids "consumer w may issue" (round robin), then one per
+  // consumer for its own epilogue.
+  static constexpr uint32_t kBarSchedule = 1;
+  static constexpr uint32_t kBarEpilogue = kBarSchedule + kConsumers;
+  // The register pool: __launch_bounds__(kThreads, 1) caps each thread at 65536 / kThreads rounded down to a
+  // multiple of 8, and the CTA's pool is that cap times kThreads; setmaxnreg only moves registers within it.
+  static constexpr int kRegCap = 65536 / kThreads / 8 * 8;
+
+  static_assert(kRow >= 0 && kTuningTable[kRow].d == D, "tuning table: no row for this head dim and mask");
+  static_assert(kConsumers == 2 || kConsumers == 3, "tuning table: 2 or 3 consumer warpgroups");
+  static_assert(kBN % 16 == 0 && kBN >= 16 && kBN <= 256,
+                "tuning table: bn is wgmma N (the kit: 16..256 in steps of 16) and a TMA box's rows (<= 256)");
+  static_assert(kBM <= 256, "the Q tile is one TMA box of kBM rows");
+  static_assert(kStages >= 1, "tuning table: at least one stage");
+  static_assert(kBarEpilogue + kConsumers <= 16, "named barriers are 1..15");
+  static_assert(T.producer_regs % 8 == 0 && T.producer_regs >= 24 && T.producer_regs <= 256 &&
+                    T.consumer_regs % 8 == 0 && T.consumer_regs >= 24 && T.consumer_regs <= 256,
+                "tuning table: setmaxnreg takes multiples of 8 in 24..256");
+  static_assert(T.producer_regs <= kRegCap && T.consumer_regs >= kRegCap,
+                "tuning table: the producer decreases from the launch cap, the consumers increase from it");
+  static_assert(T.producer_regs + kConsumers * T.consumer_regs <= (kConsumers + 1) * kRegCap,
+                "tuning table: the warpgroups' registers must fit the pool, or setmaxnreg_inc waits forever");
+  static_assert(kSmemBytes <= 227 * 1024, "tuning table: shared memory budget (227 KB per block)");
 };
 
 struct Problem {
@@ -80,7 +170,11 @@ __device__ __forceinline__ int tile_index(int wave, const Problem& p) {
   return wave * gridDim.x + c;
 }
 
-// Work tile t of the persistent order.
+// Work tile t of the persistent order: kBM query rows, key blocks of kBN. Bottom-aligned tiles start
+// (m_blocks x kBM - Sq) rows earlier, rounded down to whole 64-row consumer slices, so m0 may be negative: rows
+// before 0 load as zeros (a TMA load may start at a negative coordinate) and are never stored (a TMA store may
+// not; a consumer's slice lies wholly before row 0 or not at all). Causal, they see no key.
+template <int kBM, int kBN, bool kBottom>
 __device__ __forceinline__ Tile tile_at(int t, const Problem& p) {
   Tile tile;
   int m_block, head;
@@ -94,6 +188,7 @@ __device__ __forceinline__ Tile tile_at(int t, const Problem& p) {
   tile.b = head / p.Hq;
   tile.h = head % p.Hq;
   tile.m0 = m_block * kBM;
+  if constexpr (kBottom) tile.m0 -= (p.m_blocks * kBM - p.Sq) & ~63;  // whole 64-row slices
   // The tile's last row sees keys 0 .. m0 + kBM - 1 + Sk - Sq.
   const int n_end = p.causal ? min(p.Sk, tile.m0 + kBM + p.Sk - p.Sq) : p.Sk;
   tile.n_blocks = n_end > 0 ? (n_end + kBN - 1) / kBN : 0;
@@ -105,13 +200,14 @@ __device__ __forceinline__ void release(uint64_t* bar) {
   if (threadIdx.x % 32 == 0) mbarrier_arrive(bar);
 }
 
-template <int D>
-__global__ void __launch_bounds__(kThreads, 1)
+template <int D, int kRow>
+__global__ void __launch_bounds__(Config<D, kRow>::kThreads, 1)
     attention_forward_kernel(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
                              const __grid_constant__ CUtensorMap map_v, const __grid_constant__ CUtensorMap map_o,
                              __nv_bfloat16* __restrict__ O, float* __restrict__ LSE, const Problem p) {
-  using C = Config<D>;
-  constexpr int kStages = C::kStages;
+  using C = Config<D, kRow>;
+  constexpr TileConfig T = C::T;
+  constexpr int kConsumers = C::kConsumers, kBM = C::kBM, kBN = C::kBN, kStages = C::kStages;
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
   uint64_t* q_full = reinterpret_cast<uint64_t*>(smem + C::kOffBar);
@@ -143,12 +239,12 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   if (warpgroup == 0) {
     // ------------------------------------------------------------------------------------------ producer
-    setmaxnreg_dec<40>();
+    setmaxnreg_dec<T.producer_regs>();
     if (threadIdx.x == 0) {
       int stage = 0;
       uint32_t phase = 0, q_phase = 0;
       for (int wave = 0, t = tile_index(0, p); t < p.tiles; t = tile_index(++wave, p)) {
-        const Tile tile = tile_at(t, p);
+        const Tile tile = tile_at<kBM, kBN, C::kBottom>(t, p);
         if (tile.n_blocks == 0) continue;
         const int g = tile.h / group_size;
         // One K or V block into the ring. A fresh barrier's parity-1 wait passes; whole boxes count towards
@@ -186,32 +282,36 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 
   // -------------------------------------------------------------------------------------------- consumers
-  setmaxnreg_inc<232>();
+  setmaxnreg_inc<T.consumer_regs>();
   const int wg = warpgroup - 1;  // which 64 rows of the tile
   const int tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
-  const uint32_t my_turn = kBarPingPong + wg, their_turn = kBarPingPong + (1 - wg);
+  const uint32_t my_turn = C::kBarSchedule + wg;
+  // The next consumer, (wg + 1) % kConsumers; for two, written 1 - wg, which compiles without a compare.
+  const uint32_t next_turn = C::kBarSchedule + (kConsumers == 2 ? 1 - wg : (wg + 1) % kConsumers);
   const float scale_log2 = p.scale * 1.4426950408889634f;  // exp(x * scale) = 2^(x * scale * log2(e))
   const int row_in_tile = wg * 64 + wgmma_acc_row(0, tid);  // this thread's first row; the second is 8 below
   const int col_in_block = wgmma_acc_col(0, tid);           // this thread's first column of each 8-column group
-  uint8_t* o_stage = smem + C::kOffO + wg * C::kOBytes;
 
-  // Ping-pong: warpgroup 0 issues first, so warpgroup 1 signals it once; every issue then waits for the other's.
-  if (wg == 1) bar_arrive(their_turn, 256);
+  // Round robin (ping-pong for two): consumer 0 issues first, so the last consumer (whose next is 0) signals it
+  // once; every issue then waits for the previous consumer's and signals the next. Each barrier joins two
+  // warpgroups: 256 threads.
+  if (wg == kConsumers - 1) bar_arrive(next_turn, 256);
   const auto issue_begin = [&] { bar_sync(my_turn, 256); };
-  const auto issue_end = [&] { bar_arrive(their_turn, 256); };
+  const auto issue_end = [&] { bar_arrive(next_turn, 256); };
 
   int stage = 0;
   uint32_t phase = 0, q_phase = 0;
   for (int wave = 0, t = tile_index(0, p); t < p.tiles; t = tile_index(++wave, p)) {
-    const Tile tile = tile_at(t, p);
+    const Tile tile = tile_at<kBM, kBN, C::kBottom>(t, p);
     const int row0 = tile.m0 + row_in_tile;  // global query rows row0 and row0 + 8
     if (tile.n_blocks == 0) {  // causal with Sq > Sk: no row of this tile sees a key
-      for (int i = threadIdx.x - 128; i < kBM * D; i += 256) {
+      for (int i = threadIdx.x - 128; i < kBM * D; i += kConsumers * 128) {
         const int r = tile.m0 + i / D;
-        if (r < p.Sq)
+        if ((!C::kBottom || r >= 0) && r < p.Sq)
           O[((static_cast<size_t>(tile.b) * p.Sq + r) * p.Hq + tile.h) * D + i % D] = __float2bfloat16(0.0f);
       }
-      for (int r = tile.m0 + threadIdx.x - 128; r < min(p.Sq, tile.m0 + kBM); r += 256)
+      const int r0 = C::kBottom ? max(tile.m0, 0) : tile.m0;  // rows before 0 are not stored
+      for (int r = r0 + threadIdx.x - 128; r < min(p.Sq, tile.m0 + kBM); r += kConsumers * 128)
         LSE[(static_cast<size_t>(tile.b) * p.Hq + tile.h) * p.Sq + r] = -INFINITY;
       continue;
     }
@@ -356,14 +456,19 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int row = row0 + 8 * h;
-        if (row < p.Sq)
+        if ((!C::kBottom || row >= 0) && row < p.Sq)
           LSE[(static_cast<size_t>(tile.b) * p.Hq + tile.h) * p.Sq + row] =
               l[h] > 0.0f ? m[h] * p.scale + logf(l[h]) : -INFINITY;
       }
     }
+    // This consumer's O staging. Three consumers (160 registers each) sit at ptxas's limit: with wg in this
+    // address CUDA 13.0 spills 24 bytes in the main loop, with the index recomputed from threadIdx none (with
+    // no margin: bench/attention-tune/README.md). Two consumers keep wg, as the measured shipped kernel does.
+    const int o_wg = kConsumers == 2 ? wg : static_cast<int>(threadIdx.x / 128) - 1;
+    uint8_t* o_stage = smem + C::kOffO + o_wg * C::kOBytes;
     // O -> bf16 -> 128B-swizzled 64 x 64 chunks -> TMA store. The previous tile's store must have read the buffer.
     if (tid == 0) tma_store_wait_read<0>();
-    bar_sync(kBarEpilogue + wg, 128);
+    bar_sync(C::kBarEpilogue + wg, 128);
 #pragma unroll
     for (int c = 0; c < C::kBlocksD; ++c) {
 #pragma unroll
@@ -380,28 +485,34 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
     }
     fence_proxy_async_shared();  // generic-proxy writes, read next by the TMA engine
-    bar_sync(kBarEpilogue + wg, 128);
-    if (tid == 0) {
+    bar_sync(C::kBarEpilogue + wg, 128);
+    // A slice before row 0 (bottom-aligned tiles) has nothing to store; thread 0's row0 is its slice's first row.
+    // (Tested as row0 rather than tile.m0 + wg * 64: the latter made ptxas spill with three consumers.)
+    if (tid == 0 && (!C::kBottom || row0 >= 0)) {
       for (int c = 0; c < C::kBlocksD; ++c)
         tma_store_4d(&map_o, o_stage + c * 64 * kRowBytes, 64 * c, tile.h, tile.m0 + wg * 64, tile.b);
       tma_store_commit();
     }
   }
-  if (wg == 0) bar_sync(my_turn, 256);  // the signal warpgroup 1 gave after its last issue
+  if (wg == 0) bar_sync(my_turn, 256);  // the signal the last consumer gave after its last issue
   if (tid == 0) tma_store_wait<0>();    // shared memory must outlive the last store's reads
 }
 
-template <int D>
+template <int D, int kRow>
 int launch(const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V, __nv_bfloat16* O, float* LSE,
-           const Problem& p, cudaStream_t stream) {
-  using C = Config<D>;
+           Problem p, cudaStream_t stream) {
+  using C = Config<D, kRow>;
+  p.m_blocks = (p.Sq + C::kBM - 1) / C::kBM;
+  const long long tiles = static_cast<long long>(p.m_blocks) * p.B * p.Hq;
+  if (tiles > 0x7fffffff) return 1;
+  p.tiles = static_cast<int>(tiles);
   CUtensorMap map_q, map_k, map_v, map_o;
-  if (make_tensor_map_bshd_bf16(&map_q, Q, p.B, p.Sq, p.Hq, D, kBM) != cudaSuccess ||
-      make_tensor_map_bshd_bf16(&map_k, K, p.B, p.Sk, p.Hkv, D, kBN) != cudaSuccess ||
-      make_tensor_map_bshd_bf16(&map_v, V, p.B, p.Sk, p.Hkv, D, kBN) != cudaSuccess ||
+  if (make_tensor_map_bshd_bf16(&map_q, Q, p.B, p.Sq, p.Hq, D, C::kBM) != cudaSuccess ||
+      make_tensor_map_bshd_bf16(&map_k, K, p.B, p.Sk, p.Hkv, D, C::kBN) != cudaSuccess ||
+      make_tensor_map_bshd_bf16(&map_v, V, p.B, p.Sk, p.Hkv, D, C::kBN) != cudaSuccess ||
       make_tensor_map_bshd_bf16(&map_o, O, p.B, p.Sq, p.Hq, D, 64) != cudaSuccess)
     return 3;
-  if (cudaFuncSetAttribute(attention_forward_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  if (cudaFuncSetAttribute(attention_forward_kernel<D, kRow>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            C::kSmemBytes) != cudaSuccess)
     return 4;
   int device = 0, sms = 0;
@@ -409,8 +520,17 @@ int launch(const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* 
       cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
     return 4;
   const int grid = p.tiles < sms ? p.tiles : sms;
-  attention_forward_kernel<D><<<grid, kThreads, C::kSmemBytes, stream>>>(map_q, map_k, map_v, map_o, O, LSE, p);
+  attention_forward_kernel<D, kRow>
+      <<<grid, C::kThreads, C::kSmemBytes, stream>>>(map_q, map_k, map_v, map_o, O, LSE, p);
   return cudaGetLastError() == cudaSuccess ? 0 : 5;
+}
+
+// The kernel of the tuning table's row for (D, causal): one kernel for both masks where their rows agree.
+template <int D>
+int launch_row(const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V, __nv_bfloat16* O,
+               float* LSE, const Problem& p, cudaStream_t stream) {
+  return p.causal ? launch<D, kernel_row(D, true)>(Q, K, V, O, LSE, p, stream)
+                  : launch<D, kernel_row(D, false)>(Q, K, V, O, LSE, p, stream);
 }
 
 }  // namespace
@@ -421,14 +541,11 @@ extern "C" int ptxbench_attention_forward_bf16(const __nv_bfloat16* Q, const __n
                                                cudaStream_t stream) {
   if (B <= 0 || Hq <= 0 || Hkv <= 0 || Sq <= 0 || Sk <= 0 || Hq % Hkv != 0) return 1;
   if (!(scale > 0.0f)) return 1;  // the running max is taken over unscaled scores: a positive scale only
-  Problem p{B, Hq, Hkv, Sq, Sk, scale, causal ? 1 : 0, (Sq + kBM - 1) / kBM, 0};
-  const long long tiles = static_cast<long long>(p.m_blocks) * B * Hq;
-  if (tiles > 0x7fffffff) return 1;
-  p.tiles = static_cast<int>(tiles);
+  const Problem p{B, Hq, Hkv, Sq, Sk, scale, causal ? 1 : 0, 0, 0};  // launch() fills in the tiles
   switch (D) {
-    case 64: return launch<64>(Q, K, V, O, LSE, p, stream);
-    case 96: return launch<96>(Q, K, V, O, LSE, p, stream);
-    case 128: return launch<128>(Q, K, V, O, LSE, p, stream);
+    case 64: return launch_row<64>(Q, K, V, O, LSE, p, stream);
+    case 96: return launch_row<96>(Q, K, V, O, LSE, p, stream);
+    case 128: return launch_row<128>(Q, K, V, O, LSE, p, stream);
     default: return 2;
   }
 }
