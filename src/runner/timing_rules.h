@@ -89,15 +89,15 @@ inline bool hidden_work_suspected(double wall_median_us, double event_median_us,
 }
 
 // How many warm-up and timed calls the time stage makes. The request asks for `warmup` and `repetitions`; two
-// budgets can lower them, never below kMinRepetitions timed calls:
-// - the solution's: a slow solution (a plain SIMT kernel can take a second a call) gets as many calls as fit
-//   kSolutionBudgetS; at that length a call's noise is far below what separates it from the baseline;
-// - the judge's: every timed call gets fresh inputs and its output is checked against the reference, outside
-// the
-//   clocks, and the stage's time limit covers that work too. An attention backward's inputs need a reference
-//   forward and its check a reference backward, about 1.7 s a call at B=4 H=16 S=4096 causal and twice that
-//   without the mask on the H200: 52 calls of it ran past the 120-s limit, with a kernel of 1.7 ms. So the
-//   calls, each with its inputs and check (`judge_s`, measured once), fit kCheckedLoopBudgetS.
+// budgets can lower them, never below kMinRepetitions timed calls.
+// - The solution's: a slow solution (a plain SIMT kernel can take a second a call) gets as many calls as fit
+//   kSolutionBudgetS; at that length a call's noise is far below what separates it from the baseline.
+// - The judge's: every timed call gets fresh inputs and its output is checked against the reference, outside
+//   the clocks, and the stage's time limit covers that work too. An attention backward's inputs need a
+//   reference forward and its check a reference backward: about 1.7 s a call at B=4 H=16 S=4096 causal on the
+//   H200 and, by the work, twice that without the mask, where 52 calls ran past the 120-s limit with kernels
+//   of 2-3 ms. So the calls, each with its inputs and check (`judge_s`, measured once), fit
+//   kCheckedLoopBudgetS.
 inline constexpr double kSolutionBudgetS = 10;
 inline constexpr double kCheckedLoopBudgetS = 60;
 inline constexpr int kMinRepetitions = 5;
