@@ -18,6 +18,7 @@ json to_json(const AgentRunSettings& s) {
           {"model", s.model},
           {"model_spec", s.model_spec},
           {"knowledge", s.knowledge},
+          {"track", s.track},
           {"tasks", s.tasks_pattern},
           {"archs", s.archs},
           {"task_ids", s.task_ids},
@@ -34,6 +35,8 @@ AgentRunSettings agent_settings_from_json(const json& args) {
     s.model = args.at("model").get<std::string>();
     s.model_spec = args.value("model_spec", json());
     s.knowledge = args.at("knowledge").get<std::string>();
+    s.track = args.value("track", std::string("cuda"));
+    if (!find_track(s.track)) throw std::invalid_argument("unknown track '" + s.track + "'");
     s.tasks_pattern = args.value("tasks", std::string("*"));
     s.archs = args.value("archs", std::vector<std::string>{});
     s.task_ids = args.at("task_ids").get<std::vector<std::string>>();
@@ -60,6 +63,8 @@ int64_t start_agent_run(Store& store, const AgentRunSettings& settings) {
 AgentRunResult run_agent(int64_t run_id, const AgentRunSettings& settings, const AgentRunContext& context) {
   const auto level = knowledge_level_from_string(settings.knowledge);
   if (!level) throw std::invalid_argument("unknown knowledge level '" + settings.knowledge + "'");
+  const Track* track = find_track(settings.track);
+  if (!track) throw std::invalid_argument("unknown track '" + settings.track + "'");
 
   AgentRunResult result;
   std::vector<TrajectoryRow> pending;
@@ -78,10 +83,10 @@ AgentRunResult run_agent(int64_t run_id, const AgentRunSettings& settings, const
       throw std::invalid_argument("run " + std::to_string(run_id) +
                                   " has a task that no longer exists: " + row.task_id);
     if (!knowledge.count(row.task_id))
-      knowledge[row.task_id] = knowledge_text(context.kits_dir, *task, *level);
+      knowledge[row.task_id] = knowledge_text(*track, context.kits_dir, *task, *level);
     first_messages[row.id] = context.first_message_for
                                  ? context.first_message_for(row, *task, knowledge[row.task_id])
-                                 : first_message(*task, knowledge[row.task_id]);
+                                 : first_message(*track, *task, knowledge[row.task_id]);
   }
 
   std::mutex event_mutex;
@@ -97,6 +102,7 @@ AgentRunResult run_agent(int64_t run_id, const AgentRunSettings& settings, const
       TrajectoryContext c{.run_id = run_id,
                           .row = pending[i],
                           .task = context.registry->find(pending[i].task_id),
+                          .track = track,
                           .first_message = first_messages.at(pending[i].id),
                           .options = settings.loop,
                           .provider = context.provider,

@@ -23,6 +23,7 @@ struct AgentRunSettings {
   std::string model;                 // the --model name
   nlohmann::json model_spec;         // the catalogue entry, as stored (no key: only its variable's name)
   std::string knowledge = "params";  // params | templates | contracts
+  std::string track = "cuda";        // the language the model writes (track/track.h)
   std::string tasks_pattern = "*";
   std::vector<std::string> archs;
   std::vector<std::string> task_ids;  // the tasks, fixed when the run starts
@@ -32,7 +33,9 @@ struct AgentRunSettings {
 };
 
 nlohmann::json to_json(const AgentRunSettings& settings);
-AgentRunSettings agent_settings_from_json(const nlohmann::json& args);  // throws std::invalid_argument
+// Throws std::invalid_argument for what is not an agent run's settings (a run stored before tracks is
+// CUDA's).
+AgentRunSettings agent_settings_from_json(const nlohmann::json& args);
 
 // Begins the run in the store with one pending trajectory per task and sample; returns the run id.
 int64_t start_agent_run(Store& store, const AgentRunSettings& settings);

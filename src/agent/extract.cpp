@@ -40,15 +40,9 @@ bool closes(const std::string& line, const Fence& open) {
   return parse_fence(line, f) && f.mark == open.mark && f.length >= open.length && f.info.empty();
 }
 
-bool is_code_language(const std::string& info) {
-  static const std::set<std::string> languages = {"",    "cuda", "cu", "cuh", "cpp", "c++",
-                                                  "cxx", "cc",   "c",  "h",   "hpp"};
-  return languages.count(info) > 0;
-}
-
 }  // namespace
 
-Extraction extract_code(const std::string& reply) {
+Extraction extract_code(const Track& track, const std::string& reply) {
   std::vector<std::string> lines;
   {
     std::istringstream in(reply);
@@ -57,8 +51,8 @@ Extraction extract_code(const std::string& reply) {
       lines.push_back(line);
     }
   }
-  // The last block labelled as C/C++/CUDA wins; an unlabelled one only when there is none (a trailing
-  // ``` block is as often a shell command or compiler output as the solution).
+  // The last block labelled in the track's language wins; an unlabelled one only when there is none (a
+  // trailing ``` block is as often a shell command or compiler output as the solution).
   Extraction best, unlabelled;
   std::set<std::string> other_languages;
   int blocks = 0;
@@ -73,9 +67,9 @@ Extraction extract_code(const std::string& reply) {
     for (size_t j = i + 1; j < end; ++j) code += lines[j] + "\n";
     const bool blank =
         std::all_of(code.begin(), code.end(), [](unsigned char c) { return std::isspace(c) != 0; });
-    if (is_code_language(open.info) && blank) {
+    if (track.takes_fence(open.info) && blank) {
       empty_block = true;  // an empty block is no solution; an earlier one with code still counts
-    } else if (is_code_language(open.info)) {
+    } else if (track.takes_fence(open.info)) {
       Extraction& slot = open.info.empty() ? unlabelled : best;
       slot.found = true;
       slot.code = code;
@@ -89,16 +83,16 @@ Extraction extract_code(const std::string& reply) {
   if (!best.found && unlabelled.found) best = unlabelled;
   best.blocks = blocks;
   if (best.found) return best;
+  const std::string answer =
+      fmt::format("Answer with the whole {} in one ```{} block.", track.file_noun(), track.fence());
   best.problem =
-      empty_block ? "Your reply's code block is empty, so there was nothing to compile. Answer with the "
-                    "whole .cu file in one ```cuda block."
+      empty_block ? "Your reply's code block is empty, so there was nothing to compile. " + answer
       : other_languages.empty()
-          ? "Your reply contained no fenced code block, so there was nothing to compile. Answer with the "
-            "whole .cu file in one ```cuda block."
+          ? "Your reply contained no fenced code block, so there was nothing to compile. " + answer
           : fmt::format(
-                "Your reply contained no CUDA/C++ code block (only blocks marked {}), so there "
-                "was nothing to compile. Answer with the whole .cu file in one ```cuda block.",
-                fmt::join(other_languages, ", "));
+                "Your reply contained no {} code block (only blocks marked {}), so there was nothing "
+                "to compile. {}",
+                track.language_noun(), fmt::join(other_languages, ", "), answer);
   return best;
 }
 

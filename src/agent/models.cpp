@@ -23,7 +23,7 @@ json to_json(const llm::ModelSpec& spec) {
 
 ModelChoice choose_model(const std::string& name, const std::filesystem::path& catalogue,
                          const std::filesystem::path& solutions_dir, const TaskRegistry& registry,
-                         const nlohmann::json& stored_spec) {
+                         const Track& track, const nlohmann::json& stored_spec) {
   ModelChoice choice;
   llm::ModelSpec spec{.name = name, .provider = "reference"};
   if (stored_spec.is_object() && stored_spec.value("provider", "") != "reference") {
@@ -38,7 +38,7 @@ ModelChoice choose_model(const std::string& name, const std::filesystem::path& c
   }
   choice.spec = to_json(spec);
   if (spec.provider == "reference") {
-    choice.provider = std::make_unique<ReferenceModel>(solutions_dir, registry);
+    choice.provider = std::make_unique<ReferenceModel>(solutions_dir, registry, track);
     choice.reference = true;
   } else {
     choice.provider = llm::make_provider(spec);

@@ -10,6 +10,7 @@
 
 #include "llm/provider.h"
 #include "task/task.h"
+#include "track/track.h"
 
 namespace ptxbench::agent {
 
@@ -23,10 +24,11 @@ struct ModelChoice {
 // Throws ConfigError for a broken catalogue or manifest, std::invalid_argument for an unknown model or an
 // unset key. The catalogue is read only for names other than "reference" (which needs none), and not at all
 // for a resumed run: `stored_spec`, the entry stored with it, is used as it was (only the key comes from the
-// environment), so a catalogue edited meanwhile does not change the model under a running experiment.
+// environment), so a catalogue edited meanwhile does not change the model under a running experiment. The
+// reference model answers in `track`.
 ModelChoice choose_model(const std::string& name, const std::filesystem::path& catalogue,
                          const std::filesystem::path& solutions_dir, const TaskRegistry& registry,
-                         const nlohmann::json& stored_spec = nullptr);
+                         const Track& track, const nlohmann::json& stored_spec = nullptr);
 
 nlohmann::json to_json(const llm::ModelSpec& spec);
 

@@ -55,7 +55,9 @@ std::string break_on_purpose(const std::string& source, const std::string& entry
          "static int ptxbench_checked = ptxbench_check_arguments();\n";
 }
 
-ReferenceModel::ReferenceModel(const std::filesystem::path& solutions_dir, const TaskRegistry& registry) {
+ReferenceModel::ReferenceModel(const std::filesystem::path& solutions_dir, const TaskRegistry& registry,
+                               const Track& track)
+    : track_(track) {
   const auto manifest = load_solution_manifest(solutions_dir);
   auto expects = [](const ShippedSolution& s, const char* stage) {
     auto it = s.expect.find(stage);
@@ -66,6 +68,7 @@ ReferenceModel::ReferenceModel(const std::filesystem::path& solutions_dir, const
     const ShippedSolution* chosen = nullptr;
     bool verified = false;
     for (const auto& s : manifest) {  // the first expected to pass, else the first expected to be correct
+      if (s.track != &track) continue;
       bool matches = false;
       for (const Task* t : registry.matching(s.tasks)) matches = matches || t->id == task.id;
       if (!matches) continue;
@@ -91,7 +94,9 @@ std::string ReferenceModel::answer(const std::string& task_id, int turn) const {
     return "I am the reference model; I cannot tell which task this is, so I have no code.";
   if (it == by_task_.end())
     return fmt::format(
-        "I am the reference model and have no shipped solution for {}, so I have no code to give.", task_id);
+        "I am the reference model and have no shipped solution for {} in the {} track, so I have no code to "
+        "give.",
+        task_id, track_.name());
   const Shipped& s = it->second;
   auto entry = entry_points_.find(task_id);
   const std::string entry_point = entry == entry_points_.end() ? "" : entry->second;
@@ -105,8 +110,8 @@ std::string ReferenceModel::answer(const std::string& task_id, int turn) const {
     return fmt::format(
         "{}, with a mistake made on purpose (a call to a function that does not exist), so that the "
         "feedback path is exercised.\n\n{}",
-        intro, fenced_cuda(break_on_purpose(s.source, entry_point)));
-  return fmt::format("{}.\n\n{}", intro, fenced_cuda(s.source));
+        intro, fenced(track_, break_on_purpose(s.source, entry_point)));
+  return fmt::format("{}.\n\n{}", intro, fenced(track_, s.source));
 }
 
 llm::Reply ReferenceModel::complete(const llm::Request& request) {

@@ -7,6 +7,7 @@
 //   - Otherwise a shipped solution expected to be correct (the SIMT example): it says so, and that it has no
 //     solution using the required instructions; its verdicts fail the instruction stage.
 //   - Otherwise a reply without code saying it has no solution (an extraction failure, every turn).
+// It answers in one track, with the manifest's solutions of that track.
 #pragma once
 
 #include <filesystem>
@@ -15,13 +16,15 @@
 
 #include "llm/provider.h"
 #include "task/task.h"
+#include "track/track.h"
 
 namespace ptxbench::agent {
 
 class ReferenceModel : public llm::Provider {
  public:
   // Reads the manifest and the sources it names once; throws ConfigError for a broken manifest.
-  ReferenceModel(const std::filesystem::path& solutions_dir, const TaskRegistry& registry);
+  ReferenceModel(const std::filesystem::path& solutions_dir, const TaskRegistry& registry,
+                 const Track& track);
 
   // The task comes from the first user message ("Task: <id>"), the turn from the assistant messages before
   // it.
@@ -39,11 +42,13 @@ class ReferenceModel : public llm::Provider {
   };
   std::map<std::string, Shipped> by_task_;
   std::map<std::string, std::string> entry_points_;  // task id -> the C symbol its solution defines
+  const Track& track_;
 };
 
 // The deterministic broken variant: a call to an undeclared function inserted as the first statement of the
 // entry point (after its opening brace), or an undeclared name at the end of the file when the entry point is
-// not found.
+// not found. In a Python file (no extern "C", no brace) the line at the end is a syntax error: the compile
+// stage fails it in either track.
 std::string break_on_purpose(const std::string& source, const std::string& entry_point);
 
 }  // namespace ptxbench::agent

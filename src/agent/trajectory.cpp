@@ -71,7 +71,7 @@ class Driver {
 
   // The request of turn `index` from the turns before it, as stored: the same on a resumed run.
   llm::Request next_request(const std::vector<TurnRow>& turns, int index) {
-    if (turns.empty()) return build_request(c_.first_message, 1, std::nullopt, {});
+    if (turns.empty()) return build_request(*c_.track, c_.first_message, 1, std::nullopt, {});
     const std::string first = turns.front().request.at("messages").at(0).at("content").get<std::string>();
     const TurnRow& last = turns.back();
     PreviousTurn previous{.index = last.index, .reply = last.reply.value_or(""), .feedback = last.feedback};
@@ -80,7 +80,7 @@ class Driver {
       if (auto v = c_.store->verdict(last.evaluation_id)) previous.passed = verified(*v);
     std::vector<EarlierTurn> earlier;
     for (size_t i = 0; i + 1 < turns.size(); ++i) earlier.push_back({turns[i].index, turns[i].outcome});
-    return build_request(first, index, previous, earlier);
+    return build_request(*c_.track, first, index, previous, earlier);
   }
 
   bool ask(TurnRow& turn) {
@@ -103,7 +103,7 @@ class Driver {
             .status = kError});
       return false;
     }
-    const Extraction extraction = extract_code(reply.text);
+    const Extraction extraction = extract_code(*c_.track, reply.text);
     c_.store->record_reply(turn.id, reply.text, meta,
                            extraction.found ? std::optional<std::string>(extraction.code) : std::nullopt);
     turn.reply = reply.text;
@@ -112,7 +112,7 @@ class Driver {
   }
 
   bool judge(TurnRow& turn) {
-    const Extraction extraction = extract_code(*turn.reply);
+    const Extraction extraction = extract_code(*c_.track, *turn.reply);
     const std::string finish_reason = turn.reply_meta.value("finish_reason", std::string());
     std::string notes;
     if (turn.reply->empty())
@@ -134,7 +134,9 @@ class Driver {
     emit({.turn = turn.index, .phase = TurnPhase::judging});
     try {
       verdict = c_.evaluator->evaluate(
-          {extraction.code, fmt::format("sample{}-turn{}.cu", c_.row.sample, turn.index)}, *c_.task);
+          {extraction.code,
+           fmt::format("sample{}-turn{}{}", c_.row.sample, turn.index, c_.track->extension()), c_.track},
+          *c_.task);
     } catch (const std::exception& e) {
       emit({.turn = turn.index,
             .error_class = "harness",

@@ -12,6 +12,7 @@
 #include "llm/provider.h"
 #include "store/store.h"
 #include "task/task.h"
+#include "track/track.h"
 
 namespace ptxbench::agent {
 
@@ -51,7 +52,8 @@ struct TrajectoryContext {
   int64_t run_id = 0;
   TrajectoryRow row;
   const Task* task = nullptr;
-  std::string first_message;  // used when turn 1 is not stored yet
+  const Track* track = &cuda_track();  // the language the model writes
+  std::string first_message;           // used when turn 1 is not stored yet
   LoopOptions options;
   llm::Provider* provider = nullptr;
   Evaluator* evaluator = nullptr;

@@ -62,6 +62,25 @@ const Task* find_task_or_complain(const Context& ctx, const std::string& id) {
   return task;
 }
 
+// The track a solution file is judged in: --track, else the one its extension names (a .py file is
+// Triton's), else CUDA. Nothing, after saying why, when --track contradicts the file's extension or the task
+// does not accept the track.
+const Track* track_for_solution(const std::string& option, const std::string& file, const Task& task) {
+  const Track* of_file = track_of_file(file);
+  const Track* track = !option.empty() ? find_track(option) : of_file ? of_file : &cuda_track();
+  if (of_file && of_file != track) {
+    std::fprintf(stderr, "ptxbench: %s is a %s file (%s), not a %s one: give --track %s\n", file.c_str(),
+                 of_file->title().c_str(), of_file->extension().c_str(), track->title().c_str(),
+                 of_file->name().c_str());
+    return nullptr;
+  }
+  if (!accepts(task, *track)) {
+    std::fprintf(stderr, "ptxbench: %s\n", not_accepted(task, *track).c_str());
+    return nullptr;
+  }
+  return track;
+}
+
 bool read_solution(const std::string& file, std::string& source) {
   try {
     source = read_solution_file(file);
@@ -80,6 +99,7 @@ CompileOptions compile_options(const ProjectPaths& paths, const HostSettings& ho
   options.display_root = paths.root;
   options.include_dirs = paths.include_dirs(find_arch(task.arch)->kit);
   options.use_cache = !no_cache;
+  options.python = host.python;
   return options;
 }
 
@@ -198,6 +218,10 @@ void print_task_text(const Task& t) {
       "Solutions may include the ABI and the {} kit:\n  #include <ptxbench/abi.h>\n  #include <{}.cuh>   // "
       "kits/{}/ptx: PTX template functions\n",
       arch->marketing, arch->kit, arch->kit);
+  std::cout << fmt::format("\ntracks        {} (ptxbench eval --track)\n", fmt::join(t.tracks, ", "));
+  for (const std::string& name : t.tracks)
+    if (const Track* track = find_track(name); track && track != &cuda_track())
+      std::cout << fmt::format("\n{} track: {}\n", track->title(), track->entry_point(*family));
 }
 
 }  // namespace
@@ -214,13 +238,13 @@ int tasks_command(const CommonOptions& common, const TasksOptions& options) {
     return kExitOk;
   }
   json list = json::array();
-  TextTable table({"TASK", "ARCH", "MODE", "MAIN SHAPE", "MUST EXECUTE"});
+  TextTable table({"TASK", "ARCH", "MODE", "TRACKS", "MAIN SHAPE", "MUST EXECUTE"});
   for (const auto& t : ctx.registry.all()) {
     if (!options.arch.empty() && t.arch != options.arch) continue;
     std::vector<std::string> names;
     for (const auto& f : t.required) names.push_back(f.name);
-    table.add_row({t.id, t.arch, to_string(t.mode), t.main_shape.to_string(),
-                   fmt::format("{}", fmt::join(names, ", "))});
+    table.add_row({t.id, t.arch, to_string(t.mode), fmt::format("{}", fmt::join(t.tracks, ", ")),
+                   t.main_shape.to_string(), fmt::format("{}", fmt::join(names, ", "))});
     list.push_back(to_json(t));
   }
   if (common.json)
@@ -235,10 +259,12 @@ int compile_command(const CommonOptions& common, const CompileCommandOptions& op
   const HostSettings host = host_settings();
   keep_compile_cache_within_limit(ctx.paths, host);
   const Task* task = find_task_or_complain(ctx, options.task);
+  if (!task) return kExitUsage;
+  const Track* track = track_for_solution(options.track, options.solution, *task);
   std::string source;
-  if (!task || !read_solution(options.solution, source)) return kExitUsage;
+  if (!track || !read_solution(options.solution, source)) return kExitUsage;
   const CompileResult result =
-      compile_solution(source, *task, compile_options(ctx.paths, host, *task, options.no_cache));
+      compile_solution(*track, source, *task, compile_options(ctx.paths, host, *task, options.no_cache));
   const StageResult compile = compile_stage(result);
   const StageResult checks = static_stage(result);
   if (common.json) {
@@ -260,7 +286,7 @@ int compile_command(const CommonOptions& common, const CompileCommandOptions& op
         std::cout << fmt::format("required family {}: {} PTX instruction(s)\n", family, count);
       std::cout << fmt::format("static: {}{}{}\n", to_string(checks.status),
                                checks.message.empty() ? "" : ": ", checks.message);
-      std::cout << "library: " << result.library.string() << "\n";
+      if (!result.library.empty()) std::cout << "library: " << result.library.string() << "\n";
     }
   }
   if (compile.status == StageStatus::harness_error) return kExitHarness;
@@ -273,8 +299,10 @@ int eval_command(const CommonOptions& common, const EvalCommandOptions& options)
   const HostSettings host = host_settings();
   keep_compile_cache_within_limit(ctx.paths, host);
   const Task* task = find_task_or_complain(ctx, options.task);
+  if (!task) return kExitUsage;
+  const Track* track = track_for_solution(options.track, options.solution, *task);
   std::string source;
-  if (!task || !read_solution(options.solution, source)) return kExitUsage;
+  if (!track || !read_solution(options.solution, source)) return kExitUsage;
   // Opened first: a store that cannot be written stops the command before the evaluation, not after it.
   std::optional<Store> store;
   if (!options.no_store) store.emplace(ctx.paths.store());
@@ -283,7 +311,7 @@ int eval_command(const CommonOptions& common, const EvalCommandOptions& options)
                    options.stage_time_limit_s, options.stages);
   LocalEvaluator evaluator([&](const Task&) { return eval; }, {}, host.sandbox);
   const Verdict verdict =
-      evaluator.evaluate({source, std::filesystem::path(options.solution).filename().string()}, *task);
+      evaluator.evaluate({source, std::filesystem::path(options.solution).filename().string(), track}, *task);
   int64_t id = 0;
   if (store) id = store->add_evaluation(verdict, source);
   if (common.json) {
@@ -352,6 +380,7 @@ int run_manifest_command(const CommonOptions& common, const RunCommandOptions& o
   keep_compile_cache_within_limit(ctx.paths, host);
   const GpuInfo gpu = gpu_for(options.cpu_only, host);
   SolutionRunOptions run_options{.task_glob = options.tasks};
+  if (!options.track.empty()) run_options.track = find_track(options.track);
   if (!select_archs(options.arch, gpu, run_options.archs)) return kExitUsage;
 
   const std::filesystem::path solutions =
@@ -369,8 +398,9 @@ int run_manifest_command(const CommonOptions& common, const RunCommandOptions& o
   if (!evaluator) return kExitUsage;
 
   Store store(ctx.paths.store());
-  const int64_t run_id =
-      store.begin_run("solutions", {{"tasks", options.tasks}, {"archs", run_options.archs}});
+  json run_args = {{"tasks", options.tasks}, {"archs", run_options.archs}};
+  if (run_options.track) run_args["track"] = run_options.track->name();
+  const int64_t run_id = store.begin_run("solutions", run_args);
   if (!common.json)
     std::cerr << fmt::format("run {}: shipped solutions on {} tasks matching '{}' ({}; store {})\n", run_id,
                              fmt::join(run_options.archs, ", "), options.tasks,
@@ -384,8 +414,9 @@ int run_manifest_command(const CommonOptions& common, const RunCommandOptions& o
   store.finish_run(run_id);
   if (rows.empty()) {
     // Nothing judged is nothing shown: a glob or a manifest that matches no task must not read as a pass.
-    std::fprintf(stderr, "ptxbench: no solution of %s applies to a task of %s matching '%s'\n",
-                 (solutions / "solutions.json").string().c_str(),
+    const std::string in_track = run_options.track ? " in the " + run_options.track->name() + " track" : "";
+    std::fprintf(stderr, "ptxbench: no solution of %s%s applies to a task of %s matching '%s'\n",
+                 (solutions / "solutions.json").string().c_str(), in_track.c_str(),
                  fmt::format("{}", fmt::join(run_options.archs, ", ")).c_str(), options.tasks.c_str());
     return kExitUsage;
   }
@@ -444,9 +475,9 @@ constexpr const char* kAgentOptions[] = {"--model",
                                          "--gpus",
                                          "--progress"};
 // What --resume takes from the stored run and so refuses on the command line.
-constexpr const char* kFixedByResume[] = {"--model",   "--models",         "--knowledge",          "--turns",
-                                          "--samples", "--target-speedup", "--stop-when-verified", "--tasks",
-                                          "--arch",    "--cpu-only"};
+constexpr const char* kFixedByResume[] = {
+    "--model", "--models", "--knowledge", "--turns", "--samples", "--target-speedup", "--stop-when-verified",
+    "--tasks", "--arch",   "--cpu-only",  "--track"};
 
 bool given(const RunCommandOptions& options, const char* name) {
   return std::find(options.given.begin(), options.given.end(), name) != options.given.end();
@@ -514,6 +545,7 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
     }
     settings.model = options.model;
     settings.knowledge = options.knowledge;
+    settings.track = options.track.empty() ? cuda_track().name() : options.track;
     settings.tasks_pattern = options.tasks;
     settings.samples = options.samples;
     settings.loop.max_turns = options.turns ? options.turns : options.model == "reference" ? 2 : 8;
@@ -526,10 +558,12 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
   }
 
   const GpuInfo gpu = gpu_for(settings.cpu_only, host);
+  const Track& track = *find_track(settings.track);  // checked by the option, or when the run was read
   agent::ModelChoice model;
   try {
-    model = agent::choose_model(settings.model, catalogue_path(ctx.paths, options.models),
-                                ctx.paths.solutions(), ctx.registry, run_id ? settings.model_spec : nullptr);
+    model =
+        agent::choose_model(settings.model, catalogue_path(ctx.paths, options.models), ctx.paths.solutions(),
+                            ctx.registry, track, run_id ? settings.model_spec : nullptr);
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "ptxbench: %s\n", e.what());
     return kExitUsage;
@@ -554,16 +588,23 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
 
   if (!run_id) {
     if (!select_archs(options.arch, gpu, settings.archs)) return kExitUsage;
+    std::vector<std::string> not_accepting;
     for (const Task* task : ctx.registry.matching(settings.tasks_pattern))
       if (std::find(settings.archs.begin(), settings.archs.end(), task->arch) != settings.archs.end())
-        settings.task_ids.push_back(task->id);
+        (accepts(*task, track) ? settings.task_ids : not_accepting).push_back(task->id);
     std::sort(settings.task_ids.begin(), settings.task_ids.end());
     if (settings.task_ids.empty()) {
-      std::fprintf(stderr, "ptxbench: no task of %s matches '%s' (ptxbench tasks lists them)\n",
-                   fmt::format("{}", fmt::join(settings.archs, ", ")).c_str(),
-                   settings.tasks_pattern.c_str());
+      const std::string why = not_accepting.empty()
+                                  ? "ptxbench tasks lists them"
+                                  : fmt::format("{} match but do not", not_accepting.size());
+      std::fprintf(stderr, "ptxbench: no task of %s matching '%s' accepts the %s track (%s)\n",
+                   fmt::format("{}", fmt::join(settings.archs, ", ")).c_str(), settings.tasks_pattern.c_str(),
+                   track.name().c_str(), why.c_str());
       return kExitUsage;
     }
+    if (!not_accepting.empty())
+      std::fprintf(stderr, "ptxbench: left out, as they do not accept the %s track: %s\n",
+                   track.name().c_str(), fmt::format("{}", fmt::join(not_accepting, ", ")).c_str());
     settings.model_spec = model.spec;
     run_id = agent::start_agent_run(store, settings);
     lock_run(ctx.paths, run_id);  // new: nobody else has it
@@ -584,9 +625,10 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
   initial.title = fmt::format("run {}: {}, {} knowledge, up to {} turns", run_id, settings.model,
                               settings.knowledge, settings.loop.max_turns);
   std::cerr << fmt::format(
-      "run {}{}: model {} on {} task(s) x {} sample(s), knowledge {}, up to {} turns{}; {}; store {}\n",
+      "run {}{}: model {} on {} task(s) x {} sample(s), {} track, knowledge {}, up to {} turns{}; {}; store "
+      "{}\n",
       run_id, options.resume ? " (resumed)" : "", settings.model, settings.task_ids.size(), settings.samples,
-      settings.knowledge, settings.loop.max_turns,
+      settings.track, settings.knowledge, settings.loop.max_turns,
       settings.loop.stop_when_verified ? ", stopping when verified" : "",
       !options.evaluator.empty() || !gpu.present ? judged_where(gpu, options.evaluator)
       : devices.size() > 1                       ? fmt::format("{} x {}", devices.size(), gpu.describe())

@@ -30,12 +30,14 @@ struct TasksOptions {
 struct CompileCommandOptions {
   std::string solution;
   std::string task;
+  std::string track;  // "": the solution file's (a .py file is Triton's), else cuda
   bool no_cache = false;
 };
 
 struct EvalCommandOptions {
   std::string solution;
   std::string task;
+  std::string track;  // as for compile
   bool no_cache = false;
   bool no_store = false;
   bool cpu_only = false;
@@ -46,6 +48,9 @@ struct EvalCommandOptions {
 struct RunCommandOptions {
   std::string tasks = "*";
   std::string arch;  // "", "all" or an architecture; "" = the local GPU's, else sm_90a
+  // Agent mode: the language the model writes (default cuda); the tasks that accept it are run. Manifest
+  // mode: only the entries of this track ("": every entry).
+  std::string track;
   bool cpu_only = false;
   double stage_time_limit_s = 0;
   std::vector<std::string> stages;  // manifest mode: the GPU stages to run; empty: all

@@ -133,7 +133,7 @@ class Models {
   Models(const Context& ctx, std::filesystem::path catalogue) : ctx_(ctx), catalogue_(std::move(catalogue)) {}
   fixit::ChosenModel teacher(const std::string& name, const json& stored) {
     agent::ModelChoice choice =
-        agent::choose_model(name, catalogue_, ctx_.paths.solutions(), ctx_.registry, stored);
+        agent::choose_model(name, catalogue_, ctx_.paths.solutions(), ctx_.registry, cuda_track(), stored);
     owned_.push_back(std::move(choice.provider));
     return {owned_.back().get(), choice.spec};
   }

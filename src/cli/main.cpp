@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/fixit_commands.h"
 #include "task/task.h"
+#include "track/track.h"
 
 using namespace ptxbench;
 
@@ -37,6 +38,11 @@ int main(int argc, char** argv) {
                  "Folder for the results store and compile cache [$PTXBENCH_DATA, ./ptxbench-data]");
 
   auto add_json = [&](CLI::App* sub) { sub->add_flag("--json", common.json, "Print JSON instead of text"); };
+  std::vector<std::string> tracks;
+  for (const Track* track : all_tracks()) tracks.push_back(track->name());
+  auto add_track = [&](CLI::App* sub, std::string& track, const std::string& what) {
+    sub->add_option("--track", track, what)->check(CLI::IsMember(tracks));
+  };
 
   TasksOptions tasks;
   auto* tasks_cmd =
@@ -48,15 +54,20 @@ int main(int argc, char** argv) {
   CompileCommandOptions compile;
   auto* compile_cmd = app.add_subcommand(
       "compile", "Run the compile stage alone: nvcc, ptxas report, PTX inventory, forbidden-means scan");
-  compile_cmd->add_option("solution", compile.solution, "The solution .cu file")->required();
+  compile_cmd->add_option("solution", compile.solution, "The solution file (.cu; .py for Triton)")
+      ->required();
   compile_cmd->add_option("--task", compile.task, "Task id")->required();
+  add_track(compile_cmd, compile.track,
+            "The solution's language: cuda or triton (default: triton for a .py file, else cuda)");
   compile_cmd->add_flag("--no-cache", compile.no_cache, "Compile again even when a cached result exists");
   add_json(compile_cmd);
 
   EvalCommandOptions eval;
   auto* eval_cmd = app.add_subcommand("eval", "Evaluate one solution on one task: every stage, one verdict");
-  eval_cmd->add_option("solution", eval.solution, "The solution .cu file")->required();
+  eval_cmd->add_option("solution", eval.solution, "The solution file (.cu; .py for Triton)")->required();
   eval_cmd->add_option("--task", eval.task, "Task id")->required();
+  add_track(eval_cmd, eval.track,
+            "The solution's language: cuda or triton (default: triton for a .py file, else cuda)");
   eval_cmd->add_flag("--no-cache", eval.no_cache, "Compile again even when a cached result exists");
   eval_cmd->add_flag("--no-store", eval.no_store, "Do not store the verdict");
   eval_cmd->add_flag("--cpu-only", eval.cpu_only, "Run only the CPU stages, even on a GPU host");
@@ -84,6 +95,10 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--arch", run.arch,
                       "Task architecture: sm_90a, sm_100a or all (default: the local GPU's, else sm_90a)");
   run_cmd->add_flag("--cpu-only", run.cpu_only, "Run only the CPU stages, even on a GPU host");
+  add_track(
+      run_cmd, run.track,
+      "Agent: the language the model writes, cuda (default) or triton; the tasks that accept it are run. "
+      "With --solutions: only the manifest's entries of this track");
   run_cmd
       ->add_option("--stages", run.stages,
                    "With --solutions: only these GPU stages (sanitize, correct, instructions, time; time "

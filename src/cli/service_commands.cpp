@@ -208,7 +208,8 @@ int worker_command(const CommonOptions& common, const WorkerCommandOptions& opti
     EvalOptions options_for_job = eval_options(paths, host, task, false, request.cpu_only ? no_gpu : gpu,
                                                request.stage_time_limit_s, request.stages);
     options_for_job.tools.visible_device = device;
-    return evaluator.evaluate({request.source, request.name}, task, options_for_job);
+    return evaluator.evaluate({request.source, request.name, find_track(request.track)}, task,
+                              options_for_job);
   };
   std::atomic<bool> stop{false};
   StopSignals signals([&] {

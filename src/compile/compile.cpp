@@ -256,16 +256,13 @@ CompileResult compile_for(const std::string& source, const Task& task, const Arc
     result.ptx = artifacts / "solution.ptx";
     result.cubin = artifacts / "solution.cubin";
     result.inventory = take_inventory(read_file(result.ptx), task);
-    result.violations = scan_library(result.library);
   }
-  auto from_source = scan_source(source);
-  result.violations.insert(result.violations.begin(), from_source.begin(), from_source.end());
   return result;
 }
 
 }  // namespace
 
-CompileResult compile_solution(const std::string& source, const Task& task, const CompileOptions& options) {
+CompileResult compile_with_nvcc(const std::string& source, const Task& task, const CompileOptions& options) {
   const ArchInfo* arch = find_arch(task.arch);
   if (!arch) throw std::runtime_error("unknown architecture " + task.arch);
   try {
@@ -280,21 +277,22 @@ CompileResult compile_solution(const std::string& source, const Task& task, cons
 }
 
 json to_json(const CompileResult& r) {
-  json kernels = json::array();
-  for (const auto& k : r.kernels) kernels.push_back(to_json(k));
   json violations = json::array();
   for (const auto& v : r.violations) violations.push_back(to_json(v));
-  return {{"status", to_string(r.status)},
-          {"cached", r.cached},
-          {"cache_key", r.cache_key},
-          {"nvcc_version", r.nvcc_version},
-          {"command", r.command},
-          {"diagnostics", r.diagnostics},
-          {"error_count", r.error_count},
-          {"ptxas_warnings", r.ptxas_warnings},
-          {"kernels", kernels},
-          {"inventory", to_json(r.inventory)},
-          {"violations", violations}};
+  json doc = {{"status", to_string(r.status)}, {"cached", r.cached},           {"cache_key", r.cache_key},
+              {"command", r.command},          {"diagnostics", r.diagnostics}, {"error_count", r.error_count},
+              {"violations", violations}};
+  if (!r.compiles_kernels) {
+    doc["python_version"] = r.python_version;
+    return doc;
+  }
+  json kernels = json::array();
+  for (const auto& k : r.kernels) kernels.push_back(to_json(k));
+  doc["nvcc_version"] = r.nvcc_version;
+  doc["ptxas_warnings"] = r.ptxas_warnings;
+  doc["kernels"] = kernels;
+  doc["inventory"] = to_json(r.inventory);
+  return doc;
 }
 
 }  // namespace ptxbench

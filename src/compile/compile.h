@@ -1,5 +1,6 @@
-// The compile stage: nvcc into a shared library, the ptxas resource report, the static PTX inventory and the
-// forbidden-means scan. Runs on the CPU; results are cached by content.
+// The CUDA track's compile stage: nvcc into a shared library, the ptxas resource report and the static PTX
+// inventory. Runs on the CPU; results are cached by content. CompileResult is every track's compile stage
+// (track/track.h), which also adds the forbidden-means scan.
 #pragma once
 
 #include <filesystem>
@@ -22,6 +23,7 @@ struct CompileOptions {
   std::filesystem::path display_root;  // paths below it appear relative to it in diagnostics (the project)
   double time_limit_s = 120;
   bool use_cache = true;  // false: compile again even when a cached result exists (which is kept)
+  std::string python = "python3";  // what parses and scans a Triton solution (track/triton_track.cpp)
 };
 
 struct CompileResult {
@@ -31,8 +33,12 @@ struct CompileResult {
   double wall_s = 0;
   bool cached = false;
   std::string cache_key;
+  // false: the track compiles its kernels on the GPU when they are first called (Triton), so this stage only
+  // parsed the source: no nvcc, ptxas report, PTX inventory or artifacts.
+  bool compiles_kernels = true;
   std::string nvcc_version;          // "13.0.88"
-  std::vector<std::string> command;  // as run, with the solution named solution.cu
+  std::string python_version;        // Triton: the python that parsed it, "3.11.2"
+  std::vector<std::string> command;  // as run, with the solution named solution.cu (solution.py)
   std::string diagnostics;           // trimmed compiler errors (and warnings), for a model
   int error_count = 0;
   std::vector<std::string> ptxas_warnings;  // e.g. C7515 wgmma serialisation
@@ -47,9 +53,10 @@ struct CompileResult {
   bool ok() const { return status == Status::ok; }
 };
 
-// Compiles `source` for the task's architecture. Never throws for a bad solution, nor for a failing host
-// (that is a toolchain_error); throws only for a task of an unknown architecture.
-CompileResult compile_solution(const std::string& source, const Task& task, const CompileOptions& options);
+// Compiles `source` with nvcc for the task's architecture (no forbidden-means scan: the track adds it).
+// Never throws for a bad solution, nor for a failing host (that is a toolchain_error); throws only for a task
+// of an unknown architecture.
+CompileResult compile_with_nvcc(const std::string& source, const Task& task, const CompileOptions& options);
 
 std::string nvcc_version(const std::filesystem::path& nvcc);  // "13.0.88", empty when nvcc cannot run
 std::string to_string(CompileResult::Status status);

@@ -8,10 +8,10 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
-#include <sstream>
 
 #include "util/names.h"
 #include "util/subprocess.h"
+#include "util/text.h"
 
 namespace ptxbench {
 namespace {
@@ -163,13 +163,6 @@ std::string blank_literals(const std::string& code) {
   return out;
 }
 
-std::vector<std::string> output_lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
 }  // namespace
 
 std::string strip_comments(const std::string& source) {
@@ -201,7 +194,7 @@ std::string strip_comments(const std::string& source) {
 
 std::vector<Violation> scan_source(const std::string& source) {
   std::vector<Violation> found;
-  const auto lines = output_lines(strip_comments(source));
+  const auto lines = split_lines(strip_comments(source));
   static const std::regex include(R"(^\s*#\s*include\s*[<"]([^>"]+)[>"])");
   static const std::regex identifier(R"([A-Za-z_][A-Za-z0-9_]*)");
   for (size_t n = 0; n < lines.size(); ++n) {
@@ -282,20 +275,20 @@ std::vector<Violation> scan_library(const std::filesystem::path& library) {
   };
   std::vector<std::string> symbols, needed;
   for (const auto& line :
-       output_lines(run({"nm", "-D", "--undefined-only", "--format=posix", library.string()}))) {
+       split_lines(run({"nm", "-D", "--undefined-only", "--format=posix", library.string()}))) {
     std::string name = line.substr(0, line.find(' '));
     name = name.substr(0, name.find('@'));  // drop the version: "dlopen@GLIBC_2.34"
     if (!name.empty()) symbols.push_back(name);
   }
   static const std::regex needed_entry(R"(\(NEEDED\)\s+Shared library: \[([^\]]+)\])");
-  for (const auto& line : output_lines(run({"readelf", "-d", library.string()}))) {
+  for (const auto& line : split_lines(run({"readelf", "-d", library.string()}))) {
     std::smatch m;
     if (std::regex_search(line, m, needed_entry)) needed.push_back(m[1]);
   }
   auto found = scan_imports(symbols, needed);
   // A raw system call in host code needs no import at all.
   static const std::regex syscall_instruction(R"(\s(syscall|sysenter|int\s+\$0x80)\b)");
-  for (const auto& line : output_lines(run({"objdump", "-d", "--no-show-raw-insn", library.string()})))
+  for (const auto& line : split_lines(run({"objdump", "-d", "--no-show-raw-insn", library.string()})))
     if (std::regex_search(line, syscall_instruction)) {
       found.push_back(
           {"process", "syscall instruction", 0,

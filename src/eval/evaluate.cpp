@@ -31,8 +31,12 @@ std::string family_list(const Task& task, const std::vector<std::string>& names)
 // (the forbidden-means scan rules out foreign code), so that is a failure here already. Presence decides
 // nothing for a full task (the code may never run): the GPU stage counts executed instructions. For a
 // static-only task presence is all that can be checked, and the verdict says so.
-StageResult static_instruction_stage(const CompileResult& compiled, const Task& task,
+StageResult static_instruction_stage(const CompileResult& compiled, const Task& task, const Track& track,
                                      const std::string& gpu_reason) {
+  if (!compiled.compiles_kernels)
+    return skipped("instructions", fmt::format("{}; {} compiles the kernels on the GPU when they are first "
+                                               "called, so no PTX is checked here",
+                                               gpu_reason, track.title()));
   StageResult stage{.name = "instructions"};
   stage.details = {{"decided_by", "static PTX inventory"},
                    {"ptx_counts", compiled.inventory.required_counts}};
@@ -160,7 +164,8 @@ StageResult static_stage(const CompileResult& r) {
   if (!r.ok()) return skipped("static", "the solution did not compile");
   nlohmann::json violations = nlohmann::json::array();
   for (const auto& v : r.violations) violations.push_back(to_json(v));
-  stage.details = {{"violations", violations}, {"ptx_inventory", to_json(r.inventory)}};
+  stage.details = {{"violations", violations}};
+  if (r.compiles_kernels) stage.details["ptx_inventory"] = to_json(r.inventory);
   if (r.violations.empty()) {
     stage.status = StageStatus::passed;
     return stage;
@@ -175,16 +180,18 @@ StageResult static_stage(const CompileResult& r) {
 namespace {
 
 Verdict judge(const Submission& submission, const Task& task, const EvalOptions& options) {
+  const Track& track = *submission.track;
   Verdict verdict;
   verdict.task_id = task.id;
   verdict.arch = task.arch;
+  verdict.track = track.name();
   verdict.submission_hash = sha256_hex(submission.source);
   verdict.source_name = submission.name;
   verdict.created_at = utc_now_iso8601();
   verdict.ptxbench_version = PTXBENCH_VERSION;
   verdict.host = options.gpu.describe();
 
-  const CompileResult compiled = compile_solution(submission.source, task, options.compile);
+  const CompileResult compiled = compile_solution(track, submission.source, task, options.compile);
   verdict.stages.push_back(compile_stage(compiled));
   verdict.stages.push_back(static_stage(compiled));
 
@@ -205,13 +212,25 @@ Verdict judge(const Submission& submission, const Task& task, const EvalOptions&
   else if (options.tools.runner.empty())
     no_gpu = "ptxbench-runner was not built (no CUDA toolkit at build time)";
 
-  if (no_gpu.empty()) {
+  const SolutionWorker worker = track.worker();
+  if (no_gpu.empty() && worker.implemented) {
     run_gpu_stages(compiled, task, options.tools, verdict);
     return verdict;
   }
+  if (no_gpu.empty()) {
+    // A GPU would judge it, but nothing here can run the track's solutions: ptxbench cannot judge, which
+    // says nothing about the submission.
+    for (const char* name : {"sanitize", "correct", "instructions", "time"})
+      verdict.stages.push_back(
+          {.name = name, .status = StageStatus::harness_error, .message = worker.missing});
+    return verdict;
+  }
+  // Skipped for the reason at hand; a track whose GPU stages do not exist says so too, so that "incomplete"
+  // does not read as something a GPU host would finish.
+  if (!worker.implemented && compiled.ok() && compiled.violations.empty()) no_gpu += "; " + worker.missing;
   for (const char* name : {"sanitize", "correct"}) verdict.stages.push_back(skipped(name, no_gpu));
   if (compiled.ok())
-    verdict.stages.push_back(static_instruction_stage(compiled, task, no_gpu));
+    verdict.stages.push_back(static_instruction_stage(compiled, task, track, no_gpu));
   else
     verdict.stages.push_back(skipped("instructions", no_gpu));
   verdict.stages.push_back(skipped("time", no_gpu));

@@ -9,6 +9,7 @@
 #include "eval/gpu_stages.h"
 #include "eval/verdict.h"
 #include "task/task.h"
+#include "track/track.h"
 
 namespace ptxbench {
 
@@ -38,7 +39,8 @@ struct EvalOptions {
 
 struct Submission {
   std::string source;
-  std::string name;  // the file name, for people
+  std::string name;                    // the file name, for people
+  const Track* track = &cuda_track();  // the language it is written in
 };
 
 // The most a solution's source may hold (docs/cli.md): far above any kernel written by hand, and a bound on
@@ -49,7 +51,8 @@ std::string read_solution_file(const std::filesystem::path& path);
 
 Verdict evaluate(const Submission& submission, const Task& task, const EvalOptions& options);
 
-// The compile and static stages from a compile result (exposed for `ptxbench compile` and tests).
+// The compile and static stages from a compile result (track/track.h's compile_solution; exposed for
+// `ptxbench compile` and tests).
 StageResult compile_stage(const CompileResult& result);
 StageResult static_stage(const CompileResult& result);
 

@@ -5,10 +5,11 @@
 
 namespace ptxbench {
 
-bool uses_gpu(const Task& task, const EvalOptions& options) {
+bool uses_gpu(const Task& task, const Track& track, const EvalOptions& options) {
   const ArchInfo* arch = find_arch(task.arch);
   return options.gpu.present && task.mode == TaskMode::full && arch &&
-         arch->compute_capability == options.gpu.compute_capability && !options.tools.runner.empty();
+         arch->compute_capability == options.gpu.compute_capability && !options.tools.runner.empty() &&
+         track.worker().implemented;
 }
 
 std::shared_ptr<std::mutex> LocalEvaluator::source_lock(const std::string& source) {
@@ -27,13 +28,14 @@ Verdict LocalEvaluator::evaluate(const Submission& submission, const Task& task)
 
 Verdict LocalEvaluator::evaluate(const Submission& submission, const Task& task, const EvalOptions& options) {
   const std::shared_ptr<std::mutex> same_source = source_lock(submission.source);
-  if (!uses_gpu(task, options)) {
+  if (!uses_gpu(task, *submission.track, options)) {
     std::lock_guard lock(*same_source);
     return ptxbench::evaluate(submission, task, options);
   }
   {
     std::lock_guard lock(*same_source);
-    if (options.compile.use_cache) compile_solution(submission.source, task, options.compile);
+    if (options.compile.use_cache)
+      compile_solution(*submission.track, submission.source, task, options.compile);
   }
   struct Held {
     DevicePool& pool;

@@ -72,7 +72,7 @@ class LocalEvaluator : public Evaluator {
   std::map<std::string, std::weak_ptr<std::mutex>> source_locks_;  // by source hash
 };
 
-// Whether an evaluation of `task` with `options` would use the GPU here.
-bool uses_gpu(const Task& task, const EvalOptions& options);
+// Whether an evaluation of `task` in `track` with `options` would use the GPU here.
+bool uses_gpu(const Task& task, const Track& track, const EvalOptions& options);
 
 }  // namespace ptxbench

@@ -79,6 +79,16 @@ std::vector<ShippedSolution> load_solution_manifest(const std::filesystem::path&
     ShippedSolution s{.path = e["path"].get<std::string>(),
                       .tasks = e["tasks"].get<std::string>(),
                       .purpose = e["purpose"].get<std::string>()};
+    // As for `ptxbench eval`: the track the file's extension names unless "track" says it, and never another.
+    const Track* of_file = track_of_file(s.path.string());
+    if (of_file) s.track = of_file;
+    if (e.contains("track")) {
+      s.track = e["track"].is_string() ? find_track(e["track"].get<std::string>()) : nullptr;
+      if (!s.track) fail(fmt::format("\"track\" must be one of {}", track_names()));
+      if (of_file && of_file != s.track)
+        fail(fmt::format("\"track\" is {} but {} is a {} file", s.track->name(), s.path.string(),
+                         of_file->title()));
+    }
     s.source = submission_of(solutions_dir, e, s.path, fail);
     read_expectations(e, s, fail);
     out.push_back(std::move(s));
@@ -127,13 +137,16 @@ std::vector<SolutionRunRow> run_shipped_solutions(
     const std::function<void(const ShippedSolution&, SolutionRunRow&)>& record) {
   std::vector<SolutionRunRow> rows;
   for (const auto& solution : manifest) {
+    if (options.track && solution.track != options.track) continue;
     const std::string& source = solution.source;
     for (const Task* task : registry.matching(solution.tasks)) {
       if (fnmatch(options.task_glob.c_str(), task->id.c_str(), 0) != 0) continue;
       if (std::find(options.archs.begin(), options.archs.end(), task->arch) == options.archs.end()) continue;
-      SolutionRunRow row{.task_id = task->id,
-                         .solution = solution.path.string(),
-                         .verdict = evaluator.evaluate({source, solution.path.string()}, *task)};
+      if (!accepts(*task, *solution.track)) continue;
+      SolutionRunRow row{
+          .task_id = task->id,
+          .solution = solution.path.string(),
+          .verdict = evaluator.evaluate({source, solution.path.string(), solution.track}, *task)};
       compare_with_expectations(solution, row);
       record(solution, row);
       rows.push_back(std::move(row));

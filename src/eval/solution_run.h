@@ -17,6 +17,9 @@ namespace ptxbench {
 // One entry of solutions/solutions.json.
 struct ShippedSolution {
   std::filesystem::path path;  // relative to solutions/
+  // "track", else the one the path's extension names (.py: triton), else cuda; the entry applies to the tasks
+  // that accept it.
+  const Track* track = &cuda_track();
   std::string source;          // what is evaluated: the "prelude" files' text, then the file's own
   std::string tasks;           // glob over task ids
   std::string purpose;         // one line, for people
@@ -44,10 +47,12 @@ struct SolutionRunRow {
 struct SolutionRunOptions {
   std::string task_glob = "*";
   std::vector<std::string> archs;  // task architectures to include
+  const Track* track = nullptr;    // only the entries of this track; nullptr: every entry
 };
 
 // Evaluates every (solution, task) pair of `manifest` with `evaluator` (on this machine or through a
-// service) and compares each verdict with the entry's expectations. `record` gets each row as soon as it is
+// service), a task only when it accepts the solution's track, and compares each verdict with the entry's
+// expectations. `record` gets each row as soon as it is
 // judged, with its entry, to store it (setting evaluation_id) and report it, before the next evaluation
 // begins.
 std::vector<SolutionRunRow> run_shipped_solutions(const std::vector<ShippedSolution>& manifest,

@@ -152,6 +152,7 @@ json to_json(const Verdict& v) {
   return {{"schema", Verdict::kSchemaVersion},
           {"task", v.task_id},
           {"arch", v.arch},
+          {"track", v.track},
           {"submission", v.submission_hash},
           {"source_name", v.source_name},
           {"created_at", v.created_at},
@@ -172,6 +173,7 @@ Verdict verdict_from_json(const json& doc) {
   Verdict v;
   v.task_id = doc.at("task");
   v.arch = doc.at("arch");
+  v.track = doc.value("track", std::string("cuda"));  // verdicts from before tracks are CUDA's
   v.submission_hash = doc.at("submission");
   v.source_name = doc.at("source_name");
   v.created_at = doc.at("created_at");

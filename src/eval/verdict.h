@@ -42,6 +42,7 @@ struct Verdict {
   static constexpr int kSchemaVersion = 1;
   std::string task_id;
   std::string arch;
+  std::string track = "cuda";   // the language of the submission (track/track.h)
   std::string submission_hash;  // sha256 of the source
   std::string source_name;      // the file name given, for people
   std::string created_at;       // UTC, ISO 8601

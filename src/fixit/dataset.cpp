@@ -230,27 +230,27 @@ json message(const std::string& role, const std::string& content, std::optional<
 std::vector<Example> make_examples(Store& store, const TaskRegistry& registry, Layout layout,
                                    const ExampleSources& sources) {
   std::vector<Example> out;
-  const std::string system = agent::system_prompt();
+  const std::string system = agent::system_prompt(cuda_track());
   if (layout == Layout::direct) {
     for (const auto& m : sources.correct) {
       const Task* task = registry.find(m.task_id);
       if (!task) throw std::runtime_error("no task " + m.task_id);
       const Verdict v = passing_verdict(store, m.evaluation_id, m.code_hash);
       const std::string code = source_or_throw(store, m.code_hash);
-      out.push_back(
-          {.messages = json::array({message("system", system), message("user", agent::task_statement(*task)),
-                                    message("assistant", agent::fenced_cuda(code), 1)}),
-           .meta = {{"task", m.task_id},
-                    {"family", task->family},
-                    {"layout", "direct"},
-                    {"source_model", m.model},
-                    {"source_run", m.run_id},
-                    {"turn", m.turn},
-                    {"evaluation_id", m.evaluation_id},
-                    {"submission", m.code_hash},
-                    {"judge_version", v.ptxbench_version},
-                    {"judge_host", v.host}},
-           .task_id = m.task_id});
+      out.push_back({.messages = json::array({message("system", system),
+                                              message("user", agent::task_statement(cuda_track(), *task)),
+                                              message("assistant", agent::fenced(cuda_track(), code), 1)}),
+                     .meta = {{"task", m.task_id},
+                              {"family", task->family},
+                              {"layout", "direct"},
+                              {"source_model", m.model},
+                              {"source_run", m.run_id},
+                              {"turn", m.turn},
+                              {"evaluation_id", m.evaluation_id},
+                              {"submission", m.code_hash},
+                              {"judge_version", v.ptxbench_version},
+                              {"judge_host", v.host}},
+                     .task_id = m.task_id});
     }
     return out;
   }
@@ -271,13 +271,14 @@ std::vector<Example> make_examples(Store& store, const TaskRegistry& registry, L
     const std::string failed = source_or_throw(store, r.failure.code_hash);
     const std::string fix = source_or_throw(store, r.fix_hash);
     const std::string answer =
-        (reasoning.empty() ? "" : reasoning + "\n\n") + agent::fenced_cuda(fix);
+        (reasoning.empty() ? "" : reasoning + "\n\n") + agent::fenced(cuda_track(), fix);
     out.push_back(
         {.messages = json::array(
-             {message("system", system), message("user", agent::task_statement(*task)),
-              message("assistant", agent::fenced_cuda(failed), 0),
-              message("user", feedback + "\n\nFix the code: answer with the whole corrected file in one ```cuda "
-                                         "block."),
+             {message("system", system), message("user", agent::task_statement(cuda_track(), *task)),
+              message("assistant", agent::fenced(cuda_track(), failed), 0),
+              message("user", feedback +
+                                  "\n\nFix the code: answer with the whole corrected file in one ```cuda "
+                                  "block."),
               message("assistant", answer, 1)}),
          .meta = {{"task", r.failure.task_id},
                   {"family", task->family},

@@ -173,6 +173,15 @@ std::vector<Mined> mine(Store& store, const MineOptions& options) {
     const auto run = store.run(run_id);
     if (!run || run->kind != "agent")
       throw std::invalid_argument(fmt::format("run {} is not an agent run", run_id));
+    // Fixit's prompts and exports are CUDA's (the system prompt, the ```cuda fences): another track's turns
+    // are not mined.
+    if (const std::string track = run->args.value("track", std::string("cuda"));
+        track != cuda_track().name()) {
+      if (!options.runs.empty())
+        throw std::invalid_argument(
+            fmt::format("run {} is a {} run: fixit mines CUDA runs only", run_id, track));
+      continue;
+    }
     for (const auto& t : store.trajectories(run_id)) {
       if (!options.model.empty() && t.model != options.model) continue;
       if (fnmatch(options.tasks.c_str(), t.task_id.c_str(), 0) != 0) continue;
@@ -242,7 +251,7 @@ std::string repair_message(const std::string& task_first_message, const std::str
       "{}\n\nAn earlier attempt at this task failed. Its code:\n\n{}\nThe verdict on it:\n\n{}\n\nFind what "
       "is "
       "wrong and answer with the whole corrected file in one ```cuda block.",
-      task_first_message, agent::fenced_cuda(failed_code), feedback);
+      task_first_message, agent::fenced(cuda_track(), failed_code), feedback);
 }
 
 namespace {
@@ -328,7 +337,7 @@ agent::AgentRunResult run_repair(int64_t run_id, Store& store, const TaskRegistr
     if (!failed || !code)
       throw std::invalid_argument(fmt::format("the mined turn {} of trajectory {} is no longer in the store",
                                               m.turn, m.trajectory_id));
-    return repair_message(agent::first_message(task, knowledge), *code, failed->feedback);
+    return repair_message(agent::first_message(cuda_track(), task, knowledge), *code, failed->feedback);
   };
   return agent::run_agent(run_id, settings,
                           {.store = &store,
@@ -416,7 +425,7 @@ std::string check_reasoning(const std::string& text, const std::string& failed_c
     return fmt::format("too short: {} characters, at least {}", body.size(), limits.min_chars);
   if (body.size() > limits.max_chars)
     return fmt::format("too long: {} characters, at most {}", body.size(), limits.max_chars);
-  if (agent::extract_code(body).blocks > 0)
+  if (agent::extract_code(cuda_track(), body).blocks > 0)
     return "it has a code block; the reasoning must not paste the code";
   const size_t quoted = std::max(quoted_lines(body, fix_code), quoted_lines(body, failed_code));
   if (quoted > limits.max_code_lines)
@@ -441,8 +450,8 @@ llm::Request reason_request(const Task& task, const std::string& failed_code, co
       "{}\n\n----- the failed attempt -----\n{}\n----- the verdict on it -----\n{}\n\n----- the fix that "
       "passed "
       "-----\n{}\nWrite the reasoning, between {} and {} characters.",
-      agent::task_statement(task), agent::fenced_cuda(failed_code), feedback, agent::fenced_cuda(fix_code),
-      limits.min_chars, limits.max_chars);
+      agent::task_statement(cuda_track(), task), agent::fenced(cuda_track(), failed_code), feedback,
+      agent::fenced(cuda_track(), fix_code), limits.min_chars, limits.max_chars);
   return {.system = system, .messages = {{"user", user}}};
 }
 
@@ -615,9 +624,11 @@ std::string section(const std::string& text, const std::string& start) {
 
 llm::Reply ReferenceReasoner::complete(const llm::Request& request) {
   const std::string& text = request.messages.empty() ? std::string() : request.messages.back().content;
-  const std::string failed = agent::extract_code(section(text, "----- the failed attempt -----\n")).code;
+  const std::string failed =
+      agent::extract_code(cuda_track(), section(text, "----- the failed attempt -----\n")).code;
   const std::string verdict = trim(section(text, "----- the verdict on it -----\n"));
-  const std::string fix = agent::extract_code(section(text, "----- the fix that passed -----\n")).code;
+  const std::string fix =
+      agent::extract_code(cuda_track(), section(text, "----- the fix that passed -----\n")).code;
   const auto before = line_set(failed), after = line_set(fix);
   size_t removed = 0, added = 0;
   for (const auto& l : before) removed += !after.count(l);

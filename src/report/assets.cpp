@@ -4,12 +4,7 @@
 #include <string_view>
 
 #include "report/write.h"
-
-#define PTXBENCH_INCBIN(name, file)                                                                 \
-  __asm__(".section .rodata\n.balign 16\n.global " #name "\n.type " #name ", @object\n" #name ":\n" \
-          ".incbin \"" file "\"\n.global " #name "_end\n" #name "_end:\n.byte 0\n.previous\n");     \
-  extern "C" const char name[];                                                                     \
-  extern "C" const char name##_end[];
+#include "util/incbin.h"
 
 PTXBENCH_INCBIN(ptxbench_chart_js, PTXBENCH_CHART_JS)
 PTXBENCH_INCBIN(ptxbench_report_js, PTXBENCH_REPORT_JS)

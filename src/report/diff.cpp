@@ -5,22 +5,13 @@
 #include <sstream>
 #include <vector>
 
+#include "util/text.h"
+
 namespace ptxbench::report {
-
-namespace {
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
-}  // namespace
 
 std::string unified_diff(const std::string& before, const std::string& after) {
   if (before == after) return "";
-  dtl::Diff<std::string> diff(lines_of(before), lines_of(after));
+  dtl::Diff<std::string> diff(split_lines(before), split_lines(after));
   diff.onHuge();
   diff.compose();
   diff.composeUnifiedHunks();

@@ -160,8 +160,8 @@ std::vector<std::string> stage_list(const json& value, const char* field) {
 
 JobRequest request_from(const json& doc) {
   if (!doc.is_object()) bad("the request must be a JSON object");
-  static const std::set<std::string> known = {"task",   "source",   "name",
-                                              "stages", "cpu_only", "stage_time_limit_s"};
+  static const std::set<std::string> known = {
+      "task", "source", "name", "track", "stages", "cpu_only", "stage_time_limit_s"};
   for (const auto& [key, value] : doc.items())
     if (!known.contains(key))
       bad(fmt::format("unknown field \"{}\" (known: {})", key, fmt::join(known, ", ")));
@@ -177,6 +177,9 @@ JobRequest request_from(const json& doc) {
   text("task", request.task, true);
   text("source", request.source, true);
   text("name", request.name, false);
+  text("track", request.track, false);
+  if (!find_track(request.track))
+    throw RequestError(422, fmt::format("\"track\": no track '{}' ({})", request.track, track_names()));
   if (request.source.size() > kMaxSolutionBytes)
     throw RequestError(413, fmt::format("\"source\" holds {} bytes, over the limit of {} bytes",
                                         request.source.size(), kMaxSolutionBytes));
@@ -209,15 +212,23 @@ JobRequest parse_job_request(const std::string& body, const TaskRegistry& regist
     bad(e.what());
   }
   JobRequest request = request_from(doc);
-  if (!registry.find(request.task))
+  const Task* task = registry.find(request.task);
+  if (!task)
     throw RequestError(422,
                        fmt::format("no task '{}' on this service (GET /v1/tasks lists them)", request.task));
+  if (const Track& track = *find_track(request.track); !accepts(*task, track))
+    throw RequestError(422, not_accepted(*task, track));
   return request;
 }
 
 json to_json(const JobRequest& r) {
-  return {{"task", r.task},     {"source", r.source},     {"name", r.name},
-          {"stages", r.stages}, {"cpu_only", r.cpu_only}, {"stage_time_limit_s", r.stage_time_limit_s}};
+  return {{"task", r.task},
+          {"source", r.source},
+          {"name", r.name},
+          {"track", r.track},
+          {"stages", r.stages},
+          {"cpu_only", r.cpu_only},
+          {"stage_time_limit_s", r.stage_time_limit_s}};
 }
 
 JobRequest job_request_from_json(const json& doc) {
@@ -229,13 +240,15 @@ std::string judge_version() {
 }
 
 std::string cache_key(const JobRequest& r, const std::string& task_digest, const std::string& version) {
-  const json key = {{"source", sha256_hex(r.source)},
-                    {"task", r.task},
-                    {"task_file", task_digest},
-                    {"stages", r.stages},
-                    {"cpu_only", r.cpu_only},
-                    {"limit", r.stage_time_limit_s},
-                    {"judge", version}};
+  json key = {{"source", sha256_hex(r.source)},
+              {"task", r.task},
+              {"task_file", task_digest},
+              {"stages", r.stages},
+              {"cpu_only", r.cpu_only},
+              {"limit", r.stage_time_limit_s},
+              {"judge", version}};
+  // A CUDA job's key is what it was before tracks, so that its cached verdicts still answer it.
+  if (r.track != cuda_track().name()) key["track"] = r.track;
   return sha256_hex(key.dump());
 }
 

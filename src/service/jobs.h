@@ -31,6 +31,7 @@ struct JobRequest {
   std::string task;
   std::string source;
   std::string name = "solution.cu";  // the file name, for people
+  std::string track = "cuda";        // the language it is written in (track/track.h)
   std::vector<std::string> stages;   // the GPU stages to run (sorted); empty: all
   bool cpu_only = false;             // the compile and static stages alone
   double stage_time_limit_s = 0;     // 0: the defaults
@@ -44,7 +45,7 @@ struct RequestError : std::runtime_error {
 };
 
 // A submission's body: strict JSON (a key given twice is an error), known fields only, a task `registry`
-// knows, a source of at most kMaxSolutionBytes. Throws RequestError naming the field.
+// knows in a track it accepts, a source of at most kMaxSolutionBytes. Throws RequestError naming the field.
 JobRequest parse_job_request(const std::string& body, const TaskRegistry& registry);
 nlohmann::json to_json(const JobRequest& request);
 JobRequest job_request_from_json(const nlohmann::json& doc);  // the stored form; throws RequestError

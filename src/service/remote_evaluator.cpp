@@ -60,6 +60,8 @@ Verdict RemoteEvaluator::evaluate(const Submission& submission, const Task& task
       if (const StageResult* s = local.stage(stage); !s || s->status != StageStatus::passed) return local;
   }
   json request = {{"task", task.id}, {"source", submission.source}, {"name", submission.name}};
+  // CUDA is every service's default: a service from before tracks takes the request as it always did.
+  if (submission.track != &cuda_track()) request["track"] = submission.track->name();
   if (!settings_.stages.empty()) request["stages"] = settings_.stages;
   if (settings_.cpu_only) request["cpu_only"] = true;
   if (settings_.stage_time_limit_s > 0) request["stage_time_limit_s"] = settings_.stage_time_limit_s;
@@ -116,10 +118,11 @@ Verdict RemoteEvaluator::evaluate(const Submission& submission, const Task& task
         fmt::format("the evaluation service's verdict for job {} cannot be read: {}", id, e.what()));
   }
   // The verdict must be for what was sent.
-  if (verdict.submission_hash != sha256_hex(submission.source) || verdict.task_id != task.id)
+  if (verdict.submission_hash != sha256_hex(submission.source) || verdict.task_id != task.id ||
+      verdict.track != submission.track->name())
     throw std::runtime_error(
         fmt::format("the evaluation service answered job {} with a verdict for another "
-                    "submission or task",
+                    "submission, task or track",
                     id));
   verdict.source_name = submission.name;
   return verdict;

@@ -14,6 +14,7 @@
 #include <set>
 
 #include "task/catalog.h"
+#include "track/track.h"
 #include "util/json_file.h"
 
 namespace ptxbench {
@@ -177,9 +178,10 @@ class TaskReader {
       throw TaskFileError(e.file, e.where, e.problem);
     }
     if (!doc.is_object()) fail("(document)", "must be a JSON object");
-    only_known(doc, "",
-               {"id", "title", "family", "arch", "dtype", "mode", "description", "shapes", "required",
-                "coverage_threshold", "tolerance", "tolerances", "parameters", "baseline", "flops"});
+    only_known(
+        doc, "",
+        {"id", "title", "family", "arch", "dtype", "mode", "description", "shapes", "required",
+         "coverage_threshold", "tolerance", "tolerances", "parameters", "baseline", "flops", "tracks"});
 
     Task task;
     task.file = file_;
@@ -214,6 +216,7 @@ class TaskReader {
                                    family->name, fmt::join(baselines, ", ")));
 
     task.parameters = read_parameters(doc, *family);
+    task.tracks = read_tracks(doc);
 
     const json& shapes = object_field(doc, "shapes");
     only_known(shapes, "shapes.", {"main", "check"});
@@ -406,6 +409,21 @@ class TaskReader {
     return out;
   }
 
+  // "tracks": the languages a solution may be written in; CUDA alone when the field is left out.
+  std::vector<std::string> read_tracks(const json& doc) const {
+    if (!doc.contains("tracks")) return {cuda_track().name()};
+    std::vector<std::string> tracks;
+    for (const json& item : array_field(doc, "tracks")) {
+      if (!item.is_string() || !find_track(item.get<std::string>()))
+        fail("tracks", fmt::format("{} is not a track (known: {})", item.dump(), track_names()));
+      if (std::find(tracks.begin(), tracks.end(), item.get<std::string>()) != tracks.end())
+        fail("tracks", fmt::format("'{}' appears twice", item.get<std::string>()));
+      tracks.push_back(item.get<std::string>());
+    }
+    if (tracks.empty()) fail("tracks", "must name at least one track (or leave the field out: cuda alone)");
+    return tracks;
+  }
+
   static std::string parameter_names(const FamilyInfo& family) {
     return fmt::format("{}",
                        fmt::join(family.parameters | std::views::transform(&ParameterInfo::name), ", "));
@@ -525,6 +543,7 @@ json to_json(const Task& task) {
           {"tolerances", tolerances},
           {"parameters", task.parameters},
           {"baseline", task.baseline},
+          {"tracks", task.tracks},
           {"flops", task.flops_formula},
           {"flops_main", task.flops(task.main_shape)},
           {"entry_point", family ? family->signature : ""},

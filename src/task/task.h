@@ -59,6 +59,7 @@ struct Task {
   std::map<std::string, Tolerance> tolerances;  // per-output overrides, by the family's output names ("LSE")
   std::map<std::string, bool> parameters;       // the family's parameters ("causal"), each set by the file
   std::string baseline;                         // "cublaslt", "vendor-attention", "none" (catalog.h)
+  std::vector<std::string> tracks = {"cuda"};   // the tracks a solution may be written in (track/track.h)
   std::string flops_formula;                    // over the shape's dimensions, e.g. "2*M*N*K"
   std::filesystem::path file;
 

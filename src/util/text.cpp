@@ -1,6 +1,7 @@
 #include "util/text.h"
 
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 namespace ptxbench {
 
@@ -83,6 +84,13 @@ nlohmann::json with_valid_utf8(const nlohmann::json& value) {
     return out;
   }
   return value;
+}
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
 }
 
 std::string json_text(const nlohmann::json& value, int indent) {

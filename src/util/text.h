@@ -6,6 +6,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -21,6 +22,9 @@ std::string utf8_tail(std::string_view text, size_t max_bytes);
 std::string valid_utf8(std::string_view text);
 // `value` with valid_utf8 applied to every string in it, object keys included.
 nlohmann::json with_valid_utf8(const nlohmann::json& value);
+
+// The lines of `text`, without their '\n' (a last line without one counts; an empty text has none).
+std::vector<std::string> split_lines(const std::string& text);
 
 // json.dump(indent) with invalid UTF-8 replaced by U+FFFD rather than thrown on.
 std::string json_text(const nlohmann::json& value, int indent = -1);

@@ -396,7 +396,7 @@ TEST(AgentSummary, FromAStoredRun) {
 
 TEST(ReferenceModel, FirstReplyIsBrokenAndTheSecondCompiles) {
   const TaskRegistry registry = TaskRegistry::load(kRoot / "tasks");
-  ReferenceModel reference(kRoot / "solutions", registry);
+  ReferenceModel reference(kRoot / "solutions", registry, cuda_track());
   EXPECT_TRUE(reference.has_reference(kHopperTask));
   EXPECT_FALSE(reference.has_reference("gemm-bf16-n4096-k4096-sm100a"));
 
@@ -409,7 +409,8 @@ TEST(ReferenceModel, FirstReplyIsBrokenAndTheSecondCompiles) {
   request.messages.push_back({"user", "verdict"});
   const llm::Reply second = reference.complete(request);
   const std::string shipped = read_file(kRoot / "solutions" / "reference" / "gemm_bf16_sm90a.cu");
-  const Extraction broken = extract_code(first.text), fixed = extract_code(second.text);
+  const Extraction broken = extract_code(cuda_track(), first.text),
+                   fixed = extract_code(cuda_track(), second.text);
   ASSERT_TRUE(broken.found && fixed.found);
   EXPECT_EQ(fixed.code, shipped);
   EXPECT_NE(broken.code, shipped);
@@ -429,13 +430,13 @@ TEST(ReferenceModel, FirstReplyIsBrokenAndTheSecondCompiles) {
 
 TEST(ReferenceModel, WithoutAVerifiedSolutionItSaysSo) {
   const TaskRegistry registry = TaskRegistry::load(kRoot / "tasks");
-  ReferenceModel reference(kRoot / "solutions", registry);
+  ReferenceModel reference(kRoot / "solutions", registry, cuda_track());
   const std::string blackwell = reference.answer("gemm-bf16-n4096-k4096-sm100a", 2);
   EXPECT_NE(blackwell.find("no solution"), std::string::npos);
   EXPECT_NE(blackwell.find("gemm_simt.cu"), std::string::npos);  // correct, without the required instructions
-  EXPECT_TRUE(extract_code(blackwell).found);
+  EXPECT_TRUE(extract_code(cuda_track(), blackwell).found);
   const std::string unknown = reference.answer("no-such-task", 1);
-  EXPECT_FALSE(extract_code(unknown).found);
+  EXPECT_FALSE(extract_code(cuda_track(), unknown).found);
   // The broken variant without an entry point to break still fails to compile, deterministically.
   EXPECT_NE(break_on_purpose("int x;\n", "ptxbench_gemm_bf16").find("ptxbench_check_arguments()"),
             std::string::npos);
@@ -443,6 +444,37 @@ TEST(ReferenceModel, WithoutAVerifiedSolutionItSaysSo) {
             "extern \"C\" int f(int a,\n int b) {\n  ptxbench_check_arguments(stream);  // validate the "
             "arguments first\n"
             "  return 0;\n}\n");
+}
+
+// In the Triton track it answers with the manifest's Triton solutions, in a ```python block; its broken copy
+// fails the compile stage there too (the inserted line is not Python).
+TEST(ReferenceModel, AnswersInItsTrack) {
+  const TaskRegistry registry = TaskRegistry::load(kRoot / "tasks");
+  const fs::path dir = fs::temp_directory_path() / ("ptxbench-reference-triton-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::copy_file(fs::path(PTXBENCH_TEST_DATA) / "triton" / "gemm_scan_fixture.py", dir / "gemm.py");
+  fs::copy_file(kRoot / "solutions" / "examples" / "gemm_simt.cu", dir / "gemm_simt.cu");
+  write_file(dir / "solutions.json", R"([
+    {"path": "gemm_simt.cu", "tasks": "gemm-*", "purpose": "CUDA", "expect": {"overall": "passed"}},
+    {"path": "gemm.py", "track": "triton", "tasks": "gemm-*-sm90a", "purpose": "Triton",
+     "expect": {"overall": "passed"}}])");
+  ReferenceModel triton(dir, registry, triton_track());
+  EXPECT_TRUE(triton.has_reference(kHopperTask));
+  EXPECT_FALSE(triton.has_reference("gemm-bf16-n4096-k4096-sm100a"));
+  const Extraction fixed = extract_code(triton_track(), triton.answer(kHopperTask, 2));
+  ASSERT_TRUE(fixed.found);
+  EXPECT_EQ(fixed.language, "python");
+  EXPECT_EQ(fixed.code, read_file(dir / "gemm.py"));
+  const Extraction broken = extract_code(triton_track(), triton.answer(kHopperTask, 1));
+  ASSERT_TRUE(broken.found);
+  const CompileResult parsed =
+      triton_track().compile(broken.code, *registry.find(kHopperTask), CompileOptions{.time_limit_s = 60});
+  EXPECT_EQ(parsed.status, CompileResult::Status::compile_error) << parsed.diagnostics;
+  EXPECT_TRUE(extract_code(cuda_track(), ReferenceModel(dir, registry, cuda_track()).answer(kHopperTask, 2))
+                  .code.starts_with("// "))
+      << "the CUDA track keeps its own";
+  fs::remove_all(dir);
 }
 
 // Several GPUs: each evaluation holds one, in the order given; the next waits until one is given back.

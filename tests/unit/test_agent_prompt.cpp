@@ -40,13 +40,13 @@ TEST(AgentPrompt, EachLevelAddsToTheOneBefore) {
   const std::string contracts_md = read_file(kits / "hopper" / "contracts.md");
   const std::string wgmma_cuh = read_file(kits / "hopper" / "ptx" / "wgmma.cuh");
 
-  const std::string params = knowledge_text(kits, hopper, KnowledgeLevel::params);
+  const std::string params = knowledge_text(cuda_track(), kits, hopper, KnowledgeLevel::params);
   EXPECT_TRUE(contains(params, params_md));
   EXPECT_FALSE(contains(params, "----- kits/hopper/ptx/wgmma.cuh -----"));
   EXPECT_FALSE(contains(params, wgmma_cuh));
   EXPECT_FALSE(contains(params, contracts_md.substr(0, 200)));
 
-  const std::string templates = knowledge_text(kits, hopper, KnowledgeLevel::templates);
+  const std::string templates = knowledge_text(cuda_track(), kits, hopper, KnowledgeLevel::templates);
   EXPECT_TRUE(contains(templates, params_md));
   EXPECT_TRUE(contains(templates, wgmma_cuh));  // verbatim
   for (const auto& entry : fs::directory_iterator(kits / "hopper" / "ptx"))
@@ -54,7 +54,7 @@ TEST(AgentPrompt, EachLevelAddsToTheOneBefore) {
   EXPECT_TRUE(contains(templates, "#include <hopper.cuh>"));
   EXPECT_FALSE(contains(templates, contracts_md.substr(0, 200)));
 
-  const std::string contracts = knowledge_text(kits, hopper, KnowledgeLevel::contracts);
+  const std::string contracts = knowledge_text(cuda_track(), kits, hopper, KnowledgeLevel::contracts);
   EXPECT_TRUE(contains(contracts, wgmma_cuh));
   EXPECT_TRUE(contains(contracts, contracts_md));
   EXPECT_LT(params.size(), templates.size());
@@ -65,38 +65,40 @@ TEST(AgentPrompt, AMissingKitIsSaidNotAnError) {
   const Task& blackwell = task("gemm-bf16-n4096-k4096-sm100a");
   const fs::path empty_kits = fs::temp_directory_path() / ("ptxbench-no-kits-" + std::to_string(getpid()));
   fs::create_directories(empty_kits);
-  const std::string text = knowledge_text(empty_kits, blackwell, KnowledgeLevel::contracts);
+  const std::string text = knowledge_text(cuda_track(), empty_kits, blackwell, KnowledgeLevel::contracts);
   EXPECT_TRUE(contains(text, "Blackwell kit does not exist yet")) << text;
   fs::remove_all(empty_kits);
 }
 
 TEST(AgentPrompt, TaskStatementHasWhatASolutionMustKnow) {
   const Task& hopper = task("gemm-bf16-n4096-k4096-sm90a");
-  const std::string text = task_statement(hopper);
+  const std::string text = task_statement(cuda_track(), hopper);
   EXPECT_TRUE(text.starts_with("Task: gemm-bf16-n4096-k4096-sm90a\n"));
   for (const char* expected :
        {"int ptxbench_gemm_bf16(", "extern \"C\"", "M=8192 N=4096 K=4096", "odd-m", "M=1999", "0.01",
         "wgmma.mma_async", "cp.async.bulk.tensor", "mbarrier", "95%", "sm_90a",
         "arch=compute_90a,code=sm_90a", "#include <ptxbench/abi.h>", "cublaslt"})
     EXPECT_TRUE(contains(text, expected)) << expected << "\n" << text;
-  EXPECT_TRUE(contains(task_statement(task("gemm-bf16-n4096-k4096-sm100a")), "statically only"));
-  const std::string system = system_prompt();
+  EXPECT_TRUE(
+      contains(task_statement(cuda_track(), task("gemm-bf16-n4096-k4096-sm100a")), "statically only"));
+  const std::string system = system_prompt(cuda_track());
   EXPECT_TRUE(contains(system, "```cuda"));
   EXPECT_TRUE(contains(system, "one complete .cu file"));
 }
 
 TEST(AgentPrompt, LaterTurnsShowThePreviousCodeAndVerdict) {
   const std::string first = "Task: t\nfirst message";
-  const llm::Request one = build_request(first, 1, std::nullopt, {});
+  const llm::Request one = build_request(cuda_track(), first, 1, std::nullopt, {});
   ASSERT_EQ(one.messages.size(), 1u);
   EXPECT_EQ(one.messages[0].content, first);
-  EXPECT_EQ(one.system, system_prompt());
+  EXPECT_EQ(one.system, system_prompt(cuda_track()));
 
   PreviousTurn previous{.index = 2,
                         .code = "__global__ void k() {}\n",
                         .reply = "prose\n```cuda\n...```",
                         .feedback = "Verdict: failed at correct: 3 of 3 shapes wrong"};
-  const llm::Request three = build_request(first, 3, previous, {{1, "failed at compile: 2 errors"}});
+  const llm::Request three =
+      build_request(cuda_track(), first, 3, previous, {{1, "failed at compile: 2 errors"}});
   ASSERT_EQ(three.messages.size(), 3u);
   EXPECT_EQ(three.messages[0].content, first);
   EXPECT_EQ(three.messages[1].role, "assistant");
@@ -109,15 +111,73 @@ TEST(AgentPrompt, LaterTurnsShowThePreviousCodeAndVerdict) {
 
   // No code last turn: the reply itself, trimmed.
   PreviousTurn no_code{.index = 1, .reply = std::string(10000, 'x'), .feedback = "no code block"};
-  const llm::Request two = build_request(first, 2, no_code, {});
+  const llm::Request two = build_request(cuda_track(), first, 2, no_code, {});
   EXPECT_LT(two.messages[1].content.size(), 3200u);
   EXPECT_TRUE(contains(two.messages[1].content, "bytes omitted"));
 
   PreviousTurn passed{.index = 1, .code = "x", .feedback = "Verdict: passed", .passed = true};
-  EXPECT_TRUE(contains(build_request(first, 2, passed, {}).messages[2].content, "make it faster"));
+  EXPECT_TRUE(
+      contains(build_request(cuda_track(), first, 2, passed, {}).messages[2].content, "make it faster"));
 
   const llm::Request back = request_from_json(to_json(three));
   ASSERT_EQ(back.messages.size(), 3u);
   EXPECT_EQ(back.messages[2].content, three.messages[2].content);
   EXPECT_EQ(back.system, three.system);
+}
+
+// The Triton track asks for one Python file in a ```python block, shows the Python entry point and no nvcc,
+// and reads its own kit (kits/<kit>/triton/).
+TEST(AgentPrompt, TheTritonTrackAsksForPython) {
+  const Task& hopper = task("gemm-bf16-n4096-k4096-sm90a");
+  const std::string system = system_prompt(triton_track());
+  EXPECT_TRUE(contains(system, "one complete Python file"));
+  EXPECT_TRUE(contains(system, "```python"));
+  EXPECT_FALSE(contains(system, "```cuda"));
+  EXPECT_TRUE(contains(system, "imports only triton, triton.language, math and torch"));
+
+  const std::string text = task_statement(triton_track(), hopper);
+  EXPECT_TRUE(text.starts_with("Task: gemm-bf16-n4096-k4096-sm90a\n")) << "the reference model reads the id";
+  for (const char* expected :
+       {"def ptxbench_gemm_bf16(A: torch.Tensor", "stream: torch.cuda.Stream", "docs/triton-abi.md",
+        "Triton compiles the kernels", "wgmma.mma_async", "import triton.language as tl", "M=1999"})
+    EXPECT_TRUE(contains(text, expected)) << expected << "\n" << text;
+  for (const char* absent : {"nvcc", "extern \"C\"", "#include"})
+    EXPECT_FALSE(contains(text, absent)) << absent << "\n" << text;
+
+  const std::string first = first_message(triton_track(), hopper, "knowledge");
+  EXPECT_TRUE(first.ends_with("Write the solution: the whole Python file in one ```python block.")) << first;
+
+  PreviousTurn previous{.index = 1, .code = "import triton\n", .feedback = "Verdict: failed at static"};
+  const llm::Request two = build_request(triton_track(), first, 2, previous, {});
+  EXPECT_EQ(two.system, system);
+  EXPECT_EQ(two.messages[1].content, "```python\nimport triton\n```\n");
+  EXPECT_TRUE(contains(two.messages[2].content, "the whole corrected Python file in one ```python block"));
+  EXPECT_EQ(fenced(triton_track(), "x = 1"), "```python\nx = 1\n```\n");
+}
+
+TEST(AgentPrompt, TheTritonKitIsItsOwn) {
+  const Task& hopper = task("gemm-bf16-n4096-k4096-sm90a");
+  const fs::path root = fs::temp_directory_path() / ("ptxbench-triton-kits-" + std::to_string(getpid()));
+  const fs::path kits = root / "kits";
+  fs::remove_all(root);
+  fs::create_directories(kits / "hopper" / "ptx");
+  write_file(kits / "hopper" / "ptx" / "wgmma.cuh", "// a CUDA template\n");
+  const std::string missing = knowledge_text(triton_track(), kits, hopper, KnowledgeLevel::contracts);
+  EXPECT_TRUE(contains(missing, "The Hopper Triton kit does not exist yet")) << missing;
+  EXPECT_FALSE(contains(missing, "a CUDA template")) << "the CUDA kit is not the Triton track's";
+
+  write_file(kits / "hopper" / "triton" / "params.md", "Triton on Hopper: numbers\n");
+  write_file(kits / "hopper" / "triton" / "templates" / "persistent_gemm.py", "@triton.jit\ndef k(): pass\n");
+  write_file(kits / "hopper" / "triton" / "templates" / "notes.txt", "not a template\n");
+  write_file(kits / "hopper" / "triton" / "contracts.md", "tl.dot lowers to wgmma when ...\n");
+  const std::string params = knowledge_text(triton_track(), kits, hopper, KnowledgeLevel::params);
+  EXPECT_TRUE(contains(params, "from the Hopper Triton kit, kits/hopper/triton:")) << params;
+  EXPECT_TRUE(contains(params, "Triton on Hopper: numbers"));
+  EXPECT_FALSE(contains(params, "persistent_gemm.py"));
+  const std::string contracts = knowledge_text(triton_track(), kits, hopper, KnowledgeLevel::contracts);
+  EXPECT_TRUE(contains(contracts, "----- kits/hopper/triton/templates/persistent_gemm.py -----\n```python\n"))
+      << contracts;
+  EXPECT_FALSE(contains(contracts, "not a template"));
+  EXPECT_TRUE(contains(contracts, "tl.dot lowers to wgmma"));
+  fs::remove_all(root);
 }

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "agent/agent_run.h"
 #include "agent/models.h"
 #include "agent/summary.h"
 #include "store/store.h"
@@ -125,14 +126,31 @@ TEST(AgentResume, TheStoredModelIsUsedWithoutTheCatalogue) {
                                  {"max_attempts", 2},
                                  {"retry_base_s", 0.5}};
   const TaskRegistry registry;
-  const agent::ModelChoice choice = agent::choose_model(
-      "gpt-test", "/nonexistent/models.json", fs::path(PTXBENCH_SOURCE_DIR) / "solutions", registry, stored);
+  const agent::ModelChoice choice =
+      agent::choose_model("gpt-test", "/nonexistent/models.json", fs::path(PTXBENCH_SOURCE_DIR) / "solutions",
+                          registry, cuda_track(), stored);
   unsetenv("PTXBENCH_TEST_RESUME_KEY");
   ASSERT_TRUE(choice.provider);
   EXPECT_FALSE(choice.reference);
   EXPECT_EQ(choice.spec, stored) << "stored again as it was";
   // A new run still needs the catalogue.
   EXPECT_THROW(agent::choose_model("gpt-test", "/nonexistent/models.json",
-                                   fs::path(PTXBENCH_SOURCE_DIR) / "solutions", registry),
+                                   fs::path(PTXBENCH_SOURCE_DIR) / "solutions", registry, cuda_track()),
                std::invalid_argument);
+}
+
+// A run's track is stored with it; a run stored before tracks is CUDA's, and an unknown track is refused
+// rather than guessed.
+TEST(AgentResume, TheTrackIsStoredWithTheRun) {
+  agent::AgentRunSettings settings{.model = "reference",
+                                   .knowledge = "params",
+                                   .track = "triton",
+                                   .task_ids = {"gemm-bf16-n4096-k4096-sm90a"}};
+  nlohmann::json args = agent::to_json(settings);
+  EXPECT_EQ(args["track"], "triton");
+  EXPECT_EQ(agent::agent_settings_from_json(args).track, "triton");
+  args.erase("track");
+  EXPECT_EQ(agent::agent_settings_from_json(args).track, "cuda");
+  args["track"] = "cutile";
+  EXPECT_THROW(agent::agent_settings_from_json(args), std::invalid_argument);
 }

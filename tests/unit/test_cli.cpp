@@ -497,3 +497,114 @@ TEST_F(Cli, AManifestsMissingOrOversizedPreludeIsBrokenAndNamesTheEntry) {
   EXPECT_EQ(r.exit_code, 4) << r.out;
   EXPECT_NE(r.err.find("entry 0: the prelude and half.cu hold"), std::string::npos) << r.err;
 }
+
+// The Triton track from the command line: a .py file is judged in it (or --track triton), its CPU stages
+// run, the GPU stages say they do not exist yet; a track the task does not accept, or a file of the other
+// track, is a bad argument.
+TEST_F(Cli, EvalInTheTritonTrack) {
+  const std::string fixture = (kData / "triton" / "gemm_scan_fixture.py").string();
+  auto eval = ptxbench({"eval", fixture, "--task", kTask, "--cpu-only", "--json"});
+  EXPECT_EQ(eval.exit_code, 3) << eval.err << eval.out;  // nothing failed; the GPU stages did not run
+  const json verdict = json::parse(eval.out);
+  EXPECT_EQ(verdict["track"], "triton");
+  EXPECT_EQ(verdict["stages"][0]["status"], "passed");
+  EXPECT_EQ(verdict["stages"][1]["status"], "passed");
+  EXPECT_NE(verdict["stages"][3]["message"].get<std::string>().find("GPU stages are not implemented yet"),
+            std::string::npos)
+      << verdict["stages"][3];
+  EXPECT_EQ(ptxbench({"eval", fixture, "--track", "triton", "--task", kTask, "--cpu-only"}).exit_code, 3);
+
+  write_file(data_ / "matmul.py",
+             "import torch as t\n\ndef ptxbench_gemm_bf16(A, B, C, M, N, K, stream):\n"
+             "    C.copy_(t.matmul(A, B.T))\n    return 0\n");
+  auto cheat =
+      ptxbench({"eval", (data_ / "matmul.py").string(), "--task", kTask, "--cpu-only", "--no-store"});
+  EXPECT_EQ(cheat.exit_code, 1);
+  EXPECT_NE(cheat.out.find("[torch] line 4: t.matmul (torch.matmul)"), std::string::npos) << cheat.out;
+
+  auto compile = ptxbench({"compile", fixture, "--task", kTask, "--json"});
+  ASSERT_EQ(compile.exit_code, 0) << compile.err;
+  EXPECT_TRUE(json::parse(compile.out).contains("python_version"));
+
+  auto blackwell = ptxbench({"eval", fixture, "--task", "gemm-bf16-n4096-k4096-sm100a", "--cpu-only"});
+  EXPECT_EQ(blackwell.exit_code, 2);
+  EXPECT_NE(blackwell.err.find("does not accept the triton track (it accepts: cuda)"), std::string::npos)
+      << blackwell.err;
+  auto mismatched = ptxbench({"eval", example("gemm_simt.cu"), "--track", "triton", "--task", kTask});
+  EXPECT_EQ(mismatched.exit_code, 2);
+  EXPECT_NE(mismatched.err.find("is a CUDA file (.cu), not a Triton one: give --track cuda"),
+            std::string::npos)
+      << mismatched.err;
+  EXPECT_EQ(ptxbench({"eval", fixture, "--track", "cuda", "--task", kTask}).exit_code, 2);
+  EXPECT_EQ(ptxbench({"eval", fixture, "--track", "cutile", "--task", kTask}).exit_code, 2);
+}
+
+// run --track triton: the reference model answers in the track (it has no Triton solution to give, and says
+// so), the prompts ask for Python, the run remembers its track; tasks that do not accept it are left out.
+TEST_F(Cli, TheAgentRunsInTheTritonTrack) {
+  auto run = ptxbench({"run", "--cpu-only", "--track", "triton", "--tasks", "gemm-bf16-n4096-k4096-*",
+                       "--arch", "all", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  const json doc = json::parse(run.out);
+  EXPECT_EQ(doc["settings"]["track"], "triton");
+  EXPECT_EQ(doc["settings"]["task_ids"], json({kTask})) << "the Blackwell task accepts CUDA alone";
+  EXPECT_NE(run.err.find("left out, as they do not accept the triton track: gemm-bf16-n4096-k4096-sm100a"),
+            std::string::npos)
+      << run.err;
+  EXPECT_NE(run.err.find("triton track"), std::string::npos) << run.err;
+
+  const fs::path file = data_ / "trajectories.json";
+  ASSERT_EQ(ptxbench({"results", "--run", "1", "--export", file.string()}).exit_code, 0);
+  const json turn = json::parse(read_file(file))["trajectories"][0]["turns"][0];
+  EXPECT_NE(turn["request"]["system"].get<std::string>().find("```python"), std::string::npos);
+  EXPECT_NE(turn["reply"].get<std::string>().find("no shipped solution"), std::string::npos) << turn["reply"];
+  EXPECT_EQ(turn["error_class"], "extraction");
+
+  auto none = ptxbench({"run", "--cpu-only", "--track", "triton", "--arch", "sm_100a"});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("no task of sm_100a matching '*' accepts the triton track (18 match but do not)"),
+            std::string::npos)
+      << none.err;
+  auto resumed = ptxbench({"run", "--resume", "1", "--track", "cuda"});
+  EXPECT_EQ(resumed.exit_code, 2);
+  EXPECT_NE(resumed.err.find("--track cannot be given with it"), std::string::npos) << resumed.err;
+}
+
+// A manifest entry says its track; it applies to the tasks that accept it, and --track chooses entries.
+TEST_F(Cli, AManifestEntryHasATrack) {
+  const fs::path solutions = data_ / "solutions";
+  fs::create_directories(solutions);
+  fs::copy_file(kData / "triton" / "gemm_scan_fixture.py", solutions / "gemm.py");
+  write_file(solutions / "matmul.py",
+             "import torch\n\ndef ptxbench_gemm_bf16(A, B, C, M, N, K, stream):\n"
+             "    C.copy_(torch.matmul(A, B.T))\n    return 0\n");
+  write_file(solutions / "solutions.json", R"([
+    {"path": "gemm.py", "track": "triton", "tasks": "gemm-bf16-n4096-k4096-*", "purpose": "scans clean",
+     "expect": {"compile": "passed", "static": "passed"}},
+    {"path": "matmul.py", "tasks": "gemm-bf16-n4096-k4096-*", "purpose": "torch.matmul, Triton's by its name",
+     "expect": {"static": "failed"}, "expect_message": {"static": "torch.matmul"}}])");
+  auto run = ptxbench({"run", "--solutions", solutions.string(), "--cpu-only", "--arch", "all", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  const json evaluations = json::parse(run.out)["evaluations"];
+  ASSERT_EQ(evaluations.size(), 2u) << "the sm_100a task accepts CUDA alone";
+  for (const auto& e : evaluations) {
+    EXPECT_EQ(e["task"], kTask);
+    EXPECT_TRUE(e["expectation_mismatches"].empty()) << e;
+  }
+  auto cuda_only = ptxbench({"run", "--solutions", solutions.string(), "--cpu-only", "--track", "cuda"});
+  EXPECT_EQ(cuda_only.exit_code, 2);
+  EXPECT_NE(cuda_only.err.find("in the cuda track applies"), std::string::npos) << cuda_only.err;
+
+  write_file(solutions / "solutions.json",
+             R"([{"path": "gemm.py", "track": "cutile", "tasks": "*", "purpose": "no such track"}])");
+  auto broken = ptxbench({"run", "--solutions", solutions.string(), "--cpu-only"});
+  EXPECT_EQ(broken.exit_code, 4);
+  EXPECT_NE(broken.err.find("entry 0: \"track\" must be one of cuda, triton"), std::string::npos)
+      << broken.err;
+  write_file(solutions / "solutions.json",
+             R"([{"path": "gemm.py", "track": "cuda", "tasks": "*", "purpose": "a Python file as CUDA"}])");
+  auto contradicted = ptxbench({"run", "--solutions", solutions.string(), "--cpu-only"});
+  EXPECT_EQ(contradicted.exit_code, 4);
+  EXPECT_NE(contradicted.err.find("\"track\" is cuda but gemm.py is a Triton file"), std::string::npos)
+      << contradicted.err;
+}

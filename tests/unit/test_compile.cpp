@@ -11,6 +11,7 @@
 #include "compile/compile.h"
 #include "compile/diagnostics.h"
 #include "fake_nvcc.h"
+#include "track/track.h"
 #include "util/files.h"
 #include "util/text.h"
 
@@ -43,7 +44,7 @@ class CompileStage : public testing::Test {
     return o;
   }
   static CompileResult compile(const fs::path& file, CompileOptions o = options()) {
-    return compile_solution(read_file(file), *task_, o);
+    return compile_solution(cuda_track(), read_file(file), *task_, o);
   }
 
   // A fresh cache folder for the test, and the options that use it.
@@ -102,7 +103,7 @@ TEST_F(CompileStage, SecondCompileComesFromTheCache) {
   EXPECT_EQ(second.kernels.size(), first.kernels.size());
   EXPECT_EQ(second.inventory.opcodes, first.inventory.opcodes);
   // Another source is another key.
-  const auto other = compile_solution(read_file(file) + "\n// changed\n", *task_, options());
+  const auto other = compile_solution(cuda_track(), read_file(file) + "\n// changed\n", *task_, options());
   EXPECT_NE(other.cache_key, first.cache_key);
   EXPECT_FALSE(other.cached);
 }
@@ -185,7 +186,7 @@ TEST_F(CompileStage, KitHeadersCompileAndErrorsInThemNameTheProjectPath) {
   const std::string uses_kit =
       "#include <ptxbench/abi.h>\n#include <hopper.cuh>\n"
       "__global__ void k() { float d[4] = {}; ptxkit::hopper::wgmma_bf16_ss<8>(d, 0, 0, 0); }\n";
-  const auto r = compile_solution(uses_kit, *task_, o);
+  const auto r = compile_solution(cuda_track(), uses_kit, *task_, o);
   ASSERT_EQ(r.status, CompileResult::Status::compile_error);  // the kit offers N = 16, 32, ..., 256
   EXPECT_NE(r.diagnostics.find("kits/hopper/ptx/wgmma.cuh("), std::string::npos) << r.diagnostics;
   EXPECT_EQ(r.diagnostics.find(kRoot.string()), std::string::npos) << r.diagnostics;
@@ -200,12 +201,13 @@ TEST_F(CompileStage, OutputThatIsNotUtf8BecomesValidText) {
       {"const char* s = \"\xFF\xFE\";\n", "\"\xEF\xBF\xBD\xEF\xBF\xBD\""},
       {"#error caf\xE9\n", "#error caf\xEF\xBF\xBD"}};
   for (const auto& [source, shown] : sources) {
-    const auto r = compile_solution(source, *task_, own_cache("not-utf8"));
+    const auto r = compile_solution(cuda_track(), source, *task_, own_cache("not-utf8"));
     ASSERT_EQ(r.status, CompileResult::Status::compile_error) << r.diagnostics;
     EXPECT_NE(r.diagnostics.find(shown), std::string::npos) << r.diagnostics;
     EXPECT_EQ(valid_utf8(r.diagnostics), r.diagnostics);
     EXPECT_NO_THROW((void)to_json(r).dump());
-    EXPECT_TRUE(compile_solution(source, *task_, own_cache("not-utf8")).cached) << "its record was written";
+    EXPECT_TRUE(compile_solution(cuda_track(), source, *task_, own_cache("not-utf8")).cached)
+        << "its record was written";
   }
 }
 
@@ -222,7 +224,7 @@ TEST_F(CompileStage, HostFailuresAreToolchainErrorsAndNeverCached) {
   for (const auto& [name, script] : hosts) {
     CompileOptions o = own_cache(name);
     o.nvcc = write_fake_nvcc(cache_ / ("nvcc-" + name), script);
-    const auto r = compile_solution(kTinyKernel, *task_, o);
+    const auto r = compile_solution(cuda_track(), kTinyKernel, *task_, o);
     EXPECT_EQ(r.status, CompileResult::Status::toolchain_error) << name << ": " << r.diagnostics;
     EXPECT_NE(r.diagnostics.find("failed on this host"), std::string::npos) << name << ": " << r.diagnostics;
     EXPECT_EQ(entries(o), 0) << name;
@@ -237,12 +239,13 @@ TEST_F(CompileStage, AfterADiskFullTheSameSourceCompiles) {
   o.nvcc = write_fake_nvcc(cache_ / "nvcc-until-freed", "if [ -e '" + full.string() + "' ]; then echo '" +
                                                             kDiskFull +
                                                             "' >&2; exit 1; fi\nexec \"$REAL_NVCC\" \"$@\"");
-  EXPECT_EQ(compile_solution(kTinyKernel, *task_, o).status, CompileResult::Status::toolchain_error);
+  EXPECT_EQ(compile_solution(cuda_track(), kTinyKernel, *task_, o).status,
+            CompileResult::Status::toolchain_error);
   fs::remove(full);
-  const auto freed = compile_solution(kTinyKernel, *task_, o);
+  const auto freed = compile_solution(cuda_track(), kTinyKernel, *task_, o);
   EXPECT_TRUE(freed.ok()) << freed.diagnostics;
   EXPECT_FALSE(freed.cached);
-  EXPECT_TRUE(compile_solution(kTinyKernel, *task_, o).cached);
+  EXPECT_TRUE(compile_solution(cuda_track(), kTinyKernel, *task_, o).cached);
 }
 
 TEST_F(CompileStage, ASourceCannotPassItsErrorOffAsTheHosts) {
@@ -250,7 +253,7 @@ TEST_F(CompileStage, ASourceCannotPassItsErrorOffAsTheHosts) {
        {"#error No space left on device\n", "static_assert(false, \"Permission denied\");\n",
         "__device__ void f() asm(\"No space left on device\");\n"
         "__global__ void k() { f(); }\n"}) {
-    const auto r = compile_solution(source, *task_, own_cache("blames-host"));
+    const auto r = compile_solution(cuda_track(), source, *task_, own_cache("blames-host"));
     EXPECT_EQ(r.status, CompileResult::Status::compile_error) << source << r.diagnostics;
   }
 }
@@ -260,7 +263,7 @@ TEST_F(CompileStage, ACacheThatCannotBeWrittenIsAToolchainError) {
   write_file(cache_ / "a-file", "");
   o.cache_dir = cache_ / "a-file" / "cache";  // a folder that cannot be made, even by root
   CompileResult r;
-  EXPECT_NO_THROW(r = compile_solution(kTinyKernel, *task_, o));
+  EXPECT_NO_THROW(r = compile_solution(cuda_track(), kTinyKernel, *task_, o));
   EXPECT_EQ(r.status, CompileResult::Status::toolchain_error);
   EXPECT_NE(r.diagnostics.find("failed on this host"), std::string::npos) << r.diagnostics;
   EXPECT_NE(r.diagnostics.find("a-file"), std::string::npos) << r.diagnostics;
@@ -269,15 +272,15 @@ TEST_F(CompileStage, ACacheThatCannotBeWrittenIsAToolchainError) {
 // An entry written before host failures were told apart: a full disk recorded as the source's compile error.
 TEST_F(CompileStage, ARecordedHostFailureIsNotServed) {
   const CompileOptions o = own_cache("old-record");
-  const auto first = compile_solution("#error real\n", *task_, o);
+  const auto first = compile_solution(cuda_track(), "#error real\n", *task_, o);
   ASSERT_EQ(first.status, CompileResult::Status::compile_error);
   write_file(o.cache_dir / first.cache_key / "compile.json",
              nlohmann::json{{"status", "compile_error"}, {"output", kDiskFull}, {"wall_s", 1.0}}.dump());
-  const auto again = compile_solution("#error real\n", *task_, o);
+  const auto again = compile_solution(cuda_track(), "#error real\n", *task_, o);
   EXPECT_FALSE(again.cached);
   EXPECT_EQ(again.status, CompileResult::Status::compile_error);
   EXPECT_NE(again.diagnostics.find("#error real"), std::string::npos) << again.diagnostics;
-  EXPECT_TRUE(compile_solution("#error real\n", *task_, o).cached);
+  EXPECT_TRUE(compile_solution(cuda_track(), "#error real\n", *task_, o).cached);
 }
 
 TEST(Diagnostics, HostFailuresAreToldFromTheSourcesErrors) {

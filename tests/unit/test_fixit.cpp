@@ -186,6 +186,22 @@ TEST(Fixit, MinesFailedTurnsDeduplicatedAndFiltered) {
   EXPECT_THROW(mined_set(h.store, run), std::invalid_argument);  // an agent run is no mined set
 }
 
+// Fixit's prompts and exports are CUDA's: a Triton run's failed turns are passed over, and naming one is an error.
+TEST(Fixit, MinesCudaRunsOnly) {
+  AgentHarness h("fixit-tracks");
+  const int64_t cuda = student_run(h);
+  ScriptedModel python([](int turn) { return "```python\n# FAIL correct\nx = " + std::to_string(turn) + "\n```\n"; });
+  FakeJudge judge;
+  auto settings = h.settings({kHopperTask}, 1, {.max_turns = 2});
+  settings.track = "triton";
+  const int64_t triton = agent::start_agent_run(h.store, settings);
+  ASSERT_EQ(h.run(triton, settings, python, judge).errors, 0);
+  ASSERT_EQ(h.store.turns(h.store.trajectories(triton).at(0).id).at(0).error_class, "numerical")
+      << "the Triton run has failed turns with code to mine";
+  EXPECT_EQ(mine(h.store, {}).size(), mine(h.store, {.runs = {cuda}}).size());
+  EXPECT_THROW(mine(h.store, {.runs = {triton}}), std::invalid_argument);
+}
+
 TEST(Fixit, QuotasPerTaskAndPerClassStratifiedByClassAndTurn) {
   AgentHarness h("fixit-quotas");
   const int64_t run = student_run(h);
@@ -358,7 +374,7 @@ TEST(Fixit, ReasonerRunIsStoredRefusedAttemptsAskedAgainAndResumable) {
   ScriptedServer server([&](const json& messages) {
     const std::string user = last_user(messages);
     std::lock_guard lock(mutex);
-    if (++asked[user] == 1) return "Here is the fix:\n" + agent::fenced_cuda("int fixed;");
+    if (++asked[user] == 1) return "Here is the fix:\n" + agent::fenced(cuda_track(), "int fixed;");
     return good_reasoning();
   });
   auto reasoner = server.provider("reasoner");
@@ -471,7 +487,7 @@ TEST(Fixit, BuildExportsChatJsonlWithACardAndResumes) {
     const auto v = h.store.verdict(line["metadata"]["evaluation_id"].get<int64_t>());
     ASSERT_TRUE(v);
     EXPECT_TRUE(agent::verified(*v));
-    EXPECT_EQ(agent::extract_code(last).code, *h.store.source(v->submission_hash));
+    EXPECT_EQ(agent::extract_code(cuda_track(), last).code, *h.store.source(v->submission_hash));
     EXPECT_EQ(line["metadata"]["split"], "train");
     EXPECT_EQ(line["metadata"]["teacher"], "teacher");
     EXPECT_EQ(line["metadata"]["reasoner"], "reasoner");

@@ -5,6 +5,7 @@
 #include "eval/evaluate.h"
 #include "service/jobs.h"
 #include "service/redis.h"
+#include "util/hash.h"
 
 using namespace ptxbench;
 using namespace ptxbench::service;
@@ -84,6 +85,33 @@ TEST(ServiceRequest, TheCacheKeyFollowsWhatChangesAVerdict) {
     EXPECT_NE(cache_key(a, "t1", "v1"), cache_key(other, "t1", "v1"));
   EXPECT_NE(cache_key(a, "t1", "v1"), cache_key(a, "t1", "v2"));  // another judge
   EXPECT_NE(cache_key(a, "t1", "v1"), cache_key(a, "t2", "v1"));  // the task file changed (a tolerance)
+}
+
+// A job says its track (default cuda); the task must accept it. A CUDA job keeps the cache key it had before
+// tracks, so that verdicts cached then still answer it; another track's job has a key of its own.
+TEST(ServiceRequest, TheTrackIsCheckedAndKeyed) {
+  const JobRequest cuda =
+      parse_job_request(R"({"task": "gemm-bf16-n4096-k4096-sm90a", "source": "x"})", registry());
+  EXPECT_EQ(cuda.track, "cuda");
+  const JobRequest triton = parse_job_request(
+      R"({"task": "gemm-bf16-n4096-k4096-sm90a", "source": "x", "track": "triton"})", registry());
+  EXPECT_EQ(triton.track, "triton");
+  EXPECT_EQ(job_request_from_json(to_json(triton)).track, "triton");
+  EXPECT_EQ(status_of(R"({"task": "gemm-bf16-n4096-k4096-sm90a", "source": "x", "track": "cutile"})"), 422);
+  EXPECT_EQ(status_of(R"({"task": "gemm-bf16-n4096-k4096-sm90a", "source": "x", "track": 1})"), 400);
+  try {
+    parse_job_request(R"({"task": "gemm-bf16-n4096-k4096-sm100a", "source": "x", "track": "triton"})",
+                      registry());
+    FAIL() << "a Blackwell task accepts CUDA alone";
+  } catch (const RequestError& e) {
+    EXPECT_EQ(e.status, 422);
+    EXPECT_NE(std::string(e.what()).find("does not accept the triton track"), std::string::npos) << e.what();
+  }
+  const nlohmann::json before_tracks = {{"source", sha256_hex("x")}, {"task", kTask}, {"task_file", "t1"},
+                                        {"stages", nlohmann::json::array()}, {"cpu_only", false},
+                                        {"limit", 0.0}, {"judge", "v1"}};
+  EXPECT_EQ(cache_key(cuda, "t1", "v1"), sha256_hex(before_tracks.dump()));
+  EXPECT_NE(cache_key(triton, "t1", "v1"), cache_key(cuda, "t1", "v1"));
 }
 
 TEST(ServiceRequest, CpuJobsAndStaticTasksGoToTheCpuQueue) {

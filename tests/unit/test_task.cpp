@@ -296,7 +296,20 @@ INSTANTIATE_TEST_SUITE_P(
         Mutation{"unknown_baseline", [](json& d) { d["baseline"] = "cudnn"; }, "baseline",
                  "'cudnn' is not a baseline of family 'gemm' (known: cublaslt)"},
         Mutation{"attention_baseline", [](json& d) { d["baseline"] = "vendor-attention"; }, "baseline",
-                 "not a baseline of family 'gemm'"}),
+                 "not a baseline of family 'gemm'"},
+        Mutation{"unknown_track",
+                 [](json& d) {
+                   d["tracks"] = {"cuda", "cutile"};
+                 },
+                 "tracks", "\"cutile\" is not a track (known: cuda, triton)"},
+        Mutation{"track_not_a_string", [](json& d) { d["tracks"] = {1}; }, "tracks", "1 is not a track"},
+        Mutation{"tracks_not_a_list", [](json& d) { d["tracks"] = "triton"; }, "tracks", "must be an array"},
+        Mutation{"no_track", [](json& d) { d["tracks"] = json::array(); }, "tracks", "at least one track"},
+        Mutation{"track_twice",
+                 [](json& d) {
+                   d["tracks"] = {"triton", "triton"};
+                 },
+                 "tracks", "'triton' appears twice"}),
     [](const auto& test) { return std::string(test.param.name); });
 
 TEST(TaskRegistry, DuplicateIdsAreAnError) {
@@ -336,4 +349,23 @@ TEST(TaskText, ToleranceAndParametersAreSpelledOut) {
   EXPECT_EQ(describe_parameters(*attention), "causal = true");
   EXPECT_NE(describe_tolerances(*attention).find("LSE: |out - ref| <= 0.001 + 0 * |ref|"), std::string::npos)
       << describe_tolerances(*attention);
+}
+
+// "tracks" says which languages a solution may be written in; left out, CUDA alone.
+TEST(TaskFile, TracksDefaultToCudaAlone) {
+  const fs::path dir = temp_dir("tracks");
+  json doc = valid_task();
+  doc.erase("tracks");
+  write_file(dir / (std::string(kId) + ".json"), doc.dump());
+  EXPECT_EQ(load_task_file(dir / (std::string(kId) + ".json")).tracks, std::vector<std::string>{"cuda"});
+  doc["tracks"] = {"triton"};
+  write_file(dir / (std::string(kId) + ".json"), doc.dump());
+  const Task triton_only = load_task_file(dir / (std::string(kId) + ".json"));
+  EXPECT_EQ(triton_only.tracks, std::vector<std::string>{"triton"});
+  EXPECT_EQ(to_json(triton_only)["tracks"], json({"triton"}));
+  fs::remove_all(dir);
+  // The Hopper tasks accept both; the Blackwell ones (static-only: Triton compiles on the GPU) CUDA alone.
+  const std::vector<std::string> both = {"cuda", "triton"}, cuda = {"cuda"};
+  const TaskRegistry registry = TaskRegistry::load(kTasks);
+  for (const Task& t : registry.all()) EXPECT_EQ(t.tracks, t.arch == "sm_90a" ? both : cuda) << t.id;
 }

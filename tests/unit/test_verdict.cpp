@@ -71,3 +71,15 @@ TEST(Verdict, RejectsOtherSchemas) {
   EXPECT_THROW(verdict_from_json(doc), std::invalid_argument);
   EXPECT_THROW(stage_status_from_string("great"), std::invalid_argument);
 }
+
+// The track is part of the verdict; a verdict stored before tracks (no "track") is CUDA's.
+TEST(Verdict, SaysItsTrack) {
+  Verdict v = with_stages({{"compile", StageStatus::passed}});
+  EXPECT_EQ(to_json(v)["track"], "cuda");
+  v.track = "triton";
+  auto doc = to_json(v);
+  EXPECT_EQ(doc["track"], "triton");
+  EXPECT_EQ(verdict_from_json(doc).track, "triton");
+  doc.erase("track");
+  EXPECT_EQ(verdict_from_json(doc).track, "cuda");
+}

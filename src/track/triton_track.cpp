@@ -1,0 +1,221 @@
+// The Triton track: one Python file whose entry points (docs/triton-abi.md) launch Triton kernels on torch
+// tensors. Triton compiles the kernels on the GPU when they are first called, so the compile stage here only
+// parses the file, and the static scan reads its syntax tree: both are triton_scan.py, built into the binary
+// and run by the python of the host settings (python3 -I -S: no environment, no site packages, so neither the
+// solution nor the environment can change what the trusted script imports).
+#include <fmt/format.h>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string_view>
+
+#include "track/track.h"
+#include "util/incbin.h"
+#include "util/subprocess.h"
+#include "util/text.h"
+
+PTXBENCH_INCBIN(ptxbench_triton_scan, PTXBENCH_TRITON_SCAN)
+
+namespace ptxbench {
+namespace {
+
+using nlohmann::json;
+
+// A family's entry points in Python: the signatures a model is shown, and each function the file must define
+// with the number of parameters it is called with.
+struct PythonEntryPoints {
+  std::string signature;
+  std::vector<std::pair<std::string, int>> functions;
+};
+
+const std::map<std::string, PythonEntryPoints>& python_entry_points() {
+  static const std::map<std::string, PythonEntryPoints> table = {
+      {"gemm",
+       {"def ptxbench_gemm_bf16(A: torch.Tensor, B: torch.Tensor, C: torch.Tensor,\n"
+        "                       M: int, N: int, K: int, stream: torch.cuda.Stream) -> int",
+        {{"ptxbench_gemm_bf16", 7}}}},
+      {"attention-forward",
+       {"def ptxbench_attention_forward_bf16(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor,\n"
+        "                                    O: torch.Tensor, LSE: torch.Tensor,\n"
+        "                                    B: int, Hq: int, Hkv: int, Sq: int, Sk: int, D: int,\n"
+        "                                    scale: float, causal: int, stream: torch.cuda.Stream) -> int",
+        {{"ptxbench_attention_forward_bf16", 14}}}},
+      {"attention-backward",
+       {"def ptxbench_attention_backward_workspace_bytes(B: int, Hq: int, Hkv: int, Sq: int, Sk: int,\n"
+        "                                                D: int, causal: int) -> int\n"
+        "def ptxbench_attention_backward_bf16(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor,\n"
+        "                                     O: torch.Tensor, LSE: torch.Tensor, dO: torch.Tensor,\n"
+        "                                     dQ: torch.Tensor, dK: torch.Tensor, dV: torch.Tensor,\n"
+        "                                     workspace: torch.Tensor | None,\n"
+        "                                     B: int, Hq: int, Hkv: int, Sq: int, Sk: int, D: int,\n"
+        "                                     scale: float, causal: int, stream: torch.cuda.Stream) -> int",
+        {{"ptxbench_attention_backward_workspace_bytes", 7}, {"ptxbench_attention_backward_bf16", 19}}}},
+  };
+  return table;
+}
+
+std::string_view scanner_source() {
+  return {ptxbench_triton_scan, static_cast<size_t>(ptxbench_triton_scan_end - ptxbench_triton_scan)};
+}
+
+// The scanner run in one mode on the source; its JSON document. Throws std::runtime_error when it cannot run
+// or its answer cannot be read: the host's failure.
+json run_scanner(const std::string& mode, const std::vector<std::string>& arguments,
+                 const std::string& source, const CompileOptions& options, ProcessResult& process) {
+  std::vector<std::string> argv = {options.python, "-I", "-S", "-c", std::string(scanner_source()), mode};
+  argv.insert(argv.end(), arguments.begin(), arguments.end());
+  process =
+      run_process({.argv = argv,
+                   .time_limit = std::chrono::milliseconds(static_cast<long>(options.time_limit_s * 1000)),
+                   .stdin_data = source});
+  if (process.timed_out) return nullptr;
+  if (!process.ok())
+    throw std::runtime_error(fmt::format("{} could not run the Triton scanner ({}): {}", options.python,
+                                         process.describe(), valid_utf8(utf8_tail(process.err, 2000))));
+  try {
+    return json::parse(process.out);
+  } catch (const json::exception&) {
+    throw std::runtime_error(
+        fmt::format("the Triton scanner's answer is not JSON: {}", valid_utf8(utf8_head(process.out, 200))));
+  }
+}
+
+// "solution.py:3:9: error: invalid syntax", with the line and a caret under the column when there is one.
+std::string diagnostic(const json& error, const std::vector<std::string>& lines) {
+  const int line = error.value("line", 0), column = error.value("column", 0);
+  const std::string message = error.value("message", std::string());
+  if (line <= 0) return fmt::format("solution.py: error: {}\n", message);
+  std::string text = fmt::format("solution.py:{}:{}: error: {}\n", line, column, message);
+  if (static_cast<size_t>(line) <= lines.size()) {
+    text += "    " + lines[line - 1] + "\n";
+    if (column > 0) text += std::string(4 + column - 1, ' ') + "^\n";
+  }
+  return text;
+}
+
+class TritonTrack final : public Track {
+ public:
+  std::string name() const override { return "triton"; }
+  std::string title() const override { return "Triton"; }
+  std::string source_name() const override { return "solution.py"; }
+
+  // Parsing, and the entry points' presence and parameter counts: what a compiler would stop at. The
+  // kernels themselves are compiled by Triton on the GPU.
+  CompileResult compile(const std::string& source, const Task& task,
+                        const CompileOptions& options) const override {
+    CompileResult result;
+    result.compiles_kernels = false;
+    std::vector<std::string> entries;
+    if (const auto it = python_entry_points().find(task.family); it != python_entry_points().end())
+      for (const auto& [function, parameters] : it->second.functions)
+        entries.push_back(fmt::format("{}:{}", function, parameters));
+    result.command = {options.python, "-I", "-S", "-c", "<src/track/triton_scan.py>", "parse"};
+    result.command.insert(result.command.end(), entries.begin(), entries.end());
+    ProcessResult process;
+    json answer;
+    try {
+      answer = run_scanner("parse", entries, source, options, process);
+    } catch (const std::exception& e) {
+      result.diagnostics = fmt::format("the compile failed on this host, not on the source: {}", e.what());
+      return result;
+    }
+    result.wall_s = process.wall_s;
+    if (process.timed_out) {
+      result.status = CompileResult::Status::timeout;
+      result.diagnostics = fmt::format("parsing did not finish within {:.0f} s", options.time_limit_s);
+      return result;
+    }
+    result.python_version = answer.value("python", std::string());
+    const std::vector<std::string> lines = split_lines(source);
+    for (const json& error : answer.value("errors", json::array())) {
+      result.diagnostics += diagnostic(error, lines);
+      ++result.error_count;
+    }
+    result.status = result.error_count ? CompileResult::Status::compile_error : CompileResult::Status::ok;
+    return result;
+  }
+
+  std::vector<Violation> scan(const std::string& source, const CompileResult& compiled,
+                              const CompileOptions& options) const override {
+    if (!compiled.ok()) return {};  // no syntax tree to read
+    ProcessResult process;
+    const json answer = run_scanner("scan", {}, source, options, process);
+    if (process.timed_out)
+      throw std::runtime_error(
+          fmt::format("the Triton scanner did not finish within {:.0f} s", options.time_limit_s));
+    std::vector<Violation> found;
+    for (const json& v : answer.at("violations"))
+      found.push_back({v.at("rule"), v.at("evidence"), v.at("line"), v.at("message")});
+    return found;
+  }
+
+  SolutionWorker worker() const override {
+    return {.implemented = false,
+            .loads =
+                "a Python solution process that imports solution.py and calls its entry point with torch "
+                "tensors over the judge's CUDA IPC buffers",
+            .missing =
+                "the Triton track's GPU stages are not implemented yet: no solution process runs Triton "
+                "solutions, so this one was parsed and scanned but not run"};
+  }
+
+  std::string system_prompt() const override {
+    return R"(You write GPU kernels for ptxbench, a benchmark of GPU kernels that must use an architecture's own PTX instructions. This is its Triton track: the kernels are written in Triton.
+
+Your answer is one complete Python file that:
+- defines the task's entry point as a plain Python function of that name at module level, with the parameters shown (torch tensors in the ABI's layouts, then the sizes and `stream`), and returns 0;
+- computes the task's result correctly for every shape listed (any M), within the tolerance, writing it into the output tensors it is given;
+- does the work in its own @triton.jit kernels, which must execute the task's required PTX instruction families. This is checked by counting the instructions that actually run (Nsight Compute), so the MMA family (what tl.dot lowers to) must do (nearly) all of the FLOPs;
+- launches its kernels on `stream`, the current stream when it is called, and does not synchronise, allocate memory, create streams or events, or keep state between calls;
+- imports only triton, triton.language, math and torch, and uses torch only for dtypes and the tensors' shapes, strides and pointers: no torch computation or allocation (no matmul, scaled_dot_product_attention or torch.empty), no files, processes, threads, network, ctypes, importlib, exec, eval or getattr;
+- is as fast as you can make it: it is timed against the vendor library.
+
+The file is parsed and checked for forbidden means on its syntax tree; Triton compiles its kernels when the entry point is first called (outside the timing); it is run under compute-sanitizer, checked against a trusted reference on fresh random inputs, profiled and timed.
+
+Answer with the whole file in one fenced code block that starts with ```python. Only the last code block of your reply is used; keep any explanation short and outside it. Later turns show you the verdict on your previous file: answer each with the whole corrected file, again in one ```python block.)";
+  }
+
+  std::string toolchain(const ArchInfo&) const override {
+    return "Triton compiles the kernels for it when the entry point is first called (outside the timing)";
+  }
+
+  std::string entry_point(const FamilyInfo& family) const override {
+    const auto it = python_entry_points().find(family.name);
+    return fmt::format("Entry point (docs/triton-abi.md; define it at module level):\n{}",
+                       it == python_entry_points().end() ? "(none for this family)" : it->second.signature);
+  }
+
+  std::string file_start() const override {
+    return "Start the file with import torch, import triton and import triton.language as tl.";
+  }
+
+  KitLayout kit(const ArchInfo& arch) const override {
+    return {.folder = arch.kit + "/triton",
+            .title = arch.marketing + " Triton kit",
+            .templates = "templates",
+            .template_extension = ".py",
+            .templates_intro =
+                "The kit's Triton templates follow: idioms to copy into your file and adapt (they "
+                "cannot be imported).",
+            .no_templates = "No template is shown at this level: write the kernels yourself.",
+            .no_template_files = "(the kit has no templates yet)",
+            .no_kit = "no parameters, templates or contracts can be shown. Work from the task statement."};
+  }
+
+  std::string fence() const override { return "python"; }
+  bool takes_fence(const std::string& language) const override {
+    static const std::set<std::string> languages = {"", "python", "py", "python3", "triton"};
+    return languages.contains(language);
+  }
+  std::string file_noun() const override { return "Python file"; }
+  std::string language_noun() const override { return "Python"; }
+};
+
+}  // namespace
+
+const Track& triton_track() {
+  static const TritonTrack track;
+  return track;
+}
+
+}  // namespace ptxbench
