@@ -186,11 +186,13 @@ TEST(Fixit, MinesFailedTurnsDeduplicatedAndFiltered) {
   EXPECT_THROW(mined_set(h.store, run), std::invalid_argument);  // an agent run is no mined set
 }
 
-// Fixit's prompts and exports are CUDA's: a Triton run's failed turns are passed over, and naming one is an error.
+// Fixit's prompts and exports are CUDA's: a Triton run's failed turns are passed over, and naming one is an
+// error.
 TEST(Fixit, MinesCudaRunsOnly) {
   AgentHarness h("fixit-tracks");
   const int64_t cuda = student_run(h);
-  ScriptedModel python([](int turn) { return "```python\n# FAIL correct\nx = " + std::to_string(turn) + "\n```\n"; });
+  ScriptedModel python(
+      [](int turn) { return "```python\n# FAIL correct\nx = " + std::to_string(turn) + "\n```\n"; });
   FakeJudge judge;
   auto settings = h.settings({kHopperTask}, 1, {.max_turns = 2});
   settings.track = "triton";

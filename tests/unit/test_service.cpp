@@ -107,9 +107,9 @@ TEST(ServiceRequest, TheTrackIsCheckedAndKeyed) {
     EXPECT_EQ(e.status, 422);
     EXPECT_NE(std::string(e.what()).find("does not accept the triton track"), std::string::npos) << e.what();
   }
-  const nlohmann::json before_tracks = {{"source", sha256_hex("x")}, {"task", kTask}, {"task_file", "t1"},
-                                        {"stages", nlohmann::json::array()}, {"cpu_only", false},
-                                        {"limit", 0.0}, {"judge", "v1"}};
+  const nlohmann::json before_tracks = {
+      {"source", sha256_hex("x")}, {"task", kTask}, {"task_file", "t1"}, {"stages", nlohmann::json::array()},
+      {"cpu_only", false},         {"limit", 0.0},  {"judge", "v1"}};
   EXPECT_EQ(cache_key(cuda, "t1", "v1"), sha256_hex(before_tracks.dump()));
   EXPECT_NE(cache_key(triton, "t1", "v1"), cache_key(cuda, "t1", "v1"));
 }
