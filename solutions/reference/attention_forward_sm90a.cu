@@ -3,8 +3,10 @@
 // in kits/hopper/contracts.md. The design is FlashAttention-3's (Shah et al., 2024). The tile shape is a table
 // (the tuning table below, one row per head dim and mask): the number of consumer warpgroups C (2 or 3), the
 // keys per block BN, the depth of the K/V ring, the setmaxnreg budgets and whether the query tiles are aligned
-// to the first row or to the last. As shipped every row has C = 2, BN = 128, tiles from row 0, four stages for
-// D = 64 and two otherwise; the figures in brackets are those.
+// to the first row or to the last. As shipped, D = 64 has C = 3 (192-row tiles) and BN = 112, with the tiles
+// aligned to the last row when causal; D = 128 without the mask has BN = 160; the other rows have C = 2 and
+// BN = 128 from row 0; the ring has four stages at D = 64 and two otherwise. bench/attention-tune/README.md has
+// the measurements that chose them.
 //
 //   - One CTA per SM, persistent. A work tile is 64 x C query rows (128) of one (batch, query head). Causal
 //     tiles are taken longest first (the last query rows see the most keys), in waves that alternate direction
@@ -70,11 +72,11 @@ struct TableRow {
 };
 constexpr TableRow kTuningTable[] = {
     // D, causal, {consumers, bn, stages, producer_regs, consumer_regs, bottom}
-    {64, false, {2, 128, 4, 40, 232, false}},
-    {64, true, {2, 128, 4, 40, 232, false}},
+    {64, false, {3, 112, 4, 32, 160, false}},
+    {64, true, {3, 112, 4, 32, 160, true}},
     {96, false, {2, 128, 2, 40, 232, false}},
     {96, true, {2, 128, 2, 40, 232, false}},
-    {128, false, {2, 128, 2, 40, 232, false}},
+    {128, false, {2, 160, 2, 40, 232, false}},
     {128, true, {2, 128, 2, 40, 232, false}},
 };
 // ================================================================================= end of the tuning table

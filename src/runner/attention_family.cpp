@@ -49,10 +49,6 @@ void AttentionFamily::set_shape(const ShapeSpec& shape) {
   d.d = positive_int_dim(shape, "D");
   if (d.hq % d.hkv != 0)
     throw std::invalid_argument("shape " + shape.label + ": Hq must be a multiple of Hkv");
-  if (d.d > kAttentionReferenceMaxD) {
-    throw std::invalid_argument("shape " + shape.label + ": D above " +
-                                std::to_string(kAttentionReferenceMaxD));
-  }
   // Every compared value must be finite: a causal row with no visible key would have LSE = -inf.
   if (d.causal && d.sq > d.sk)
     throw std::invalid_argument("shape " + shape.label + ": causal needs Sq <= Sk");
@@ -163,8 +159,6 @@ void AttentionForwardFamily::allocate(const ShapeSpec& shape) {
   o_.cols = int64_t{dims_.hq} * dims_.d;
   lse_.rows = int64_t{dims_.b} * dims_.hq;
   lse_.cols = dims_.sq;
-  if (attention_reference_shared_bytes(dims_) > (size_t{227} << 10))
-    throw std::invalid_argument("shape " + shape.label + ": the sequence is too long for the reference");
   allocate_buffers({{&q_, bytes_of(dims_.q_elements(), 2)},
                     {&k_, bytes_of(dims_.kv_elements(), 2)},
                     {&v_, bytes_of(dims_.kv_elements(), 2)}},
@@ -220,8 +214,6 @@ void AttentionBackwardFamily::allocate(const ShapeSpec& shape) {
   dq_.cols = int64_t{dims_.hq} * dims_.d;
   dk_.rows = dv_.rows = int64_t{dims_.b} * dims_.sk;
   dk_.cols = dv_.cols = int64_t{dims_.hkv} * dims_.d;
-  if (attention_reference_shared_bytes(dims_) > (size_t{227} << 10))
-    throw std::invalid_argument("shape " + shape.label + ": the sequence is too long for the reference");
 
   const uint64_t workspace_bytes = solution_->workspace_bytes(dims_arguments());
   if (workspace_bytes > kMaxWorkspaceBytes) {

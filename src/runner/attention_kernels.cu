@@ -5,56 +5,165 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <utility>
+
+#include <cublas_v2.h>
 
 #include "runner/cuda_check.h"
-#include "runner/device_buffer.h"
 
 namespace ptxbench::runner {
 namespace {
 
-constexpr int kThreads = 128;  // per block; the per-thread accumulators below assume it
-constexpr int kSlots = kAttentionReferenceMaxD / kThreads;  // head-dim elements each thread accumulates
+constexpr int kThreads = 128;  // per block of the row kernels
 constexpr int64_t kMaxGrid = 8192;
 
 void check_launch(const char* kernel) {
   check_cuda(cudaGetLastError(), kernel, __FILE__, __LINE__);
 }
 
-// ---- indexing (include/ptxbench/abi.h)
-// ----------------------------------------------------------------------
+void check_cublas(cublasStatus_t status, const char* call) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(std::string("attention reference: ") + call + ": " +
+                             cublasGetStatusString(status));
+}
+#define PTXBENCH_CUBLAS(call) check_cublas((call), #call)
 
-__device__ int64_t q_index(const AttentionDims& s, int b, int i, int h) {  // Q, O, dO, dQ: [B,Sq,Hq,D]
-  return ((int64_t{b} * s.sq + i) * s.hq + h) * s.d;
+int narrow(int64_t value, const char* what) {
+  if (value > INT_MAX)
+    throw std::invalid_argument(std::string("attention reference: ") + what + " too large");
+  return static_cast<int>(value);
 }
-__device__ int64_t kv_index(const AttentionDims& s, int b, int j, int g) {  // K, V, dK, dV: [B,Sk,Hkv,D]
-  return ((int64_t{b} * s.sk + j) * s.hkv + g) * s.d;
+
+// ---- fp32 matrix products
+// ---------------------------------------------------------------------------------------
+
+// The process's cuBLAS handle, on `stream`. Pedantic math: fp32 operands, products and sums, with no
+// lower-precision shortcut (TF32 or otherwise) that a library or its settings could choose.
+cublasHandle_t cublas_on(cudaStream_t stream) {
+  static const cublasHandle_t handle = [] {
+    cublasHandle_t created = nullptr;
+    PTXBENCH_CUBLAS(cublasCreate(&created));
+    PTXBENCH_CUBLAS(cublasSetMathMode(created, CUBLAS_PEDANTIC_MATH));
+    return created;
+  }();
+  PTXBENCH_CUBLAS(cublasSetStream(handle, stream));
+  return handle;
 }
-__device__ int64_t lse_index(const AttentionDims& s, int b, int h, int i) {  // LSE, Delta: [B,Hq,Sq]
-  return (int64_t{b} * s.hq + h) * s.sq + i;
+
+// One operand of a batch of row-major products: matrices `stride` elements apart, rows `ld` apart.
+struct Operand {
+  const float* data;
+  int64_t ld;
+  int64_t stride;
+  bool transposed = false;
+};
+
+// For each of `batch` matrices, C = alpha * op(A) op(B) + beta * C, row-major, C m x n with rows `ldc` apart.
+// cuBLAS is column-major, and a row-major matrix is the column-major view of its transpose, so the library
+// computes C^T = op(B)^T op(A)^T: the same call with the operands swapped.
+void gemm(cudaStream_t stream, int64_t m, int64_t n, int64_t k, float alpha, const Operand& a,
+          const Operand& b, float beta, float* c, int64_t ldc, int64_t stride_c, int batch) {
+  const auto op = [](const Operand& x) { return x.transposed ? CUBLAS_OP_T : CUBLAS_OP_N; };
+  PTXBENCH_CUBLAS(cublasSgemmStridedBatched(cublas_on(stream), op(b), op(a), narrow(n, "n"), narrow(m, "m"),
+                                            narrow(k, "k"), &alpha, b.data, narrow(b.ld, "ld"), b.stride,
+                                            a.data, narrow(a.ld, "ld"), a.stride, &beta, c, narrow(ldc, "ld"),
+                                            stride_c, batch));
 }
+
+// ---- blocks of scores
+// -------------------------------------------------------------------------------------------
+// A block is `rows` query rows from i0 of `heads` query heads that share their position in a KV group: heads
+// (g0 + y) * group + r for y < heads, of batch b. Each of its heads reads its own KV head, so the products
+// are batches over y at fixed strides: Q-like rows [B,Sq,Hq,D] G*D elements apart, KV-like rows [B,Sk,Hkv,D]
+// D apart, the block's scores (rows x Sk each, fp32) rows*Sk apart.
+
+struct Block {
+  AttentionDims s;
+  int b, r, g0, heads, i0, rows;
+
+  __host__ __device__ int group() const { return s.hq / s.hkv; }
+  int64_t q_offset() const { return ((int64_t{b} * s.sq + i0) * s.hq + int64_t{g0} * group() + r) * s.d; }
+  int64_t kv_offset() const { return (int64_t{b} * s.sk * s.hkv + g0) * s.d; }
+  Operand q_like(const float* base, bool transposed = false) const {
+    return {base + q_offset(), int64_t{s.hq} * s.d, int64_t{group()} * s.d, transposed};
+  }
+  Operand kv_like(const float* base, bool transposed = false) const {
+    return {base + kv_offset(), int64_t{s.hkv} * s.d, s.d, transposed};
+  }
+  Operand scores(const float* base, bool transposed = false) const {
+    return {base, s.sk, int64_t{rows} * s.sk, transposed};
+  }
+  // C = alpha op(A) op(B) + beta C into Q-like (m = rows, n = D) or KV-like (m = Sk, n = D) outputs.
+  void into_q(cudaStream_t stream, int64_t k, float alpha, const Operand& a, const Operand& b,
+              float* base) const {
+    gemm(stream, rows, s.d, k, alpha, a, b, 0.0f, base + q_offset(), int64_t{s.hq} * s.d,
+         int64_t{group()} * s.d, heads);
+  }
+  void into_kv(cudaStream_t stream, float alpha, const Operand& a, const Operand& b, float* base) const {
+    gemm(stream, s.sk, s.d, rows, alpha, a, b, 1.0f, base + kv_offset(), int64_t{s.hkv} * s.d, s.d, heads);
+  }
+  // Scores = alpha A B^T (m = rows, n = Sk, k = D) from a Q-like and a KV-like operand.
+  void into_scores(cudaStream_t stream, float alpha, const Operand& a, const Operand& b, float* out) const {
+    gemm(stream, rows, s.sk, s.d, alpha, a, b, 0.0f, out, s.sk, int64_t{rows} * s.sk, heads);
+  }
+};
+
+// Calls fn(block) for blocks that cover every (b, head, query row), each block's scores within `bytes`:
+// all of a group position's heads and rows when they fit, fewer heads, or fewer rows of one head.
+template <typename Fn>
+void for_each_block(const AttentionDims& s, size_t bytes, Fn fn) {
+  const size_t head_bytes = sizeof(float) * static_cast<size_t>(s.sq) * static_cast<size_t>(s.sk);
+  const int heads = static_cast<int>(std::clamp<size_t>(bytes / head_bytes, 1, static_cast<size_t>(s.hkv)));
+  const int rows = heads > 1 ? s.sq
+                             : static_cast<int>(std::clamp<size_t>(bytes / (sizeof(float) * s.sk), 1,
+                                                                   static_cast<size_t>(s.sq)));
+  for (int b = 0; b < s.b; ++b)
+    for (int r = 0; r < s.hq / s.hkv; ++r)
+      for (int g0 = 0; g0 < s.hkv; g0 += heads)
+        for (int i0 = 0; i0 < s.sq; i0 += rows)
+          fn(Block{s, b, r, g0, std::min(heads, s.hkv - g0), i0, std::min(rows, s.sq - i0)});
+}
+
+// Device memory for one launcher call, ordered on its stream (freed after the work queued before it).
+class Scratch {
+ public:
+  Scratch(size_t floats, cudaStream_t stream) : stream_(stream) {
+    PTXBENCH_CUDA(cudaMallocAsync(reinterpret_cast<void**>(&data_), floats * sizeof(float), stream));
+  }
+  ~Scratch() {
+    if (data_ != nullptr) (void)cudaFreeAsync(data_, stream_);
+  }
+  Scratch(Scratch&& other) noexcept : data_(std::exchange(other.data_, nullptr)), stream_(other.stream_) {}
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  float* get() const { return data_; }
+
+ private:
+  float* data_ = nullptr;
+  cudaStream_t stream_;
+};
+
+// ---- elementwise and row kernels
+// --------------------------------------------------------------------------------
+
 // Keys 0 .. visible_keys - 1 are visible to query row i (causal: j <= i + Sk - Sq, bottom-right aligned).
 __device__ int visible_keys(const AttentionDims& s, int i) {
   if (!s.causal) return s.sk;
   return max(0, min(s.sk, i + (s.sk - s.sq) + 1));
 }
-// The row a block works on: blocks are numbered position fastest, then head, then batch.
-struct BlockRow {
-  int b, head, position;
+__device__ int64_t lse_index(const AttentionDims& s, int b, int h, int i) {  // LSE, Delta: [B,Hq,Sq]
+  return (int64_t{b} * s.hq + h) * s.sq + i;
+}
+// The score row of this thread block in a Block's scores (blockIdx.x: row, blockIdx.y: head), with its
+// query row and head.
+struct ScoreRow {
+  int64_t offset;
+  int i, h;
 };
-__device__ BlockRow block_row(int positions, int heads) {
-  const int64_t block = blockIdx.x;
-  return {static_cast<int>(block / positions / heads), static_cast<int>(block / positions % heads),
-          static_cast<int>(block % positions)};
-}
-// Query rows first_query .. Sq - 1 see key j.
-__device__ int first_query(const AttentionDims& s, int j) {
-  return s.causal ? max(0, j - (s.sk - s.sq)) : 0;
-}
-
-__device__ float dot_bf16(const float* x, const __nv_bfloat16* y, int n) {
-  float acc = 0;
-  for (int d = 0; d < n; ++d) acc += x[d] * __bfloat162float(y[d]);
-  return acc;
+__device__ ScoreRow score_row(const Block& block) {
+  const int row = static_cast<int>(blockIdx.x), y = static_cast<int>(blockIdx.y);
+  return {(int64_t{y} * block.rows + row) * block.s.sk, block.i0 + row,
+          (block.g0 + y) * block.group() + block.r};
 }
 
 // Block-wide reductions for kThreads threads; every thread gets the result. `scratch` holds 32 floats.
@@ -71,132 +180,57 @@ __device__ float block_reduce(float value, float* scratch, bool is_max) {
   return value;
 }
 
-__device__ void load_row(float* out, const __nv_bfloat16* row, int n) {
-  for (int d = threadIdx.x; d < n; d += kThreads) out[d] = __bfloat162float(row[d]);
-}
-
-// ---- forward: one block per (b, h, i)
-// ---------------------------------------------------------------------- Shared memory: q (D floats), the
-// row's scores then exponentials (Sk floats), reduction scratch (32).
-
-__global__ void __launch_bounds__(kThreads)
-    forward_kernel(AttentionDims s, const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
-                   float* o, float* lse) {
-  extern __shared__ float smem[];
-  float* scratch = smem;
-  float* q_row = smem + 32;
-  float* p = q_row + s.d;
-  const auto [b, h, i] = block_row(s.sq, s.hq);
-  const int g = h / (s.hq / s.hkv);
+// Forward: each score row (scaled S) becomes P = softmax over its visible keys, 0 beyond them; LSE of the
+// row.
+__global__ void __launch_bounds__(kThreads) softmax_kernel(Block block, float* scores, float* lse) {
+  __shared__ float scratch[32];
+  const AttentionDims& s = block.s;
+  const auto [offset, i, h] = score_row(block);
+  float* row = scores + offset;
   const int n = visible_keys(s, i);
-  load_row(q_row, q + q_index(s, b, i, h), s.d);
-  __syncthreads();
-
   float row_max = -INFINITY;
-  for (int j = threadIdx.x; j < n; j += kThreads) {
-    p[j] = s.scale * dot_bf16(q_row, k + kv_index(s, b, j, g), s.d);
-    row_max = fmaxf(row_max, p[j]);
-  }
+  for (int j = threadIdx.x; j < n; j += kThreads) row_max = fmaxf(row_max, row[j]);
   row_max = block_reduce(row_max, scratch, true);
   float row_sum = 0;
-  for (int j = threadIdx.x; j < n; j += kThreads) {
-    p[j] = expf(p[j] - row_max);
-    row_sum += p[j];
-  }
-  row_sum = block_reduce(row_sum, scratch, false);  // also orders the writes of p before the reads below
-
-  if (threadIdx.x == 0) lse[lse_index(s, b, h, i)] = n > 0 ? row_max + logf(row_sum) : -INFINITY;
-  for (int d = threadIdx.x; d < s.d; d += kThreads) {
-    float acc = 0;
-    for (int j = 0; j < n; ++j) acc += p[j] * __bfloat162float(v[kv_index(s, b, j, g) + d]);
-    o[q_index(s, b, i, h) + d] = n > 0 ? acc / row_sum : 0.0f;
-  }
+  for (int j = threadIdx.x; j < n; j += kThreads) row_sum += expf(row[j] - row_max);
+  row_sum = block_reduce(row_sum, scratch, false);
+  for (int j = threadIdx.x; j < s.sk; j += kThreads) row[j] = j < n ? expf(row[j] - row_max) / row_sum : 0.0f;
+  if (threadIdx.x == 0) lse[lse_index(s, block.b, h, i)] = n > 0 ? row_max + logf(row_sum) : -INFINITY;
 }
 
-// ---- backward, dQ and Delta: one block per (b, h, i)
-// ------------------------------------------------------- Shared memory: q, dO (D floats each), dS of the row
-// (Sk floats), scratch (32).
-
+// Backward: from the scaled S and dP of a row, P = exp(S - LSE) over the visible keys (0 beyond them) into
+// `scores`, and dS = P (dP - Delta) into `d_scores`.
 __global__ void __launch_bounds__(kThreads)
-    backward_dq_kernel(AttentionDims s, const __nv_bfloat16* q, const __nv_bfloat16* k,
-                       const __nv_bfloat16* v, const __nv_bfloat16* o, const float* lse,
-                       const __nv_bfloat16* d_o, float* dq, float* delta) {
-  extern __shared__ float smem[];
-  float* scratch = smem;
-  float* q_row = smem + 32;
-  float* do_row = q_row + s.d;
-  float* ds = do_row + s.d;
-  const auto [b, h, i] = block_row(s.sq, s.hq);
-  const int g = h / (s.hq / s.hkv);
+    gradient_kernel(Block block, float* scores, float* d_scores, const float* lse, const float* delta) {
+  const AttentionDims& s = block.s;
+  const auto [offset, i, h] = score_row(block);
   const int n = visible_keys(s, i);
-  const int64_t row = q_index(s, b, i, h);
-  load_row(q_row, q + row, s.d);
-  load_row(do_row, d_o + row, s.d);
-  float partial = 0;
-  for (int d = threadIdx.x; d < s.d; d += kThreads)
-    partial += __bfloat162float(d_o[row + d]) * __bfloat162float(o[row + d]);
-  const float row_delta = block_reduce(partial, scratch, false);  // also makes q_row and do_row visible
-  if (threadIdx.x == 0) delta[lse_index(s, b, h, i)] = row_delta;
-  const float row_lse = lse[lse_index(s, b, h, i)];
-
-  for (int j = threadIdx.x; j < n; j += kThreads) {
-    const float p = expf(s.scale * dot_bf16(q_row, k + kv_index(s, b, j, g), s.d) - row_lse);
-    const float dp = dot_bf16(do_row, v + kv_index(s, b, j, g), s.d);
-    ds[j] = p * (dp - row_delta);
-  }
-  __syncthreads();
-  for (int d = threadIdx.x; d < s.d; d += kThreads) {
-    float acc = 0;
-    for (int j = 0; j < n; ++j) acc += ds[j] * __bfloat162float(k[kv_index(s, b, j, g) + d]);
-    dq[row + d] = s.scale * acc;
+  const float row_lse = lse[lse_index(s, block.b, h, i)], row_delta = delta[lse_index(s, block.b, h, i)];
+  for (int j = threadIdx.x; j < s.sk; j += kThreads) {
+    const float p = j < n ? expf(scores[offset + j] - row_lse) : 0.0f;
+    scores[offset + j] = p;
+    d_scores[offset + j] = p * (d_scores[offset + j] - row_delta);
   }
 }
 
-// ---- backward, dK and dV: one block per (b, g, j), over the query heads of group g
-// ------------------------- Shared memory: k, v (D floats each), P and dS of column j for one head (Sq floats
-// each). Needs Delta from backward_dq_kernel.
-
-__global__ void __launch_bounds__(kThreads)
-    backward_dkdv_kernel(AttentionDims s, const __nv_bfloat16* q, const __nv_bfloat16* k,
-                         const __nv_bfloat16* v, const float* lse, const __nv_bfloat16* d_o,
-                         const float* delta, float* dk, float* dv) {
-  extern __shared__ float smem[];
-  float* k_row = smem;
-  float* v_row = k_row + s.d;
-  float* p = v_row + s.d;
-  float* ds = p + s.sq;
-  const auto [b, g, j] = block_row(s.sk, s.hkv);
-  const int group = s.hq / s.hkv;
-  const int i0 = first_query(s, j);
-  const int64_t row = kv_index(s, b, j, g);
-  load_row(k_row, k + row, s.d);
-  load_row(v_row, v + row, s.d);
-  float dk_acc[kSlots] = {}, dv_acc[kSlots] = {};
-  for (int h = g * group; h < (g + 1) * group; ++h) {
-    __syncthreads();  // k_row, v_row loaded; the previous head's p and ds read
-    for (int i = i0 + threadIdx.x; i < s.sq; i += kThreads) {
-      const int64_t qi = q_index(s, b, i, h);
-      const float pij = expf(s.scale * dot_bf16(k_row, q + qi, s.d) - lse[lse_index(s, b, h, i)]);
-      const float dp = dot_bf16(v_row, d_o + qi, s.d);
-      p[i] = pij;
-      ds[i] = pij * (dp - delta[lse_index(s, b, h, i)]);
-    }
-    __syncthreads();
-    for (int slot = 0; slot < kSlots; ++slot) {
-      const int d = threadIdx.x + slot * kThreads;
-      if (d >= s.d) break;
-      for (int i = i0; i < s.sq; ++i) {
-        const int64_t qi = q_index(s, b, i, h);
-        dv_acc[slot] += p[i] * __bfloat162float(d_o[qi + d]);
-        dk_acc[slot] += ds[i] * __bfloat162float(q[qi + d]);
-      }
-    }
+// Delta [B,Hq,Sq] = rowsum(dO * O) over D, one thread per (b, i, h).
+__global__ void delta_kernel(AttentionDims s, const __nv_bfloat16* o, const __nv_bfloat16* d_o,
+                             float* delta) {
+  const int64_t rows = int64_t{s.b} * s.sq * s.hq;
+  for (int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; t < rows;
+       t += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    float acc = 0;
+    for (int d = 0; d < s.d; ++d)
+      acc += __bfloat162float(d_o[t * s.d + d]) * __bfloat162float(o[t * s.d + d]);
+    const int h = static_cast<int>(t % s.hq), i = static_cast<int>(t / s.hq % s.sq);
+    delta[lse_index(s, static_cast<int>(t / s.hq / s.sq), h, i)] = acc;
   }
-  for (int slot = 0; slot < kSlots; ++slot) {
-    const int d = threadIdx.x + slot * kThreads;
-    if (d >= s.d) break;
-    dk[row + d] = s.scale * dk_acc[slot];
-    dv[row + d] = dv_acc[slot];
+}
+
+__global__ void widen_kernel(const __nv_bfloat16* in, float* out, int64_t n) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    out[i] = __bfloat162float(in[i]);
   }
 }
 
@@ -211,72 +245,78 @@ unsigned grid_for(int64_t items) {
   return static_cast<unsigned>(std::clamp<int64_t>((items + 255) / 256, 1, kMaxGrid));
 }
 
+// An fp32 copy of n bf16 values, in `scratch`.
+Scratch widened(const __nv_bfloat16* in, int64_t n, cudaStream_t stream) {
+  Scratch out(static_cast<size_t>(n), stream);
+  widen_kernel<<<grid_for(n), 256, 0, stream>>>(in, out.get(), n);
+  check_launch("widen_kernel");
+  return out;
+}
+
+// One thread block per score row of `block`.
+dim3 row_grid(const Block& block) {
+  return {static_cast<unsigned>(block.rows), static_cast<unsigned>(block.heads)};
+}
+
 void check_dims(const AttentionDims& s) {
   if (s.b <= 0 || s.hq <= 0 || s.hkv <= 0 || s.sq <= 0 || s.sk <= 0 || s.d <= 0 || s.hq % s.hkv != 0 ||
-      s.d > kAttentionReferenceMaxD) {
+      s.hkv > 65535) {
     throw std::invalid_argument("attention reference: dimensions out of range");
   }
 }
 
-// Lets `kernel` use `bytes` of dynamic shared memory, or throws when the device has less.
-template <typename Kernel>
-void allow_shared(Kernel kernel, size_t bytes) {
-  int device = 0, limit = 0;
-  PTXBENCH_CUDA(cudaGetDevice(&device));
-  PTXBENCH_CUDA(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  if (bytes > static_cast<size_t>(limit)) {
-    throw std::invalid_argument("attention reference: a sequence this long needs " + std::to_string(bytes) +
-                                " bytes of shared memory per block; the device has " + std::to_string(limit));
-  }
-  PTXBENCH_CUDA(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
-}
-
-size_t forward_shared(const AttentionDims& s) {
-  return sizeof(float) * (32 + static_cast<size_t>(s.d) + static_cast<size_t>(s.sk));
-}
-size_t dq_shared(const AttentionDims& s) {
-  return sizeof(float) * (32 + 2 * static_cast<size_t>(s.d) + static_cast<size_t>(s.sk));
-}
-size_t dkdv_shared(const AttentionDims& s) {
-  return sizeof(float) * (2 * static_cast<size_t>(s.d) + 2 * static_cast<size_t>(s.sq));
-}
-
-unsigned blocks(int64_t count) {
-  if (count > INT_MAX) throw std::invalid_argument("attention reference: too many rows for one grid");
-  return static_cast<unsigned>(count);
+// Floats of one score buffer for the blocks for_each_block makes.
+size_t score_floats(const AttentionDims& s, size_t bytes) {
+  size_t largest = 0;
+  for_each_block(s, bytes, [&](const Block& block) {
+    largest = std::max(largest, static_cast<size_t>(block.heads) * block.rows * s.sk);
+  });
+  return largest;
 }
 
 }  // namespace
 
-size_t attention_reference_shared_bytes(const AttentionDims& dims) {
-  return std::max({forward_shared(dims), dq_shared(dims), dkdv_shared(dims)});
-}
-
 void attention_forward_reference(const AttentionDims& dims, const __nv_bfloat16* q, const __nv_bfloat16* k,
-                                 const __nv_bfloat16* v, float* o, float* lse, cudaStream_t stream) {
+                                 const __nv_bfloat16* v, float* o, float* lse, cudaStream_t stream,
+                                 size_t score_block_bytes) {
   check_dims(dims);
-  const size_t shared = forward_shared(dims);
-  allow_shared(forward_kernel, shared);
-  forward_kernel<<<blocks(int64_t{dims.b} * dims.hq * dims.sq), kThreads, shared, stream>>>(dims, q, k, v, o,
-                                                                                            lse);
-  check_launch("forward_kernel");
+  const Scratch q32 = widened(q, dims.q_elements(), stream), k32 = widened(k, dims.kv_elements(), stream),
+                v32 = widened(v, dims.kv_elements(), stream);
+  const Scratch scores(score_floats(dims, score_block_bytes), stream);
+  for_each_block(dims, score_block_bytes, [&](const Block& block) {
+    block.into_scores(stream, dims.scale, block.q_like(q32.get()), block.kv_like(k32.get(), true),
+                      scores.get());
+    softmax_kernel<<<row_grid(block), kThreads, 0, stream>>>(block, scores.get(), lse);
+    check_launch("softmax_kernel");
+    block.into_q(stream, dims.sk, 1.0f, block.scores(scores.get()), block.kv_like(v32.get()), o);  // O = P V
+  });
 }
 
 void attention_backward_reference(const AttentionDims& dims, const __nv_bfloat16* q, const __nv_bfloat16* k,
                                   const __nv_bfloat16* v, const __nv_bfloat16* o, const float* lse,
                                   const __nv_bfloat16* d_o, float* dq, float* dk, float* dv, float* delta,
-                                  cudaStream_t stream) {
+                                  cudaStream_t stream, size_t score_block_bytes) {
   check_dims(dims);
-  const size_t shared_dq = dq_shared(dims), shared_dkdv = dkdv_shared(dims);
-  allow_shared(backward_dq_kernel, shared_dq);
-  allow_shared(backward_dkdv_kernel, shared_dkdv);
-  backward_dq_kernel<<<blocks(int64_t{dims.b} * dims.hq * dims.sq), kThreads, shared_dq, stream>>>(
-      dims, q, k, v, o, lse, d_o, dq, delta);
-  check_launch("backward_dq_kernel");
-  backward_dkdv_kernel<<<blocks(int64_t{dims.b} * dims.hkv * dims.sk), kThreads, shared_dkdv, stream>>>(
-      dims, q, k, v, lse, d_o, delta, dk, dv);
-  check_launch("backward_dkdv_kernel");
+  delta_kernel<<<grid_for(dims.q_elements() / dims.d), 256, 0, stream>>>(dims, o, d_o, delta);
+  check_launch("delta_kernel");
+  const Scratch q32 = widened(q, dims.q_elements(), stream), k32 = widened(k, dims.kv_elements(), stream),
+                v32 = widened(v, dims.kv_elements(), stream), do32 = widened(d_o, dims.q_elements(), stream);
+  const size_t floats = score_floats(dims, score_block_bytes);
+  const Scratch scores(floats, stream), d_scores(floats, stream);
+  // dK and dV sum over the query heads of their group and over the blocks of query rows.
+  PTXBENCH_CUDA(cudaMemsetAsync(dk, 0, sizeof(float) * dims.kv_elements(), stream));
+  PTXBENCH_CUDA(cudaMemsetAsync(dv, 0, sizeof(float) * dims.kv_elements(), stream));
+  for_each_block(dims, score_block_bytes, [&](const Block& block) {
+    block.into_scores(stream, dims.scale, block.q_like(q32.get()), block.kv_like(k32.get(), true),
+                      scores.get());
+    block.into_scores(stream, 1.0f, block.q_like(do32.get()), block.kv_like(v32.get(), true), d_scores.get());
+    gradient_kernel<<<row_grid(block), kThreads, 0, stream>>>(block, scores.get(), d_scores.get(), lse,
+                                                              delta);
+    check_launch("gradient_kernel");
+    block.into_kv(stream, 1.0f, block.scores(scores.get(), true), block.q_like(do32.get()), dv);  // P^T dO
+    block.into_kv(stream, dims.scale, block.scores(d_scores.get(), true), block.q_like(q32.get()), dk);
+    block.into_q(stream, dims.sk, dims.scale, block.scores(d_scores.get()), block.kv_like(k32.get()), dq);
+  });
 }
 
 void round_to_bf16(const float* in, __nv_bfloat16* out, __nv_bfloat16* copy, int64_t n, cudaStream_t stream) {

@@ -1,15 +1,16 @@
-// The attention families' trusted reference (include/ptxbench/abi.h defines what it computes) and an fp32
-// output comparison. Written for clarity, not speed: plain SIMT kernels, one thread block per query row (or
-// per key row for dK/dV), fp32 arithmetic throughout, accurate expf/logf. Host-callable launchers; every
-// launch is checked. Checked against a float64 CPU implementation by tests/gpu/attention/.
+// The attention families' trusted reference (include/ptxbench/abi.h defines what it computes) in fp32
+// throughout, written for clarity and checked against a float64 CPU implementation by tests/gpu/attention/.
+// The matrix products are cuBLAS SGEMMs (fp32 operands, fp32 accumulation, the default math mode, which never
+// rounds to TF32), over blocks of heads and query rows with the whole score block in memory; the mask, the
+// softmax, LSE, Delta and dS are plain elementwise and row kernels with accurate expf/logf. Host-callable
+// launchers, asynchronous on `stream`; every launch and library call is checked.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
-
-#include "runner/kernels.h"
 
 namespace ptxbench::runner {
 
@@ -23,23 +24,21 @@ struct AttentionDims {
   int64_t lse_elements() const { return int64_t{b} * hq * sq; }      // LSE, Delta
 };
 
-// The head dimension the reference kernels take at most (their per-thread accumulators are sized for it).
-inline constexpr int kAttentionReferenceMaxD = 256;
-
-// Bytes of dynamic shared memory the reference kernels need at most for `dims`; the launchers throw
-// std::invalid_argument when the device cannot give that much (a sequence of tens of thousands).
-size_t attention_reference_shared_bytes(const AttentionDims& dims);
+// The most bytes one block of fp32 scores (S, or dP beside it in the backward) takes: the launchers take as
+// many heads and query rows at once as fit, at least one row of one head.
+inline constexpr size_t kAttentionScoreBlockBytes = size_t{1} << 30;
 
 // O [B,Sq,Hq,D] and LSE [B,Hq,Sq], fp32, from bf16 Q, K, V. A row with no visible key gets O = 0, LSE = -inf.
 void attention_forward_reference(const AttentionDims& dims, const __nv_bfloat16* q, const __nv_bfloat16* k,
-                                 const __nv_bfloat16* v, float* o, float* lse, cudaStream_t stream);
+                                 const __nv_bfloat16* v, float* o, float* lse, cudaStream_t stream,
+                                 size_t score_block_bytes = kAttentionScoreBlockBytes);
 
 // dQ [B,Sq,Hq,D], dK and dV [B,Sk,Hkv,D], fp32, from bf16 Q, K, V, O, dO and fp32 LSE, as the ABI defines
 // them (P from the given LSE, Delta from the given O). `delta` is scratch of dims.lse_elements() floats.
 void attention_backward_reference(const AttentionDims& dims, const __nv_bfloat16* q, const __nv_bfloat16* k,
                                   const __nv_bfloat16* v, const __nv_bfloat16* o, const float* lse,
                                   const __nv_bfloat16* d_o, float* dq, float* dk, float* dv, float* delta,
-                                  cudaStream_t stream);
+                                  cudaStream_t stream, size_t score_block_bytes = kAttentionScoreBlockBytes);
 
 // Rounds n fp32 values to bf16 into `out` and `copy` (the backward's O input and its pristine copy).
 void round_to_bf16(const float* in, __nv_bfloat16* out, __nv_bfloat16* copy, int64_t n, cudaStream_t stream);

@@ -11,5 +11,5 @@ out=${1:-$root/build/gpu-attention}
 arch=${ARCH:-90a}
 mkdir -p "$out"
 "${NVCC:-nvcc}" -std=c++17 -O2 -gencode "arch=compute_$arch,code=sm_$arch" -I "$root/src" -I "$root/include" \
-  "$here/reference_check.cu" "$root/src/runner/attention_kernels.cu" -o "$out/attention_reference_check"
+  "$here/reference_check.cu" "$root/src/runner/attention_kernels.cu" -lcublas -o "$out/attention_reference_check"
 "$out/attention_reference_check"
