@@ -664,9 +664,30 @@ void run_gpu_stages(const CompileResult& compiled, const Task& task, const GpuTo
 
 namespace {
 
-// Instructions: one profiled call under Nsight Compute, and the static SASS beside it.
+// The stage decided by the compiled code alone (decide_from_compiled_code): no profile ran, so no coverage.
+StageResult decided_from_compiled_code(const StaticDecision& decision, const SassInventory& static_sass,
+                                       const CompileResult& compiled, double wall_s) {
+  StageResult stage{.name = "instructions",
+                    .status = decision.status,
+                    .wall_s = wall_s,
+                    .message = decision.message,
+                    .details = to_json(decision)};
+  stage.details["static_sass"] = to_json(static_sass);
+  stage.details["ptx_counts"] = compiled.inventory.required_counts;
+  return stage;
+}
+
+// Instructions: the static SASS, which decides alone when a required family is not in it; else one profiled
+// call under Nsight Compute, judged with the static SASS beside it.
 Proof instructions_stage(const CompileResult& compiled, const Task& task, const GpuTools& tools,
                          const SandboxSetup& sandbox, Verdict& verdict) {
+  const ProcessResult sass =
+      run_process({.argv = {tools.cuobjdump.string(), "-sass", compiled.cubin.string()},
+                   .time_limit = std::chrono::seconds(60)});
+  SassInventory static_sass;
+  if (sass.ok()) static_sass = parse_cuobjdump_sass(sass.out);
+  if (const auto decision = decide_from_compiled_code(task, static_sass))
+    return {.stage = decided_from_compiled_code(*decision, static_sass, compiled, sass.wall_s)};
   const std::string ncu_log = "ncu.csv";
   auto ncu = [&](const fs::path& dir) {
     return std::vector<std::string>{
@@ -715,13 +736,7 @@ Proof instructions_stage(const CompileResult& compiled, const Task& task, const 
     const json& p = profile.result->value(proto::kProfile, json::object());
     if (p.contains(proto::kStreamId) && p[proto::kStreamId].is_number_integer())
       input.solution_stream = p[proto::kStreamId].get<int64_t>();
-    ProcessResult sass = run_process({.argv = {tools.cuobjdump.string(), "-sass", compiled.cubin.string()},
-                                      .time_limit = std::chrono::seconds(60)});
-    SassInventory static_sass;
-    if (sass.ok()) {
-      static_sass = parse_cuobjdump_sass(sass.out);
-      input.static_sass = &static_sass;
-    }
+    if (sass.ok()) input.static_sass = &static_sass;
     profiled = parse_ncu_report(profile.tool_log);
     const InstructionCheck checked = check_instructions(*profiled, task, task.main_shape, input);
     instructions = {.name = "instructions",

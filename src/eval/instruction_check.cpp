@@ -89,6 +89,28 @@ std::string_view base_opcode(std::string_view opcode) {
   return opcode.substr(0, opcode.find('.'));
 }
 
+// Whether `opcode` is one of the family's: it has one of the family's SASS prefixes (opcode_has_prefix).
+// Without modifiers (ncu's base metric gives "SYNCS"), a prefix can only be matched on its base.
+bool family_has_opcode(const RequiredFamily& family, std::string_view opcode, bool with_modifiers) {
+  return std::any_of(family.sass.begin(), family.sass.end(), [&](const std::string& prefix) {
+    return opcode_has_prefix(opcode, with_modifiers ? std::string_view(prefix) : base_opcode(prefix));
+  });
+}
+
+// Whether any function of the compiled code, kernel or callee, has an opcode of the family (cuobjdump prints
+// the modifiers).
+bool in_any_function(const RequiredFamily& family, const SassInventory& compiled) {
+  for (const auto& function : compiled.functions)
+    for (const auto& [opcode, count] : function.opcodes)
+      if (family_has_opcode(family, opcode, /*with_modifiers=*/true)) return true;
+  return false;
+}
+
+// "wgmma (HGMMA)", "mbarrier (SYNCS.PHASECHK)": how a message names a family.
+std::string family_label(const std::string& name, const std::vector<std::string>& sass_prefixes) {
+  return fmt::format("{} ({})", name, fmt::join(sass_prefixes, "/"));
+}
+
 // Opcodes the launch executed that its compiled kernel does not contain. Without modifiers in the dynamic
 // counts, the comparison is on base opcodes.
 std::vector<std::string> opcodes_missing_from(const NcuLaunch& launch,
@@ -301,20 +323,13 @@ std::vector<FamilyExecution> count_families(const NcuReport& report, const Task&
   std::vector<FamilyExecution> families;
   for (const auto& required : task.required) {
     FamilyExecution family{required.name, required.sass, required.does_the_math, 0, true, 0, {}};
-    // Base opcodes only ("SYNCS"): a prefix with modifiers can only be matched on its base.
-    auto matches = [&](const std::string& opcode) {
-      return std::any_of(required.sass.begin(), required.sass.end(), [&](const std::string& prefix) {
-        if (report.opcodes_have_modifiers) return opcode_has_prefix(opcode, prefix);
-        return opcode_has_prefix(opcode, base_opcode(prefix));
-      });
-    };
     if (!report.opcodes_have_modifiers)
       family.exact = std::none_of(required.sass.begin(), required.sass.end(), [](const std::string& prefix) {
         return prefix.find('.') != std::string::npos;
       });
     for (size_t i = 0; i < report.launches.size(); ++i) {
       for (const auto& [opcode, count] : report.launches[i].opcodes) {
-        if (!matches(opcode)) continue;
+        if (!family_has_opcode(required, opcode, report.opcodes_have_modifiers)) continue;
         if (!launches[i].from_submission) {
           family.executed_elsewhere += count;
           continue;
@@ -352,10 +367,6 @@ CoverageEstimate measure_coverage(const NcuReport& report, const std::vector<Lau
         "are unknown; profile with sass__inst_executed_per_opcode_with_modifier_all";
   }
   return coverage;
-}
-
-std::string family_label(const FamilyExecution& family) {
-  return fmt::format("{} ({})", family.name, fmt::join(family.sass_prefixes, "/"));
 }
 
 // 5. The decision. Failures say what the submission did wrong; problems say why ptxbench cannot judge.
@@ -415,11 +426,11 @@ Findings judge(const InstructionCheck& check, const NcuReport& report, const Tas
   bool ran_elsewhere = false, math_missing = false;
   for (const auto& family : check.families) {
     if (family.executed > 0) {
-      if (!family.exact) inexact.push_back(family_label(family));
+      if (!family.exact) inexact.push_back(family_label(family.name, family.sass_prefixes));
       continue;
     }
     math_missing = math_missing || family.does_the_math;
-    missing.push_back(family_label(family));
+    missing.push_back(family_label(family.name, family.sass_prefixes));
     ran_elsewhere = ran_elsewhere || family.executed_elsewhere > 0;
   }
   if (!inexact.empty())
@@ -502,6 +513,17 @@ InstructionCheck check_instructions(const NcuReport& report, const Task& task, c
   return check;
 }
 
+std::optional<StaticDecision> decide_from_compiled_code(const Task& task, const SassInventory& compiled) {
+  if (compiled.functions.empty()) return std::nullopt;
+  StaticDecision decision;
+  for (const auto& family : task.required)
+    if (!in_any_function(family, compiled))
+      decision.not_compiled.push_back(family_label(family.name, family.sass));
+  if (decision.not_compiled.empty()) return std::nullopt;
+  decision.message = fmt::format("not in the compiled code: {}", fmt::join(decision.not_compiled, ", "));
+  return decision;
+}
+
 json to_json(const FamilyExecution& family) {
   return json{{"name", family.name},
               {"sass", family.sass_prefixes},
@@ -547,6 +569,14 @@ json to_json(const InstructionCheck& check) {
               {"off_stream_kernels", check.off_stream_kernels},
               {"coverage", to_json(check.coverage)},
               {"ncu_problems", check.ncu_problems}};
+}
+
+json to_json(const StaticDecision& decision) {
+  return json{{"decided_by", "static SASS inventory"},
+              {"status", to_string(decision.status)},
+              {"message", decision.message},
+              {"not_in_compiled_code", decision.not_compiled},
+              {"coverage", {{"coverage", nullptr}, {"note", "not measured: no profile ran"}}}};
 }
 
 }  // namespace ptxbench

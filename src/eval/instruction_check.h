@@ -116,6 +116,28 @@ struct InstructionCheck {
 InstructionCheck check_instructions(const NcuReport& report, const Task& task, const Shape& shape,
                                     const InstructionCheckInput& input);
 
+// The stage's decision before any profile, from the submission's compiled code alone: a required family none
+// of whose SASS prefixes any opcode of `compiled` (cuobjdump of the submission's cubin) has cannot have
+// executed, so the stage fails without running ncu (40-120 s for a slow kernel).
+struct StaticDecision {
+  StageStatus status = StageStatus::failed;  // as check_instructions' "not executed"
+  std::vector<std::string> not_compiled;     // the families absent, labelled: "wgmma (HGMMA)"
+  std::string message;                       // "not in the compiled code: wgmma (HGMMA), tma (UTMALDG)"
+};
+
+// Why it is sound: given the static SASS, check_instructions counts a family only in launches whose every
+// executed opcode is in that code (classify_launches), and it matches opcodes to families as this does
+// (family_has_opcode), so a family absent from that code ends in "not executed" whatever ran (given opcodes
+// with modifiers, which the stage asks ncu for). Every function of `compiled` counts, kernels and the device
+// functions they call alike: the cubin holds the submission's code only, and a launch is held to a part of it
+// (its kernel and the callees), so nothing a launch could be counted for is called absent. Code loaded at run
+// time changes nothing: a launch that ran the family's opcodes ran some the compiled code lacks, so it is not
+// the submission's. The static scan forbids such loading besides (dlopen, cuModuleLoad*, cuLibraryLoad*,
+// cuLink*, nvrtc, nvJitLink, any library but the CUDA and C/C++ runtimes), but cannot close every way: the
+// TMA kit needs cudaGetDriverEntryPoint, which hands out any driver function by name (docs/anti-cheat.md).
+// Nothing here rests on that scan. nullopt when every family is there, or when `compiled` has no function.
+std::optional<StaticDecision> decide_from_compiled_code(const Task& task, const SassInventory& compiled);
+
 // Pieces, exposed for tests and for the report.
 std::optional<MmaShape> parse_mma_shape(std::string_view opcode);
 CoverageEstimate estimate_coverage(const std::map<std::string, int64_t>& math_opcodes, int64_t task_flops);
@@ -126,5 +148,7 @@ nlohmann::json to_json(const FamilyExecution& family);
 nlohmann::json to_json(const LaunchCheck& launch);
 nlohmann::json to_json(const CoverageEstimate& coverage);
 nlohmann::json to_json(const InstructionCheck& check);
+// Marked `decided_by` "static SASS inventory", with the coverage null: no profile ran.
+nlohmann::json to_json(const StaticDecision& decision);
 
 }  // namespace ptxbench

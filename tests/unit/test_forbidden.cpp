@@ -44,6 +44,10 @@ INSTANTIATE_TEST_SUITE_P(
                     SourceCase{"#include <dlfcn.h>", "dynamic-loading", "dlfcn.h"},
                     SourceCase{"void* h = dlopen(\"libcublas.so\", 1);", "dynamic-loading", "dlopen"},
                     SourceCase{"auto f = dlsym(h, \"x\");", "dynamic-loading", "dlsym"},
+                    SourceCase{"cuModuleLoadData(&module, image);", "dynamic-loading", "cuModuleLoadData"},
+                    SourceCase{"cuLinkCreate(0, 0, 0, &link);", "dynamic-loading", "cuLinkCreate"},
+                    SourceCase{"#include <nvrtc.h>", "dynamic-loading", "nvrtc.h"},
+                    SourceCase{"nvJitLinkCreate(&handle, 1, options);", "dynamic-loading", "nvJitLinkCreate"},
                     SourceCase{"int pid = fork();", "process", "fork"},
                     SourceCase{"system(\"nvidia-smi\");", "process", "system"},
                     SourceCase{"FILE* p = popen(\"ls\", \"r\");", "process", "popen"},
@@ -133,6 +137,19 @@ TEST(ForbiddenImports, ACleanLibraryPasses) {
   EXPECT_TRUE(scan_imports({"cudaLaunchKernel", "__cudaRegisterFatBinary", "__cxa_atexit", "memcpy", "exit"},
                            {"libcudart.so.13", "libstdc++.so.6", "libgcc_s.so.1", "libc.so.6", "libm.so.6"})
                   .empty());
+}
+
+// Loading device code at run time: the driver's module, library and link loaders, NVRTC, nvJitLink, the PTX
+// compiler. cudaGetDriverEntryPoint stays allowed (the TMA kit fetches cuTensorMapEncodeTiled with it), so
+// this is a first line only; the instruction stage does not rely on it (instruction_check.h).
+TEST(ForbiddenImports, DeviceCodeLoadersAreFound) {
+  const std::vector<std::string> loaders = {
+      "cuModuleLoad",        "cuModuleLoadData", "cuModuleLoadDataEx",  "cuModuleLoadFatBinary",
+      "cuLibraryLoadData",   "cuLinkCreate_v2",  "cuLinkAddData_v2",    "cuLinkComplete",
+      "nvrtcCompileProgram", "nvJitLinkCreate",  "nvPTXCompilerCompile"};
+  const auto found = scan_imports(loaders, {"libcudart.so.13", "libc.so.6"});
+  for (const auto& loader : loaders) EXPECT_TRUE(has_rule(found, "dynamic-loading", loader)) << loader;
+  EXPECT_TRUE(scan_imports({"cudaGetDriverEntryPointByVersion"}, {"libcudart.so.13"}).empty());
 }
 
 // The descriptor-level, signal, memory-protection and symbol-table imports a solution would use to reach the

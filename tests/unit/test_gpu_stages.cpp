@@ -1,4 +1,5 @@
 // How the GPU stages read the runner's result documents (src/runner/protocol.h), without a GPU.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "eval/evaluate.h"
@@ -189,7 +190,8 @@ TEST(HostSettings, EverySettingComesFromItsVariable) {
 TEST(GpuStages, AnUnresolvedSandboxRunsNothing) {
   GpuTools tools;
   tools.runner = "/bin/false";
-  tools.scratch = std::filesystem::temp_directory_path() / ("ptxbench-unresolved-" + std::to_string(getpid()));
+  tools.scratch =
+      std::filesystem::temp_directory_path() / ("ptxbench-unresolved-" + std::to_string(getpid()));
   CompileResult compiled;
   compiled.status = CompileResult::Status::ok;
   compiled.library = tools.scratch / "solution.so";
@@ -301,10 +303,11 @@ fs::path write_script(const fs::path& dir, const std::string& name, const std::s
 // Runs the GPU stages with the stand-ins; the runner answers every mode with `result`.
 // `tool_logs`: what the fake compute-sanitizer writes as a tool's log (by --tool name); a clean report
 // otherwise. `ncu_csv`: with it, a fake ncu writes it as its log; `compiled_kernels` are the compile stage's.
+// `sass`: with it, a fake cuobjdump prints it as the compiled code's SASS.
 Verdict stages_with_fake_tools(const json& result, const std::vector<std::string>& stages = {"sanitize"},
                                const std::map<std::string, std::string>& tool_logs = {},
                                const std::string& ncu_csv = "",
-                               std::vector<std::string> compiled_kernels = {}) {
+                               std::vector<std::string> compiled_kernels = {}, const std::string& sass = "") {
   const fs::path dir = fs::temp_directory_path() / ("ptxbench-fake-tools-" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir / "scratch");
@@ -348,6 +351,9 @@ done
 cp "$here/ncu.csv" "$log"
 exec "$@"
 )");
+  std::ofstream(dir / "solution.sass") << sass;
+  const fs::path cuobjdump =
+      write_script(dir, "cuobjdump", "#!/bin/sh\ncat \"$(dirname \"$0\")/solution.sass\"\n");
   CompileResult compiled;
   compiled.status = CompileResult::Status::ok;
   compiled.library = dir / "solution.so";
@@ -357,7 +363,7 @@ exec "$@"
   tools.runner = runner;
   tools.compute_sanitizer = sanitizer;
   tools.ncu = ncu_csv.empty() ? dir / "absent" : ncu;
-  tools.cuobjdump = dir / "absent";
+  tools.cuobjdump = sass.empty() ? dir / "absent" : cuobjdump;
   tools.scratch = dir / "scratch";
   tools.set_all_limits(30);
   tools.stages = stages;
@@ -442,6 +448,57 @@ TEST(GpuStages, WithoutTheCompiledCodeTheInstructionStageDoesNotPass) {
       << instructions.message;
   EXPECT_NE(instructions.message.find("wgmma did 100.0% of the FLOPs"), std::string::npos)
       << "what was seen is still said: " << instructions.message;
+}
+
+namespace {
+
+// The profile of one gemm launch that executed every family of the task, with full coverage.
+const json kProfiled = json::parse(R"({"protocol": 1, "mode": "profile", "status": "passed",
+  "message": "profiled", "profile": {"stream_id": 13}})");
+const std::string kFullCsv =
+    "\"ID\",\"Process ID\",\"Kernel Name\",\"Stream\",\"sass__inst_executed_per_opcode_with_modifier_all\"\n"
+    "\"0\",\"1\",\"gemm(const __nv_bfloat16 *)\",\"13\",\"2097172 (HGMMA.64x256x16.F32.BF16: 2097152; "
+    "UTMALDG.2D: 10; SYNCS.PHASECHK.TRANS64.TRYWAIT: 10)\"\n";
+
+// cuobjdump's listing of one kernel with the given opcodes.
+std::string sass_of(const std::vector<std::string>& opcodes) {
+  std::string text = "\tcode for sm_90a\n\t\tFunction : _Z4gemmPK13__nv_bfloat16\n";
+  for (size_t i = 0; i < opcodes.size(); ++i)
+    text += fmt::format("        /*{:04x}*/                   {} ;  /* 0x0000000000000000 */\n", 16 * i,
+                        opcodes[i]);
+  return text;
+}
+
+}  // namespace
+
+// A required family is not in the compiled code: the stage fails on that alone, and ncu is not run (it is
+// absent here, which would be a harness error had it been).
+TEST(GpuStages, AFamilyNotInTheCompiledCodeFailsTheInstructionStageWithoutAProfile) {
+  const Verdict verdict =
+      stages_with_fake_tools(kProfiled, {"instructions"}, {}, "", {"_Z4gemmPK13__nv_bfloat16"},
+                             sass_of({"HGMMA.64x256x16.F32.BF16", "SYNCS.EXCH.64", "EXIT"}));
+  const StageResult& instructions = stage_named(verdict, "instructions");
+  EXPECT_EQ(instructions.status, StageStatus::failed) << instructions.message;
+  EXPECT_EQ(instructions.message, "not in the compiled code: tma (UTMALDG), mbarrier (SYNCS.PHASECHK)");
+  EXPECT_EQ(instructions.details["decided_by"], "static SASS inventory");
+  EXPECT_TRUE(instructions.details["coverage"]["coverage"].is_null());
+  EXPECT_EQ(instructions.details["static_sass"]["opcodes"]["HGMMA.64x256x16.F32.BF16"], 1);
+  EXPECT_FALSE(instructions.details.contains("launches")) << "no profile ran";
+  EXPECT_FALSE(verdict.coverage);
+}
+
+// Every family is in the compiled code: the profile decides, as before.
+TEST(GpuStages, EveryFamilyInTheCompiledCodeLeavesTheDecisionToTheProfile) {
+  const Verdict verdict = stages_with_fake_tools(
+      kProfiled, {"instructions"}, {}, kFullCsv, {"_Z4gemmPK13__nv_bfloat16"},
+      sass_of({"HGMMA.64x256x16.F32.BF16", "UTMALDG.2D", "SYNCS.PHASECHK.TRANS64.TRYWAIT", "EXIT"}));
+  const StageResult& instructions = stage_named(verdict, "instructions");
+  EXPECT_EQ(instructions.status, StageStatus::passed) << instructions.message;
+  EXPECT_FALSE(instructions.details.contains("decided_by"));
+  ASSERT_EQ(instructions.details["launches"].size(), 1u);
+  EXPECT_EQ(instructions.details["launches"][0]["from_submission"], true);
+  ASSERT_TRUE(verdict.coverage);
+  EXPECT_DOUBLE_EQ(*verdict.coverage, 1.0);
 }
 
 TEST(GpuStages, StagesNotRequestedAreSkippedAsSuch) {

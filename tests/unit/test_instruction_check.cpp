@@ -418,6 +418,97 @@ TEST(InstructionCheck, Json) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
+// The static decision, before any profile
+
+SassInventory inventory_of(std::vector<SassFunction> functions) {
+  SassInventory inventory;
+  inventory.functions = std::move(functions);
+  return inventory;
+}
+
+TEST(StaticDecision, AFamilyAbsentFromTheCompiledCodeIsListed) {
+  // The probe's cubin has HGMMA.64x8x16.F32.BF16 and SYNCS.PHASECHK.TRANS64.TRYWAIT, but no TMA load.
+  const auto sass = parse_cuobjdump_sass(data("sass/probe_cubin_sm90a.txt"));
+  const auto decision = decide_from_compiled_code(hopper_gemm_task(), sass);
+  ASSERT_TRUE(decision);
+  EXPECT_EQ(decision->status, StageStatus::failed);
+  EXPECT_EQ(decision->not_compiled, std::vector<std::string>{"tma (UTMALDG)"});
+  EXPECT_EQ(decision->message, "not in the compiled code: tma (UTMALDG)");
+  // Present with modifiers: no decision, the profile judges.
+  EXPECT_FALSE(decide_from_compiled_code(hopper_gemm_task(false), sass));
+}
+
+TEST(StaticDecision, PrefixesMatchWholeModifiersAndEveryAbsentFamilyIsNamed) {
+  // SYNCS.EXCH (an mbarrier init) is not SYNCS.PHASECHK (a wait), nor is NANOSLEEP.SYNCS.
+  const auto without_waits =
+      inventory_of({{"k", "sm_90a", 3, {{"SYNCS.EXCH.64", 1}, {"NANOSLEEP.SYNCS", 1}}}});
+  const auto decision = decide_from_compiled_code(hopper_gemm_task(), without_waits);
+  ASSERT_TRUE(decision);
+  EXPECT_EQ(decision->message,
+            "not in the compiled code: wgmma (HGMMA), tma (UTMALDG), mbarrier (SYNCS.PHASECHK)");
+  const auto with_waits = inventory_of(
+      {{"k",
+        "sm_90a",
+        3,
+        {{"HGMMA.64x256x16.F32.BF16", 1}, {"UTMALDG.2D", 1}, {"SYNCS.PHASECHK.TRANS64.TRYWAIT", 1}}}});
+  EXPECT_FALSE(decide_from_compiled_code(hopper_gemm_task(), with_waits));
+}
+
+// A family only in a function the compile stage does not name as a kernel (a __noinline__ callee, another
+// kernel): the profiled check holds a launch to the callees and counts the other kernel's launches, so it
+// is in the compiled code.
+TEST(StaticDecision, EveryFunctionOfTheCubinCounts) {
+  const std::map<std::string, int64_t> loads = {{"UTMALDG.2D", 1}, {"SYNCS.PHASECHK.TRANS64.TRYWAIT", 1}};
+  const auto callee = inventory_of({{"_Z3fwdPK13__nv_bfloat16", "sm_90a", 2, loads},
+                                    {"_Z4mmasv", "sm_90a", 1, {{"HGMMA.64x256x16.F32.BF16", 1}}}});
+  EXPECT_FALSE(decide_from_compiled_code(hopper_gemm_task(), callee));
+  InstructionCheckInput input;
+  input.submission_kernels = {"_Z3fwdPK13__nv_bfloat16"};
+  input.static_sass = &callee;
+  const auto report = report_of(
+      {launch(0, "_Z3fwdPK13__nv_bfloat16", 7,
+              {{"HGMMA.64x256x16.F32.BF16", 4}, {"UTMALDG.2D", 1}, {"SYNCS.PHASECHK.TRANS64.TRYWAIT", 1}})});
+  const auto check = check_instructions(report, hopper_gemm_task(), gemm_shape(64, 256, 16), input);
+  EXPECT_EQ(check.families[0].executed, 4) << check.message;
+}
+
+// What the static decision calls absent, the profiled check never counts: a launch that ran it ran code
+// the submission's cubin lacks (code loaded at run time, or another library's), so it is not the
+// submission's.
+TEST(StaticDecision, AgreesWithTheProfiledCheck) {
+  const auto sass =
+      inventory_of({{"_Z1kv", "sm_90a", 2, {{"UTMALDG.2D", 1}, {"SYNCS.PHASECHK.TRANS64.TRYWAIT", 1}}}});
+  const auto decision = decide_from_compiled_code(hopper_gemm_task(), sass);
+  ASSERT_TRUE(decision);
+  EXPECT_EQ(decision->message, "not in the compiled code: wgmma (HGMMA)");
+  InstructionCheckInput input;
+  input.submission_kernels = {"_Z1kv"};
+  input.static_sass = &sass;
+  const auto report = report_of(
+      {launch(0, "_Z1kv", 7,
+              {{"HGMMA.64x8x16.F32.BF16", 4}, {"UTMALDG.2D", 1}, {"SYNCS.PHASECHK.TRANS64.TRYWAIT", 1}})});
+  const auto check = check_instructions(report, hopper_gemm_task(), gemm_shape(64, 8, 16), input);
+  EXPECT_EQ(check.status, decision->status);
+  EXPECT_TRUE(has(check.message, "not executed: wgmma (HGMMA)")) << check.message;
+}
+
+TEST(StaticDecision, NoInventoryNoDecision) {
+  EXPECT_FALSE(decide_from_compiled_code(hopper_gemm_task(), SassInventory{}));
+  EXPECT_FALSE(decide_from_compiled_code(hopper_gemm_task(), parse_cuobjdump_sass("")));
+}
+
+TEST(StaticDecision, JsonSaysNoProfileRan) {
+  const auto decision =
+      decide_from_compiled_code(hopper_gemm_task(), parse_cuobjdump_sass(data("sass/probe_cubin_sm90a.txt")));
+  ASSERT_TRUE(decision);
+  const auto doc = to_json(*decision);
+  EXPECT_EQ(doc["decided_by"], "static SASS inventory");
+  EXPECT_EQ(doc["status"], "failed");
+  EXPECT_EQ(doc["not_in_compiled_code"], nlohmann::json::array({"tma (UTMALDG)"}));
+  EXPECT_TRUE(doc["coverage"]["coverage"].is_null()) << "unknown, not 0";
+}
+
+// ---------------------------------------------------------------------------------------------------------
 // Static SASS inventory
 
 TEST(SassInventory, ReadsCuobjdumpOfACubin) {
