@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Nsight Compute profile of an attention solution's kernels at one task's main shape (B=4, H=16, S=4096), for
-# the "why" of a speed gap: tensor-pipe utilisation, issue stalls, memory throughput.
+# Nsight Compute profile of an attention solution's kernels at one task's main shape, for the "why" of a speed
+# gap: tensor-pipe utilisation, issue stalls, memory throughput.
 #
 #   bench/attention/profile.sh build SOLUTION.cu...     any host with nvcc: the solutions as the judge builds them
 #                                                       (shared libraries) and the driver, into $BUILD_DIR
-#   bench/attention/profile.sh run NAME fwd|bwd D CAUSAL [KERNEL_REGEX]
+#   bench/attention/profile.sh run NAME TASK [KERNEL_REGEX]
 #                                                       GPU host: `ncu --set full` of the second call's launches of
 #                                                       KERNEL_REGEX (default: every kernel) of solution NAME (the
-#                                                       .cu's base name); the report and a text summary in $OUT
+#                                                       .cu's base name) at the main shape of task TASK (its id);
+#                                                       the report and text summaries in $OUT
 #
 # BUILD_DIR defaults to build/attention-profile, OUT to bench/attention/out.
 set -euo pipefail
@@ -27,11 +28,18 @@ case "${1:-}" in
     nvcc "${flags[@]}" -I "$root/include" "$root/bench/attention/profile_driver.cu" -o "$build/profile_driver" -ldl
     ;;
   run)
-    name=$2 direction=$3 d=$4 causal=$5 kernels=${6:-}
+    name=$2 task=$3 kernels=${4:-}
     mkdir -p "$out"
-    suffix=""
-    [[ $causal == 1 ]] && suffix=-causal
-    report="$out/$name-$direction-d$d$suffix"
+    # direction D causal B Hq Hkv Sq Sk, from the task file.
+    read -r direction d causal shape < <(python3 - "$root/tasks/sm90a/$task.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+m = t["shapes"]["main"]
+print("bwd" if t["family"] == "attention-backward" else "fwd", m["D"], int(t["parameters"]["causal"]),
+      *(m[k] for k in ("B", "Hq", "Hkv", "Sq", "Sk")))
+PY
+    )
+    report="$out/$name-$task"
     filter=()
     [[ -n $kernels ]] && filter=(--kernel-name "regex:$kernels")
     # The launches of the second call only (the first pays its module's load): one of a named kernel, else every
@@ -39,16 +47,18 @@ case "${1:-}" in
     per_call=${LAUNCHES:-$([[ -n $kernels || $direction == fwd ]] && echo 1 || echo 3)}
     # Clocks as the judge's profile leaves them (not locked to base), so durations compare with the time stage.
     ncu --set full --clock-control none --import-source no "${filter[@]}" --launch-skip "$per_call" --launch-count "$per_call" \
-      --export "$report" --force-overwrite "$build/profile_driver" "$build/$name.so" "$direction" "$d" "$causal" 1
+      --export "$report" --force-overwrite "$build/profile_driver" "$build/$name.so" "$direction" "$d" "$causal" 1 \
+      $shape
     ncu --import "$report.ncu-rep" --page details --print-units base > "$report.txt"
-    # The tensor pipes' utilisation and the issue-stall breakdown (percent of the active warps' cycles).
-    ncu --import "$report.ncu-rep" --page raw --print-units base |
-      grep -E "^  [^ ]|pipe_tensor.*pct_of_peak_sustained_active|warp_issue_stalled_.*_per_warp_active.pct " \
-      > "$report-raw.txt" || true
+    # The tensor pipes' share of the elapsed cycles, then the issue-stall samples by reason, most first.
+    ncu --import "$report.ncu-rep" --page raw --print-units base | sed 's/,//g' > "$report-raw.txt"
+    { grep -E "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed" "$report-raw.txt"
+      grep -E "pcsamp_warps_issue_stalled_[a-z_]+ " "$report-raw.txt" | grep -v _not_issued | sort -k3 -n -r
+    } > "$report-stalls.txt" || true
     echo "report: $report.ncu-rep, summary: $report.txt ($per_call launches per call)"
     grep -E "^  [^ ]|Duration|Compute \(SM\) Throughput|Memory Throughput|Registers Per|Achieved Occupancy|Issue Slots Busy|No Eligible|One or More Eligible|Warp Cycles Per Issued" \
       "$report.txt" || true
-    awk 'NF >= 3 && $NF + 0 >= 2' "$report-raw.txt"
+    head -13 "$report-stalls.txt"
     ;;
   *)
     sed -n 2,14p "$0"
