@@ -62,6 +62,10 @@ constexpr float kLog2e = 1.4426950408889634f;
 constexpr uint32_t kBarDS = 1;    // named barrier: both consumers stored their dS^T (256 threads)
 constexpr uint32_t kBarDQ = 2;    // 2, 3: a consumer's own dQ staging buffer (128 threads)
 constexpr uint32_t kBarDQSum = 4; // D = 64: consumer 1's partial dQ tile is in shared memory (256 threads)
+// D = 64: true, consumer 0 adds consumer 1's partial dQ tile in shared memory and reduces the sum into L2 once a
+// step; false, each consumer reduces its own partial (twice the dQ traffic in L2, as at D = 128, but no meeting
+// of the two consumers for it). bench/attention-tune/backward.sh measures both.
+constexpr bool kDq64SumInSharedMemory = true;
 
 template <int D>
 struct Config {
@@ -349,15 +353,17 @@ __global__ void __launch_bounds__(kThreads, 1)
 
         // ---- dQ tile -> shared memory (two [64][32] fp32 boxes, 128B swizzle) -> TMA reduce-add. Element i of
         // thread tid: row wgmma_acc_row(i, tid), columns c, c + 1 (c = wgmma_acc_col(i, tid) even, one 16-byte
-        // chunk). D = 64: consumer 1 hands its partial sum to consumer 0 through its own buffer, and consumer 0
-        // adds it and issues the only reduction of the tile (half the L2 traffic of two reductions).
+        // chunk). D = 64 with kDq64SumInSharedMemory: consumer 1 hands its partial sum to consumer 0 through its own
+        // buffer, and consumer 0 adds it and issues the only reduction of the tile (half the L2 traffic of two
+        // reductions); without it, each consumer reduces its own partial (the reduction is atomic per element).
         auto dq_slot = [&](uint8_t* buf, int i) {
           const int r = wgmma_acc_row(i, tid), c = wgmma_acc_col(i, tid), cc = c % 32;
           return reinterpret_cast<float2*>(buf + (c / 32) * C::kDQBox + r * kRowBytes + (((cc / 4) ^ (r % 8)) * 16) +
                                            (cc % 4) * 4);
         };
         uint8_t* dq_buf = smem + C::kOffDQ + wg * C::kDQBytes;
-        if (!kDqSplitN && wg == 1) {
+        constexpr bool kSumPartials = !kDqSplitN && kDq64SumInSharedMemory;
+        if (kSumPartials && wg == 1) {
           // Consumer 0 finished reading this buffer (previous step) before it arrived on this step's kBarDS.
 #pragma unroll
           for (int i = 0; i < 32; i += 2) *dq_slot(dq_buf, i) = make_float2(dq[i], dq[i + 1]);
@@ -365,7 +371,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         } else {
           if (tid == 0) tma_store_wait_read<0>();  // the previous step's reduction has read the buffer
           bar_sync(kBarDQ + wg, 128);
-          if (!kDqSplitN) {
+          if (kSumPartials) {
             bar_sync(kBarDQSum, 256);  // wait for consumer 1's partial
             uint8_t* other = smem + C::kOffDQ + C::kDQBytes;
 #pragma unroll
