@@ -1,9 +1,9 @@
-// Calls an attention solution (a shared library with the ptxbench_attention_* ABI) at one shape, for a profiler:
-// `calls` calls on one stream after one warm-up, inputs N(0,1) (the backward's O and LSE are not a real
-// forward's, which changes no instruction count or memory traffic). Checks nothing: the judge does that.
+// Calls an attention solution (a shared library with the ptxbench_attention_* ABI) at one shape, for a
+// profiler: `calls` calls on one stream after one warm-up, inputs N(0,1) (the backward's O and LSE are not a
+// real forward's, which changes no instruction count or memory traffic). Checks nothing: the judge does that.
 //
-//   profile_driver <solution.so> fwd|bwd D causal [calls] [B Hq Hkv Sq Sk]   (default 2 calls, 4 16 16 4096 4096)
-//   bench/attention/profile.sh drives it under Nsight Compute.
+//   profile_driver <solution.so> fwd|bwd D causal [calls] [B Hq Hkv Sq Sk]   (default 2 calls, 4 16 16 4096
+//   4096) bench/attention/profile.sh drives it under Nsight Compute.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <dlfcn.h>
@@ -18,14 +18,13 @@
 
 #include <ptxbench/abi.h>
 
-#define CUDA_CHECK(x)                                                                              \
-  do {                                                                                             \
-    cudaError_t err_ = (x);                                                                        \
-    if (err_ != cudaSuccess) {                                                                     \
-      std::fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorName(err_), __FILE__, __LINE__, \
-                   #x);                                                                            \
-      std::exit(2);                                                                                \
-    }                                                                                              \
+#define CUDA_CHECK(x)                                                                                       \
+  do {                                                                                                      \
+    cudaError_t err_ = (x);                                                                                 \
+    if (err_ != cudaSuccess) {                                                                              \
+      std::fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorName(err_), __FILE__, __LINE__, #x); \
+      std::exit(2);                                                                                         \
+    }                                                                                                       \
   } while (0)
 
 namespace {
@@ -67,8 +66,9 @@ int main(int argc, char** argv) {
   const bool backward = std::strcmp(argv[2], "bwd") == 0;
   const int d = std::atoi(argv[3]), causal = std::atoi(argv[4]), calls = argc > 5 ? std::atoi(argv[5]) : 2;
   int b = 4, hq = 16, hkv = 16, sq = 4096, sk = 4096;
-  if (argc == 11) b = std::atoi(argv[6]), hq = std::atoi(argv[7]), hkv = std::atoi(argv[8]),
-                  sq = std::atoi(argv[9]), sk = std::atoi(argv[10]);
+  if (argc == 11)
+    b = std::atoi(argv[6]), hq = std::atoi(argv[7]), hkv = std::atoi(argv[8]), sq = std::atoi(argv[9]),
+    sk = std::atoi(argv[10]);
   void* library = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) {
     std::fprintf(stderr, "%s\n", dlerror());
@@ -95,12 +95,12 @@ int main(int argc, char** argv) {
     const size_t bytes = bytes_fn(b, hq, hkv, sq, sk, d, causal);
     if (bytes > 0) CUDA_CHECK(cudaMalloc(&workspace, bytes));
   }
-  const auto forward_fn =
-      backward ? nullptr
-               : symbol<decltype(&ptxbench_attention_forward_bf16)>(library, "ptxbench_attention_forward_bf16");
-  const auto backward_fn =
-      backward ? symbol<decltype(&ptxbench_attention_backward_bf16)>(library, "ptxbench_attention_backward_bf16")
-               : nullptr;
+  const auto forward_fn = backward ? nullptr
+                                   : symbol<decltype(&ptxbench_attention_forward_bf16)>(
+                                         library, "ptxbench_attention_forward_bf16");
+  const auto backward_fn = backward ? symbol<decltype(&ptxbench_attention_backward_bf16)>(
+                                          library, "ptxbench_attention_backward_bf16")
+                                    : nullptr;
   cudaEvent_t start, stop;
   CUDA_CHECK(cudaEventCreate(&start));
   CUDA_CHECK(cudaEventCreate(&stop));

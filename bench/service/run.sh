@@ -44,9 +44,13 @@ done
 # Local eval, one after another, into a data folder of its own.
 start=$(date +%s.%N)
 for i in $(seq "$n"); do
-  /usr/bin/time -f "%e" -o "$out/local_$i.time" "$bin/ptxbench" --data "$out/local-data" eval \
-    "$out/sources/local_$i.cu" --task "$task" --no-store --json > "$out/local_$i.json"
-  echo "local eval $i: exit $?, $(cat "$out/local_$i.time") s"
+  began=$(date +%s.%N)
+  "$bin/ptxbench" --data "$out/local-data" eval "$out/sources/local_$i.cu" --task "$task" --no-store --json \
+    > "$out/local_$i.json"
+  rc=$?
+  python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 3))" "$began" "$(date +%s.%N)" \
+    > "$out/local_$i.time"
+  echo "local eval $i: exit $rc, $(cat "$out/local_$i.time") s"
 done
 local_s=$(python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$start" "$(date +%s.%N)")
 

@@ -1,7 +1,7 @@
 // The attention families (include/ptxbench/abi.h): forward (O and LSE) and backward (dQ, dK, dV with a
 // solution-sized workspace), bf16 tensors, GQA, causal masking aligned bottom-right. Inputs are N(0,1) from
-// the runner's Philox generator; the reference is attention_kernels.cu's (fp32, cuBLAS SGEMMs). The runner times
-// no baseline for them (describe_baseline() is null; session.cpp then times the solution alone, and the
+// the runner's Philox generator; the reference is attention_kernels.cu's (fp32, cuBLAS SGEMMs). The runner
+// times no baseline for them (describe_baseline() is null; session.cpp then times the solution alone, and the
 // parent adds the vendor attention's, measured by baselines/attention_torch.py).
 #pragma once
 
