@@ -507,55 +507,164 @@ bool lock_run(const ProjectPaths& paths, int64_t run_id) {
 
 namespace {
 
+// The settings of a resumed run, as stored; nothing (after saying why) when options fix what the run fixed,
+// the run is not an agent run, or another process drives it.
+std::optional<agent::AgentRunSettings> resumed_settings(const Context& ctx, Store& store,
+                                                        const RunCommandOptions& options) {
+  for (const char* name : kFixedByResume)
+    if (given(options, name)) {
+      std::fprintf(
+          stderr,
+          "ptxbench: --resume continues run %lld with its stored settings; %s cannot be given with it\n",
+          options.resume, name);
+      return std::nullopt;
+    }
+  const auto run = store.run(options.resume);
+  if (!run || run->kind != "agent") {
+    std::fprintf(stderr, "ptxbench: no agent run %lld in %s (ptxbench results --runs lists them)\n",
+                 options.resume, ctx.paths.store().string().c_str());
+    return std::nullopt;
+  }
+  if (!lock_run(ctx.paths, options.resume)) {
+    std::fprintf(stderr, "ptxbench: run %lld is being driven by another ptxbench process\n", options.resume);
+    return std::nullopt;
+  }
+  agent::AgentRunSettings settings = agent::agent_settings_from_json(run->args);
+  store.reopen_run(options.resume);
+  return settings;
+}
+
+// The settings of a new run from the options; nothing (after saying why) for an unknown knowledge level.
+std::optional<agent::AgentRunSettings> new_run_settings(const RunCommandOptions& options) {
+  if (!agent::knowledge_level_from_string(options.knowledge)) {
+    std::fprintf(stderr, "ptxbench: unknown knowledge level '%s' (params, templates or contracts)\n",
+                 options.knowledge.c_str());
+    return std::nullopt;
+  }
+  agent::AgentRunSettings settings;
+  settings.model = options.model;
+  settings.knowledge = options.knowledge;
+  settings.track = options.track.empty() ? cuda_track().name() : options.track;
+  settings.tasks_pattern = options.tasks;
+  settings.samples = options.samples;
+  settings.loop.max_turns = options.turns ? options.turns : options.model == "reference" ? 2 : 8;
+  settings.cpu_only = options.cpu_only;
+  if (options.target_speedup > 0) settings.loop.target_speedup = options.target_speedup;
+  // A target speed only means something as a stop condition; the reference model has nothing more to try
+  // once its solution passed.
+  settings.loop.stop_when_verified =
+      options.stop_when_verified || settings.loop.target_speedup || options.model == "reference";
+  return settings;
+}
+
+// The devices the run judges on: --gpus of this machine's GPUs like its first; nothing (after saying why) for
+// more than it has.
+std::optional<std::vector<std::string>> run_devices(const GpuInfo& gpu, int gpus) {
+  std::vector<std::string> devices = gpu.devices;
+  if (gpus > static_cast<int>(devices.size()) && gpu.present) {
+    std::fprintf(stderr, "ptxbench: --gpus %d, but this machine has %zu GPU(s) like its first (%s)\n", gpus,
+                 devices.size(), gpu.describe().c_str());
+    return std::nullopt;
+  }
+  if (gpus > 0) devices.resize(std::min<size_t>(devices.size(), gpus));
+  return devices;
+}
+
+// A new run's tasks: those of its architectures matching its pattern that accept its track. False (after
+// saying why) when none does.
+bool choose_run_tasks(const Context& ctx, const Track& track, agent::AgentRunSettings& settings) {
+  std::vector<std::string> not_accepting;
+  for (const Task* task : ctx.registry.matching(settings.tasks_pattern))
+    if (std::find(settings.archs.begin(), settings.archs.end(), task->arch) != settings.archs.end())
+      (accepts(*task, track) ? settings.task_ids : not_accepting).push_back(task->id);
+  std::sort(settings.task_ids.begin(), settings.task_ids.end());
+  if (settings.task_ids.empty()) {
+    const std::string why = not_accepting.empty() ? "ptxbench tasks lists them"
+                                                  : fmt::format("{} match but do not", not_accepting.size());
+    std::fprintf(stderr, "ptxbench: no task of %s matching '%s' accepts the %s track (%s)\n",
+                 fmt::format("{}", fmt::join(settings.archs, ", ")).c_str(), settings.tasks_pattern.c_str(),
+                 track.name().c_str(), why.c_str());
+    return false;
+  }
+  if (!not_accepting.empty())
+    std::fprintf(stderr, "ptxbench: left out, as they do not accept the %s track: %s\n", track.name().c_str(),
+                 fmt::format("{}", fmt::join(not_accepting, ", ")).c_str());
+  return true;
+}
+
+// What the store already holds of the run (a resumed run's turns and ended trajectories), for the progress
+// view.
+ProgressState progress_so_far(Store& store, int64_t run_id, const agent::AgentRunSettings& settings) {
+  ProgressState state{.max_turns = settings.loop.max_turns};
+  for (const auto& t : store.trajectories(run_id)) {
+    ProgressState::Trajectory& p = state.trajectories[{t.task_id, t.sample}];
+    for (const auto& turn : store.turns(t.id)) p.finished_turns += turn.finished();
+    p.turn = p.finished_turns;
+    state.turns_before += p.finished_turns;
+    if (agent::is_terminal(t.status)) {
+      p.ended = true;
+      ++state.ended_before;
+    }
+    if (p.ended || p.finished_turns > 0) p.status = t.status;
+  }
+  state.title = fmt::format("run {}: {}, {} knowledge, up to {} turns", run_id, settings.model,
+                            settings.knowledge, settings.loop.max_turns);
+  return state;
+}
+
+ProgressMode progress_mode(const std::string& option) {
+  if (option == "live") return ProgressMode::live;
+  if (option == "plain") return ProgressMode::plain;
+  return ProgressMode::automatic;
+}
+
+// The reference model checks the system itself: the trajectories whose task has a shipped solution and whose
+// last verdict failed.
+std::vector<std::string> reference_failures(Store& store, int64_t run_id, const agent::ModelChoice& model) {
+  std::vector<std::string> failures;
+  const auto* reference = dynamic_cast<const agent::ReferenceModel*>(model.provider.get());
+  if (!model.reference || !reference) return failures;
+  for (const auto& t : store.trajectories(run_id)) {
+    if (!reference->has_reference(t.task_id)) continue;
+    const auto turns = store.turns(t.id);
+    std::optional<Verdict> last;
+    if (!turns.empty() && turns.back().evaluation_id) last = store.verdict(turns.back().evaluation_id);
+    if (!last || !agent::nothing_failed(*last))
+      failures.push_back(fmt::format("{} #{}", t.task_id, t.sample));
+  }
+  return failures;
+}
+
+void print_run_text(const agent::RunSummary& summary, int64_t run_id, const agent::AgentRunResult& result,
+                    const agent::AgentRunSettings& settings, const GpuInfo& gpu, const std::string& evaluator,
+                    const std::vector<std::string>& failures) {
+  std::cout << agent::render(summary);
+  std::cout << fmt::format("\nRun {}: {} trajectories of {} ({} knowledge) on {}.\n", run_id,
+                           result.trajectories, settings.model, settings.knowledge, gpu.describe());
+  if (!gpu.present && evaluator.empty())
+    std::cout << "GPU stages skipped: " << gpu.absent_reason
+              << ": correctness and instructions cannot be verified here.\n";
+  if (result.errors)
+    std::cout << fmt::format(
+        "{} trajectories stopped on an error; continue them with: ptxbench run --resume {}\n", result.errors,
+        run_id);
+  for (const auto& f : failures) std::cout << "The reference model's last verdict failed: " << f << "\n";
+  std::cout << fmt::format(
+      "Turns: ptxbench results --run {}  |  trajectories as JSON: ptxbench results --run {} --export FILE\n",
+      run_id, run_id);
+}
+
 int run_agent_command(const CommonOptions& common, const RunCommandOptions& options) {
   Context ctx = open_project(common);
   const HostSettings host = host_settings();
   keep_compile_cache_within_limit(ctx.paths, host);
   Store store(ctx.paths.store());
 
-  agent::AgentRunSettings settings;
   int64_t run_id = options.resume;
-  if (run_id) {
-    for (const char* name : kFixedByResume)
-      if (given(options, name)) {
-        std::fprintf(
-            stderr,
-            "ptxbench: --resume continues run %lld with its stored settings; %s cannot be given with it\n",
-            options.resume, name);
-        return kExitUsage;
-      }
-    const auto run = store.run(run_id);
-    if (!run || run->kind != "agent") {
-      std::fprintf(stderr, "ptxbench: no agent run %lld in %s (ptxbench results --runs lists them)\n",
-                   options.resume, ctx.paths.store().string().c_str());
-      return kExitUsage;
-    }
-    if (!lock_run(ctx.paths, run_id)) {
-      std::fprintf(stderr, "ptxbench: run %lld is being driven by another ptxbench process\n",
-                   options.resume);
-      return kExitUsage;
-    }
-    settings = agent::agent_settings_from_json(run->args);
-    store.reopen_run(run_id);
-  } else {
-    if (!agent::knowledge_level_from_string(options.knowledge)) {
-      std::fprintf(stderr, "ptxbench: unknown knowledge level '%s' (params, templates or contracts)\n",
-                   options.knowledge.c_str());
-      return kExitUsage;
-    }
-    settings.model = options.model;
-    settings.knowledge = options.knowledge;
-    settings.track = options.track.empty() ? cuda_track().name() : options.track;
-    settings.tasks_pattern = options.tasks;
-    settings.samples = options.samples;
-    settings.loop.max_turns = options.turns ? options.turns : options.model == "reference" ? 2 : 8;
-    settings.cpu_only = options.cpu_only;
-    if (options.target_speedup > 0) settings.loop.target_speedup = options.target_speedup;
-    // A target speed only means something as a stop condition; the reference model has nothing more to try
-    // once its solution passed.
-    settings.loop.stop_when_verified =
-        options.stop_when_verified || settings.loop.target_speedup || options.model == "reference";
-  }
+  std::optional<agent::AgentRunSettings> chosen =
+      run_id ? resumed_settings(ctx, store, options) : new_run_settings(options);
+  if (!chosen) return kExitUsage;
+  agent::AgentRunSettings& settings = *chosen;
 
   const GpuInfo gpu = gpu_for(settings.cpu_only, host);
   const Track& track = *find_track(settings.track);  // checked by the option, or when the run was read
@@ -570,60 +679,25 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
   }
 
   // The judge, before a run is begun: a bad --gpus, URL or token stops here.
-  std::vector<std::string> devices = gpu.devices;
-  if (options.gpus > static_cast<int>(devices.size()) && gpu.present) {
-    std::fprintf(stderr, "ptxbench: --gpus %d, but this machine has %zu GPU(s) like its first (%s)\n",
-                 options.gpus, devices.size(), gpu.describe().c_str());
-    return kExitUsage;
-  }
-  if (options.gpus > 0) devices.resize(std::min<size_t>(devices.size(), options.gpus));
+  const std::optional<std::vector<std::string>> devices = run_devices(gpu, options.gpus);
+  if (!devices) return kExitUsage;
   const std::unique_ptr<Evaluator> evaluator =
       judge_for_run(std::make_unique<LocalEvaluator>(
                         [&](const Task& task) {
                           return eval_options(ctx.paths, host, task, false, gpu, options.stage_time_limit_s);
                         },
-                        devices, host.sandbox),
+                        *devices, host.sandbox),
                     remote_choice(options, settings.cpu_only), ctx.paths, host);
   if (!evaluator) return kExitUsage;
 
   if (!run_id) {
-    if (!select_archs(options.arch, gpu, settings.archs)) return kExitUsage;
-    std::vector<std::string> not_accepting;
-    for (const Task* task : ctx.registry.matching(settings.tasks_pattern))
-      if (std::find(settings.archs.begin(), settings.archs.end(), task->arch) != settings.archs.end())
-        (accepts(*task, track) ? settings.task_ids : not_accepting).push_back(task->id);
-    std::sort(settings.task_ids.begin(), settings.task_ids.end());
-    if (settings.task_ids.empty()) {
-      const std::string why = not_accepting.empty()
-                                  ? "ptxbench tasks lists them"
-                                  : fmt::format("{} match but do not", not_accepting.size());
-      std::fprintf(stderr, "ptxbench: no task of %s matching '%s' accepts the %s track (%s)\n",
-                   fmt::format("{}", fmt::join(settings.archs, ", ")).c_str(), settings.tasks_pattern.c_str(),
-                   track.name().c_str(), why.c_str());
+    if (!select_archs(options.arch, gpu, settings.archs) || !choose_run_tasks(ctx, track, settings))
       return kExitUsage;
-    }
-    if (!not_accepting.empty())
-      std::fprintf(stderr, "ptxbench: left out, as they do not accept the %s track: %s\n",
-                   track.name().c_str(), fmt::format("{}", fmt::join(not_accepting, ", ")).c_str());
     settings.model_spec = model.spec;
     run_id = agent::start_agent_run(store, settings);
     lock_run(ctx.paths, run_id);  // new: nobody else has it
   }
 
-  ProgressState initial{.max_turns = settings.loop.max_turns};
-  for (const auto& t : store.trajectories(run_id)) {
-    ProgressState::Trajectory& p = initial.trajectories[{t.task_id, t.sample}];
-    for (const auto& turn : store.turns(t.id)) p.finished_turns += turn.finished();
-    p.turn = p.finished_turns;
-    initial.turns_before += p.finished_turns;
-    if (agent::is_terminal(t.status)) {
-      p.ended = true;
-      ++initial.ended_before;
-    }
-    if (p.ended || p.finished_turns > 0) p.status = t.status;
-  }
-  initial.title = fmt::format("run {}: {}, {} knowledge, up to {} turns", run_id, settings.model,
-                              settings.knowledge, settings.loop.max_turns);
   std::cerr << fmt::format(
       "run {}{}: model {} on {} task(s) x {} sample(s), {} track, knowledge {}, up to {} turns{}; {}; store "
       "{}\n",
@@ -631,69 +705,37 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
       settings.track, settings.knowledge, settings.loop.max_turns,
       settings.loop.stop_when_verified ? ", stopping when verified" : "",
       !options.evaluator.empty() || !gpu.present ? judged_where(gpu, options.evaluator)
-      : devices.size() > 1                       ? fmt::format("{} x {}", devices.size(), gpu.describe())
+      : devices->size() > 1                      ? fmt::format("{} x {}", devices->size(), gpu.describe())
                                                  : gpu.describe(),
       ctx.paths.store().string());
-  const ProgressMode mode = options.progress == "live"    ? ProgressMode::live
-                            : options.progress == "plain" ? ProgressMode::plain
-                                                          : ProgressMode::automatic;
-  RunProgress progress_view(mode, std::move(initial));
-  auto progress = [&](const agent::TurnEvent& e) { progress_view.on_event(e); };
-  const agent::AgentRunResult result = agent::run_agent(run_id, settings,
-                                                        {.store = &store,
-                                                         .registry = &ctx.registry,
-                                                         .provider = model.provider.get(),
-                                                         .evaluator = evaluator.get(),
-                                                         .kits_dir = ctx.paths.root / "kits",
-                                                         .parallel = std::max(1, options.parallel),
-                                                         .on_event = progress});
+  RunProgress progress_view(progress_mode(options.progress), progress_so_far(store, run_id, settings));
+  const agent::AgentRunResult result =
+      agent::run_agent(run_id, settings,
+                       {.store = &store,
+                        .registry = &ctx.registry,
+                        .provider = model.provider.get(),
+                        .evaluator = evaluator.get(),
+                        .kits_dir = ctx.paths.root / "kits",
+                        .parallel = std::max(1, options.parallel),
+                        .on_event = [&](const agent::TurnEvent& e) { progress_view.on_event(e); }});
   progress_view.finish();
 
-  // The reference model checks the system itself: where a shipped solution exists, its last verdict must not
-  // fail.
-  std::vector<std::string> reference_failures;
-  if (model.reference) {
-    auto* reference = dynamic_cast<agent::ReferenceModel*>(model.provider.get());
-    for (const auto& t : store.trajectories(run_id)) {
-      if (!reference || !reference->has_reference(t.task_id)) continue;
-      const auto turns = store.turns(t.id);
-      std::optional<Verdict> last;
-      if (!turns.empty() && turns.back().evaluation_id) last = store.verdict(turns.back().evaluation_id);
-      if (!last || !agent::nothing_failed(*last))
-        reference_failures.push_back(fmt::format("{} #{}", t.task_id, t.sample));
-    }
-  }
-
+  const std::vector<std::string> failures = reference_failures(store, run_id, model);
   const agent::RunSummary summary = agent::summarize_run(store, run_id);
   if (common.json) {
     std::cout << json_text(json{{"run_id", run_id},
                                 {"host", gpu.describe()},
                                 {"settings", agent::to_json(settings)},
                                 {"errors", result.errors},
-                                {"reference_failures", reference_failures},
+                                {"reference_failures", failures},
                                 {"summary", agent::to_json(summary)}},
                            2)
               << "\n";
   } else {
-    std::cout << agent::render(summary);
-    std::cout << fmt::format("\nRun {}: {} trajectories of {} ({} knowledge) on {}.\n", run_id,
-                             result.trajectories, settings.model, settings.knowledge, gpu.describe());
-    if (!gpu.present && options.evaluator.empty())
-      std::cout << "GPU stages skipped: " << gpu.absent_reason
-                << ": correctness and instructions cannot be verified here.\n";
-    if (result.errors)
-      std::cout << fmt::format(
-          "{} trajectories stopped on an error; continue them with: ptxbench run --resume {}\n",
-          result.errors, run_id);
-    for (const auto& f : reference_failures)
-      std::cout << "The reference model's last verdict failed: " << f << "\n";
-    std::cout << fmt::format(
-        "Turns: ptxbench results --run {}  |  trajectories as JSON: ptxbench results --run {} --export "
-        "FILE\n",
-        run_id, run_id);
+    print_run_text(summary, run_id, result, settings, gpu, options.evaluator, failures);
   }
   if (result.errors) return kExitHarness;
-  return reference_failures.empty() ? kExitOk : kExitRejected;
+  return failures.empty() ? kExitOk : kExitRejected;
 }
 
 }  // namespace
