@@ -28,6 +28,13 @@ BuildState load_state(const std::filesystem::path& file, const json& spec) {
   return state;
 }
 
+// A run the build started before (its id is in the state file): gone from the store is an error.
+RunRow started_run(Store& store, int64_t id, const char* what) {
+  std::optional<RunRow> run = store.run(id);
+  if (!run) throw std::runtime_error(fmt::format("the {} run {} is not in the store", what, id));
+  return *std::move(run);
+}
+
 void save_state(const std::filesystem::path& file, const json& spec, const BuildState& s) {
   write_file(file, json_text(json{{"spec", spec},
                                   {"mine_run", s.mine_run},
@@ -63,8 +70,8 @@ BuildResult build_variant(const Spec& spec, const std::filesystem::path& out, Ex
     save_state(state_file, spec_doc, state);
   }
   const std::vector<Mined> items = mined_set(store, state.mine_run);
-  say(fmt::format("mined: {} {} (run {})", items.size(), spec.correct_source ? "verified solutions" : "failed turns",
-                  state.mine_run));
+  say(fmt::format("mined: {} {} (run {})", items.size(),
+                  spec.correct_source ? "verified solutions" : "failed turns", state.mine_run));
   json pipeline = {{"mined", items.size()}};
   json card = {{"name", spec.name}, {"about", spec.about}, {"spec", spec_doc}};
 
@@ -90,10 +97,9 @@ BuildResult build_variant(const Spec& spec, const std::filesystem::path& out, Ex
     save_state(state_file, spec_doc, state);
   }
   {
-    const auto run = store.run(state.repair_run);
-    if (!run) throw std::runtime_error(fmt::format("the repair run {} is not in the store", state.repair_run));
-    if (run->finished_at.empty()) {
-      const ChosenModel teacher = c.model("teacher", spec.teacher, run->args.value("model_spec", json()));
+    const RunRow run = started_run(store, state.repair_run, "repair");
+    if (run.finished_at.empty()) {
+      const ChosenModel teacher = c.model("teacher", spec.teacher, run.args.value("model_spec", json()));
       say(fmt::format("repair: run {}, teacher {}, up to {} turns", state.repair_run, spec.teacher,
                       spec.teacher_turns));
       const auto repaired = run_repair(state.repair_run, store, *c.registry, *teacher.provider, *c.judge,
@@ -140,10 +146,9 @@ BuildResult build_variant(const Spec& spec, const std::filesystem::path& out, Ex
                                          only);
       save_state(state_file, spec_doc, state);
     }
-    const auto run = store.run(state.reason_run);
-    if (!run) throw std::runtime_error(fmt::format("the reasoning run {} is not in the store", state.reason_run));
-    if (run->finished_at.empty()) {
-      const ChosenModel model = c.model("reasoner", reasoner, run->args.value("model_spec", json()));
+    const RunRow run = started_run(store, state.reason_run, "reasoning");
+    if (run.finished_at.empty()) {
+      const ChosenModel model = c.model("reasoner", reasoner, run.args.value("model_spec", json()));
       say(fmt::format("reason: run {}, reasoner {}", state.reason_run, reasoner));
       const ReasonResult r = run_reasoning(state.reason_run, store, *c.registry, *model.provider, c.say);
       if (r.errors) {
