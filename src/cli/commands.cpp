@@ -327,6 +327,13 @@ int eval_command(const CommonOptions& common, const EvalCommandOptions& options)
 
 namespace {
 
+// Whether a shipped solution's verdict is what its manifest entry expects: "yes", "yes (2 unchecked)", or
+// "NO:" and the first difference.
+std::string as_expected(const SolutionRunRow& row) {
+  if (!row.mismatches.empty()) return "NO: " + row.mismatches.front();
+  return row.unchecked ? fmt::format("yes ({} unchecked)", row.unchecked) : "yes";
+}
+
 // --evaluator URL: the service that judges instead of this machine.
 RemoteChoice remote_choice(const RunCommandOptions& options, bool cpu_only) {
   return {.url = options.evaluator,
@@ -405,10 +412,12 @@ int run_manifest_command(const CommonOptions& common, const RunCommandOptions& o
     std::cerr << fmt::format("run {}: shipped solutions on {} tasks matching '{}' ({}; store {})\n", run_id,
                              fmt::join(run_options.archs, ", "), options.tasks,
                              judged_where(gpu, options.evaluator), ctx.paths.store().string());
+  // Each verdict with its expectation as it comes: a run stopped before its table has still said both.
   auto record = [&](const ShippedSolution& solution, SolutionRunRow& row) {
     row.evaluation_id = store.add_evaluation(row.verdict, solution.source, run_id);
     if (!common.json)
-      std::cerr << fmt::format("  {:<34} {:<40} {}\n", row.task_id, row.solution, row.verdict.summary());
+      std::cerr << fmt::format("  {:<34} {:<40} {} [as expected: {}]\n", row.task_id, row.solution,
+                               row.verdict.summary(), as_expected(row));
   };
   const auto rows = run_shipped_solutions(manifest, ctx.registry, run_options, *evaluator, record);
   store.finish_run(run_id);
@@ -442,13 +451,10 @@ int run_manifest_command(const CommonOptions& common, const RunCommandOptions& o
                      "TIME", "SPEEDUP", "COVERAGE", "AS EXPECTED"});
     for (const auto& row : rows) {
       const Verdict& v = row.verdict;
-      std::string expected = !row.mismatches.empty() ? "NO: " + row.mismatches.front()
-                             : row.unchecked         ? fmt::format("yes ({} unchecked)", row.unchecked)
-                                                     : "yes";
       table.add_row({row.task_id, row.solution, to_string(v.overall()), stage_cell(v, "compile"),
                      stage_cell(v, "static"), stage_cell(v, "sanitize"), stage_cell(v, "correct"),
                      stage_cell(v, "instructions"), stage_cell(v, "time"), ratio(v.speedup),
-                     percent(v.coverage), expected});
+                     percent(v.coverage), as_expected(row)});
     }
     std::cout << table.render();
     std::cout << fmt::format("\n{} evaluations in run {} on {}; {} differ from their expectation.\n",

@@ -149,8 +149,9 @@ TEST_F(Cli, TheDefaultRunIsTheReferenceAgentAndResultsShowIt) {
   EXPECT_EQ(runs[0]["kind"], "agent");
   EXPECT_EQ(runs[0]["evaluations"], 36);  // 2 turns x 18 tasks
 
-  // An explicit --turns is honoured for the reference model too. The trajectory still ends after the reference
-  // (turn 2): nothing failed and the GPU stages were skipped, so more turns could not change the verdict.
+  // An explicit --turns is honoured for the reference model too. The trajectory still ends after the
+  // reference (turn 2): nothing failed and the GPU stages were skipped, so more turns could not change the
+  // verdict.
   auto longer =
       ptxbench({"run", "--cpu-only", "--json", "--tasks", "attention-fwd-d64-sm90a", "--turns", "3"});
   ASSERT_EQ(longer.exit_code, 0) << longer.err;
@@ -414,8 +415,9 @@ TEST_F(Cli, RunStoresVerdictsThatResultsShows) {
   auto run = ptxbench({"run", "--solutions", "--cpu-only", "--json"});  // the project's solutions/
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
   auto doc = json::parse(run.out);
-  // The GEMM reference and 2 examples x 4 Hopper GEMM tasks, one attention example x 14 Hopper attention tasks,
-  // the attention forward reference x 7 forward tasks and the attention backward reference x 7 backward tasks.
+  // The GEMM reference and 2 examples x 4 Hopper GEMM tasks, one attention example x 14 Hopper attention
+  // tasks, the attention forward reference x 7 forward tasks and the attention backward reference x 7
+  // backward tasks.
   ASSERT_EQ(doc["evaluations"].size(), 40u);
   for (const auto& e : doc["evaluations"]) {
     // On the CPU the reference cannot be shown to pass; nothing in it fails either.
@@ -428,6 +430,12 @@ TEST_F(Cli, RunStoresVerdictsThatResultsShows) {
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("AS EXPECTED"), std::string::npos);
   EXPECT_NE(text.out.find("gemm-bf16-n4096-k4096-sm100a"), std::string::npos);
+  // Each verdict's line says at once whether it is as expected: a run stopped early has still said it.
+  EXPECT_NE(text.err.find("examples/gemm_does_not_compile.cu        failed at compile"), std::string::npos)
+      << text.err;
+  EXPECT_NE(text.err.find("[as expected: yes]"), std::string::npos) << text.err;
+  EXPECT_NE(text.err.find("[as expected: yes ("), std::string::npos) << text.err;  // GPU stages unchecked
+  EXPECT_EQ(text.err.find("[as expected: NO"), std::string::npos) << text.err;
 
   auto results = json::parse(ptxbench({"results", "--json"}).out);
   EXPECT_EQ(results.size(), 40u + 5u);  // the second run: the reference on one task, each example on two
