@@ -386,7 +386,7 @@ int run_manifest_command(const CommonOptions& common, const RunCommandOptions& o
   const HostSettings host = host_settings();
   keep_compile_cache_within_limit(ctx.paths, host);
   const GpuInfo gpu = gpu_for(options.cpu_only, host);
-  SolutionRunOptions run_options{.task_glob = options.tasks};
+  SolutionRunOptions run_options{.task_glob = options.tasks, .solution_glob = options.only};
   if (!options.track.empty()) run_options.track = find_track(options.track);
   if (!select_archs(options.arch, gpu, run_options.archs)) return kExitUsage;
 
@@ -405,7 +405,7 @@ int run_manifest_command(const CommonOptions& common, const RunCommandOptions& o
   if (!evaluator) return kExitUsage;
 
   Store store(ctx.paths.store());
-  json run_args = {{"tasks", options.tasks}, {"archs", run_options.archs}};
+  json run_args = {{"tasks", options.tasks}, {"only", options.only}, {"archs", run_options.archs}};
   if (run_options.track) run_args["track"] = run_options.track->name();
   const int64_t run_id = store.begin_run("solutions", run_args);
   if (!common.json)
@@ -424,8 +424,9 @@ int run_manifest_command(const CommonOptions& common, const RunCommandOptions& o
   if (rows.empty()) {
     // Nothing judged is nothing shown: a glob or a manifest that matches no task must not read as a pass.
     const std::string in_track = run_options.track ? " in the " + run_options.track->name() + " track" : "";
-    std::fprintf(stderr, "ptxbench: no solution of %s%s applies to a task of %s matching '%s'\n",
-                 (solutions / "solutions.json").string().c_str(), in_track.c_str(),
+    const std::string only = options.only == "*" ? "" : " matching --only '" + options.only + "'";
+    std::fprintf(stderr, "ptxbench: no solution of %s%s%s applies to a task of %s matching '%s'\n",
+                 (solutions / "solutions.json").string().c_str(), in_track.c_str(), only.c_str(),
                  fmt::format("{}", fmt::join(run_options.archs, ", ")).c_str(), options.tasks.c_str());
     return kExitUsage;
   }
@@ -765,6 +766,10 @@ int run_command(const CommonOptions& common, const RunCommandOptions& options) {
   if (!options.stages.empty()) {
     // The agent's feedback and its stopping rule need every stage.
     std::fprintf(stderr, "ptxbench: --stages applies to eval and run --solutions, not to the agent run\n");
+    return kExitUsage;
+  }
+  if (given(options, "--only")) {
+    std::fprintf(stderr, "ptxbench: --only chooses entries of a manifest: it needs --solutions\n");
     return kExitUsage;
   }
   return run_agent_command(common, options);

@@ -57,7 +57,8 @@ struct RunCommandOptions {
 
   // Manifest mode (--solutions [DIR]): every solution in DIR/solutions.json on every matching task.
   bool manifest = false;
-  std::string solutions;  // folder with solutions.json; "" = the project's solutions/
+  std::string solutions;   // folder with solutions.json; "" = the project's solutions/
+  std::string only = "*";  // only the manifest's entries whose path matches this glob
 
   // Agent mode (the default): trajectories of a model on the tasks (docs/agent.md).
   std::string model = "reference";

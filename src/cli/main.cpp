@@ -113,6 +113,11 @@ int main(int argc, char** argv) {
                                             "DIR/solutions.json (DIR defaults to the project's solutions/)");
   solutions_opt->expected(0, 1);
   run_cmd
+      ->add_option("--only", run.only,
+                   "With --solutions: only the manifest's entries whose path matches this glob "
+                   "('examples/*', 'reference/attention_*')")
+      ->capture_default_str();
+  run_cmd
       ->add_option("--model", run.model,
                    "Agent: the model, a name in the catalogue, or 'reference' (built in, offline)")
       ->capture_default_str();

@@ -138,6 +138,7 @@ std::vector<SolutionRunRow> run_shipped_solutions(
   std::vector<SolutionRunRow> rows;
   for (const auto& solution : manifest) {
     if (options.track && solution.track != options.track) continue;
+    if (fnmatch(options.solution_glob.c_str(), solution.path.string().c_str(), 0) != 0) continue;
     const std::string& source = solution.source;
     for (const Task* task : registry.matching(solution.tasks)) {
       if (fnmatch(options.task_glob.c_str(), task->id.c_str(), 0) != 0) continue;

@@ -20,9 +20,9 @@ struct ShippedSolution {
   // "track", else the one the path's extension names (.py: triton), else cuda; the entry applies to the tasks
   // that accept it.
   const Track* track = &cuda_track();
-  std::string source;          // what is evaluated: the "prelude" files' text, then the file's own
-  std::string tasks;           // glob over task ids
-  std::string purpose;         // one line, for people
+  std::string source;   // what is evaluated: the "prelude" files' text, then the file's own
+  std::string tasks;    // glob over task ids
+  std::string purpose;  // one line, for people
   // Expected status per stage ("compile": "failed") or "overall". A stage that was skipped here cannot be
   // compared and counts as unchecked, not as a mismatch.
   std::map<std::string, std::string> expect;
@@ -46,8 +46,9 @@ struct SolutionRunRow {
 
 struct SolutionRunOptions {
   std::string task_glob = "*";
-  std::vector<std::string> archs;  // task architectures to include
-  const Track* track = nullptr;    // only the entries of this track; nullptr: every entry
+  std::string solution_glob = "*";  // only the entries whose path (as the manifest gives it) matches
+  std::vector<std::string> archs;   // task architectures to include
+  const Track* track = nullptr;     // only the entries of this track; nullptr: every entry
 };
 
 // Evaluates every (solution, task) pair of `manifest` with `evaluator` (on this machine or through a
@@ -55,9 +56,9 @@ struct SolutionRunOptions {
 // expectations. `record` gets each row as soon as it is
 // judged, with its entry, to store it (setting evaluation_id) and report it, before the next evaluation
 // begins.
-std::vector<SolutionRunRow> run_shipped_solutions(const std::vector<ShippedSolution>& manifest,
-                                                  const TaskRegistry& registry,
-                                                  const SolutionRunOptions& options, Evaluator& evaluator,
-                                                  const std::function<void(const ShippedSolution&, SolutionRunRow&)>& record);
+std::vector<SolutionRunRow> run_shipped_solutions(
+    const std::vector<ShippedSolution>& manifest, const TaskRegistry& registry,
+    const SolutionRunOptions& options, Evaluator& evaluator,
+    const std::function<void(const ShippedSolution&, SolutionRunRow&)>& record);
 
 }  // namespace ptxbench

@@ -448,6 +448,16 @@ TEST_F(Cli, RunStoresVerdictsThatResultsShows) {
   EXPECT_EQ(json::parse(one.out)["schema"], 1);
   EXPECT_EQ(ptxbench({"results", "--id", "999"}).exit_code, 2);
   EXPECT_EQ(ptxbench({"results", "--run", "999"}).exit_code, 2);
+
+  // --only: the manifest's entries whose path matches (the two GEMM examples on the four Hopper GEMM tasks).
+  auto only = ptxbench({"run", "--solutions", "--cpu-only", "--only", "examples/gemm_*", "--json"});
+  ASSERT_EQ(only.exit_code, 0) << only.err;
+  const auto only_doc = json::parse(only.out);
+  ASSERT_EQ(only_doc["evaluations"].size(), 8u);
+  for (const auto& e : only_doc["evaluations"])
+    EXPECT_TRUE(e["solution"].get<std::string>().starts_with("examples/gemm_")) << e.dump();
+  EXPECT_EQ(ptxbench({"run", "--solutions", "--cpu-only", "--only", "nothing/*"}).exit_code, 2);
+  EXPECT_EQ(ptxbench({"run", "--only", "examples/*"}).exit_code, 2);  // the agent run has no manifest
 }
 
 // "prelude": files whose text goes before the entry's own; the concatenation is what is evaluated and stored.
