@@ -19,12 +19,11 @@ StageResult skipped(const std::string& name, const std::string& why) {
 }
 
 std::string family_list(const Task& task, const std::vector<std::string>& names) {
-  std::string out;
+  std::vector<std::string> parts;
   for (const auto& name : names)
     for (const auto& f : task.required)
-      if (f.name == name)
-        out += fmt::format("{}{} ({})", out.empty() ? "" : ", ", name, fmt::join(f.ptx, " / "));
-  return out;
+      if (f.name == name) parts.push_back(fmt::format("{} ({})", name, fmt::join(f.ptx, " / ")));
+  return fmt::format("{}", fmt::join(parts, ", "));
 }
 
 // The instruction stage as far as the compiled code decides it. A family absent from the PTX cannot have run

@@ -5,6 +5,7 @@
 #include <openssl/rand.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -237,18 +238,18 @@ StageStatus status_of(const json& result) {
 
 // The buffers whose tails a runner result's trials found changed ("C: 129 bytes, ..."), or "".
 std::string written_past_end(const std::optional<json>& result) {
-  std::string names;
-  if (!result) return names;
+  if (!result) return "";
+  std::vector<std::string> names;
   const json shapes = result->value(proto::kShapeResults, json::array());
   for (const json& shape : shapes) {
     const json trials = shape.value(proto::kTrialList, json::array());
     for (const json& trial : trials) {
       const json past_end = trial.value(proto::kWrittenPastEnd, json::object());
       for (const auto& [name, count] : past_end.items())
-        names += fmt::format("{}{} ({} bytes)", names.empty() ? "" : ", ", name, count.dump());
+        names.push_back(fmt::format("{} ({} bytes)", name, count.dump()));
     }
   }
-  return names;
+  return fmt::format("{}", fmt::join(names, ", "));
 }
 
 // Sanitize: memcheck, then synccheck, each in its own process on the smallest shape.

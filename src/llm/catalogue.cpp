@@ -2,6 +2,11 @@
 // is reported with the file, the entry and the field rather than surfacing as an HTTP 400 mid-run.
 #include <set>
 #include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "llm/provider.h"
 #include "util/errors.h"
@@ -167,13 +172,14 @@ std::vector<ModelSpec> load_model_catalogue(const std::string& path) {
 }
 
 const ModelSpec& find_model(const std::vector<ModelSpec>& catalogue, const std::string& name) {
-  std::string names;
+  std::vector<std::string> names;
   for (const auto& spec : catalogue) {
     if (spec.name == name) return spec;
-    names += (names.empty() ? "" : ", ") + spec.name;
+    names.push_back(spec.name);
   }
-  throw std::invalid_argument("unknown model \"" + name +
-                              "\"; the catalogue has: " + (names.empty() ? "(nothing)" : names));
+  throw std::invalid_argument(
+      fmt::format("unknown model \"{}\"; the catalogue has: {}", name,
+                  names.empty() ? "(nothing)" : fmt::format("{}", fmt::join(names, ", "))));
 }
 
 }  // namespace ptxbench::llm

@@ -498,10 +498,9 @@ std::string describe_tolerances(const Task& task) {
 }
 
 std::string describe_parameters(const Task& task) {
-  std::string out;
-  for (const auto& [name, value] : task.parameters)
-    out += fmt::format("{}{} = {}", out.empty() ? "" : ", ", name, value ? "true" : "false");
-  return out;
+  std::vector<std::string> parts;
+  for (const auto& [name, value] : task.parameters) parts.push_back(fmt::format("{} = {}", name, value));
+  return fmt::format("{}", fmt::join(parts, ", "));
 }
 
 std::string describe_baseline(const Task& task) {
