@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "agent/prompt.h"
+#include "project_tasks.h"
 #include "util/files.h"
 
 using namespace ptxbench;
@@ -15,10 +16,7 @@ namespace {
 const fs::path kRoot = PTXBENCH_SOURCE_DIR;
 
 const Task& task(const std::string& id) {
-  static const TaskRegistry registry = TaskRegistry::load(kRoot / "tasks");
-  const Task* t = registry.find(id);
-  if (!t) throw std::runtime_error("no task " + id);
-  return *t;
+  return test_support::project_task(id);
 }
 
 bool contains(const std::string& text, const std::string& what) {

@@ -10,6 +10,7 @@
 
 #include "eval/evaluate.h"
 #include "eval/evaluator.h"
+#include "project_tasks.h"
 #include "track/track.h"
 #include "util/files.h"
 
@@ -18,14 +19,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kRoot = PTXBENCH_SOURCE_DIR;
 const fs::path kData = PTXBENCH_TEST_DATA;
 
 const Task& task(const std::string& id) {
-  static const TaskRegistry registry = TaskRegistry::load(kRoot / "tasks");
-  const Task* t = registry.find(id);
-  if (!t) throw std::runtime_error("no task " + id);
-  return *t;
+  return test_support::project_task(id);
 }
 
 const Task& gemm() {
