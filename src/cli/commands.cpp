@@ -126,6 +126,7 @@ EvalOptions eval_options(const ProjectPaths& paths, const HostSettings& host, co
   options.tools.runner = host.runner;
   options.tools.scratch = paths.data / "scratch" / std::to_string(getpid());
   options.tools.attention_baseline = attention_baseline_setup(paths.root, host.python);
+  options.tools.python = host.python;
   options.tools.sandbox_data_bytes = host.sandbox_data_bytes;
   if (stage_time_limit_s > 0) options.tools.set_all_limits(stage_time_limit_s);
   if (!stages.empty()) options.tools.stages = stages;

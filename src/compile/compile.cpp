@@ -262,6 +262,28 @@ CompileResult compile_for(const std::string& source, const Task& task, const Arc
 
 }  // namespace
 
+fs::path keep_source(const std::string& source, const std::string& name, const CompileOptions& options) {
+  if (options.cache_dir.empty()) throw std::runtime_error("no compile cache folder to keep the source in");
+  const fs::path entry = options.cache_dir / sha256_hex(fmt::format("kept source\n{}\n{}", name, source));
+  if (fs::is_regular_file(entry / name) && read_file(entry / name) == source) {
+    mark_cache_entry_used(entry);
+    return entry / name;
+  }
+  if (fs::exists(entry)) discard_cache_entry(entry);
+  // Published with one rename, as a compile's entry; compile.json makes it one to the cache's upkeep.
+  const fs::path work_dir = fresh_work_dir(options.cache_dir);
+  write_file(work_dir / name, source);
+  write_file(work_dir / "compile.json",
+             json_text(json{{"status", "ok"}, {"output", ""}, {"wall_s", 0}, {"kept_source", true}}, 1));
+  std::error_code ec;
+  fs::rename(work_dir, entry, ec);
+  if (ec) {
+    fs::remove_all(work_dir, ec);
+    if (!fs::is_regular_file(entry / name)) throw std::runtime_error("cannot keep the source in " + entry.string());
+  }
+  return entry / name;
+}
+
 CompileResult compile_with_nvcc(const std::string& source, const Task& task, const CompileOptions& options) {
   const ArchInfo* arch = find_arch(task.arch);
   if (!arch) throw std::runtime_error("unknown architecture " + task.arch);

@@ -45,8 +45,11 @@ struct CompileResult {
   std::vector<KernelResources> kernels;
   PtxInventory inventory;
   std::vector<Violation> violations;  // forbidden means, from the source and the compiled library
+  // How the runner runs the artifact (its request's "track", runner/protocol.h): "cuda" loads the library,
+  // "triton" runs `library`, the Python source, in the Triton worker.
+  std::string runner_track = "cuda";
   // Artifacts, present when status == ok.
-  std::filesystem::path library;  // solution.so
+  std::filesystem::path library;  // solution.so (the CUDA track), solution.py (Triton)
   std::filesystem::path ptx;      // solution.ptx
   std::filesystem::path cubin;    // solution.cubin (device code alone, for a SASS disassembler)
 
@@ -57,6 +60,12 @@ struct CompileResult {
 // Never throws for a bad solution, nor for a failing host (that is a toolchain_error); throws only for a task
 // of an unknown architecture.
 CompileResult compile_with_nvcc(const std::string& source, const Task& task, const CompileOptions& options);
+
+// Keeps `source` as the file `name` of a content-keyed entry of the compile cache (for a track that compiles
+// nothing ahead, the file the runner runs) and returns its path. Throws std::runtime_error when it cannot be
+// written: the host's failure.
+std::filesystem::path keep_source(const std::string& source, const std::string& name,
+                                  const CompileOptions& options);
 
 std::string nvcc_version(const std::filesystem::path& nvcc);  // "13.0.88", empty when nvcc cannot run
 std::string to_string(CompileResult::Status status);

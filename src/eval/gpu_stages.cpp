@@ -38,6 +38,9 @@ struct RunnerCall {
   std::optional<json> result;
   std::string tampered;  // non-empty: the channel held something other than one authenticated document
   std::string tool_log;
+  // A Triton solution's kernels as Triton compiled them in the call (the request's kernels_dir), moved out of
+  // the call's folder; the caller removes it.
+  fs::path kernels_dir;
 };
 
 // The sandbox every runner process of one evaluation starts in (sandbox.h).
@@ -76,6 +79,18 @@ SandboxSetup sandbox_setup(const CompileResult& compiled, const GpuTools& tools)
   policy.hidden.erase(std::unique(policy.hidden.begin(), policy.hidden.end()), policy.hidden.end());
   // What the runner needs back inside hidden folders: the library, the runner, its libraries.
   policy.readable = {library, fs::absolute(tools.runner).parent_path()};
+  // A Triton solution runs in python: its installation (a virtual environment, the python it was made from).
+  if (compiled.runner_track == proto::kTrackTriton) {
+    const auto search_path = tools.sandbox.environment.find("PATH");
+    if (const std::string python = find_program(
+            tools.python, search_path == tools.sandbox.environment.end() ? "" : search_path->second);
+        !python.empty()) {
+      std::error_code ec;
+      policy.readable.push_back(fs::path(python).parent_path().parent_path());
+      if (const fs::path real = fs::canonical(python, ec); !ec)
+        policy.readable.push_back(real.parent_path().parent_path());
+    }
+  }
   if (const auto paths = tools.sandbox.environment.find("LD_LIBRARY_PATH");
       paths != tools.sandbox.environment.end()) {
     std::istringstream in(paths->second);
@@ -115,6 +130,13 @@ json request_for(const Task& task, const CompileResult& compiled, const std::str
       {proto::kRepetitions, tools.repetitions}};
   if (!tolerances.empty()) request[proto::kTolerances] = tolerances;
   if (!task.parameters.empty()) request[proto::kParameters] = task.parameters;
+  if (compiled.runner_track != proto::kTrackCuda) {
+    request[proto::kTrack] = compiled.runner_track;
+    request[proto::kPython] = tools.python;
+    // The instruction stage holds the profiled launches to the kernels Triton compiled: call_runner names
+    // the folder they are kept in.
+    if (mode == proto::kModeProfile) request[proto::kKernelsDir] = "";
+  }
   return request;
 }
 
@@ -172,8 +194,11 @@ RunnerCall call_runner(const GpuTools& tools, const SandboxSetup& sandbox, const
   }
   std::map<std::string, std::string> environment;
   if (!tools.visible_device.empty()) environment["CUDA_VISIBLE_DEVICES"] = tools.visible_device;
+  const bool keeps_kernels = request.contains(proto::kKernelsDir);
+  json sent = request;
+  if (keeps_kernels) sent[proto::kKernelsDir] = (dir / "kernels").string();
   const std::string key = fresh_key();
-  std::string input = request.dump();
+  std::string input = sent.dump();
   input += '\0';
   input += key;
   input += '\n';
@@ -189,6 +214,11 @@ RunnerCall call_runner(const GpuTools& tools, const SandboxSetup& sandbox, const
   std::error_code ec;
   if (!log_name.empty() && fs::is_regular_file(fs::symlink_status(dir / log_name, ec)))
     call.tool_log = read_file(dir / log_name);
+  if (keeps_kernels && fs::is_directory(dir / "kernels", ec)) {
+    call.kernels_dir = fs::absolute(tools.scratch) / fmt::format("kernels-{:016x}", rng());
+    fs::rename(dir / "kernels", call.kernels_dir, ec);
+    if (ec) call.kernels_dir.clear();
+  }
   fs::remove_all(dir, ec);
   return call;
 }
@@ -678,17 +708,58 @@ StageResult decided_from_compiled_code(const StaticDecision& decision, const Sas
   return stage;
 }
 
+// `cuobjdump -sass` of compiled code: the submission's cubin, or the kernels Triton compiled in the profiled
+// run. `problem` says why there is none.
+struct Disassembly {
+  SassInventory sass;
+  std::string problem;
+  double wall_s = 0;
+  bool ok() const { return problem.empty(); }
+};
+
+Disassembly disassemble(const std::vector<fs::path>& cubins, const GpuTools& tools) {
+  Disassembly disassembly;
+  std::string text;
+  for (const fs::path& cubin : cubins) {
+    const ProcessResult sass = run_process(
+        {.argv = {tools.cuobjdump.string(), "-sass", cubin.string()}, .time_limit = std::chrono::seconds(60)});
+    disassembly.wall_s += sass.wall_s;
+    if (!sass.ok()) {
+      disassembly.problem = fmt::format("cuobjdump could not read the submission's compiled code ({})",
+                                        sass.spawn_failed ? "not found: " + tools.cuobjdump.string()
+                                                          : sass.describe());
+      return disassembly;
+    }
+    text += sass.out;
+  }
+  disassembly.sass = parse_cuobjdump_sass(text);
+  return disassembly;
+}
+
+// The cubins the runner kept of a Triton solution's profiled run (the result's "compiled_kernels").
+Disassembly disassemble_triton_kernels(const RunnerCall& profile, const GpuTools& tools) {
+  std::vector<fs::path> cubins;
+  if (!profile.kernels_dir.empty())
+    for (const json& name : profile.result->value(proto::kCompiledKernels, json::array()))
+      if (name.is_string()) cubins.push_back(profile.kernels_dir / name.get<std::string>());
+  if (cubins.empty())
+    return {.problem = "Triton compiled no kernel in the solution's process, so there is no compiled code to "
+                       "hold the launches to"};
+  return disassemble(cubins, tools);
+}
+
 // Instructions: the static SASS, which decides alone when a required family is not in it; else one profiled
-// call under Nsight Compute, judged with the static SASS beside it.
+// call under Nsight Compute, judged with the static SASS beside it. A Triton solution's kernels are compiled
+// in that call, so their SASS is read after it, and nothing is decided before.
 Proof instructions_stage(const CompileResult& compiled, const Task& task, const GpuTools& tools,
                          const SandboxSetup& sandbox, Verdict& verdict) {
-  const ProcessResult sass =
-      run_process({.argv = {tools.cuobjdump.string(), "-sass", compiled.cubin.string()},
-                   .time_limit = std::chrono::seconds(60)});
-  SassInventory static_sass;
-  if (sass.ok()) static_sass = parse_cuobjdump_sass(sass.out);
-  if (const auto decision = decide_from_compiled_code(task, static_sass))
-    return {.stage = decided_from_compiled_code(*decision, static_sass, compiled, sass.wall_s)};
+  Disassembly compiled_code;
+  if (compiled.compiles_kernels) {
+    compiled_code = disassemble({compiled.cubin}, tools);
+    if (compiled_code.ok())
+      if (const auto decision = decide_from_compiled_code(task, compiled_code.sass))
+        return {.stage = decided_from_compiled_code(*decision, compiled_code.sass, compiled, compiled_code.wall_s)};
+  }
   const std::string ncu_log = "ncu.csv";
   auto ncu = [&](const fs::path& dir) {
     return std::vector<std::string>{
@@ -734,10 +805,15 @@ Proof instructions_stage(const CompileResult& compiled, const Task& task, const 
   } else {
     InstructionCheckInput input;
     for (const auto& k : compiled.kernels) input.submission_kernels.push_back(k.mangled);
+    if (!compiled.compiles_kernels) {
+      compiled_code = disassemble_triton_kernels(profile, tools);
+      for (const SassFunction& function : compiled_code.sass.functions)
+        input.submission_kernels.push_back(function.name);
+    }
     const json& p = profile.result->value(proto::kProfile, json::object());
     if (p.contains(proto::kStreamId) && p[proto::kStreamId].is_number_integer())
       input.solution_stream = p[proto::kStreamId].get<int64_t>();
-    if (sass.ok()) input.static_sass = &static_sass;
+    if (compiled_code.ok()) input.static_sass = &compiled_code.sass;
     profiled = parse_ncu_report(profile.tool_log);
     const InstructionCheck checked = check_instructions(*profiled, task, task.main_shape, input);
     instructions = {.name = "instructions",
@@ -747,15 +823,14 @@ Proof instructions_stage(const CompileResult& compiled, const Task& task, const 
     instructions.details["ptx_counts"] = compiled.inventory.required_counts;
     // What the solution process's own recorder saw under the profiler (it may be unavailable there).
     instructions.details["profiled_call_recorder"] = profile.result->value(proto::kLaunches, json());
-    if (sass.ok()) {
-      instructions.details["static_sass"] = to_json(static_sass);
+    if (!compiled.compiles_kernels)
+      instructions.details["compiled_kernels"] = profile.result->value(proto::kCompiledKernels, json());
+    if (compiled_code.ok()) {
+      instructions.details["static_sass"] = to_json(compiled_code.sass);
     } else {
       // Without the compiled code a launch is the submission's by its name alone, which a copied name (a
       // library kernel's) passes: no pass on that ground.
-      const std::string problem = fmt::format(
-          "cuobjdump could not read the submission's compiled code ({}), so launches were matched by kernel "
-          "name only",
-          sass.spawn_failed ? "not found: " + tools.cuobjdump.string() : sass.describe());
+      const std::string problem = compiled_code.problem + ", so launches were matched by kernel name only";
       instructions.details["static_sass_problem"] = problem;
       if (instructions.status == StageStatus::passed) {
         instructions.status = StageStatus::harness_error;
@@ -767,6 +842,8 @@ Proof instructions_stage(const CompileResult& compiled, const Task& task, const 
     verdict.coverage = checked.coverage.coverage;
   }
   instructions.wall_s = profile.process.wall_s;
+  std::error_code ec;
+  if (!profile.kernels_dir.empty()) fs::remove_all(profile.kernels_dir, ec);
   return {.stage = std::move(instructions), .profiled = std::move(profiled)};
 }
 

@@ -30,6 +30,7 @@ struct GpuTools {
   std::filesystem::path cuobjdump = "cuobjdump";
   std::filesystem::path scratch;  // for tool logs
   std::string visible_device;     // CUDA_VISIBLE_DEVICES for the runner and the baseline; empty: as inherited
+  std::string python = "python3";  // the python with torch and triton that runs Triton solutions
   // Per runner process. Sanitizer and profiler runs are slower than plain ones.
   double sanitize_limit_s = 240;
   double correct_limit_s = 120;

@@ -12,9 +12,6 @@
 namespace ptxbench {
 namespace fs = std::filesystem;
 
-namespace {
-
-// An executable by name on `search_path` (or as given when it has a slash); empty when there is none.
 std::string find_program(const std::string& name, const std::string& search_path) {
   if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0 ? name : "";
   std::istringstream path(search_path.empty() ? "/usr/bin:/bin" : search_path);
@@ -26,6 +23,8 @@ std::string find_program(const std::string& name, const std::string& search_path
   }
   return "";
 }
+
+namespace {
 
 // The namespace and mount options, without the command. Hidden folders come before the binds, parents before
 // children, so that a bind inside a hidden folder lands on its tmpfs (bwrap creates the mount points).

@@ -81,6 +81,9 @@ std::vector<std::string> sandboxed_command(const SandboxStatus& status, const Sa
 
 // Folders every sandbox hides: the user's home, /root, /home, /run (sockets of system daemons, secrets),
 // /var/run when it is a folder of its own, and /mnt, /media, /srv.
+// An executable by name on `search_path` (or as given when it has a slash); empty when there is none.
+std::string find_program(const std::string& name, const std::string& search_path);
+
 std::vector<std::filesystem::path> default_hidden_paths(const SandboxStatus& status);
 
 // The environment a sandboxed process gets: the settings' inherited variables (PATH, LD_LIBRARY_PATH,

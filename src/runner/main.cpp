@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <filesystem>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -38,6 +39,7 @@
 
 namespace {
 
+namespace fs = std::filesystem;
 namespace p = ptxbench::protocol;
 using ptxbench::runner::Json;
 
@@ -138,6 +140,47 @@ std::string own_path() {
   return std::string(path, static_cast<size_t>(n));
 }
 
+// The worker library the Python host of a Triton solution loads: beside the runner.
+constexpr const char* kWorkerLibrary = "libptxbench-solution-worker.so";
+
+// How the solution process starts for this request; a Triton solution's kernel cache is made in /tmp (the
+// sandbox's own tmpfs), into `triton_cache`.
+ptxbench::runner::WorkerCommand worker_command(const ptxbench::runner::Request& request,
+                                               std::string& triton_cache) {
+  using namespace ptxbench::runner;
+  if (!request.triton) return cuda_worker(own_path());
+  const fs::path library = fs::path(own_path()).parent_path() / kWorkerLibrary;
+  if (!fs::exists(library)) throw std::runtime_error("the worker library is missing: " + library.string());
+  char folder[] = "/tmp/ptxbench-triton-XXXXXX";
+  if (mkdtemp(folder) == nullptr)
+    throw std::runtime_error(std::string("cannot make Triton's cache folder: ") + std::strerror(errno));
+  triton_cache = folder;
+  return python_worker(request.python, library.string(), triton_cache);
+}
+
+// Copies the kernels Triton compiled (each cubin with its PTX and metadata) from its cache into `to`, once
+// the solution process is gone; lists them in the result. What is there was written by Triton in the
+// solution's process: the instruction stage holds the launches to this code as it does a CUDA solution's
+// to its cubin (docs/anti-cheat.md says what that rests on).
+void keep_compiled_kernels(const std::string& cache, const std::string& to, Json& result) {
+  Json kept = Json::array();
+  std::error_code error;
+  fs::create_directories(to, error);
+  for (fs::recursive_directory_iterator it(cache, error), end; !error && it != end; it.increment(error)) {
+    const fs::path& file = it->path();
+    const std::string extension = file.extension().string();
+    if (!it->is_regular_file() || (extension != ".cubin" && extension != ".ptx" && extension != ".json"))
+      continue;
+    // The cache's folder names are content hashes: prefixed, the names stay apart.
+    const std::string name = file.parent_path().filename().string() + "-" + file.filename().string();
+    std::error_code copied;
+    fs::copy_file(file, fs::path(to) / name, fs::copy_options::overwrite_existing, copied);
+    if (!copied && extension == ".cubin") kept.push_back(name);
+  }
+  result[p::kCompiledKernels] = kept;
+  fs::remove_all(cache, error);
+}
+
 // Runs the whole request into `result`; every failure becomes a status and a message.
 void run(const std::string& text, Json& result) {
   using namespace ptxbench::runner;
@@ -145,6 +188,7 @@ void run(const std::string& text, Json& result) {
   std::unique_ptr<SolutionProcess> solution;
   Request request;
   std::optional<solution::Entry> entry;
+  std::string triton_cache;
   try {
     request = parse_request(text);
     result[p::kMode] = request.mode_name;
@@ -155,7 +199,7 @@ void run(const std::string& text, Json& result) {
                          request.entry_point + "\"");
     }
     // Forked before this process creates its CUDA context (a forked child cannot use its parent's).
-    solution = std::make_unique<SolutionProcess>(own_path());
+    solution = std::make_unique<SolutionProcess>(worker_command(request, triton_cache));
     // The context and device facts come first, so that a library that breaks CUDA at load time is seen as
     // such.
     PTXBENCH_CUDA(cudaSetDevice(request.device));
@@ -185,6 +229,9 @@ void run(const std::string& text, Json& result) {
   } catch (const std::exception& error) {
     set_error(result, p::kHarnessError, error.what());
   }
+  solution.reset();  // the worker is gone before its cache is read
+  if (!triton_cache.empty() && !request.kernels_dir.empty())
+    keep_compiled_kernels(triton_cache, request.kernels_dir, result);
 }
 
 }  // namespace

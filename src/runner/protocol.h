@@ -43,7 +43,14 @@
 //   "repetitions": 50,                          // optional (time), default 50, at least 30; a solution
 //                                               // whose first call takes over 0.2 s gets as many as fit
 //                                               // 10 s, at least 5 (the timing reports the counts used)
-//   "device": 0                                 // optional, default 0
+//   "device": 0,                                // optional, default 0
+//   "track": "cuda",                            // optional, default "cuda"; "triton": "library" is the
+//                                               // solution's Python file, run by the python below
+//   "python": "/usr/bin/python3",               // triton: the python with torch and triton
+//   "kernels_dir": "/abs/scratch/kernels"       // triton, optional: where the runner copies the kernels
+//                                               // Triton compiled (*.cubin, *.ptx, *.json), once the
+//                                               // solution process is gone; the result's
+//                                               // "compiled_kernels" lists them
 // }
 // Families (family / entry_point / dimensions / outputs):
 //   gemm               / ptxbench_gemm_bf16              / M N K              / C
@@ -146,12 +153,17 @@ inline constexpr const char* kWarmup = "warmup";
 inline constexpr const char* kRepetitions = "repetitions";
 inline constexpr const char* kJudgeCallS = "judge_call_s";  // the judge's work for one timed call
 inline constexpr const char* kDevice = "device";
+inline constexpr const char* kTrack = "track";
+inline constexpr const char* kPython = "python";
+inline constexpr const char* kKernelsDir = "kernels_dir";
 
 // Request values and defaults.
 inline constexpr const char* kModeCheck = "check";
 inline constexpr const char* kModeTime = "time";
 inline constexpr const char* kModeProfile = "profile";
 inline constexpr const char* kModeSanitize = "sanitize";
+inline constexpr const char* kTrackCuda = "cuda";
+inline constexpr const char* kTrackTriton = "triton";
 inline constexpr double kDefaultRtol = 0.01;
 inline constexpr double kDefaultAtol = 0.01;
 inline constexpr int kDefaultTrials = 3;
@@ -169,6 +181,7 @@ inline constexpr const char* kShapeResults = "shapes";
 inline constexpr const char* kTiming = "timing";
 inline constexpr const char* kProfile = "profile";
 inline constexpr const char* kRuntimeError = "runtime_error";
+inline constexpr const char* kCompiledKernels = "compiled_kernels";  // triton: the files in kernels_dir
 
 // Result status values.
 inline constexpr const char* kPassed = "passed";

@@ -126,6 +126,17 @@ Request parse_request(const std::string& text) {
   request.warmup = optional_int(doc, p::kWarmup, p::kDefaultWarmup, 0);
   request.repetitions = optional_int(doc, p::kRepetitions, p::kDefaultRepetitions, p::kMinRepetitions);
   request.device = optional_int(doc, p::kDevice, 0, 0);
+
+  const std::string track = doc.contains(p::kTrack) ? require_string(doc, p::kTrack) : p::kTrackCuda;
+  if (track != p::kTrackCuda && track != p::kTrackTriton)
+    throw RequestError("request: \"track\" must be \"cuda\" or \"triton\"");
+  request.triton = track == p::kTrackTriton;
+  if (request.triton) {
+    request.python = require_string(doc, p::kPython);
+    if (doc.contains(p::kKernelsDir)) request.kernels_dir = require_string(doc, p::kKernelsDir);
+  } else if (doc.contains(p::kPython) || doc.contains(p::kKernelsDir)) {
+    throw RequestError("request: \"python\" and \"kernels_dir\" belong to the triton track");
+  }
   return request;
 }
 

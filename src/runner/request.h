@@ -28,6 +28,9 @@ struct Request {
   int warmup = 0;
   int repetitions = 0;
   int device = 0;
+  bool triton = false;      // "track": "triton": `library` is a Python file, run by `python`
+  std::string python;       // triton only
+  std::string kernels_dir;  // triton, optional: where Triton's compiled kernels are copied
 
   const Tolerance& tolerance_for(const std::string& output) const {
     const auto it = tolerances.find(output);

@@ -15,11 +15,29 @@
 #include <optional>
 #include <stdexcept>
 
+#include "util/incbin.h"
+
+PTXBENCH_INCBIN(ptxbench_triton_worker, PTXBENCH_TRITON_WORKER)
+
 namespace ptxbench::runner {
 
 namespace s = solution;
 
-SolutionProcess::SolutionProcess(const std::string& runner_path) {
+WorkerCommand cuda_worker(const std::string& runner_path) {
+  return {.argv = {runner_path, "--solution-worker"}, .environment = {}};
+}
+
+WorkerCommand python_worker(const std::string& python, const std::string& worker_library,
+                            const std::string& triton_cache) {
+  const std::string script(ptxbench_triton_worker, ptxbench_triton_worker_end);
+  // -I: no user site and no PYTHON* variable applies; -B: no bytecode written beside the solution.
+  return {.argv = {python, "-I", "-B", "-c", script, worker_library},
+          .environment = {{"TRITON_CACHE_DIR", triton_cache},
+                          {"TRITON_HOME", triton_cache},
+                          {"HOME", triton_cache}}};
+}
+
+SolutionProcess::SolutionProcess(const WorkerCommand& command) {
   int sockets[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) != 0)
     throw std::runtime_error(std::string("socketpair: ") + std::strerror(errno));
@@ -28,10 +46,15 @@ SolutionProcess::SolutionProcess(const std::string& runner_path) {
   if (pid_ == 0) {
     // The child keeps stdin (/dev/null by now), stdout and stderr (both the runner's stderr) and its end of
     // the socket; every other descriptor of the runner (the result channel, the key) is close-on-exec.
+    // (The runner has one thread when it forks, so setenv and the allocations here are safe.)
     const int fd = fcntl(sockets[1], F_DUPFD, 3);
-    const std::string fd_text = std::to_string(fd);
-    execl(runner_path.c_str(), runner_path.c_str(), "--solution-worker", fd_text.c_str(),
-          static_cast<char*>(nullptr));
+    for (const auto& [name, value] : command.environment) setenv(name.c_str(), value.c_str(), 1);
+    std::vector<std::string> arguments = command.argv;
+    arguments.push_back(std::to_string(fd));
+    std::vector<char*> argv;
+    for (std::string& argument : arguments) argv.push_back(argument.data());
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
     _exit(127);
   }
   close(sockets[1]);

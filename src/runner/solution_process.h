@@ -59,10 +59,24 @@ struct CallOutcome {
   double judge_us = 0;  // request sent to reply received, on the runner's clock: bounds the reply's times
 };
 
+// How to start the worker: its command line, to which the socket's descriptor number is appended, and the
+// variables it gets beyond the runner's environment.
+struct WorkerCommand {
+  std::vector<std::string> argv;
+  std::vector<std::pair<std::string, std::string>> environment;
+};
+
+// A CUDA solution's worker: `runner_path --solution-worker FD`.
+WorkerCommand cuda_worker(const std::string& runner_path);
+// A Triton solution's worker: `python -I -B -c <triton_worker.py> <worker_library> FD`, its kernels compiled
+// into `triton_cache` (in the sandbox's /tmp).
+WorkerCommand python_worker(const std::string& python, const std::string& worker_library,
+                            const std::string& triton_cache);
+
 class SolutionProcess {
  public:
-  // Starts `runner_path --solution-worker FD`. Call before the runner's first CUDA call: the child is forked.
-  explicit SolutionProcess(const std::string& runner_path);
+  // Starts the worker. Call before the runner's first CUDA call: the child is forked.
+  explicit SolutionProcess(const WorkerCommand& command);
   ~SolutionProcess();  // kills and reaps the worker
   SolutionProcess(const SolutionProcess&) = delete;
   SolutionProcess& operator=(const SolutionProcess&) = delete;

@@ -26,6 +26,7 @@
 #include "runner/kernels.h"
 #include "runner/landlock.h"
 #include "runner/launch_recorder.h"
+#include "runner/solution_binding.h"
 #include "runner/solution_protocol.h"
 #include "runner/tensor_counter.h"
 
@@ -38,9 +39,70 @@ void set_message(s::Reply& reply, const std::string& text) {
   std::snprintf(reply.message, sizeof(reply.message), "%s", text.c_str());
 }
 
+// The CUDA track: the solution is a shared library with C entry points (include/ptxbench/abi.h).
+class LibraryBinding final : public SolutionBinding {
+ public:
+  std::optional<std::string> load(const std::string& library, s::Entry entry) override {
+    entry_kind_ = entry;
+    void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) return std::string("could not load the solution library: ") + dlerror();
+    std::string_view name;
+    for (const s::EntryName& known : s::kEntryNames)
+      if (known.entry == entry) name = known.name;
+    entry_ = dlsym(handle, std::string(name).c_str());
+    if (entry_ == nullptr)
+      return "the solution library does not define " + std::string(name) + " with C linkage (extern \"C\")";
+    if (entry == s::Entry::attention_backward) {
+      workspace_entry_ = dlsym(handle, std::string(s::kWorkspaceEntryPoint).c_str());
+      if (workspace_entry_ == nullptr)
+        return "the solution library does not define " + std::string(s::kWorkspaceEntryPoint) +
+               " with C linkage (extern \"C\"); the backward needs it even when it returns 0";
+    }
+    // Never dlclose'd: the solution's code may still be referenced by the CUDA runtime.
+    return std::nullopt;
+  }
+
+  Size workspace_bytes(const int64_t* i, uint32_t count) override {
+    if (workspace_entry_ == nullptr || count != 7) return {.error = "no workspace size function to call"};
+    return {.bytes = reinterpret_cast<decltype(&ptxbench_attention_backward_workspace_bytes)>(workspace_entry_)(
+                static_cast<int>(i[0]), static_cast<int>(i[1]), static_cast<int>(i[2]), static_cast<int>(i[3]),
+                static_cast<int>(i[4]), static_cast<int>(i[5]), static_cast<int>(i[6]))};
+  }
+
+  Returned invoke(const CallArguments& a) override {
+    using bf16 = __nv_bfloat16;
+    void* const* p = a.pointers;
+    const auto n = [&a](int k) { return static_cast<int>(a.ints[k]); };
+    switch (entry_kind_) {
+      case s::Entry::gemm:
+        return {reinterpret_cast<decltype(&ptxbench_gemm_bf16)>(entry_)(
+            static_cast<const bf16*>(p[0]), static_cast<const bf16*>(p[1]), static_cast<bf16*>(p[2]), n(0),
+            n(1), n(2), a.stream)};
+      case s::Entry::attention_forward:
+        return {reinterpret_cast<decltype(&ptxbench_attention_forward_bf16)>(entry_)(
+            static_cast<const bf16*>(p[0]), static_cast<const bf16*>(p[1]), static_cast<const bf16*>(p[2]),
+            static_cast<bf16*>(p[3]), static_cast<float*>(p[4]), n(0), n(1), n(2), n(3), n(4), n(5), a.scale,
+            n(6), a.stream)};
+      case s::Entry::attention_backward:
+        return {reinterpret_cast<decltype(&ptxbench_attention_backward_bf16)>(entry_)(
+            static_cast<const bf16*>(p[0]), static_cast<const bf16*>(p[1]), static_cast<const bf16*>(p[2]),
+            static_cast<const bf16*>(p[3]), static_cast<const float*>(p[4]), static_cast<const bf16*>(p[5]),
+            static_cast<bf16*>(p[6]), static_cast<bf16*>(p[7]), static_cast<bf16*>(p[8]), p[9], n(0), n(1),
+            n(2), n(3), n(4), n(5), a.scale, n(6), a.stream)};
+    }
+    return {-1};
+  }
+
+ private:
+  s::Entry entry_kind_ = s::Entry::gemm;
+  void* entry_ = nullptr;
+  void* workspace_entry_ = nullptr;
+};
+
 class Worker {
  public:
-  Worker(int socket, Confinement confinement) : socket_(socket), confinement_(confinement) {}
+  Worker(int socket, Confinement confinement, SolutionBinding& binding)
+      : socket_(socket), confinement_(confinement), binding_(binding) {}
 
   int serve() {
     s::OpenRequest open;
@@ -134,42 +196,16 @@ class Worker {
   }
 
   void load(const s::LoadRequest& request, s::Reply& reply) {
-    entry_kind_ = request.entry;
     reply.writes_confined = confinement_.writes_confined ? 1 : 0;
     reply.threads_when_confined = confinement_.threads;
-
-    const std::string library(request.library, strnlen(request.library, sizeof(request.library)));
-    void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr)
-      return fail(reply, s::Phase::load, cudaSuccess,
-                  std::string("could not load the solution library: ") + dlerror());
-    std::string_view name;
-    for (const s::EntryName& known : s::kEntryNames)
-      if (known.entry == request.entry) name = known.name;
-    entry_ = dlsym(handle, std::string(name).c_str());
-    if (entry_ == nullptr)
-      return fail(
-          reply, s::Phase::load, cudaSuccess,
-          "the solution library does not define " + std::string(name) + " with C linkage (extern \"C\")");
-    if (request.entry == s::Entry::attention_backward) {
-      workspace_entry_ = dlsym(handle, std::string(s::kWorkspaceEntryPoint).c_str());
-      if (workspace_entry_ == nullptr)
-        return fail(reply, s::Phase::load, cudaSuccess,
-                    "the solution library does not define " + std::string(s::kWorkspaceEntryPoint) +
-                        " with C linkage (extern \"C\"); the backward needs it even when it returns 0");
-    }
-    // Never dlclose'd: the solution's code may still be referenced by the CUDA runtime.
+    const std::string path(request.library, strnlen(request.library, sizeof(request.library)));
+    if (const auto error = binding_.load(path, request.entry)) fail(reply, s::Phase::load, cudaSuccess, *error);
   }
 
   void workspace_bytes(const s::CallRequest& request, s::Reply& reply) {
-    if (workspace_entry_ == nullptr || request.int_count != 7)
-      return fail(reply, s::Phase::harness, cudaSuccess, "no workspace size function to call");
-    const int64_t* i = request.ints;
-    const auto size =
-        reinterpret_cast<decltype(&ptxbench_attention_backward_workspace_bytes)>(workspace_entry_)(
-            static_cast<int>(i[0]), static_cast<int>(i[1]), static_cast<int>(i[2]), static_cast<int>(i[3]),
-            static_cast<int>(i[4]), static_cast<int>(i[5]), static_cast<int>(i[6]));
-    reply.value = size;
+    const SolutionBinding::Size size = binding_.workspace_bytes(request.ints, request.int_count);
+    if (size.error) return fail(reply, s::Phase::workspace, cudaSuccess, *size.error);
+    reply.value = size.bytes;
   }
 
   // The runner's buffer behind an IPC handle, mapped once and kept while the runner keeps sending it; the
@@ -210,29 +246,6 @@ class Worker {
     return cudaStreamSynchronize(stream);
   }
 
-  int invoke(void* const* p, const int64_t* i, float scale, cudaStream_t stream) {
-    using bf16 = __nv_bfloat16;
-    const auto n = [i](int k) { return static_cast<int>(i[k]); };
-    switch (entry_kind_) {
-      case s::Entry::gemm:
-        return reinterpret_cast<decltype(&ptxbench_gemm_bf16)>(entry_)(
-            static_cast<const bf16*>(p[0]), static_cast<const bf16*>(p[1]), static_cast<bf16*>(p[2]), n(0),
-            n(1), n(2), stream);
-      case s::Entry::attention_forward:
-        return reinterpret_cast<decltype(&ptxbench_attention_forward_bf16)>(entry_)(
-            static_cast<const bf16*>(p[0]), static_cast<const bf16*>(p[1]), static_cast<const bf16*>(p[2]),
-            static_cast<bf16*>(p[3]), static_cast<float*>(p[4]), n(0), n(1), n(2), n(3), n(4), n(5), scale,
-            n(6), stream);
-      case s::Entry::attention_backward:
-        return reinterpret_cast<decltype(&ptxbench_attention_backward_bf16)>(entry_)(
-            static_cast<const bf16*>(p[0]), static_cast<const bf16*>(p[1]), static_cast<const bf16*>(p[2]),
-            static_cast<const bf16*>(p[3]), static_cast<const float*>(p[4]), static_cast<const bf16*>(p[5]),
-            static_cast<bf16*>(p[6]), static_cast<bf16*>(p[7]), static_cast<bf16*>(p[8]), p[9], n(0), n(1),
-            n(2), n(3), n(4), n(5), scale, n(6), stream);
-    }
-    return -1;
-  }
-
   void call(const s::CallRequest& request, s::Reply& reply) {
     if (request.pointer_count > s::kMaxPointers || request.int_count > s::kMaxInts ||
         request.snapshot_count > s::kMaxSnapshots)
@@ -240,7 +253,8 @@ class Worker {
     for (uint32_t k = 0; k < request.snapshot_count; ++k)
       if (request.snapshot_of[k] >= request.pointer_count)
         return fail(reply, s::Phase::harness, cudaSuccess, "malformed call request");
-    void* pointers[s::kMaxPointers] = {};
+    CallArguments arguments;
+    void** pointers = arguments.pointers;
     void* snapshots[s::kMaxSnapshots] = {};
     std::vector<std::string> keep;
     const auto key = [](const cudaIpcMemHandle_t& handle) {
@@ -267,12 +281,24 @@ class Worker {
           error != cudaSuccess)
         return fail(reply, s::Phase::harness, error, "cudaStreamCreate failed");
     }
+    arguments.pointer_count = request.pointer_count;
+    std::copy_n(request.bytes, request.pointer_count, arguments.bytes);
+    arguments.int_count = request.int_count;
+    std::copy_n(request.ints, request.int_count, arguments.ints);
+    arguments.scale = request.scale;
+    arguments.stream = stream;
     const bool timed = (request.flags & s::kTimed) != 0, profiled = (request.flags & s::kProfiled) != 0;
     unsigned long long stream_id = 0;
     (void)cudaStreamGetId(stream, &stream_id);
     reply.value = stream_id;
     reply.stream_handle = reinterpret_cast<uintptr_t>(stream);
 
+    if (request.op == s::Op::call) {
+      if (const auto error = binding_.prepare(arguments)) {
+        if (stream != stream_) (void)cudaStreamDestroy(stream);
+        return fail(reply, s::Phase::harness, cudaSuccess, "could not prepare the call: " + *error);
+      }
+    }
     // An empty kernel first: the GPU switches to this process's context (from the runner's, which just
     // flushed the L2) before the clocks start, so the switch is in neither clock. (The judge asks for it in a
     // request of its own before a timed call, Op::switch_in, so that it is not in the judge's clock either.)
@@ -285,15 +311,17 @@ class Worker {
     const auto start = std::chrono::steady_clock::now();
     reply.before_us = std::chrono::duration<double, std::micro>(start - received_).count();
     if (timed) (void)cudaEventRecord(start_, stream);
-    if (request.op == s::Op::calibrate) {
+    Returned returned;
+    if (request.op == s::Op::calibrate)
       launch_spin_kernel(request.calibration_us, stream);
-      reply.return_code = 0;
-    } else {
-      reply.return_code = invoke(pointers, request.ints, request.scale, stream);
-    }
+    else
+      returned = binding_.invoke(arguments);
+    reply.return_code = returned.code;
     if (timed) (void)cudaEventRecord(stop_, stream);
     cudaError_t error = cudaSuccess;
-    if (reply.return_code != 0) {
+    if (returned.raised) {
+      fail(reply, s::Phase::call, cudaSuccess, "the solution raised " + *returned.raised);
+    } else if (reply.return_code != 0) {
       fail(reply, s::Phase::call, cudaSuccess,
            "the solution returned " + std::to_string(reply.return_code) + " (0 means success)");
     } else if ((error = cudaGetLastError()) != cudaSuccess) {
@@ -363,9 +391,7 @@ class Worker {
   std::unique_ptr<LaunchRecorder> recorder_;
   std::unique_ptr<TensorCounter> counter_;
   std::map<uint32_t, s::Reply> counts_;  // of the kCounted calls, by index (only the count fields are set)
-  s::Entry entry_kind_ = s::Entry::gemm;
-  void* entry_ = nullptr;
-  void* workspace_entry_ = nullptr;
+  SolutionBinding& binding_;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
   std::map<std::string, void*> mapped_;
@@ -373,7 +399,7 @@ class Worker {
 
 }  // namespace
 
-int solution_worker_main(int socket) {
+Confinement confine_solution_process() {
   // Writes confined to /dev (the GPU's device nodes), /tmp (the sandbox's private tmpfs) and this process's
   // own /proc/PID (CUDA's start failed without it on the H200, with cudaErrorOperatingSystem): the runner's
   // scratch folder, where the profiler and the sanitizer write their logs, becomes read-only to the solution.
@@ -382,10 +408,18 @@ int solution_worker_main(int socket) {
   // take over to write elsewhere. (A path reached through /proc/PID/root or /proc/PID/fd is checked where it
   // resolves.)
   const uint32_t threads = threads_of_this_process();
-  const Confinement confinement{.writes_confined = confine_writes_to({"/dev", "/tmp", "/proc/self"}),
-                                .threads = threads};
-  Worker worker(socket, confinement);
+  return {.writes_confined = confine_writes_to({"/dev", "/tmp", "/proc/self"}), .threads = threads};
+}
+
+int serve_solution(int socket, Confinement confinement, SolutionBinding& binding) {
+  Worker worker(socket, confinement, binding);
   return worker.serve();
+}
+
+int solution_worker_main(int socket) {
+  const Confinement confinement = confine_solution_process();
+  LibraryBinding library;
+  return serve_solution(socket, confinement, library);
 }
 
 }  // namespace ptxbench::runner

@@ -1,9 +1,23 @@
-// The solution process's entry: `ptxbench-runner --solution-worker FD` (solution_protocol.h).
+// The solution process: `ptxbench-runner --solution-worker FD` for a CUDA solution, or the Python host of a
+// Triton one (python_worker.h), started by the runner (solution_process.cpp). Either serves the runner's
+// requests (solution_protocol.h) with the same worker; they differ only in how they reach the solution
+// (solution_binding.h).
 #pragma once
+
+#include "runner/landlock.h"
+#include "runner/solution_binding.h"
 
 namespace ptxbench::runner {
 
-// Serves the runner's requests on the socket `socket` until it closes; returns the process's exit status.
+// Confines the process's file-system writes to /dev, /tmp and its own /proc entry. Call it first, while the
+// process has one thread: Landlock binds the calling thread and the threads it starts later.
+Confinement confine_solution_process();
+
+// Serves the runner's requests on `socket` until it closes, reaching the solution through `binding`; returns
+// the process's exit status.
+int serve_solution(int socket, Confinement confinement, SolutionBinding& binding);
+
+// The CUDA track's worker: confines the process, then serves with the shared-library binding.
 int solution_worker_main(int socket);
 
 }  // namespace ptxbench::runner

@@ -132,6 +132,16 @@ class TritonTrack final : public Track {
       ++result.error_count;
     }
     result.status = result.error_count ? CompileResult::Status::compile_error : CompileResult::Status::ok;
+    result.runner_track = "triton";
+    if (result.ok()) {
+      // The file the Triton worker runs.
+      try {
+        result.library = keep_source(source, source_name(), options);
+      } catch (const std::exception& e) {
+        result.status = CompileResult::Status::toolchain_error;
+        result.diagnostics = fmt::format("the compile failed on this host, not on the source: {}", e.what());
+      }
+    }
     return result;
   }
 
@@ -150,13 +160,11 @@ class TritonTrack final : public Track {
   }
 
   SolutionWorker worker() const override {
-    return {.implemented = false,
+    return {.implemented = true,
             .loads =
-                "a Python solution process that imports solution.py and calls its entry point with torch "
-                "tensors over the judge's CUDA IPC buffers",
-            .missing =
-                "the Triton track's GPU stages are not implemented yet: no solution process runs Triton "
-                "solutions, so this one was parsed and scanned but not run"};
+                "python3 runs the worker's trusted host script, which imports solution.py and calls its entry "
+                "point with torch tensors over the judge's CUDA IPC buffers, on the worker's stream",
+            .missing = ""};
   }
 
   std::string system_prompt() const override {

@@ -1,5 +1,6 @@
 // How the GPU stages read the runner's result documents (src/runner/protocol.h), without a GPU.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include "eval/evaluate.h"
@@ -304,21 +305,44 @@ fs::path write_script(const fs::path& dir, const std::string& name, const std::s
 // `tool_logs`: what the fake compute-sanitizer writes as a tool's log (by --tool name); a clean report
 // otherwise. `ncu_csv`: with it, a fake ncu writes it as its log; `compiled_kernels` are the compile stage's.
 // `sass`: with it, a fake cuobjdump prints it as the compiled code's SASS.
+// A Triton solution (`triton`): the runner's requests are kept there, and in a profile it says it kept the
+// kernels Triton compiled, `triton->kernel_files`, in the request's kernels_dir.
+struct FakeTriton {
+  std::vector<std::string> kernel_files;
+  std::vector<json> requests;  // what the runner was asked, in order
+};
+
 Verdict stages_with_fake_tools(const json& result, const std::vector<std::string>& stages = {"sanitize"},
                                const std::map<std::string, std::string>& tool_logs = {},
                                const std::string& ncu_csv = "",
-                               std::vector<std::string> compiled_kernels = {}, const std::string& sass = "") {
+                               std::vector<std::string> compiled_kernels = {}, const std::string& sass = "",
+                               FakeTriton* triton = nullptr) {
   const fs::path dir = fs::temp_directory_path() / ("ptxbench-fake-tools-" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir / "scratch");
   std::ofstream(dir / "result.json") << result.dump();
   for (const auto& [tool, log] : tool_logs) std::ofstream(dir / (tool + ".log")) << log;
-  // Reads the request up to NUL and the key after it; prints the result and its HMAC tag.
+  if (triton) std::ofstream(dir / "kernels.txt") << fmt::format("{}", fmt::join(triton->kernel_files, "\n"));
+  // Reads the request up to NUL and the key after it; prints the result and its HMAC tag. Keeps the requests
+  // and, where one asks for the kernels Triton compiled, writes them and lists them in the result.
   const fs::path runner = write_script(dir, "runner", R"(#!/usr/bin/env python3
-import hashlib, hmac, os, sys
+import hashlib, hmac, json, os, sys
+here = os.path.dirname(os.path.abspath(__file__))
 data = sys.stdin.buffer.read()
 request, _, key = data.partition(b"\0")
-document = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "result.json")).read() + "\n"
+with open(os.path.join(here, "requests.jsonl"), "a") as kept:
+    kept.write(request.decode() + "\n")
+document = open(os.path.join(here, "result.json")).read()
+asked = json.loads(request)
+if asked.get("kernels_dir"):
+    os.makedirs(asked["kernels_dir"], exist_ok=True)
+    names = open(os.path.join(here, "kernels.txt")).read().split()
+    for name in names:
+        open(os.path.join(asked["kernels_dir"], name), "w").write("cubin")
+    result = json.loads(document)
+    result["compiled_kernels"] = names
+    document = json.dumps(result)
+document += "\n"
 tag = hmac.new(key.strip(), document.encode(), hashlib.sha256).hexdigest()
 sys.stdout.write(document + "ptxbench-mac " + tag + "\n")
 )");
@@ -358,6 +382,12 @@ exec "$@"
   compiled.status = CompileResult::Status::ok;
   compiled.library = dir / "solution.so";
   compiled.cubin = dir / "solution.cubin";
+  if (triton) {
+    compiled.library = dir / "solution.py";
+    compiled.cubin.clear();
+    compiled.compiles_kernels = false;
+    compiled.runner_track = "triton";
+  }
   for (const auto& kernel : compiled_kernels) compiled.kernels.push_back({.mangled = kernel});
   GpuTools tools;
   tools.runner = runner;
@@ -370,6 +400,10 @@ exec "$@"
   tools.sandbox = resolve_sandbox({.enabled = false});
   Verdict verdict;
   run_gpu_stages(compiled, task(), tools, verdict);
+  if (triton) {
+    std::ifstream kept(dir / "requests.jsonl");
+    for (std::string line; std::getline(kept, line);) triton->requests.push_back(json::parse(line));
+  }
   fs::remove_all(dir);
   return verdict;
 }
@@ -515,4 +549,41 @@ TEST(GpuStages, StagesNotRequestedAreSkippedAsSuch) {
   // Time alone: it needs the correct stage's pass, which did not run.
   const Verdict time_alone = stages_with_fake_tools(passed, {"time"});
   EXPECT_NE(stage_named(time_alone, "time").message.find("needs the correct stage"), std::string::npos);
+}
+
+// A Triton solution: every request names the track and the python that runs it; the profile asks for the
+// kernels Triton compiled, and the stage holds the launches to their SASS, by their plain names.
+TEST(GpuStages, ATritonSolutionsLaunchesAreHeldToTheKernelsTritonCompiledInTheProfiledRun) {
+  const std::string csv =
+      "\"ID\",\"Process ID\",\"Kernel Name\",\"Stream\",\"sass__inst_executed_per_opcode_with_modifier_all\"\n"
+      "\"0\",\"1\",\"matmul_kernel\",\"13\",\"2097172 (HGMMA.64x256x16.F32.BF16: 2097152; "
+      "UTMALDG.2D: 10; SYNCS.PHASECHK.TRANS64.TRYWAIT: 10)\"\n";
+  std::string sass = sass_of({"HGMMA.64x256x16.F32.BF16", "UTMALDG.2D", "SYNCS.PHASECHK.TRANS64.TRYWAIT", "EXIT"});
+  sass.replace(sass.find("_Z4gemmPK13__nv_bfloat16"), std::string("_Z4gemmPK13__nv_bfloat16").size(),
+               "matmul_kernel");
+  FakeTriton triton{.kernel_files = {"abc-matmul_kernel.cubin"}};
+  const Verdict verdict =
+      stages_with_fake_tools(kProfiled, {"correct", "instructions"}, {}, csv, {}, sass, &triton);
+  const StageResult& instructions = stage_named(verdict, "instructions");
+  EXPECT_EQ(instructions.status, StageStatus::passed) << instructions.message;
+  EXPECT_EQ(instructions.details["launches"][0]["from_submission"], true);
+  EXPECT_EQ(instructions.details["compiled_kernels"], json::array({"abc-matmul_kernel.cubin"}));
+  EXPECT_EQ(instructions.details["static_sass"]["opcodes"]["UTMALDG.2D"], 1);
+  ASSERT_EQ(triton.requests.size(), 2u);
+  for (const json& request : triton.requests) {
+    EXPECT_EQ(request["track"], "triton");
+    EXPECT_EQ(request["python"], "python3");
+    EXPECT_TRUE(request["library"].get<std::string>().ends_with("solution.py"));
+  }
+  EXPECT_FALSE(triton.requests[0].contains("kernels_dir")) << "only the profile keeps the kernels";
+  EXPECT_TRUE(triton.requests[1]["kernels_dir"].get<std::string>().ends_with("/kernels"));
+}
+
+// A Triton run that compiled no kernel leaves nothing to hold the launches to: no pass on names alone.
+TEST(GpuStages, ATritonRunWithNoCompiledKernelCannotPassTheInstructionStage) {
+  FakeTriton triton;
+  const Verdict verdict = stages_with_fake_tools(kProfiled, {"instructions"}, {}, kFullCsv, {}, "", &triton);
+  const StageResult& instructions = stage_named(verdict, "instructions");
+  EXPECT_NE(instructions.status, StageStatus::passed) << instructions.message;
+  EXPECT_NE(instructions.message.find("Triton compiled no kernel"), std::string::npos) << instructions.message;
 }

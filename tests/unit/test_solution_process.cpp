@@ -1,6 +1,6 @@
 // The runner's side of the solution process (runner/solution_process.h) against workers that break the
 // protocol. This binary plays the worker too: SolutionProcess starts it again with `--solution-worker FD`,
-// and $PTXBENCH_FAKE_WORKER says how it misbehaves. No GPU needed: the fakes never touch CUDA.
+// and $PTXBENCH_FAKE_WORKER, in the worker command's environment, says how it misbehaves. No GPU needed: the fakes never touch CUDA.
 #include <gtest/gtest.h>
 
 #include <sys/socket.h>
@@ -79,10 +79,16 @@ int fake_worker(int socket, const std::string& behaviour) {
 // ---- the tests
 // ----------------------------------------------------------------------------------------------
 
+// This binary as a worker that behaves as told.
+WorkerCommand fake_worker_command(const std::string& behaviour) {
+  WorkerCommand command = cuda_worker(self_path);
+  command.environment = {{"PTXBENCH_FAKE_WORKER", behaviour}};
+  return command;
+}
+
 std::string fault_of(const std::string& behaviour, bool calibrate_too) {
-  setenv("PTXBENCH_FAKE_WORKER", behaviour.c_str(), 1);
   try {
-    SolutionProcess process(self_path);
+    SolutionProcess process(fake_worker_command(behaviour));
     process.open(0);
     if (calibrate_too) {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the reply queued ahead has arrived
@@ -99,8 +105,7 @@ std::string fault_of(const std::string& behaviour, bool calibrate_too) {
 }  // namespace
 
 TEST(SolutionProcessJudge, AnHonestWorkersTimesAreHeldToTheJudgesClock) {
-  setenv("PTXBENCH_FAKE_WORKER", "honest", 1);
-  SolutionProcess process(self_path);
+  SolutionProcess process(fake_worker_command("honest"));
   process.open(0);
   const CallOutcome outcome = process.calibrate(0);
   EXPECT_EQ(outcome.reply.event_us, 5);
@@ -127,8 +132,7 @@ TEST(SolutionProcessJudge, TimesThatAreNotFiniteAreMalformed) {
 }
 
 TEST(SolutionProcessJudge, AWorkersMessageKeepsOnlyPrintableAscii) {
-  setenv("PTXBENCH_FAKE_WORKER", "bad-text", 1);
-  SolutionProcess process(self_path);
+  SolutionProcess process(fake_worker_command("bad-text"));
   try {
     process.open(0);
     FAIL() << "the worker said it failed";
@@ -150,6 +154,37 @@ TEST(SolutionProcessJudge, AWorkerThatEndsWhileItsChildHoldsTheSocketIsSeenToEnd
   const std::string fault = fault_of("exit-leaving-a-child", true);
   alarm(0);
   EXPECT_NE(fault.find("the solution process ended (it exited with status 0)"), std::string::npos) << fault;
+}
+
+TEST(SolutionProcessJudge, ATritonSolutionsWorkerIsPythonRunningTheInlinedHostWithItsOwnKernelCache) {
+  const WorkerCommand command = python_worker("python3", "/opt/ptxbench/libptxbench-solution-worker.so",
+                                              "/tmp/ptxbench-triton-x");
+  ASSERT_EQ(command.argv.size(), 6u);
+  EXPECT_EQ(command.argv[0], "python3");
+  EXPECT_EQ(command.argv[1], "-I");  // isolated: no PYTHON* variable, no user site
+  EXPECT_EQ(command.argv[2], "-B");  // nothing written beside the solution
+  EXPECT_EQ(command.argv[3], "-c");
+  EXPECT_NE(command.argv[4].find("ptxbench_worker_serve"), std::string::npos);  // src/runner/triton_worker.py
+  EXPECT_NE(command.argv[4].find("ptxbench_worker_confine"), std::string::npos);
+  EXPECT_EQ(command.argv[5], "/opt/ptxbench/libptxbench-solution-worker.so");
+  const auto has = [&](const std::string& name) {
+    for (const auto& [n, value] : command.environment)
+      if (n == name) return value == "/tmp/ptxbench-triton-x";
+    return false;
+  };
+  EXPECT_TRUE(has("TRITON_CACHE_DIR"));
+  EXPECT_TRUE(has("TRITON_HOME"));
+}
+
+TEST(SolutionProcessJudge, AWorkerThatCannotStartIsSeenToEnd) {
+  WorkerCommand command = cuda_worker("/nonexistent/ptxbench-runner");
+  SolutionProcess process(command);
+  try {
+    process.open(0);
+    FAIL() << "a worker that was never started answered";
+  } catch (const SolutionFault& fault) {
+    EXPECT_NE(std::string(fault.what()).find("exited with status 127"), std::string::npos) << fault.what();
+  }
 }
 
 int main(int argc, char** argv) {

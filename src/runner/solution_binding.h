@@ -1,0 +1,57 @@
+// How the solution process reaches a track's solution: it loads the solution once, then calls its entry point
+// with the arguments of each request. The CUDA track's solution is a shared library with C entry points
+// (dlopen, dlsym); the Triton track's is a Python file whose entry points take torch tensors, reached through
+// the trusted Python host of the worker (python_worker.h). Everything else in the worker (the protocol, the
+// buffers, the streams, the events, the clocks, the recorders) is the same for both.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <cuda_runtime.h>
+
+#include "runner/solution_protocol.h"
+
+namespace ptxbench::runner {
+
+// One call's arguments, in the entry point's order (solution_protocol.h): the pointers (the runner's buffers
+// as mapped here, nullptr for a null pointer) with their sizes in bytes, the ints and the scale, and the
+// stream the call runs on.
+struct CallArguments {
+  void* pointers[solution::kMaxPointers] = {};
+  uint64_t bytes[solution::kMaxPointers] = {};
+  uint32_t pointer_count = 0;
+  int64_t ints[solution::kMaxInts] = {};
+  uint32_t int_count = 0;
+  float scale = 0;
+  cudaStream_t stream = nullptr;
+};
+
+// What a call of the solution's code came to: its return value, or the exception it raised (Python).
+struct Returned {
+  int code = 0;
+  std::optional<std::string> raised;
+};
+
+class SolutionBinding {
+ public:
+  virtual ~SolutionBinding() = default;
+
+  // Loads the solution (its own code runs now) and finds the entry point(s) of `entry`; why not, in words.
+  virtual std::optional<std::string> load(const std::string& path, solution::Entry entry) = 0;
+  // Readies a call before the clocks start (the Python binding makes its tensors here); a failure is the
+  // harness's, in words.
+  virtual std::optional<std::string> prepare(const CallArguments&) { return std::nullopt; }
+  // Calls the entry point with the arguments last prepared.
+  virtual Returned invoke(const CallArguments& arguments) = 0;
+  // The backward's workspace size for the 7 ints (B, Hq, Hkv, Sq, Sk, D, causal); the error when the
+  // function failed.
+  struct Size {
+    uint64_t bytes = 0;
+    std::optional<std::string> error;
+  };
+  virtual Size workspace_bytes(const int64_t* ints, uint32_t count) = 0;
+};
+
+}  // namespace ptxbench::runner

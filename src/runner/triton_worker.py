@@ -1,0 +1,237 @@
+# The Triton track's solution process: the trusted host of a Python solution (src/runner/python_worker.h).
+#
+# Started by the runner as `python3 -I -B -c <this script> <worker library> <socket>`, with TRITON_CACHE_DIR
+# in the sandbox's private /tmp. It loads the worker library first and confines the process's writes while it
+# has one thread; then it imports torch and hands the worker its socket and four callbacks. The worker keeps
+# the protocol, the IPC buffers, the stream, the events, the clocks and the CUPTI recorders, exactly as for a
+# CUDA solution; this script turns a request's buffers into torch tensors in the ABI's layouts (outside the
+# clocks, cached by buffer and shape) and calls the solution's entry point (docs/triton-abi.md).
+import ctypes
+import sys
+
+if __name__ == "__main__":  # (imported, by the CPU tests, it only defines what follows)
+    worker = ctypes.CDLL(sys.argv[1])
+    worker.ptxbench_worker_confine.restype = ctypes.c_uint32
+    worker.ptxbench_worker_confine()
+
+import importlib.util  # noqa: E402  (after the confinement, as everything below)
+import os  # noqa: E402
+import traceback  # noqa: E402
+
+import torch  # noqa: E402
+
+# solution::Entry (solution_protocol.h) and the Python entry points.
+GEMM, FORWARD, BACKWARD = 1, 2, 3
+ENTRY_POINTS = {
+    GEMM: "ptxbench_gemm_bf16",
+    FORWARD: "ptxbench_attention_forward_bf16",
+    BACKWARD: "ptxbench_attention_backward_bf16",
+}
+WORKSPACE_ENTRY_POINT = "ptxbench_attention_backward_workspace_bytes"
+
+BF16, F32, BYTES = "<i2", "<f4", "|u1"  # bf16 travels as int16 and is viewed as bfloat16
+ITEM_SIZE = {BF16: 2, F32: 4, BYTES: 1}
+
+
+def tensor_layouts(entry, ints, workspace_bytes):
+    """Each pointer argument's (shape, type) in the ABI's layouts (include/ptxbench/abi.h)."""
+    if entry == GEMM:
+        m, n, k = ints[:3]
+        return [((m, k), BF16), ((n, k), BF16), ((m, n), BF16)]
+    b, hq, hkv, sq, sk, d = ints[:6]
+    q, kv, lse = ((b, sq, hq, d), BF16), ((b, sk, hkv, d), BF16), ((b, hq, sq), F32)
+    if entry == FORWARD:
+        return [q, kv, kv, q, lse]
+    return [q, kv, kv, q, lse, q, q, kv, kv, ((workspace_bytes,), BYTES)]
+
+
+def scalar_arguments(entry, ints, scale):
+    """The arguments after the tensors, but for the stream."""
+    if entry == GEMM:
+        return list(ints[:3])
+    return list(ints[:6]) + [scale, ints[6]]
+
+
+class DeviceMemory:
+    """A buffer of the runner's, mapped in this process, as __cuda_array_interface__ describes it."""
+
+    def __init__(self, address, shape, typestr):
+        self.__cuda_array_interface__ = {
+            "shape": shape,
+            "typestr": typestr,
+            "data": (address, False),
+            "strides": None,
+            "stream": None,  # no synchronisation: the worker orders the call on its stream
+            "version": 3,
+        }
+
+
+def numel(shape):
+    count = 1
+    for extent in shape:
+        count *= extent
+    return count
+
+
+class Host:
+    def __init__(self):
+        self.entry = None
+        self.function = None
+        self.workspace_function = None
+        self.solution_file = None
+        self.tensors = {}  # (address, shape, type) -> tensor
+        self.streams = {}  # cudaStream_t -> torch.cuda.ExternalStream
+        self.arguments = None
+
+    def load(self, path, entry):
+        if entry not in ENTRY_POINTS:
+            raise ValueError(f"no entry point {entry}")
+        spec = importlib.util.spec_from_file_location("solution", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["solution"] = module
+        spec.loader.exec_module(module)  # the solution's module-level code runs now
+        self.solution_file = path
+        self.entry = entry
+        self.function = self.entry_point(module, ENTRY_POINTS[entry])
+        if entry == BACKWARD:
+            self.workspace_function = self.entry_point(module, WORKSPACE_ENTRY_POINT)
+
+    @staticmethod
+    def entry_point(module, name):
+        function = module.__dict__.get(name)
+        if not callable(function):
+            raise LookupError(f"the solution defines no function {name} at module level")
+        return function
+
+    def tensor(self, address, available_bytes, shape, typestr):
+        if address == 0:
+            return None
+        key = (address, shape, typestr)
+        tensor = self.tensors.get(key)
+        if tensor is None:
+            needed = numel(shape) * ITEM_SIZE[typestr]
+            if needed > available_bytes:
+                raise ValueError(f"a buffer of {available_bytes} bytes cannot hold a {shape} tensor ({needed} bytes)")
+            if len(self.tensors) > 256:
+                self.tensors.clear()
+            tensor = torch.as_tensor(DeviceMemory(address, shape, typestr))
+            if typestr == BF16:
+                tensor = tensor.view(torch.bfloat16)
+            self.tensors[key] = tensor
+        return tensor
+
+    def stream(self, handle, device):
+        stream = self.streams.get(handle)
+        if stream is None:
+            if len(self.streams) > 64:
+                self.streams.clear()
+            stream = torch.cuda.ExternalStream(handle, device=device)
+            self.streams[handle] = stream
+        return stream
+
+    def prepare(self, addresses, sizes, ints, scale, stream_handle):
+        workspace_bytes = sizes[9] if self.entry == BACKWARD and len(sizes) > 9 else 0
+        layouts = tensor_layouts(self.entry, ints, workspace_bytes)
+        if len(addresses) != len(layouts):
+            raise ValueError(f"{len(addresses)} pointers for an entry point that takes {len(layouts)}")
+        tensors = [self.tensor(a, s, shape, t) for a, s, (shape, t) in zip(addresses, sizes, layouts)]
+        device = next(t.device for t in tensors if t is not None)
+        if torch.cuda.current_device() != device.index:
+            torch.cuda.set_device(device)
+        stream = self.stream(stream_handle, device)
+        torch.cuda.set_stream(stream)  # Triton launches on the current stream
+        self.arguments = tensors + scalar_arguments(self.entry, ints, scale) + [stream]
+
+    def call(self):
+        returned = self.function(*self.arguments)
+        return checked_return(returned, self.function.__name__)
+
+    def workspace(self, ints):
+        returned = self.workspace_function(*ints[:7])
+        if isinstance(returned, bool) or not isinstance(returned, int) or returned < 0:
+            raise TypeError(f"{WORKSPACE_ENTRY_POINT} returned {returned!r}, not a size in bytes")
+        return returned
+
+    def describe(self, error):
+        """The exception in one line, with the solution's line that raised it."""
+        text = f"{type(error).__name__}: {error}".strip()
+        frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == self.solution_file]
+        if frames:
+            text += f" (solution.py, line {frames[-1].lineno})"
+        return text
+
+
+def checked_return(returned, name):
+    if returned is None:
+        return 0
+    if isinstance(returned, bool) or not isinstance(returned, int):
+        raise TypeError(f"{name} returned a {type(returned).__name__}, not an int")
+    return returned
+
+
+def write_message(buffer, capacity, text):
+    data = text.encode("utf-8", "replace")[: max(capacity - 1, 0)] + b"\0"
+    ctypes.memmove(buffer, data, len(data))
+
+
+host = Host()
+
+# The callbacks (python_worker.h): 0 on success, else a message in the buffer.
+MESSAGE = (ctypes.c_void_p, ctypes.c_size_t)
+LOAD = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32, *MESSAGE)
+PREPARE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint64),
+                           ctypes.c_uint32, ctypes.POINTER(ctypes.c_int64), ctypes.c_uint32, ctypes.c_float,
+                           ctypes.c_uint64, *MESSAGE)
+CALL = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int64), *MESSAGE)
+WORKSPACE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int64), ctypes.c_uint32,
+                             ctypes.POINTER(ctypes.c_uint64), *MESSAGE)
+
+
+def on_load(path, entry, message, capacity):
+    try:
+        host.load(path.decode(), entry)
+        return 0
+    except BaseException as error:  # the solution's import may raise anything, SystemExit included
+        write_message(message, capacity, "could not import the solution: " + host.describe(error))
+        return 1
+
+
+def on_prepare(addresses, sizes, pointer_count, ints, int_count, scale, stream, message, capacity):
+    try:
+        host.prepare(addresses[:pointer_count], sizes[:pointer_count], ints[:int_count], scale, stream)
+        return 0
+    except BaseException as error:
+        write_message(message, capacity, f"{type(error).__name__}: {error}")
+        return 1
+
+
+def on_call(returned, message, capacity):
+    try:
+        returned[0] = host.call()
+        return 0
+    except BaseException as error:  # Triton's compile errors included: the solution's kernels are wrong
+        write_message(message, capacity, host.describe(error))
+        return 1
+
+
+def on_workspace(ints, count, size, message, capacity):
+    try:
+        size[0] = host.workspace(ints[:count])
+        return 0
+    except BaseException as error:
+        write_message(message, capacity, f"{WORKSPACE_ENTRY_POINT} raised " + host.describe(error))
+        return 1
+
+
+class Callbacks(ctypes.Structure):
+    _fields_ = [("load", LOAD), ("prepare", PREPARE), ("call", CALL), ("workspace_bytes", WORKSPACE)]
+
+
+if __name__ == "__main__":
+    callbacks = Callbacks(LOAD(on_load), PREPARE(on_prepare), CALL(on_call), WORKSPACE(on_workspace))
+    worker.ptxbench_worker_serve.argtypes = [ctypes.c_int, ctypes.POINTER(Callbacks)]
+    status = worker.ptxbench_worker_serve(int(sys.argv[2]), ctypes.byref(callbacks))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # As the CUDA worker: the solution's atexit handlers and finalizers get no turn after its last call.
+    os._exit(status)

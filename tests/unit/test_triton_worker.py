@@ -1,0 +1,275 @@
+"""The Triton solution process's host script (src/runner/triton_worker.py), on the CPU.
+
+A stand-in for torch records what the script makes of each request: the tensors it wraps over the runner's
+buffers (address, shape, type), the stream it makes current, and the arguments the solution's entry point is
+called with. The callbacks are driven through ctypes as the worker library calls them, so the C side of each
+(pointers in, message buffers out) is exercised too. Usage: test_triton_worker.py <triton_worker.py>
+"""
+import ctypes
+import importlib.util
+import os
+import sys
+import tempfile
+import textwrap
+import types
+import unittest
+
+SCRIPT = sys.argv.pop(1) if len(sys.argv) > 1 else "src/runner/triton_worker.py"
+
+
+class FakeTensor:
+    def __init__(self, memory, dtype="from-cai"):
+        interface = memory.__cuda_array_interface__
+        self.address = interface["data"][0]
+        self.shape = tuple(interface["shape"])
+        self.typestr = interface["typestr"]
+        self.dtype = dtype
+        self.device = FakeDevice(0)
+        self.interface = interface
+
+    def view(self, dtype):
+        viewed = FakeTensor.__new__(FakeTensor)
+        viewed.__dict__.update(self.__dict__)
+        viewed.dtype = dtype
+        return viewed
+
+
+class FakeDevice:
+    def __init__(self, index):
+        self.index = index
+
+
+def fake_torch():
+    torch = types.ModuleType("torch")
+    torch.bfloat16 = "bfloat16"
+    torch.made = []
+    torch.current_stream = None
+
+    def as_tensor(memory):
+        tensor = FakeTensor(memory)
+        torch.made.append(tensor)
+        return tensor
+
+    class ExternalStream:
+        def __init__(self, handle, device=None):
+            self.handle = handle
+            self.device = device
+
+    cuda = types.SimpleNamespace(
+        ExternalStream=ExternalStream,
+        current_device=lambda: 0,
+        set_device=lambda device: None,
+        set_stream=lambda stream: setattr(torch, "current_stream", stream),
+    )
+    torch.as_tensor = as_tensor
+    torch.cuda = cuda
+    return torch
+
+
+def load_host_script():
+    sys.modules["torch"] = fake_torch()
+    spec = importlib.util.spec_from_file_location("triton_worker", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # not __main__: defines, loads no library, serves nothing
+    return module
+
+
+def solution_file(body):
+    handle, path = tempfile.mkstemp(suffix=".py")
+    with os.fdopen(handle, "w") as f:
+        f.write(textwrap.dedent(body))
+    return path
+
+
+SOLUTION = """
+    calls = []
+
+    def ptxbench_gemm_bf16(A, B, C, M, N, K, stream):
+        calls.append(("gemm", A, B, C, M, N, K, stream))
+        return RETURN
+
+    def ptxbench_attention_forward_bf16(Q, K, V, O, LSE, B, Hq, Hkv, Sq, Sk, D, scale, causal, stream):
+        calls.append(("forward", Q, K, V, O, LSE, B, Hq, Hkv, Sq, Sk, D, scale, causal, stream))
+
+    def ptxbench_attention_backward_workspace_bytes(B, Hq, Hkv, Sq, Sk, D, causal):
+        return B * Hq * Sq * D * 4
+
+    def ptxbench_attention_backward_bf16(Q, K, V, O, LSE, dO, dQ, dK, dV, workspace, B, Hq, Hkv, Sq, Sk, D,
+                                         scale, causal, stream):
+        calls.append(("backward", Q, K, V, O, LSE, dO, dQ, dK, dV, workspace, B, Hq, Hkv, Sq, Sk, D, scale,
+                      causal, stream))
+        raise_here()
+
+    def raise_here():
+        if RAISE:
+            raise ValueError("block size too large")
+
+    RETURN = 0
+    RAISE = False
+"""
+
+
+class Buffers:
+    """The C arguments of a prepare callback."""
+
+    def __init__(self, addresses, sizes, ints):
+        self.addresses = (ctypes.c_uint64 * 12)(*addresses)
+        self.sizes = (ctypes.c_uint64 * 12)(*sizes)
+        self.ints = (ctypes.c_int64 * 8)(*ints)
+        self.count = len(addresses)
+        self.int_count = len(ints)
+
+
+class HostScriptTest(unittest.TestCase):
+    def setUp(self):
+        self.w = load_host_script()
+        self.torch = sys.modules["torch"]
+        self.path = solution_file(SOLUTION)
+        self.message = ctypes.create_string_buffer(480)
+
+    def tearDown(self):
+        os.unlink(self.path)
+
+    def load(self, entry):
+        status = self.w.on_load(self.path.encode(), entry, ctypes.addressof(self.message), 480)
+        self.assertEqual(status, 0, self.message.value)
+        return sys.modules["solution"]
+
+    def prepare(self, buffers, scale=0.125, stream=0xABC0):
+        return self.w.on_prepare(buffers.addresses, buffers.sizes, buffers.count, buffers.ints, buffers.int_count,
+                                 ctypes.c_float(scale).value, stream, ctypes.addressof(self.message), 480)
+
+    def call(self):
+        returned = ctypes.c_int64(-7)
+        status = self.w.on_call(ctypes.pointer(returned), ctypes.addressof(self.message), 480)
+        return status, returned.value
+
+    def test_gemm_gets_its_matrices_in_the_abi_layouts_then_the_sizes_and_the_stream(self):
+        solution = self.load(self.w.GEMM)
+        m, n, k = 1999, 4096, 512
+        buffers = Buffers([0x1000, 0x2000, 0x3000], [m * k * 2, n * k * 2, m * n * 2], [m, n, k])
+        self.assertEqual(self.prepare(buffers), 0, self.message.value)
+        self.assertEqual(self.call(), (0, 0))
+        name, a, b, c, *rest = solution.calls[0]
+        self.assertEqual((a.address, a.shape, a.dtype), (0x1000, (m, k), "bfloat16"))
+        self.assertEqual((b.address, b.shape), (0x2000, (n, k)))
+        self.assertEqual((c.address, c.shape), (0x3000, (m, n)))
+        self.assertEqual(a.typestr, "<i2")  # bf16 travels as int16, viewed as bfloat16
+        self.assertIsNone(a.interface["stream"])  # no synchronisation asked of torch
+        self.assertEqual(rest[:3], [m, n, k])
+        self.assertEqual(rest[3].handle, 0xABC0)
+        self.assertIs(self.torch.current_stream, rest[3])  # Triton launches on the current stream
+
+    def test_the_forward_gets_q_k_v_o_lse_then_sizes_scale_causal_and_the_stream(self):
+        solution = self.load(self.w.FORWARD)
+        b, hq, hkv, sq, sk, d = 2, 32, 4, 1000, 1500, 128
+        q, kv = b * sq * hq * d * 2, b * sk * hkv * d * 2
+        buffers = Buffers([1, 2, 3, 4, 5], [q, kv, kv, q, b * hq * sq * 4], [b, hq, hkv, sq, sk, d, 1])
+        self.assertEqual(self.prepare(buffers, scale=0.088388), 0, self.message.value)
+        self.assertEqual(self.call(), (0, 0))  # None returned is 0
+        call = solution.calls[0]
+        shapes = [t.shape for t in call[1:6]]
+        self.assertEqual(shapes, [(b, sq, hq, d), (b, sk, hkv, d), (b, sk, hkv, d), (b, sq, hq, d), (b, hq, sq)])
+        self.assertEqual(call[5].typestr, "<f4")
+        self.assertEqual(call[6:12], (b, hq, hkv, sq, sk, d))
+        self.assertAlmostEqual(call[12], 0.088388, places=6)
+        self.assertEqual(call[13], 1)
+
+    def test_the_backward_gets_its_workspace_as_bytes_or_none(self):
+        solution = self.load(self.w.BACKWARD)
+        b, hq, hkv, sq, sk, d = 1, 8, 8, 256, 256, 64
+        q, kv, lse = b * sq * hq * d * 2, b * sk * hkv * d * 2, b * hq * sq * 4
+        sizes = [q, kv, kv, q, lse, q, q, kv, kv, 4096]
+        buffers = Buffers(list(range(1, 11)), sizes, [b, hq, hkv, sq, sk, d, 0])
+        self.assertEqual(self.prepare(buffers), 0, self.message.value)
+        self.assertEqual(self.call(), (0, 0))
+        workspace = solution.calls[0][10]
+        self.assertEqual((workspace.shape, workspace.typestr), ((4096,), "|u1"))
+        buffers = Buffers(list(range(1, 10)) + [0], sizes[:9] + [0], [b, hq, hkv, sq, sk, d, 0])
+        self.assertEqual(self.prepare(buffers), 0, self.message.value)
+        self.call()
+        self.assertIsNone(solution.calls[1][10])
+
+    def test_the_workspace_size_comes_from_the_solution_and_must_be_a_size(self):
+        self.load(self.w.BACKWARD)
+        ints = (ctypes.c_int64 * 8)(2, 16, 16, 4096, 4096, 128, 1)
+        size = ctypes.c_uint64(0)
+        status = self.w.on_workspace(ints, 7, ctypes.pointer(size), ctypes.addressof(self.message), 480)
+        self.assertEqual((status, size.value), (0, 2 * 16 * 4096 * 128 * 4))
+        sys.modules["solution"].__dict__["ptxbench_attention_backward_workspace_bytes"] = lambda *a: -1
+        self.w.host.workspace_function = sys.modules["solution"].ptxbench_attention_backward_workspace_bytes
+        status = self.w.on_workspace(ints, 7, ctypes.pointer(size), ctypes.addressof(self.message), 480)
+        self.assertEqual(status, 1)
+        self.assertIn(b"not a size in bytes", self.message.value)
+
+    def test_tensors_are_made_once_per_buffer_and_shape(self):
+        self.load(self.w.GEMM)
+        buffers = Buffers([0x1000, 0x2000, 0x3000], [2 * 64 * 64] * 3, [64, 64, 64])
+        for _ in range(5):
+            self.assertEqual(self.prepare(buffers), 0)
+        self.assertEqual(len(self.torch.made), 3)
+        other = Buffers([0x1000, 0x2000, 0x3000], [2 * 64 * 64] * 3, [32, 64, 64])  # another M: other views
+        self.assertEqual(self.prepare(other), 0)
+        self.assertEqual(len(self.torch.made), 5)
+
+    def test_a_buffer_too_small_for_its_tensor_fails_the_preparation(self):
+        self.load(self.w.GEMM)
+        buffers = Buffers([0x1000, 0x2000, 0x3000], [100, 2 * 64 * 64, 2 * 64 * 64], [64, 64, 64])
+        self.assertEqual(self.prepare(buffers), 1)
+        self.assertIn(b"cannot hold", self.message.value)
+
+    def test_a_return_value_is_passed_on_and_must_be_an_int(self):
+        solution = self.load(self.w.GEMM)
+        buffers = Buffers([1, 2, 3], [2 * 64 * 64] * 3, [64, 64, 64])
+        self.prepare(buffers)
+        solution.RETURN = 3
+        self.assertEqual(self.call(), (0, 3))
+        solution.RETURN = "done"
+        status, _ = self.call()
+        self.assertEqual(status, 1)
+        self.assertIn(b"returned a str, not an int", self.message.value)
+
+    def test_an_exception_is_reported_with_the_solutions_line(self):
+        solution = self.load(self.w.BACKWARD)
+        solution.RAISE = True
+        sizes = [2 * 64 * 64] * 9 + [0]
+        self.prepare(Buffers(list(range(1, 10)) + [0], sizes, [1, 1, 1, 64, 64, 64, 0]))
+        status, _ = self.call()
+        self.assertEqual(status, 1)
+        text = self.message.value.decode()
+        self.assertIn("ValueError: block size too large", text)
+        line = SOLUTION.splitlines().index('            raise ValueError("block size too large")') + 1
+        self.assertIn(f"(solution.py, line {line})", text)
+
+    def test_a_file_that_cannot_be_imported_or_lacks_the_entry_point_fails_to_load(self):
+        broken = solution_file("import nonexistent_module_of_no_one\n")
+        try:
+            status = self.w.on_load(broken.encode(), self.w.GEMM, ctypes.addressof(self.message), 480)
+            self.assertEqual(status, 1)
+            self.assertIn(b"could not import the solution: ModuleNotFoundError", self.message.value)
+        finally:
+            os.unlink(broken)
+        missing = solution_file("def other(): pass\n")
+        try:
+            status = self.w.on_load(missing.encode(), self.w.GEMM, ctypes.addressof(self.message), 480)
+            self.assertEqual(status, 1)
+            self.assertIn(b"defines no function ptxbench_gemm_bf16", self.message.value)
+        finally:
+            os.unlink(missing)
+
+    def test_a_long_message_is_cut_to_the_buffer_and_ends_in_nul(self):
+        buffer = ctypes.create_string_buffer(b"\xff" * 16)
+        self.w.write_message(ctypes.addressof(buffer), 8, "x" * 100)
+        self.assertEqual(buffer.raw[:8], b"xxxxxxx\0")
+        self.assertEqual(buffer.raw[8:16], b"\xff" * 8)
+
+    def test_the_callbacks_have_the_c_types_of_python_worker_h(self):
+        fields = dict(self.w.Callbacks._fields_)
+        self.assertEqual(set(fields), {"load", "prepare", "call", "workspace_bytes"})
+        self.assertEqual(fields["prepare"]._argtypes_[5], ctypes.c_float)  # scale
+        self.assertEqual(fields["prepare"]._argtypes_[6], ctypes.c_uint64)  # the stream
+        self.assertEqual(fields["call"]._restype_, ctypes.c_int)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
