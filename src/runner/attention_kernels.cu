@@ -108,15 +108,26 @@ struct Block {
   }
 };
 
-// Calls fn(block) for blocks that cover every (b, head, query row), each block's scores within `bytes`:
-// all of a group position's heads and rows when they fit, fewer heads, or fewer rows of one head.
-template <typename Fn>
-void for_each_block(const AttentionDims& s, size_t bytes, Fn fn) {
+// The heads and query rows of a block whose scores fit `bytes`: all of a group position's heads and rows when
+// they fit, fewer heads, or fewer rows of one head.
+struct BlockShape {
+  int heads = 1;
+  int rows = 1;
+};
+BlockShape block_shape(const AttentionDims& s, size_t bytes) {
   const size_t head_bytes = sizeof(float) * static_cast<size_t>(s.sq) * static_cast<size_t>(s.sk);
   const int heads = static_cast<int>(std::clamp<size_t>(bytes / head_bytes, 1, static_cast<size_t>(s.hkv)));
   const int rows = heads > 1 ? s.sq
                              : static_cast<int>(std::clamp<size_t>(bytes / (sizeof(float) * s.sk), 1,
                                                                    static_cast<size_t>(s.sq)));
+  return {heads, rows};
+}
+
+// Calls fn(block) for blocks of block_shape() that cover every (b, head, query row); the last ones along
+// heads and rows may be smaller.
+template <typename Fn>
+void for_each_block(const AttentionDims& s, size_t bytes, Fn fn) {
+  const auto [heads, rows] = block_shape(s, bytes);
   for (int b = 0; b < s.b; ++b)
     for (int r = 0; r < s.hq / s.hkv; ++r)
       for (int g0 = 0; g0 < s.hkv; g0 += heads)
@@ -265,13 +276,10 @@ void check_dims(const AttentionDims& s) {
   }
 }
 
-// Floats of one score buffer for the blocks for_each_block makes.
+// Floats of one score buffer for the blocks for_each_block makes: the first is the largest.
 size_t score_floats(const AttentionDims& s, size_t bytes) {
-  size_t largest = 0;
-  for_each_block(s, bytes, [&](const Block& block) {
-    largest = std::max(largest, static_cast<size_t>(block.heads) * block.rows * s.sk);
-  });
-  return largest;
+  const auto [heads, rows] = block_shape(s, bytes);
+  return static_cast<size_t>(heads) * static_cast<size_t>(rows) * static_cast<size_t>(s.sk);
 }
 
 }  // namespace
