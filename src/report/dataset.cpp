@@ -87,6 +87,7 @@ Dataset load(Store& store, const TaskRegistry& registry, const Selection& select
     RunInfo info{.id = run.id,
                  .model = run.args.value("model", std::string("?")),
                  .knowledge = run.args.value("knowledge", std::string("?")),
+                 .track = run.args.value("track", std::string("cuda")),  // a run stored before tracks: CUDA
                  .started_at = run.started_at,
                  .finished_at = run.finished_at,
                  .max_turns = run.args.value("turns", 0),
@@ -100,6 +101,7 @@ Dataset load(Store& store, const TaskRegistry& registry, const Selection& select
                          .model = row.model,
                          .knowledge = row.knowledge,
                          .task = row.task_id,
+                         .track = info.track,
                          .sample = row.sample,
                          .status = row.status,
                          .max_turns = info.max_turns};

@@ -50,7 +50,7 @@ struct TrajectoryRecord {
   int64_t run_id = 0;
   int64_t trajectory_id = 0;
   std::string model, knowledge, arch, family, task;
-  std::string track = "cuda-ptx";
+  std::string track = "cuda";  // the run's (track/track.h)
   int sample = 0;
   std::string status;
   int max_turns = 0;               // the run's budget
@@ -60,7 +60,7 @@ struct TrajectoryRecord {
 
 struct RunInfo {
   int64_t id = 0;
-  std::string model, knowledge, started_at, finished_at;
+  std::string model, knowledge, track, started_at, finished_at;
   int max_turns = 0;
   int samples = 0;
   int trajectories = 0;  // selected

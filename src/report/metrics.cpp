@@ -510,16 +510,20 @@ void add_views(const Dataset& data, const Table& metrics, const std::string& dim
 Report build_report(const Dataset& data, const Selection& selection) {
   Report report;
   ordered_json runs = ordered_json::array();
-  for (const auto& r : data.runs)
+  std::set<std::string> tracks;
+  for (const auto& r : data.runs) {
+    tracks.insert(r.track);
     runs.push_back({{"id", r.id},
                     {"model", r.model},
                     {"knowledge", r.knowledge},
+                    {"track", r.track},
                     {"max_turns", r.max_turns},
                     {"samples", r.samples},
                     {"trajectories", r.trajectories},
                     {"cpu_only", r.cpu_only},
                     {"started_at", r.started_at},
                     {"finished_at", r.finished_at.empty() ? ordered_json(nullptr) : ordered_json(r.finished_at)}});
+  }
   report.about = {{"ptxbench_version", PTXBENCH_VERSION},
                   {"selection",
                    {{"runs", selection.runs},
@@ -528,7 +532,7 @@ Report build_report(const Dataset& data, const Selection& selection) {
                     {"tasks", selection.task_glob}}},
                   {"turn_limits", kTurnLimits},
                   {"runs", runs},
-                  {"tracks", ordered_json::array({"cuda-ptx"})}};
+                  {"tracks", tracks}};
   report.metrics = metrics_table(data);
   report.error_classes = error_class_table(data);
   report.tokens_per_turn = tokens_per_turn_table(data);
@@ -538,7 +542,7 @@ Report build_report(const Dataset& data, const Selection& selection) {
   add_views(data, report.metrics, "knowledge", "Knowledge levels (the ablation), one model", report.side_by_side);
   add_views(data, report.metrics, "model", "Models against each other", report.side_by_side);
   add_views(data, report.metrics, "arch", "Architectures", report.side_by_side);
-  add_views(data, report.metrics, "track", "CUDA-PTX against Triton", report.side_by_side);
+  add_views(data, report.metrics, "track", "Tracks: CUDA with PTX against Triton", report.side_by_side);
   return report;
 }
 

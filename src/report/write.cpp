@@ -302,11 +302,12 @@ std::string script_text(std::string_view code) {
 }
 
 std::string runs_markdown(const Report& r) {
-  std::string out = "| run | model | knowledge | turns | samples | trajectories | started | finished |\n"
-                    "|---|---|---|---|---|---|---|---|\n";
+  std::string out = "| run | model | knowledge | track | turns | samples | trajectories | started | finished |\n"
+                    "|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& run : r.about["runs"])
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", run["id"].get<int64_t>(),
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", run["id"].get<int64_t>(),
                        run["model"].get<std::string>(), run["knowledge"].get<std::string>(),
+                       run["track"].get<std::string>(),
                        run["max_turns"].get<int>(), run["samples"].get<int>(), run["trajectories"].get<int>(),
                        run["started_at"].get<std::string>(),
                        run["finished_at"].is_null() ? "(unfinished)" : run["finished_at"].get<std::string>());
@@ -315,13 +316,15 @@ std::string runs_markdown(const Report& r) {
 
 std::string runs_html(const Report& r) {
   std::string out = "<div class=\"scroll\"><table id=\"runs\"><thead><tr><th>run</th><th>model</th><th>knowledge</th>"
-                    "<th>turns</th><th>samples</th><th>trajectories</th><th>started</th><th>finished</th></tr>"
+                    "<th>track</th><th>turns</th><th>samples</th><th>trajectories</th><th>started</th><th>finished</th></tr>"
                     "</thead><tbody>\n";
   for (const auto& run : r.about["runs"])
     out += fmt::format(
-        "<tr data-key=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+        "<tr data-key=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td>{}</td></tr>\n",
         run["id"].get<int64_t>(), run["id"].get<int64_t>(), escape_html(run["model"].get<std::string>()),
-        escape_html(run["knowledge"].get<std::string>()), run["max_turns"].get<int>(), run["samples"].get<int>(),
+        escape_html(run["knowledge"].get<std::string>()), escape_html(run["track"].get<std::string>()),
+        run["max_turns"].get<int>(), run["samples"].get<int>(),
         run["trajectories"].get<int>(), escape_html(run["started_at"].get<std::string>()),
         run["finished_at"].is_null() ? "(unfinished)" : escape_html(run["finished_at"].get<std::string>()));
   return out + "</tbody></table></div>\n";
@@ -378,7 +381,6 @@ std::string to_markdown(const Report& r) {
   if (views.empty()) out += "Nothing to compare: one model, one knowledge level, one architecture and one track.\n";
   for (size_t i = 0; i < views.size(); ++i)
     out += fmt::format("### {}\n\n{}\n", view_caption(r.side_by_side[i]), markdown(views[i]));
-  out += "CUDA-PTX against Triton: ptxbench has no Triton track yet; every run here is CUDA-PTX.\n";
   out += fmt::format("\n## By task\n\n{}", markdown(metrics_grid(r, true)));
   out += fmt::format("\n## Outcomes per turn\n\nFailed turns by error class; `verified` and `undecided` (nothing "
                      "failed, not judged on a GPU) turns beside them.\n\n{}",
@@ -467,8 +469,7 @@ std::string to_html(const Report& r, const ordered_json& viewer) {
             "track.</p>\n";
   for (size_t i = 0; i < views.size(); ++i)
     body += fmt::format("<h3>{}</h3>\n{}", escape_html(view_caption(r.side_by_side[i])), html(views[i]));
-  body += "<p class=\"note\">CUDA-PTX against Triton: ptxbench has no Triton track yet; every run here is "
-          "CUDA-PTX.</p></section>\n";
+  body += "</section>\n";
   body += fmt::format("<section id=\"tasks\"><h2>By task</h2>\n{}</section>\n", html(metrics_grid(r, true)));
   body += fmt::format("<section id=\"outcomes\"><h2>Outcomes per turn</h2><p class=\"note\">Failed turns by error "
                       "class; verified and undecided (nothing failed, not judged on a GPU) turns beside "

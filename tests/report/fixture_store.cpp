@@ -71,9 +71,10 @@ std::string error_class_of(const std::string& outcome) {
 }
 
 void add_run(Store& store, const std::string& model, int turns, bool stop_when_verified,
-             const std::vector<std::vector<Step>>& samples) {
+             const std::vector<std::vector<Step>>& samples, const std::string& track = "cuda") {
   agent::AgentRunSettings settings;
   settings.model = model;
+  settings.track = track;
   settings.knowledge = "contracts";
   settings.tasks_pattern = kTask;
   settings.archs = {"sm_90a"};
@@ -127,6 +128,12 @@ void write_fixture_store(const std::filesystem::path& database) {
            {{"verified", 0.5}, {"verified", 0.9}, {"instructions"}, {"extraction"}},
            {{"extraction"}, {"compile"}, {"correct"}, {"instructions"}}});
   add_run(store, "m2", 2, true, {{{"verified", 1.5}}, {{"compile"}, {"correct"}}});
+}
+
+void write_two_track_store(const std::filesystem::path& database) {
+  Store store(database);
+  add_run(store, "m1", 2, true, {{{"verified", 1.1}}, {{"correct"}, {"verified", 0.7}}}, "cuda");
+  add_run(store, "m1", 2, true, {{{"verified", 0.9}}, {{"instructions"}, {"instructions"}}}, "triton");
 }
 
 }  // namespace ptxbench::report_fixture

@@ -20,4 +20,8 @@ namespace ptxbench::report_fixture {
 
 void write_fixture_store(const std::filesystem::path& database);
 
+// Two runs of model m1 on the same task, one per track: cuda (2 samples: verified 1.1x in turn 1; correct
+// fails, then verified 0.7x) and triton (2 samples: verified 0.9x in turn 1; instructions fails twice).
+void write_two_track_store(const std::filesystem::path& database);
+
 }  // namespace ptxbench::report_fixture

@@ -397,3 +397,35 @@ TEST(ReportCommand, SelectsRunsAndRefusesAnEmptySelection) {
   EXPECT_EQ(glob.exit_code, 2);
   fs::remove_all(base);
 }
+
+// The two tracks side by side: one model's CUDA run and Triton run on the same task, judged alike.
+TEST(ReportCommand, TracksAreComparedSideBySidePerTask) {
+  const fs::path base = fs::temp_directory_path() / ("ptxbench-report-tracks-" + std::to_string(getpid()));
+  fs::remove_all(base);
+  report_fixture::write_two_track_store(base / "ptxbench.db");
+  const ProcessResult r = run_process({.argv = {PTXBENCH_BINARY, "--root", PTXBENCH_SOURCE_DIR, "--data",
+                                                base.string(), "report", "--out", (base / "out").string()},
+                                       .time_limit = std::chrono::minutes(1)});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const json report = json::parse(slurp(base / "out" / "report.json"));
+  EXPECT_EQ(report["tracks"], json::array({"cuda", "triton"}));
+  EXPECT_EQ(report["runs"][1]["track"], "triton");
+  bool seen = false;
+  for (const auto& view : report["side_by_side"]) {
+    if (view["view"] != "track") continue;
+    seen = true;
+    EXPECT_EQ(view["columns"], json::array({"cuda", "triton"}));
+    EXPECT_EQ(view["turn_limit"], "max") << "both runs have 2 turns";
+    for (const auto& row : view["rows"])
+      if (row["task"] == "gemm-bf16-n4096-k4096") {
+        EXPECT_EQ(row["cells"]["cuda"]["verified_k"], 2);
+        EXPECT_EQ(row["cells"]["cuda"]["verified_n"], 2);
+        EXPECT_EQ(row["cells"]["triton"]["verified_k"], 1);
+        EXPECT_EQ(row["cells"]["triton"]["speedup_max"], 0.9);
+      }
+  }
+  EXPECT_TRUE(seen);
+  const std::string markdown = slurp(base / "out" / "report.md");
+  EXPECT_NE(markdown.find("| 2 | m1 | contracts | triton | 2 |"), std::string::npos) << markdown.substr(0, 800);
+  fs::remove_all(base);
+}
