@@ -417,8 +417,8 @@ TEST_F(Cli, RunStoresVerdictsThatResultsShows) {
   auto doc = json::parse(run.out);
   // The GEMM reference and 2 examples x 4 Hopper GEMM tasks, one attention example x 14 Hopper attention
   // tasks, the attention forward reference x 7 forward tasks and the attention backward reference x 7
-  // backward tasks.
-  ASSERT_EQ(doc["evaluations"].size(), 40u);
+  // backward tasks; in the Triton track, the GEMM reference x 4 and the attention forward reference x 7.
+  ASSERT_EQ(doc["evaluations"].size(), 51u);
   for (const auto& e : doc["evaluations"]) {
     // On the CPU the reference cannot be shown to pass; nothing in it fails either.
     const bool reference = e["solution"].get<std::string>().starts_with("reference/");
@@ -438,9 +438,10 @@ TEST_F(Cli, RunStoresVerdictsThatResultsShows) {
   EXPECT_EQ(text.err.find("[as expected: NO"), std::string::npos) << text.err;
 
   auto results = json::parse(ptxbench({"results", "--json"}).out);
-  EXPECT_EQ(results.size(), 40u + 5u);  // the second run: the reference on one task, each example on two
+  // The second run: the two GEMM references (CUDA and Triton) on one task, each example on two.
+  EXPECT_EQ(results.size(), 51u + 6u);
   auto first_run = json::parse(ptxbench({"results", "--run", "1", "--json"}).out);
-  EXPECT_EQ(first_run.size(), 40u);
+  EXPECT_EQ(first_run.size(), 51u);
   auto runs = json::parse(ptxbench({"results", "--runs", "--json"}).out);
   EXPECT_EQ(runs.size(), 2u);
   auto one = ptxbench({"results", "--id", "1", "--json"});
