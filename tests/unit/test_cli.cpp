@@ -417,8 +417,9 @@ TEST_F(Cli, RunStoresVerdictsThatResultsShows) {
   auto doc = json::parse(run.out);
   // The GEMM reference and 2 examples x 4 Hopper GEMM tasks, one attention example x 14 Hopper attention
   // tasks, the attention forward reference x 7 forward tasks and the attention backward reference x 7
-  // backward tasks; in the Triton track, the GEMM reference x 4 and the attention forward reference x 7.
-  ASSERT_EQ(doc["evaluations"].size(), 51u);
+  // backward tasks; in the Triton track, the GEMM reference x 4 and the attention forward and backward
+  // references x 7 each.
+  ASSERT_EQ(doc["evaluations"].size(), 58u);
   for (const auto& e : doc["evaluations"]) {
     // On the CPU the reference cannot be shown to pass; nothing in it fails either.
     const bool reference = e["solution"].get<std::string>().starts_with("reference/");
@@ -439,9 +440,9 @@ TEST_F(Cli, RunStoresVerdictsThatResultsShows) {
 
   auto results = json::parse(ptxbench({"results", "--json"}).out);
   // The second run: the two GEMM references (CUDA and Triton) on one task, each example on two.
-  EXPECT_EQ(results.size(), 51u + 6u);
+  EXPECT_EQ(results.size(), 58u + 6u);
   auto first_run = json::parse(ptxbench({"results", "--run", "1", "--json"}).out);
-  EXPECT_EQ(first_run.size(), 51u);
+  EXPECT_EQ(first_run.size(), 58u);
   auto runs = json::parse(ptxbench({"results", "--runs", "--json"}).out);
   EXPECT_EQ(runs.size(), 2u);
   auto one = ptxbench({"results", "--id", "1", "--json"});
