@@ -132,13 +132,13 @@ def launch_attention_backward(Q, K, V, O, LSE, dO, dQ, dK, dV, workspace, B, Hq,
     block_d = triton.next_power_of_2(D)
     qk_scale = scale * 1.4426950408889634
     grid = (triton.cdiv(Sq, 64), B * Hq)
-    _attention_bwd_delta[grid](O, dO, workspace, Hq, Sq, D=D, BLOCK_D=block_d, BLOCK_M=64, num_warps=4)
+    delta = _attention_bwd_delta[grid](O, dO, workspace, Hq, Sq, D=D, BLOCK_D=block_d, BLOCK_M=64, num_warps=4)
     # dK, dV: 128 keys per program, query blocks of 64 streamed through.
     q_desc = TensorDescriptor(Q, [B * Sq, Hq * D], [Hq * D, 1], [64, block_d])
     do_desc = TensorDescriptor(dO, [B * Sq, Hq * D], [Hq * D, 1], [64, block_d])
     k_desc = TensorDescriptor(K, [B * Sk, Hkv * D], [Hkv * D, 1], [128, block_d])
     v_desc = TensorDescriptor(V, [B * Sk, Hkv * D], [Hkv * D, 1], [128, block_d])
-    _attention_bwd_dkdv[(triton.cdiv(Sk, 128), B * Hkv)](
+    dkdv = _attention_bwd_dkdv[(triton.cdiv(Sk, 128), B * Hkv)](
         q_desc, k_desc, v_desc, do_desc, LSE, workspace, dK, dV, Hq, Hkv, Sq, Sk, scale, qk_scale,
         GROUP=Hq // Hkv, D=D, BLOCK_D=block_d, BLOCK_M=64, BLOCK_N=128, CAUSAL=bool(causal),
         num_warps=8, num_stages=2)
@@ -147,8 +147,8 @@ def launch_attention_backward(Q, K, V, O, LSE, dO, dQ, dK, dV, workspace, B, Hq,
     do_desc = TensorDescriptor(dO, [B * Sq, Hq * D], [Hq * D, 1], [128, block_d])
     k_desc = TensorDescriptor(K, [B * Sk, Hkv * D], [Hkv * D, 1], [64, block_d])
     v_desc = TensorDescriptor(V, [B * Sk, Hkv * D], [Hkv * D, 1], [64, block_d])
-    _attention_bwd_dq[(triton.cdiv(Sq, 128), B * Hq)](
+    dq = _attention_bwd_dq[(triton.cdiv(Sq, 128), B * Hq)](
         q_desc, k_desc, v_desc, do_desc, LSE, workspace, dQ, Hq, Sq, Sk, scale, qk_scale,
         GROUP=Hq // Hkv, D=D, BLOCK_D=block_d, BLOCK_M=128, BLOCK_N=64, CAUSAL=bool(causal),
         num_warps=8, num_stages=2)
-    return 0
+    return delta, dkdv, dq  # the compiled kernels

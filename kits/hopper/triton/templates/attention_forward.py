@@ -103,6 +103,6 @@ def launch_attention_forward(Q, K, V, O, LSE, B, Hq, Hkv, Sq, Sk, D, scale, caus
     k_desc = TensorDescriptor(K, [B * Sk, Hkv * D], [Hkv * D, 1], [block_n, block_d])
     v_desc = TensorDescriptor(V, [B * Sk, Hkv * D], [Hkv * D, 1], [block_n, block_d])
     grid = (triton.cdiv(Sq, block_m), B * Hq)
-    _attention_forward[grid](q_desc, k_desc, v_desc, O, LSE, Hq, Sq, Sk, scale * 1.4426950408889634,
-                             GROUP=Hq // Hkv, D=D, BLOCK_D=block_d, BLOCK_M=block_m, BLOCK_N=block_n,
-                             CAUSAL=bool(causal), num_warps=warps, num_stages=stages)
+    return _attention_forward[grid](q_desc, k_desc, v_desc, O, LSE, Hq, Sq, Sk, scale * 1.4426950408889634,
+                                    GROUP=Hq // Hkv, D=D, BLOCK_D=block_d, BLOCK_M=block_m, BLOCK_N=block_n,
+                                    CAUSAL=bool(causal), num_warps=warps, num_stages=stages)

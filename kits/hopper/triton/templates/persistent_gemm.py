@@ -68,6 +68,6 @@ def launch_persistent_gemm(A, B, C, M, N, K, BLOCK_M=128, BLOCK_N=256, BLOCK_K=6
     b_desc = TensorDescriptor(B, [N, K], [K, 1], [BLOCK_N, BLOCK_K])
     c_desc = TensorDescriptor(C, [M, N], [N, 1], [BLOCK_M, BLOCK_N // 2 if split_epilogue else BLOCK_N])
     programs = min(sms, triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N))
-    _gemm_persistent[(programs,)](a_desc, b_desc, c_desc, M, N, K, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N,
-                                  BLOCK_K=BLOCK_K, GROUP_M=GROUP_M, SPLIT_EPILOGUE=split_epilogue,
-                                  num_warps=num_warps, num_stages=num_stages)
+    return _gemm_persistent[(programs,)](a_desc, b_desc, c_desc, M, N, K, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N,
+                                         BLOCK_K=BLOCK_K, GROUP_M=GROUP_M, SPLIT_EPILOGUE=split_epilogue,
+                                         num_warps=num_warps, num_stages=num_stages)

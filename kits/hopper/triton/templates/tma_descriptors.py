@@ -30,7 +30,7 @@ def copy_matrix(src, dst, BLOCK_R=64, BLOCK_C=64):
     src_desc = TensorDescriptor(src, [rows, cols], [src.stride(0), 1], [BLOCK_R, BLOCK_C])
     dst_desc = TensorDescriptor.from_tensor(dst, [BLOCK_R, BLOCK_C])
     grid = (triton.cdiv(rows, BLOCK_R), triton.cdiv(cols, BLOCK_C))
-    _copy_tiles[grid](src_desc, dst_desc, rows, cols, BLOCK_R=BLOCK_R, BLOCK_C=BLOCK_C, num_warps=4)
+    return _copy_tiles[grid](src_desc, dst_desc, rows, cols, BLOCK_R=BLOCK_R, BLOCK_C=BLOCK_C, num_warps=4)
 
 
 def head_view_descriptor(X, B, S, H, D, block_rows):
