@@ -438,10 +438,11 @@ TEST_F(Cli, RunStoresVerdictsThatResultsShows) {
   EXPECT_NE(text.err.find("[as expected: yes ("), std::string::npos) << text.err;  // GPU stages unchecked
   EXPECT_EQ(text.err.find("[as expected: NO"), std::string::npos) << text.err;
 
-  auto results = json::parse(ptxbench({"results", "--json"}).out);
+  auto results = json::parse(ptxbench({"results", "--limit", "100", "--json"}).out);
   // The second run: the two GEMM references (CUDA and Triton) on one task, each example on two.
   EXPECT_EQ(results.size(), 58u + 6u);
-  auto first_run = json::parse(ptxbench({"results", "--run", "1", "--json"}).out);
+  EXPECT_EQ(json::parse(ptxbench({"results", "--json"}).out).size(), 50u);  // --limit's default
+  auto first_run = json::parse(ptxbench({"results", "--run", "1", "--limit", "100", "--json"}).out);
   EXPECT_EQ(first_run.size(), 58u);
   auto runs = json::parse(ptxbench({"results", "--runs", "--json"}).out);
   EXPECT_EQ(runs.size(), 2u);
@@ -559,8 +560,8 @@ TEST_F(Cli, EvalInTheTritonTrack) {
   EXPECT_EQ(ptxbench({"eval", fixture, "--track", "cutile", "--task", kTask}).exit_code, 2);
 }
 
-// run --track triton: the reference model answers in the track (it has no Triton solution to give, and says
-// so), the prompts ask for Python, the run remembers its track; tasks that do not accept it are left out.
+// run --track triton: the reference model answers in the track (the shipped Triton reference, broken on purpose
+// first), the prompts ask for Python, the run remembers its track; tasks that do not accept it are left out.
 TEST_F(Cli, TheAgentRunsInTheTritonTrack) {
   auto run = ptxbench({"run", "--cpu-only", "--track", "triton", "--tasks", "gemm-bf16-n4096-k4096-*",
                        "--arch", "all", "--json"});
@@ -575,10 +576,13 @@ TEST_F(Cli, TheAgentRunsInTheTritonTrack) {
 
   const fs::path file = data_ / "trajectories.json";
   ASSERT_EQ(ptxbench({"results", "--run", "1", "--export", file.string()}).exit_code, 0);
-  const json turn = json::parse(read_file(file))["trajectories"][0]["turns"][0];
-  EXPECT_NE(turn["request"]["system"].get<std::string>().find("```python"), std::string::npos);
-  EXPECT_NE(turn["reply"].get<std::string>().find("no shipped solution"), std::string::npos) << turn["reply"];
-  EXPECT_EQ(turn["error_class"], "extraction");
+  const json turns = json::parse(read_file(file))["trajectories"][0]["turns"];
+  ASSERT_EQ(turns.size(), 2u) << turns;
+  EXPECT_NE(turns[0]["request"]["system"].get<std::string>().find("```python"), std::string::npos);
+  EXPECT_NE(turns[0]["reply"].get<std::string>().find("```python"), std::string::npos) << turns[0]["reply"];
+  EXPECT_EQ(turns[0]["error_class"], "compile");  // the broken copy: the inserted line is not Python
+  EXPECT_EQ(turns[1]["code"], read_file(kRoot / "solutions" / "reference" / "gemm_bf16_sm90a.py"));
+  EXPECT_EQ(turns[1]["verdict"]["status"], "incomplete");  // parsed and scanned; no GPU stage here
 
   auto none = ptxbench({"run", "--cpu-only", "--track", "triton", "--arch", "sm_100a"});
   EXPECT_EQ(none.exit_code, 2);
