@@ -279,7 +279,8 @@ fs::path keep_source(const std::string& source, const std::string& name, const C
   fs::rename(work_dir, entry, ec);
   if (ec) {
     fs::remove_all(work_dir, ec);
-    if (!fs::is_regular_file(entry / name)) throw std::runtime_error("cannot keep the source in " + entry.string());
+    if (!fs::is_regular_file(entry / name))
+      throw std::runtime_error("cannot keep the source in " + entry.string());
   }
   return entry / name;
 }

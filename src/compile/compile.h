@@ -22,7 +22,7 @@ struct CompileOptions {
   std::vector<std::filesystem::path> include_dirs;  // the ABI header and the architecture's kit
   std::filesystem::path display_root;  // paths below it appear relative to it in diagnostics (the project)
   double time_limit_s = 120;
-  bool use_cache = true;  // false: compile again even when a cached result exists (which is kept)
+  bool use_cache = true;           // false: compile again even when a cached result exists (which is kept)
   std::string python = "python3";  // what parses and scans a Triton solution (track/triton_track.cpp)
 };
 

@@ -721,13 +721,13 @@ Disassembly disassemble(const std::vector<fs::path>& cubins, const GpuTools& too
   Disassembly disassembly;
   std::string text;
   for (const fs::path& cubin : cubins) {
-    const ProcessResult sass = run_process(
-        {.argv = {tools.cuobjdump.string(), "-sass", cubin.string()}, .time_limit = std::chrono::seconds(60)});
+    const ProcessResult sass = run_process({.argv = {tools.cuobjdump.string(), "-sass", cubin.string()},
+                                            .time_limit = std::chrono::seconds(60)});
     disassembly.wall_s += sass.wall_s;
     if (!sass.ok()) {
-      disassembly.problem = fmt::format("cuobjdump could not read the submission's compiled code ({})",
-                                        sass.spawn_failed ? "not found: " + tools.cuobjdump.string()
-                                                          : sass.describe());
+      disassembly.problem =
+          fmt::format("cuobjdump could not read the submission's compiled code ({})",
+                      sass.spawn_failed ? "not found: " + tools.cuobjdump.string() : sass.describe());
       return disassembly;
     }
     text += sass.out;
@@ -743,8 +743,9 @@ Disassembly disassemble_triton_kernels(const RunnerCall& profile, const GpuTools
     for (const json& name : profile.result->value(proto::kCompiledKernels, json::array()))
       if (name.is_string()) cubins.push_back(profile.kernels_dir / name.get<std::string>());
   if (cubins.empty())
-    return {.problem = "Triton compiled no kernel in the solution's process, so there is no compiled code to "
-                       "hold the launches to"};
+    return {.problem =
+                "Triton compiled no kernel in the solution's process, so there is no compiled code to "
+                "hold the launches to"};
   return disassemble(cubins, tools);
 }
 
@@ -758,7 +759,8 @@ Proof instructions_stage(const CompileResult& compiled, const Task& task, const 
     compiled_code = disassemble({compiled.cubin}, tools);
     if (compiled_code.ok())
       if (const auto decision = decide_from_compiled_code(task, compiled_code.sass))
-        return {.stage = decided_from_compiled_code(*decision, compiled_code.sass, compiled, compiled_code.wall_s)};
+        return {.stage = decided_from_compiled_code(*decision, compiled_code.sass, compiled,
+                                                    compiled_code.wall_s)};
   }
   const std::string ncu_log = "ncu.csv";
   auto ncu = [&](const fs::path& dir) {

@@ -43,10 +43,10 @@ struct SandboxPolicy {
 
 // What the host says about the sandbox, read once by a front end (eval/settings.h).
 struct SandboxSettings {
-  bool enabled = true;         // false: PTXBENCH_SANDBOX=off
+  bool enabled = true;          // false: PTXBENCH_SANDBOX=off
   std::string bwrap = "bwrap";  // a name on `search_path`, or a path ($PTXBENCH_BWRAP)
-  std::string search_path;     // where bwrap, prlimit and env are looked up ($PATH; empty: /usr/bin:/bin)
-  std::filesystem::path home;  // the user's home folder, hidden ($HOME)
+  std::string search_path;      // where bwrap, prlimit and env are looked up ($PATH; empty: /usr/bin:/bin)
+  std::filesystem::path home;   // the user's home folder, hidden ($HOME)
   // What a sandboxed process may inherit of the caller's environment: PATH, LD_LIBRARY_PATH,
   // CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER, CUDA_HOME, where set (sandbox_environment adds the rest).
   std::map<std::string, std::string> inherited;
@@ -55,15 +55,15 @@ struct SandboxSettings {
 // The sandbox as resolved once: whether it is wanted and works, the tools it runs, the environment it gives.
 // A default-constructed one is not available, so GPU stages handed no resolved sandbox do not run.
 struct SandboxStatus {
-  bool requested = true;        // false: disabled in the settings
-  bool available = false;       // bwrap and prlimit found and a namespace probe succeeded
-  bool user_namespace = false;  // the probe ran in a new user namespace
-  bool process_limit = false;   // RLIMIT_NPROC applies (a new user namespace and not uid 0 outside it)
-  std::string bwrap;            // absolute path
-  std::string prlimit;          // absolute path
-  std::string env = "/usr/bin/env";                 // absolute path
-  std::map<std::string, std::string> environment;  // sandbox_environment(settings)
-  std::filesystem::path home;                      // hidden with the other default_hidden_paths
+  bool requested = true;             // false: disabled in the settings
+  bool available = false;            // bwrap and prlimit found and a namespace probe succeeded
+  bool user_namespace = false;       // the probe ran in a new user namespace
+  bool process_limit = false;        // RLIMIT_NPROC applies (a new user namespace and not uid 0 outside it)
+  std::string bwrap;                 // absolute path
+  std::string prlimit;               // absolute path
+  std::string env = "/usr/bin/env";  // absolute path
+  std::map<std::string, std::string> environment;       // sandbox_environment(settings)
+  std::filesystem::path home;                           // hidden with the other default_hidden_paths
   std::string reason = "the sandbox was not resolved";  // why it is not available / what is weaker, in words
   nlohmann::json to_json() const;
 };

@@ -19,11 +19,12 @@ struct ptxbench_python_callbacks {
   // in bytes, 0 for a null pointer), the ints and the scale, and makes `stream` (a cudaStream_t) current.
   int (*prepare)(const uint64_t* pointers, const uint64_t* bytes, uint32_t pointer_count, const int64_t* ints,
                  uint32_t int_count, float scale, uint64_t stream, char* message, size_t capacity);
-  // Calls the entry point with the prepared arguments. 0: it returned, and *returned is its value (None is 0);
-  // 1: it raised, and `message` says what; any other value: the script itself failed.
+  // Calls the entry point with the prepared arguments. 0: it returned, and *returned is its value (None is
+  // 0); 1: it raised, and `message` says what; any other value: the script itself failed.
   int (*call)(int64_t* returned, char* message, size_t capacity);
   // The backward's workspace size for the 7 ints.
-  int (*workspace_bytes)(const int64_t* ints, uint32_t count, uint64_t* bytes, char* message, size_t capacity);
+  int (*workspace_bytes)(const int64_t* ints, uint32_t count, uint64_t* bytes, char* message,
+                         size_t capacity);
 };
 
 // Confines the process's writes (solution_worker.h); the script calls it first, before it imports anything
@@ -32,5 +33,4 @@ uint32_t ptxbench_worker_confine(void);
 
 // Serves the runner's requests on `socket` until it closes; returns the exit status for the process.
 int ptxbench_worker_serve(int socket, const struct ptxbench_python_callbacks* callbacks);
-
 }

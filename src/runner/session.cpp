@@ -426,13 +426,14 @@ void run_time(Session& session) {
   // A family without a baseline in the runner (attention: the parent adds the vendor one) describes it as
   // null: the solution is timed alone.
   const bool has_baseline = !family.describe_baseline().is_null();
-  // The process's first call may do one-time work (loading a module, Triton compiling the solution's kernels):
-  // the second call's length is what the budgets count.
+  // The process's first call may do one-time work (loading a module, Triton compiling the solution's
+  // kernels): the second call's length is what the budgets count.
   call_solution(session, {shape.label, 0, "warm-up call 0"}, 0);
   const auto second_call_start = std::chrono::steady_clock::now();
   call_solution(session, {shape.label, 1, "warm-up call 1"}, 0);
   const double call_s = seconds_since(second_call_start);
-  const auto [warmup_calls, repetitions] = time_stage_calls(request.warmup, request.repetitions, call_s, judge_s);
+  const auto [warmup_calls, repetitions] =
+      time_stage_calls(request.warmup, request.repetitions, call_s, judge_s);
   for (int i = 2; i < warmup_calls; ++i)
     call_solution(session, {shape.label, i, "warm-up call " + std::to_string(i)}, 0);
   if (has_baseline) {

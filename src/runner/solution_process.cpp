@@ -32,9 +32,8 @@ WorkerCommand python_worker(const std::string& python, const std::string& worker
   const std::string script(ptxbench_triton_worker, ptxbench_triton_worker_end);
   // -I: no user site and no PYTHON* variable applies; -B: no bytecode written beside the solution.
   return {.argv = {python, "-I", "-B", "-c", script, worker_library},
-          .environment = {{"TRITON_CACHE_DIR", triton_cache},
-                          {"TRITON_HOME", triton_cache},
-                          {"HOME", triton_cache}}};
+          .environment = {
+              {"TRITON_CACHE_DIR", triton_cache}, {"TRITON_HOME", triton_cache}, {"HOME", triton_cache}}};
 }
 
 SolutionProcess::SolutionProcess(const WorkerCommand& command) {

@@ -64,9 +64,10 @@ class LibraryBinding final : public SolutionBinding {
 
   Size workspace_bytes(const int64_t* i, uint32_t count) override {
     if (workspace_entry_ == nullptr || count != 7) return {.error = "no workspace size function to call"};
-    return {.bytes = reinterpret_cast<decltype(&ptxbench_attention_backward_workspace_bytes)>(workspace_entry_)(
-                static_cast<int>(i[0]), static_cast<int>(i[1]), static_cast<int>(i[2]), static_cast<int>(i[3]),
-                static_cast<int>(i[4]), static_cast<int>(i[5]), static_cast<int>(i[6]))};
+    return {
+        .bytes = reinterpret_cast<decltype(&ptxbench_attention_backward_workspace_bytes)>(workspace_entry_)(
+            static_cast<int>(i[0]), static_cast<int>(i[1]), static_cast<int>(i[2]), static_cast<int>(i[3]),
+            static_cast<int>(i[4]), static_cast<int>(i[5]), static_cast<int>(i[6]))};
   }
 
   Returned invoke(const CallArguments& a) override {
@@ -199,7 +200,8 @@ class Worker {
     reply.writes_confined = confinement_.writes_confined ? 1 : 0;
     reply.threads_when_confined = confinement_.threads;
     const std::string path(request.library, strnlen(request.library, sizeof(request.library)));
-    if (const auto error = binding_.load(path, request.entry)) fail(reply, s::Phase::load, cudaSuccess, *error);
+    if (const auto error = binding_.load(path, request.entry))
+      fail(reply, s::Phase::load, cudaSuccess, *error);
   }
 
   void workspace_bytes(const s::CallRequest& request, s::Reply& reply) {

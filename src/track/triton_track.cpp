@@ -160,11 +160,12 @@ class TritonTrack final : public Track {
   }
 
   SolutionWorker worker() const override {
-    return {.implemented = true,
-            .loads =
-                "python3 runs the worker's trusted host script, which imports solution.py and calls its entry "
-                "point with torch tensors over the judge's CUDA IPC buffers, on the worker's stream",
-            .missing = ""};
+    return {
+        .implemented = true,
+        .loads =
+            "python3 runs the worker's trusted host script, which imports solution.py and calls its entry "
+            "point with torch tensors over the judge's CUDA IPC buffers, on the worker's stream",
+        .missing = ""};
   }
 
   std::string system_prompt() const override {

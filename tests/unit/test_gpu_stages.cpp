@@ -555,10 +555,12 @@ TEST(GpuStages, StagesNotRequestedAreSkippedAsSuch) {
 // kernels Triton compiled, and the stage holds the launches to their SASS, by their plain names.
 TEST(GpuStages, ATritonSolutionsLaunchesAreHeldToTheKernelsTritonCompiledInTheProfiledRun) {
   const std::string csv =
-      "\"ID\",\"Process ID\",\"Kernel Name\",\"Stream\",\"sass__inst_executed_per_opcode_with_modifier_all\"\n"
+      "\"ID\",\"Process ID\",\"Kernel "
+      "Name\",\"Stream\",\"sass__inst_executed_per_opcode_with_modifier_all\"\n"
       "\"0\",\"1\",\"matmul_kernel\",\"13\",\"2097172 (HGMMA.64x256x16.F32.BF16: 2097152; "
       "UTMALDG.2D: 10; SYNCS.PHASECHK.TRANS64.TRYWAIT: 10)\"\n";
-  std::string sass = sass_of({"HGMMA.64x256x16.F32.BF16", "UTMALDG.2D", "SYNCS.PHASECHK.TRANS64.TRYWAIT", "EXIT"});
+  std::string sass =
+      sass_of({"HGMMA.64x256x16.F32.BF16", "UTMALDG.2D", "SYNCS.PHASECHK.TRANS64.TRYWAIT", "EXIT"});
   sass.replace(sass.find("_Z4gemmPK13__nv_bfloat16"), std::string("_Z4gemmPK13__nv_bfloat16").size(),
                "matmul_kernel");
   FakeTriton triton{.kernel_files = {"abc-matmul_kernel.cubin"}};
@@ -585,5 +587,6 @@ TEST(GpuStages, ATritonRunWithNoCompiledKernelCannotPassTheInstructionStage) {
   const Verdict verdict = stages_with_fake_tools(kProfiled, {"instructions"}, {}, kFullCsv, {}, "", &triton);
   const StageResult& instructions = stage_named(verdict, "instructions");
   EXPECT_NE(instructions.status, StageStatus::passed) << instructions.message;
-  EXPECT_NE(instructions.message.find("Triton compiled no kernel"), std::string::npos) << instructions.message;
+  EXPECT_NE(instructions.message.find("Triton compiled no kernel"), std::string::npos)
+      << instructions.message;
 }

@@ -1,6 +1,7 @@
 // The runner's side of the solution process (runner/solution_process.h) against workers that break the
 // protocol. This binary plays the worker too: SolutionProcess starts it again with `--solution-worker FD`,
-// and $PTXBENCH_FAKE_WORKER, in the worker command's environment, says how it misbehaves. No GPU needed: the fakes never touch CUDA.
+// and $PTXBENCH_FAKE_WORKER, in the worker command's environment, says how it misbehaves. No GPU needed: the
+// fakes never touch CUDA.
 #include <gtest/gtest.h>
 
 #include <sys/socket.h>
@@ -157,8 +158,8 @@ TEST(SolutionProcessJudge, AWorkerThatEndsWhileItsChildHoldsTheSocketIsSeenToEnd
 }
 
 TEST(SolutionProcessJudge, ATritonSolutionsWorkerIsPythonRunningTheInlinedHostWithItsOwnKernelCache) {
-  const WorkerCommand command = python_worker("python3", "/opt/ptxbench/libptxbench-solution-worker.so",
-                                              "/tmp/ptxbench-triton-x");
+  const WorkerCommand command =
+      python_worker("python3", "/opt/ptxbench/libptxbench-solution-worker.so", "/tmp/ptxbench-triton-x");
   ASSERT_EQ(command.argv.size(), 6u);
   EXPECT_EQ(command.argv[0], "python3");
   EXPECT_EQ(command.argv[1], "-I");  // isolated: no PYTHON* variable, no user site
