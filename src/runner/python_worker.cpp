@@ -27,8 +27,9 @@ class PythonBinding final : public SolutionBinding {
     prepared_.reset();
     uint64_t addresses[solution::kMaxPointers] = {};
     for (uint32_t k = 0; k < a.pointer_count; ++k) addresses[k] = reinterpret_cast<uintptr_t>(a.pointers[k]);
-    auto error = failure(callbacks_.prepare(addresses, a.bytes, a.pointer_count, a.ints, a.int_count, a.scale,
-                                            reinterpret_cast<uintptr_t>(a.stream), message_, sizeof(message_)));
+    auto error =
+        failure(callbacks_.prepare(addresses, a.bytes, a.pointer_count, a.ints, a.int_count, a.scale,
+                                   reinterpret_cast<uintptr_t>(a.stream), message_, sizeof(message_)));
     if (!error) prepared_ = a;
     return error;
   }
