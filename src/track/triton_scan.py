@@ -74,6 +74,7 @@ TRITON_API = ["jit", "autotune", "heuristics", "Config", "cdiv", "next_power_of_
 HOST_ATTRIBUTES = {
     "shape", "dtype", "device", "ndim", "is_cuda", "T", "mT", "stride", "size", "dim", "numel", "element_size",
     "data_ptr", "storage_offset", "is_contiguous", "get_device", "nbytes", "itemsize",
+    "view",  # another dtype or shape over the same memory: never a copy (reshape may copy, so it is not here)
     "multi_processor_count", "name", "major", "minor", "total_memory", "L2_cache_size", "warp_size",
     "max_threads_per_multi_processor", "regs_per_multiprocessor", "shared_memory_per_block_optin",
     "kwargs", "num_warps", "num_stages", "num_ctas", "block_shape", "base", "strides",

@@ -206,6 +206,18 @@ TEST(TritonScan, KernelBodiesAreTritonsLanguage) {
   EXPECT_EQ(with_torch[0].line, 9);
 }
 
+// A view reinterprets a tensor's memory (the backward's byte workspace as floats) without computing: allowed.
+// reshape may copy, so it is not.
+TEST(TritonScan, AViewOfATensorIsMetadataAndReshapeIsNot) {
+  const auto view = scan(
+      "import torch\n\ndef f(workspace, B, Hq, Sq):\n    delta = workspace.view(torch.float32)\n"
+      "    return delta.view(B, Hq, Sq).stride(0)\n");
+  EXPECT_TRUE(view.empty()) << describe(view);
+  const auto reshape = scan("def f(A):\n    return A.reshape(-1).data_ptr()\n");
+  ASSERT_EQ(reshape.size(), 1u) << describe(reshape);
+  EXPECT_EQ(reshape[0].rule, "torch");
+}
+
 TEST(TritonScan, TorchTypesAreForAnnotationsOnly) {
   const auto annotations = scan("from torch import Tensor\n\ndef f(A: Tensor) -> Tensor:\n    return A\n");
   EXPECT_TRUE(annotations.empty()) << describe(annotations);
