@@ -16,7 +16,7 @@
 # past Sq (the next batch's, in the 2-D view) add nothing. D = 96 is padded to 128: the operand loaded once
 # per program has its extra columns zeroed (K and V in kernel 2, Q and dO in kernel 3), and the extra output
 # columns are never stored.
-# The workspace arrives as a torch.uint8 tensor; the kernels cast its pointer (host code may not .view() it).
+# The workspace arrives as a torch.uint8 tensor; the kernels cast its pointer to float (a host-side view would do too).
 import torch
 import triton
 import triton.language as tl

@@ -71,14 +71,16 @@ extern "C" uint32_t ptxbench_worker_confine(void) {
   return confinement.writes_confined ? confinement.threads : 0;
 }
 
-extern "C" int ptxbench_worker_serve(int socket, const ptxbench_python_callbacks* callbacks) {
+extern "C" int ptxbench_worker_serve(int socket, const ptxbench_python_callbacks* callbacks,
+                                     const char* unavailable) {
   using namespace ptxbench::runner;
-  if (callbacks == nullptr || !callbacks->load || !callbacks->prepare || !callbacks->call ||
-      !callbacks->workspace_bytes)
-    return 2;
   // Close-on-exec, as the CUDA worker's: a program the solution's process starts (Triton runs ptxas and a C
   // compiler) does not inherit the socket.
   (void)fcntl(socket, F_SETFD, FD_CLOEXEC);
+  if (unavailable != nullptr) return refuse_to_serve(socket, unavailable);
+  if (callbacks == nullptr || !callbacks->load || !callbacks->prepare || !callbacks->call ||
+      !callbacks->workspace_bytes)
+    return 2;
   PythonBinding binding(*callbacks);
   return serve_solution(socket, confinement, binding);
 }

@@ -31,6 +31,9 @@ struct ptxbench_python_callbacks {
 // that starts a thread. Returns the number of threads the process had then, 0 when Landlock was not applied.
 uint32_t ptxbench_worker_confine(void);
 
-// Serves the runner's requests on `socket` until it closes; returns the exit status for the process.
-int ptxbench_worker_serve(int socket, const struct ptxbench_python_callbacks* callbacks);
+// Serves the runner's requests on `socket` until it closes; returns the exit status for the process. With
+// `unavailable` set (the python cannot run Triton solutions: no torch, triton or numpy), answers the first
+// request with it as the host's failure instead.
+int ptxbench_worker_serve(int socket, const struct ptxbench_python_callbacks* callbacks,
+                          const char* unavailable);
 }

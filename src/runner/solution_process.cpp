@@ -153,9 +153,12 @@ s::Reply SolutionProcess::exchange(Request& request) {
 void SolutionProcess::open(int device) {
   s::OpenRequest request{.op = s::Op::open, .device = device};
   const s::Reply reply = exchange(request);
-  if (reply.failed != s::Phase::none)
-    throw std::runtime_error(std::string("the solution process could not start CUDA: ") + reply.message +
-                             ": " + cudaGetErrorName(static_cast<cudaError_t>(reply.cuda_error)));
+  if (reply.failed == s::Phase::none) return;
+  // The worker's own setup failed (its CUDA context, or a Triton host without torch): the host's failure.
+  std::string message = std::string("the solution process could not start: ") + reply.message;
+  if (reply.cuda_error != 0)
+    message += std::string(": ") + cudaGetErrorName(static_cast<cudaError_t>(reply.cuda_error));
+  throw std::runtime_error(message);
 }
 
 CallOutcome SolutionProcess::timed_exchange(s::CallRequest& request) {

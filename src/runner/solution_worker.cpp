@@ -418,6 +418,16 @@ int serve_solution(int socket, Confinement confinement, SolutionBinding& binding
   return worker.serve();
 }
 
+int refuse_to_serve(int socket, const std::string& reason) {
+  s::OpenRequest open;
+  if (recv(socket, &open, sizeof(open), 0) != static_cast<ssize_t>(sizeof(open)) || open.op != s::Op::open)
+    return 2;
+  s::Reply reply{.nonce = open.nonce, .failed = s::Phase::harness};
+  set_message(reply, reason);
+  (void)::send(socket, &reply, sizeof(reply), MSG_NOSIGNAL);
+  return 1;
+}
+
 int solution_worker_main(int socket) {
   const Confinement confinement = confine_solution_process();
   LibraryBinding library;

@@ -4,6 +4,8 @@
 // (solution_binding.h).
 #pragma once
 
+#include <string>
+
 #include "runner/landlock.h"
 #include "runner/solution_binding.h"
 
@@ -16,6 +18,10 @@ Confinement confine_solution_process();
 // Serves the runner's requests on `socket` until it closes, reaching the solution through `binding`; returns
 // the process's exit status.
 int serve_solution(int socket, Confinement confinement, SolutionBinding& binding);
+
+// Answers the runner's first request (open) with `reason`, a failure of the host (the Triton host's python
+// lacks torch), and serves nothing; returns the process's exit status.
+int refuse_to_serve(int socket, const std::string& reason);
 
 // The CUDA track's worker: confines the process, then serves with the shared-library binding.
 int solution_worker_main(int socket);

@@ -18,7 +18,21 @@ import importlib.util  # noqa: E402  (after the confinement, as everything below
 import os  # noqa: E402
 import traceback  # noqa: E402
 
-import torch  # noqa: E402
+
+def missing_prerequisite():
+    """Why this python cannot run Triton solutions (the host's failure, not a solution's), or None. torch reads
+    __cuda_array_interface__ with numpy."""
+    for module in ("torch", "numpy", "triton"):
+        try:
+            importlib.import_module(module)
+        except Exception as error:  # an ImportError, or a broken installation
+            return f"{sys.executable} cannot run Triton solutions: importing {module} failed ({error})"
+    return None
+
+
+UNAVAILABLE = missing_prerequisite()
+if UNAVAILABLE is None:
+    import torch  # noqa: E402
 
 # solution::Entry (solution_protocol.h) and the Python entry points.
 GEMM, FORWARD, BACKWARD = 1, 2, 3
@@ -115,6 +129,8 @@ class Host:
             if len(self.tensors) > 256:
                 self.tensors.clear()
             tensor = torch.as_tensor(DeviceMemory(address, shape, typestr))
+            if tensor.device.type != "cuda":  # an older torch copies the buffer to the host instead
+                raise RuntimeError(f"torch {torch.__version__} made a {tensor.device} tensor of a GPU buffer")
             if typestr == BF16:
                 tensor = tensor.view(torch.bfloat16)
             self.tensors[key] = tensor
@@ -229,8 +245,9 @@ class Callbacks(ctypes.Structure):
 
 if __name__ == "__main__":
     callbacks = Callbacks(LOAD(on_load), PREPARE(on_prepare), CALL(on_call), WORKSPACE(on_workspace))
-    worker.ptxbench_worker_serve.argtypes = [ctypes.c_int, ctypes.POINTER(Callbacks)]
-    status = worker.ptxbench_worker_serve(int(sys.argv[2]), ctypes.byref(callbacks))
+    worker.ptxbench_worker_serve.argtypes = [ctypes.c_int, ctypes.POINTER(Callbacks), ctypes.c_char_p]
+    unavailable = UNAVAILABLE.encode("utf-8", "replace") if UNAVAILABLE else None
+    status = worker.ptxbench_worker_serve(int(sys.argv[2]), ctypes.byref(callbacks), unavailable)
     sys.stdout.flush()
     sys.stderr.flush()
     # As the CUDA worker: the solution's atexit handlers and finalizers get no turn after its last call.

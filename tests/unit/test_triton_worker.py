@@ -37,6 +37,7 @@ class FakeTensor:
 class FakeDevice:
     def __init__(self, index):
         self.index = index
+        self.type = "cuda"
 
 
 def fake_torch():
@@ -68,6 +69,8 @@ def fake_torch():
 
 def load_host_script():
     sys.modules["torch"] = fake_torch()
+    for prerequisite in ("numpy", "triton"):  # stand-ins: the host script only checks that they import
+        sys.modules.setdefault(prerequisite, types.ModuleType(prerequisite))
     spec = importlib.util.spec_from_file_location("triton_worker", SCRIPT)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)  # not __main__: defines, loads no library, serves nothing
@@ -262,6 +265,31 @@ class HostScriptTest(unittest.TestCase):
         self.w.write_message(ctypes.addressof(buffer), 8, "x" * 100)
         self.assertEqual(buffer.raw[:8], b"xxxxxxx\0")
         self.assertEqual(buffer.raw[8:16], b"\xff" * 8)
+
+    def test_a_python_without_torch_numpy_or_triton_is_the_hosts_failure(self):
+        self.assertIsNone(self.w.UNAVAILABLE)
+        saved = sys.modules.pop("numpy")
+        sys.modules["numpy"] = None  # an import of it fails
+        try:
+            problem = self.w.missing_prerequisite()
+        finally:
+            sys.modules["numpy"] = saved
+        self.assertIn("cannot run Triton solutions: importing numpy failed", problem)
+
+    def test_a_tensor_torch_put_on_the_host_fails_the_preparation(self):
+        self.load(self.w.GEMM)
+        real = self.torch.as_tensor
+
+        def on_the_host(memory):
+            tensor = real(memory)
+            tensor.device = types.SimpleNamespace(type="cpu", index=None)
+            return tensor
+
+        self.torch.as_tensor = on_the_host
+        self.torch.__version__ = "2.4.0"
+        buffers = Buffers([0x1000, 0x2000, 0x3000], [2 * 64 * 64] * 3, [64, 64, 64])
+        self.assertEqual(self.prepare(buffers), 1)
+        self.assertIn(b"made a", self.message.value)
 
     def test_the_callbacks_have_the_c_types_of_python_worker_h(self):
         fields = dict(self.w.Callbacks._fields_)
