@@ -158,8 +158,8 @@ ptxbench::runner::WorkerCommand worker_command(const ptxbench::runner::Request& 
   return python_worker(request.python, library.string(), triton_cache);
 }
 
-// Copies the kernels Triton compiled (each cubin with its PTX and metadata) from its cache into `to`, once
-// the solution process is gone; lists them in the result. What is there was written by Triton in the
+// Copies the kernels Triton compiled (its cache's cubins) into `to`, once the solution process is gone; lists
+// them in the result. What is there was written by Triton in the
 // solution's process: the instruction stage holds the launches to this code as it does a CUDA solution's
 // to its cubin (docs/anti-cheat.md says what that rests on).
 void keep_compiled_kernels(const std::string& cache, const std::string& to, Json& result) {
@@ -168,14 +168,12 @@ void keep_compiled_kernels(const std::string& cache, const std::string& to, Json
   fs::create_directories(to, error);
   for (fs::recursive_directory_iterator it(cache, error), end; !error && it != end; it.increment(error)) {
     const fs::path& file = it->path();
-    const std::string extension = file.extension().string();
-    if (!it->is_regular_file() || (extension != ".cubin" && extension != ".ptx" && extension != ".json"))
-      continue;
+    if (!it->is_regular_file() || file.extension() != ".cubin") continue;
     // The cache's folder names are content hashes: prefixed, the names stay apart.
     const std::string name = file.parent_path().filename().string() + "-" + file.filename().string();
     std::error_code copied;
     fs::copy_file(file, fs::path(to) / name, fs::copy_options::overwrite_existing, copied);
-    if (!copied && extension == ".cubin") kept.push_back(name);
+    if (!copied) kept.push_back(name);
   }
   result[p::kCompiledKernels] = kept;
   fs::remove_all(cache, error);

@@ -48,7 +48,7 @@
 //                                               // solution's Python file, run by the python below
 //   "python": "/usr/bin/python3",               // triton: the python with torch and triton
 //   "kernels_dir": "/abs/scratch/kernels"       // triton, optional: where the runner copies the kernels
-//                                               // Triton compiled (*.cubin, *.ptx, *.json), once the
+//                                               // Triton compiled (its cache's cubins), once the
 //                                               // solution process is gone; the result's
 //                                               // "compiled_kernels" lists them
 // }
