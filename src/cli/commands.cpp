@@ -647,8 +647,9 @@ void print_run_text(const agent::RunSummary& summary, int64_t run_id, const agen
                     const agent::AgentRunSettings& settings, const GpuInfo& gpu, const std::string& evaluator,
                     const std::vector<std::string>& failures) {
   std::cout << agent::render(summary);
-  std::cout << fmt::format("\nRun {}: {} trajectories of {} ({} knowledge) on {}.\n", run_id,
-                           result.trajectories, settings.model, settings.knowledge, gpu.describe());
+  std::cout << fmt::format("\nRun {}: {} trajectories of {} ({} knowledge, {} track) on {}.\n", run_id,
+                           result.trajectories, settings.model, settings.knowledge,
+                           find_track(settings.track)->title(), gpu.describe());
   if (!gpu.present && evaluator.empty())
     std::cout << "GPU stages skipped: " << gpu.absent_reason
               << ": correctness and instructions cannot be verified here.\n";
