@@ -35,6 +35,23 @@ std::string slurp(const fs::path& file) {
   return text.str();
 }
 
+// `ptxbench report` of the store in `data`, written to `out`, with `extra` arguments.
+ProcessResult run_report(const fs::path& data, const fs::path& out,
+                         const std::vector<std::string>& extra = {},
+                         std::chrono::milliseconds limit = std::chrono::minutes(1)) {
+  std::vector<std::string> argv = {PTXBENCH_BINARY, "--root", PTXBENCH_SOURCE_DIR, "--data", data.string(),
+                                   "report", "--out", out.string()};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return run_process({.argv = argv, .time_limit = limit});
+}
+
+// The report's side-by-side view that varies `dimension` ("model", "track"); null when it has none.
+const json* side_by_side_view(const json& report, const std::string& dimension) {
+  for (const auto& view : report["side_by_side"])
+    if (view["view"] == dimension) return &view;
+  return nullptr;
+}
+
 // metrics.csv as rows of column -> text (the fixture's fields hold no commas or quotes).
 std::vector<std::map<std::string, std::string>> read_csv(const fs::path& file) {
   std::istringstream in(slurp(file));
@@ -66,10 +83,7 @@ class ReportOfTheFixture : public ::testing::Test {
     base_ = fs::temp_directory_path() / ("ptxbench-report-" + std::to_string(getpid()));
     fs::remove_all(base_);
     report_fixture::write_fixture_store(base_ / "data" / "ptxbench.db");
-    const ProcessResult r = run_process({.argv = {PTXBENCH_BINARY, "--root", PTXBENCH_SOURCE_DIR, "--data",
-                                                  (base_ / "data").string(), "report", "--out",
-                                                  (base_ / "out").string()},
-                                         .time_limit = std::chrono::minutes(2)});
+    const ProcessResult r = run_report(base_ / "data", base_ / "out", {}, std::chrono::minutes(2));
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
     json_ = json::parse(slurp(base_ / "out" / "report.json"));
     csv_ = read_csv(base_ / "out" / "metrics.csv");
@@ -341,21 +355,17 @@ TEST_F(ReportOfTheFixture, TokensLatencyAndStageTimes) {
 }
 
 TEST_F(ReportOfTheFixture, ModelsSideBySideAtTheirCommonLimit) {
-  bool seen = false;
-  for (const auto& view : json_["side_by_side"]) {
-    if (view["view"] != "model") continue;
-    seen = true;
-    EXPECT_EQ(view["turn_limit"], "1") << "budgets 4 and 2: compared within the first turn";
-    EXPECT_EQ(view["columns"], json::array({"m1", "m2"}));
-    for (const auto& row : view["rows"])
-      if (row["task"] == "gemm-bf16-n4096-k4096") {
-        EXPECT_EQ(row["cells"]["m1"]["verified_k"], 1);
-        EXPECT_EQ(row["cells"]["m1"]["verified_n"], 3);
-        EXPECT_EQ(row["cells"]["m2"]["verified_k"], 1);
-        EXPECT_EQ(row["cells"]["m2"]["verified_n"], 2);
-      }
-  }
-  EXPECT_TRUE(seen);
+  const json* view = side_by_side_view(json_, "model");
+  ASSERT_NE(view, nullptr);
+  EXPECT_EQ((*view)["turn_limit"], "1") << "budgets 4 and 2: compared within the first turn";
+  EXPECT_EQ((*view)["columns"], json::array({"m1", "m2"}));
+  for (const auto& row : (*view)["rows"])
+    if (row["task"] == "gemm-bf16-n4096-k4096") {
+      EXPECT_EQ(row["cells"]["m1"]["verified_k"], 1);
+      EXPECT_EQ(row["cells"]["m1"]["verified_n"], 3);
+      EXPECT_EQ(row["cells"]["m2"]["verified_k"], 1);
+      EXPECT_EQ(row["cells"]["m2"]["verified_n"], 2);
+    }
   EXPECT_EQ(html_cell("view-1", "gemm|gemm-bf16-n4096-k4096", "m2"), "50.0% (1/2) [9.5%, 90.5%]; best 1.500x");
 }
 
@@ -382,12 +392,7 @@ TEST(ReportCommand, SelectsRunsAndRefusesAnEmptySelection) {
   const fs::path base = fs::temp_directory_path() / ("ptxbench-report-select-" + std::to_string(getpid()));
   fs::remove_all(base);
   report_fixture::write_fixture_store(base / "ptxbench.db");
-  auto report = [&](std::vector<std::string> extra) {
-    std::vector<std::string> argv = {PTXBENCH_BINARY, "--root", PTXBENCH_SOURCE_DIR, "--data", base.string(),
-                                     "report", "--out", (base / "out").string()};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    return run_process({.argv = argv, .time_limit = std::chrono::minutes(1)});
-  };
+  auto report = [&](const std::vector<std::string>& extra) { return run_report(base, base / "out", extra); };
   EXPECT_EQ(report({"--model", "nobody"}).exit_code, 2);
   EXPECT_EQ(report({"--run", "9"}).exit_code, 2);
   const ProcessResult one = report({"--run", "2", "--json"});
@@ -403,28 +408,22 @@ TEST(ReportCommand, TracksAreComparedSideBySidePerTask) {
   const fs::path base = fs::temp_directory_path() / ("ptxbench-report-tracks-" + std::to_string(getpid()));
   fs::remove_all(base);
   report_fixture::write_two_track_store(base / "ptxbench.db");
-  const ProcessResult r = run_process({.argv = {PTXBENCH_BINARY, "--root", PTXBENCH_SOURCE_DIR, "--data",
-                                                base.string(), "report", "--out", (base / "out").string()},
-                                       .time_limit = std::chrono::minutes(1)});
+  const ProcessResult r = run_report(base, base / "out");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const json report = json::parse(slurp(base / "out" / "report.json"));
   EXPECT_EQ(report["tracks"], json::array({"cuda", "triton"}));
   EXPECT_EQ(report["runs"][1]["track"], "triton");
-  bool seen = false;
-  for (const auto& view : report["side_by_side"]) {
-    if (view["view"] != "track") continue;
-    seen = true;
-    EXPECT_EQ(view["columns"], json::array({"cuda", "triton"}));
-    EXPECT_EQ(view["turn_limit"], "max") << "both runs have 2 turns";
-    for (const auto& row : view["rows"])
-      if (row["task"] == "gemm-bf16-n4096-k4096") {
-        EXPECT_EQ(row["cells"]["cuda"]["verified_k"], 2);
-        EXPECT_EQ(row["cells"]["cuda"]["verified_n"], 2);
-        EXPECT_EQ(row["cells"]["triton"]["verified_k"], 1);
-        EXPECT_EQ(row["cells"]["triton"]["speedup_max"], 0.9);
-      }
-  }
-  EXPECT_TRUE(seen);
+  const json* view = side_by_side_view(report, "track");
+  ASSERT_NE(view, nullptr);
+  EXPECT_EQ((*view)["columns"], json::array({"cuda", "triton"}));
+  EXPECT_EQ((*view)["turn_limit"], "max") << "both runs have 2 turns";
+  for (const auto& row : (*view)["rows"])
+    if (row["task"] == "gemm-bf16-n4096-k4096") {
+      EXPECT_EQ(row["cells"]["cuda"]["verified_k"], 2);
+      EXPECT_EQ(row["cells"]["cuda"]["verified_n"], 2);
+      EXPECT_EQ(row["cells"]["triton"]["verified_k"], 1);
+      EXPECT_EQ(row["cells"]["triton"]["speedup_max"], 0.9);
+    }
   const std::string markdown = slurp(base / "out" / "report.md");
   EXPECT_NE(markdown.find("| 2 | m1 | contracts | triton | 2 |"), std::string::npos) << markdown.substr(0, 800);
   fs::remove_all(base);
