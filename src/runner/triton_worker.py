@@ -15,6 +15,7 @@ if __name__ == "__main__":  # (imported, by the CPU tests, it only defines what 
     worker.ptxbench_worker_confine()
 
 import importlib.util  # noqa: E402  (after the confinement, as everything below)
+import math  # noqa: E402
 import os  # noqa: E402
 import traceback  # noqa: E402
 
@@ -80,13 +81,6 @@ class DeviceMemory:
         }
 
 
-def numel(shape):
-    count = 1
-    for extent in shape:
-        count *= extent
-    return count
-
-
 class Host:
     def __init__(self):
         self.entry = None
@@ -123,7 +117,7 @@ class Host:
         key = (address, shape, typestr)
         tensor = self.tensors.get(key)
         if tensor is None:
-            needed = numel(shape) * ITEM_SIZE[typestr]
+            needed = math.prod(shape) * ITEM_SIZE[typestr]
             if needed > available_bytes:
                 raise ValueError(f"a buffer of {available_bytes} bytes cannot hold a {shape} tensor ({needed} bytes)")
             if len(self.tensors) > 256:
