@@ -303,8 +303,10 @@ def reference_attention(Q, K, V, dO, scale, causal):
     p = torch.exp(s - torch.where(torch.isinf(lse), 0.0, lse)[..., None])  # 0 there, not NaN
     o = p @ vg
     o.backward(dO.float().permute(0, 2, 1, 3))
-    return (o.detach().permute(0, 2, 1, 3), lse.detach(), q.grad.permute(0, 2, 1, 3), k.grad.permute(0, 2, 1, 3),
-            v.grad.permute(0, 2, 1, 3))
+    # Back to the ABI's [B, S, H, D], contiguous: the backward indexes its input O by that layout.
+    def abi(x):
+        return x.detach().permute(0, 2, 1, 3).contiguous()
+    return abi(o), lse.detach(), abi(q.grad), abi(k.grad), abi(v.grad)
 
 
 if __name__ == "__main__":

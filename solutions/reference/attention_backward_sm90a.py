@@ -1,7 +1,7 @@
 # Reference Triton solution for the Hopper attention-backward tasks: dQ, dK, dV from Q, K, V, O, LSE and dO
 # (docs/triton-abi.md, include/ptxbench/abi.h), bf16 in and out, fp32 accumulation. It is the kit's template
-# kits/hopper/triton/templates/attention_backward.py with the ABI's entry points. Nothing here has run on a GPU
-# yet: bench/triton/check_references.py checks it against torch.
+# kits/hopper/triton/templates/attention_backward.py with the ABI's entry points. Measured on the H200:
+# bench/triton/README.md; bench/triton/check_references.py checks it against torch.
 #
 # Attention backward, FlashAttention-2's split (Hopper): three kernels on one stream, no atomics.
 #   1. Delta[b, h, i] = sum_d dO * O, into the workspace (fp32 [B, Hq, Sq]).

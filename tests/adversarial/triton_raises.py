@@ -1,5 +1,5 @@
-# An entry point that raises: the judge reports the exception, its message and the solution's line as a
-# runtime error in the first GPU stage, and survives.
+# An entry point that raises: the judge survives, and the correct stage reports the exception, its message and the
+# solution's line as a runtime error (sanitize, finding no memory error, only names the failed call).
 import torch
 import triton
 import triton.language as tl
