@@ -93,6 +93,32 @@ std::optional<bool> Verdict::verified() const {
   return std::nullopt;
 }
 
+std::optional<double> Verdict::kernel_speedup() const {
+  const StageResult* time = stage("time");
+  const StageResult* instructions = stage("instructions");
+  if (!speedup || !time || !instructions) return std::nullopt;
+  const auto at = [](const json& doc, const char* pointer) -> const json& {
+    static const json none;
+    const json::json_pointer path(pointer);
+    return doc.contains(path) ? doc[path] : none;
+  };
+  const json& baseline_us = at(time->details, "/baseline/event_us/median");
+  const json& signatures = at(instructions->details, "/binding/stages/time/signatures");
+  if (!baseline_us.is_number() || !signatures.is_array() || signatures.empty()) return std::nullopt;
+  // The timed calls' launches: the signature most calls had.
+  const json& timed = *std::max_element(
+      signatures.begin(), signatures.end(),
+      [](const json& a, const json& b) { return a.value("calls", 0) < b.value("calls", 0); });
+  double kernels_us = 0;
+  for (const json& launch : timed.value("launches", json::array())) {
+    const json duration = launch.value("duration_us", json());
+    if (!duration.is_number()) return std::nullopt;
+    kernels_us += duration.get<double>();
+  }
+  if (!(kernels_us > 0)) return std::nullopt;
+  return baseline_us.get<double>() / kernels_us;
+}
+
 const StageResult* Verdict::stage(const std::string& name) const {
   for (const auto& s : stages)
     if (s.name == name) return &s;

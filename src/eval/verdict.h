@@ -61,6 +61,11 @@ struct Verdict {
   // Verified: every stage passed (correct, the required instructions executed, timed); not: some stage
   // failed.
   std::optional<bool> verified() const;
+  // The baseline's time over the solution's kernel time: the summed CUPTI durations of the kernels of the
+  // timed calls (the time stage's launch log, kept in the instruction stage's `binding`). `speedup` times the
+  // whole call, host time inside its clocks included; this is the kernels' speed alone. Nothing when either
+  // is missing.
+  std::optional<double> kernel_speedup() const;
   const StageResult* stage(const std::string& name) const;
   StageResult& stage_mut(const std::string& name);
   std::string summary() const;   // one line: "failed at correct: 3 of 4 shapes mismatch"

@@ -54,7 +54,10 @@ TurnRecord turn_record(const TurnRow& turn, const Verdict* verdict) {
   }
   r.correct = verdict->correct();
   r.verified = verdict->verified();
-  if (r.verified.value_or(false)) r.speedup = verdict->speedup;
+  if (r.verified.value_or(false)) {
+    r.speedup = verdict->speedup;
+    r.kernel_speedup = verdict->kernel_speedup();
+  }
   r.host = verdict->host;
   for (const auto& stage : verdict->stages) {
     if (stage.status == StageStatus::skipped) continue;

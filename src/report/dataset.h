@@ -36,7 +36,8 @@ struct TurnRecord {
   // static-only task) and nothing failed that would decide it.
   std::optional<bool> correct;
   std::optional<bool> verified;
-  std::optional<double> speedup;  // of a verified turn only
+  std::optional<double> speedup;         // of a verified turn only
+  std::optional<double> kernel_speedup;  // the same, of its kernels alone (Verdict::kernel_speedup)
   std::optional<int64_t> input_tokens, output_tokens, reasoning_tokens;
   std::optional<double> latency_s;  // the model call, retries included
   std::vector<StageTime> stages;    // the stages that ran

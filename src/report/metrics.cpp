@@ -77,7 +77,10 @@ WithinLimit within(const TrajectoryRecord& t, int limit) {
     if (turn.verified == true) {
       any_verified = true;
       if (!w.first_verified) w.first_verified = turn.index;
-      if (turn.speedup && (!w.best_speedup || *turn.speedup > *w.best_speedup)) w.best_speedup = turn.speedup;
+      if (turn.speedup && (!w.best_speedup || *turn.speedup > *w.best_speedup)) {
+        w.best_speedup = turn.speedup;
+        w.best_kernel_speedup = turn.kernel_speedup;
+      }
     }
     if (!turn.verified) verified_undecided = true;
   }
@@ -166,7 +169,8 @@ Table metrics_table(const Dataset& data) {
   for (const auto& [key, group] : metric_groups(data)) {
     for (const std::string& limit_text : limits_of(group)) {
       int counted = 0, not_yet = 0, correct = 0, correct_n = 0, verified = 0, verified_n = 0;
-      std::vector<double> speedups, turns_to_verified;
+      std::vector<double> speedups, kernel_speedups, turns_to_verified;
+      std::optional<double> best, kernels_of_best;  // the best trajectory's speedup, and its kernels'
       for (const auto* t : group) {
         const int limit = limit_text == "max" ? t->max_turns : std::stoi(limit_text);
         if (limit > t->max_turns) continue;  // beyond this run's budget: not part of this limit
@@ -179,6 +183,11 @@ Table metrics_table(const Dataset& data) {
         if (w.correct) correct_n += 1, correct += *w.correct;
         if (w.verified) verified_n += 1, verified += *w.verified;
         if (w.best_speedup) speedups.push_back(*w.best_speedup);
+        if (w.best_kernel_speedup) kernel_speedups.push_back(*w.best_kernel_speedup);
+        if (w.best_speedup && (!best || *w.best_speedup > *best)) {
+          best = w.best_speedup;
+          kernels_of_best = w.best_kernel_speedup;
+        }
         if (w.first_verified) turns_to_verified.push_back(*w.first_verified);
       }
       Row row = {{"model", key.model},   {"knowledge", key.knowledge}, {"arch", key.arch},
@@ -188,6 +197,8 @@ Table metrics_table(const Dataset& data) {
       put_rate(row, "correct", wilson(correct, correct_n));
       put_rate(row, "verified", wilson(verified, verified_n));
       put_spread(row, "speedup", spread(speedups));
+      put_spread(row, "kernel_speedup", spread(kernel_speedups));
+      row["kernel_speedup_of_best"] = optional(kernels_of_best);
       const Spread turns = spread(turns_to_verified);
       row["turns_to_verified_n"] = turns.n;
       row["turns_to_verified_mean"] = optional(turns.mean);
@@ -408,6 +419,7 @@ Table trajectory_table(const Dataset& data) {
                           {"verified", tri_state(w.verified)},
                           {"first_verified_turn", w.first_verified ? ordered_json(*w.first_verified) : nullptr},
                           {"best_speedup", optional(w.best_speedup)},
+                          {"best_kernel_speedup", optional(w.best_kernel_speedup)},
                           {"input_tokens", count(in)},
                           {"output_tokens", count(out)},
                           {"reasoning_tokens", count(reasoning)},
@@ -440,9 +452,9 @@ std::string common_limit(const std::vector<const TrajectoryRecord*>& compared) {
 
 ordered_json cell_of(const Row& m) {
   ordered_json cell;
-  for (const char* key : {"trajectories", "correct_k", "correct_n", "correct_rate", "verified_k", "verified_n",
-                          "verified_rate", "verified_lo", "verified_hi", "speedup_n", "speedup_max",
-                          "speedup_mean"})
+  for (const char* key :
+       {"trajectories", "correct_k", "correct_n", "correct_rate", "verified_k", "verified_n", "verified_rate",
+        "verified_lo", "verified_hi", "speedup_n", "speedup_max", "speedup_mean", "kernel_speedup_of_best"})
     cell[key] = m[key];
   return cell;
 }

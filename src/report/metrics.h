@@ -33,9 +33,10 @@ inline constexpr int kTurnLimits[] = {1, 4, 8};
 // once it has that many finished turns or has ended (it stopped when verified, or on a host that cannot judge).
 struct WithinLimit {
   bool counted = false;
-  std::optional<bool> correct, verified;  // none: undecided (nothing failed, but nothing could be judged)
-  std::optional<double> best_speedup;     // over verified turns
-  std::optional<int> first_verified;      // the first verified turn's index
+  std::optional<bool> correct, verified;      // none: undecided (nothing failed, but nothing could be judged)
+  std::optional<double> best_speedup;         // over verified turns
+  std::optional<double> best_kernel_speedup;  // that turn's kernels alone
+  std::optional<int> first_verified;          // the first verified turn's index
 };
 WithinLimit within(const TrajectoryRecord& trajectory, int limit);
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@ constexpr const char* kTask = "gemm-bf16-n4096-k4096-sm90a";
 struct Step {
   std::string outcome;
   double speedup = 0;
+  std::optional<double> kernel_speedup = {};  // a verified turn's kernels alone: a launch log in its verdict
 };
 
 double stage_seconds(const std::string& stage) {
@@ -59,6 +61,12 @@ Verdict verdict_for(const Step& step, const std::string& source) {
   if (step.outcome == "verified") {
     v.speedup = step.speedup;
     v.coverage = 0.99;
+  }
+  if (step.kernel_speedup) {  // the baseline took 100 us; the call's one kernel 100 / kernel_speedup us
+    v.stage_mut("time").details["baseline"]["event_us"]["median"] = 100.0;
+    v.stage_mut("instructions").details["binding"]["stages"]["time"]["signatures"] = {
+        {{"calls", 52},
+         {"launches", {{{"name", "kernel_2"}, {"duration_us", 100.0 / *step.kernel_speedup}}}}}};
   }
   return v;
 }
@@ -133,7 +141,7 @@ void write_fixture_store(const std::filesystem::path& database) {
 void write_two_track_store(const std::filesystem::path& database) {
   Store store(database);
   add_run(store, "m1", 2, true, {{{"verified", 1.1}}, {{"correct"}, {"verified", 0.7}}}, "cuda");
-  add_run(store, "m1", 2, true, {{{"verified", 0.9}}, {{"instructions"}, {"instructions"}}}, "triton");
+  add_run(store, "m1", 2, true, {{{"verified", 0.9, 1.25}}, {{"instructions"}, {"instructions"}}}, "triton");
 }
 
 }  // namespace ptxbench::report_fixture

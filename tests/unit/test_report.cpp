@@ -423,8 +423,12 @@ TEST(ReportCommand, TracksAreComparedSideBySidePerTask) {
       EXPECT_EQ(row["cells"]["cuda"]["verified_n"], 2);
       EXPECT_EQ(row["cells"]["triton"]["verified_k"], 1);
       EXPECT_EQ(row["cells"]["triton"]["speedup_max"], 0.9);
+      EXPECT_DOUBLE_EQ(row["cells"]["triton"]["kernel_speedup_of_best"].get<double>(), 1.25);
+      EXPECT_TRUE(row["cells"]["cuda"]["kernel_speedup_of_best"].is_null())
+          << "no launch log in its verdicts";
     }
   const std::string markdown = slurp(base / "out" / "report.md");
   EXPECT_NE(markdown.find("| 2 | m1 | contracts | triton | 2 |"), std::string::npos) << markdown.substr(0, 800);
+  EXPECT_NE(markdown.find("; best 0.900x (its kernels 1.250x) |"), std::string::npos) << markdown;
   fs::remove_all(base);
 }

@@ -83,3 +83,24 @@ TEST(Verdict, SaysItsTrack) {
   doc.erase("track");
   EXPECT_EQ(verdict_from_json(doc).track, "cuda");
 }
+
+// The kernels' speed: the baseline's median over the summed kernel durations of the timed calls' launches, by
+// the signature most timed calls had; nothing when a part is missing.
+TEST(Verdict, KernelSpeedupSumsTheTimedCallsKernels) {
+  Verdict v = with_stages({{"instructions", StageStatus::passed}, {"time", StageStatus::passed}});
+  v.speedup = 0.662;
+  EXPECT_FALSE(v.kernel_speedup()) << "no baseline time, no launch log";
+  v.stage_mut("time").details = {{"baseline", {{"event_us", {{"median", 360.0}}}}}};
+  EXPECT_FALSE(v.kernel_speedup()) << "no launch log";
+  const auto launch = [](double us) { return nlohmann::json{{"name", "k"}, {"duration_us", us}}; };
+  v.stage_mut("instructions").details["binding"]["stages"]["time"]["signatures"] = {
+      {{"calls", 2}, {"launches", {launch(900.0)}}},
+      {{"calls", 50}, {"launches", {launch(100.0), launch(250.0)}}}};
+  ASSERT_TRUE(v.kernel_speedup());
+  EXPECT_DOUBLE_EQ(*v.kernel_speedup(), 360.0 / 350.0);
+  v.speedup.reset();
+  EXPECT_FALSE(v.kernel_speedup()) << "not timed against a baseline";
+  v.speedup = 0.662;
+  v.stage_mut("instructions").details["binding"] = "not an object";
+  EXPECT_FALSE(v.kernel_speedup());
+}
