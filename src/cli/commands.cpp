@@ -175,8 +175,13 @@ std::string stage_cell(const Verdict& v, const std::string& name) {
 }
 
 void print_verdict_text(const Verdict& v) {
-  std::cout << fmt::format("task      {}\nsolution  {} ({})\nhost      {}\nverdict   {}\n\n", v.task_id,
+  std::cout << fmt::format("task      {}\nsolution  {} ({})\nhost      {}\nverdict   {}\n", v.task_id,
                            v.source_name, v.submission_hash.substr(0, 12), v.host, v.summary());
+  if (const auto kernels = v.kernel_speedup())
+    std::cout << fmt::format("kernels   {:.3f}x the baseline by the CUPTI time of its kernels alone, without the "
+                             "host time inside the call\n",
+                             *kernels);
+  std::cout << "\n";
   for (const auto& s : v.stages) {
     std::cout << fmt::format("[{:<12}] {:<13} {:6.2f} s\n", s.name, to_string(s.status), s.wall_s);
     if (!s.message.empty()) {
