@@ -31,8 +31,10 @@ TaskSummary summarize_group(const std::string& task_id, const std::vector<const 
       verified_open = verified_open || !turn.verified;
       if (turn.verified == true) {
         if (!first_success) first_success = turn.index;
-        if (turn.speedup && (!s.best_speedup || *turn.speedup > *s.best_speedup))
+        if (turn.speedup && (!s.best_speedup || *turn.speedup > *s.best_speedup)) {
           s.best_speedup = turn.speedup;
+          s.best_kernel_speedup = turn.kernel_speedup;
+        }
       }
     }
     if (any_correct || (any_turn && !correct_open)) correct_n += 1, correct += any_correct;
@@ -55,6 +57,7 @@ TurnFacts turn_facts(const TurnRow& turn, const Verdict* verdict) {
     f.correct = verdict->correct();
     f.verified = verdict->verified();
     f.speedup = verdict->speedup;
+    f.kernel_speedup = verdict->kernel_speedup();
   }
   return f;
 }
@@ -94,6 +97,7 @@ json to_json(const TaskSummary& s) {
           {"correct_rate", optional(s.correct_rate)},
           {"verified_rate", optional(s.verified_rate)},
           {"best_speedup", optional(s.best_speedup)},
+          {"best_kernel_speedup", optional(s.best_kernel_speedup)},
           {"mean_turns_to_success", optional(s.mean_turns_to_success)},
           {"error_classes", s.error_classes}};
 }
@@ -105,8 +109,8 @@ json to_json(const RunSummary& summary) {
 }
 
 std::string render(const RunSummary& summary) {
-  std::vector<std::string> header = {"TASK",     "TRAJ",         "TURNS",      "CORRECT",
-                                     "VERIFIED", "BEST SPEEDUP", "TURNS TO OK"};
+  std::vector<std::string> header = {"TASK",     "TRAJ",         "TURNS",   "CORRECT",
+                                     "VERIFIED", "BEST SPEEDUP", "KERNELS", "TURNS TO OK"};
   for (auto c : kFailureClasses) header.push_back(to_string(c));
   TextTable table(header);
   auto add = [&](const TaskSummary& s) {
@@ -117,6 +121,7 @@ std::string render(const RunSummary& summary) {
         percent(s.correct_rate),
         percent(s.verified_rate),
         s.best_speedup ? fmt::format("{:.3f}x", *s.best_speedup) : "-",
+        s.best_kernel_speedup ? fmt::format("{:.3f}x", *s.best_kernel_speedup) : "-",
         s.mean_turns_to_success ? fmt::format("{:.1f}", *s.mean_turns_to_success) : "-"};
     for (auto c : kFailureClasses) {
       auto it = s.error_classes.find(to_string(c));

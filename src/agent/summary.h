@@ -23,6 +23,7 @@ struct TurnFacts {
   std::optional<bool> correct;
   std::optional<bool> verified;
   std::optional<double> speedup;
+  std::optional<double> kernel_speedup;  // Verdict::kernel_speedup(): its kernels alone
 };
 
 struct TrajectoryFacts {
@@ -40,6 +41,7 @@ struct TaskSummary {
   std::optional<double> correct_rate;   // with a correct turn
   std::optional<double> verified_rate;  // with a verified turn (correct + instructions executed + timed)
   std::optional<double> best_speedup;   // over verified turns
+  std::optional<double> best_kernel_speedup;  // that turn's kernels alone
   std::optional<double>
       mean_turns_to_success;  // the first verified turn's index, over trajectories that have one
   std::map<std::string, int> error_classes;  // failed turns by class (docs/agent.md)

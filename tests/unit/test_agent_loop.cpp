@@ -324,7 +324,8 @@ TEST(AgentSummary, Arithmetic) {
                      .error_class = std::move(error_class),
                      .correct = correct,
                      .verified = verified_turn,
-                     .speedup = speedup};
+                     .speedup = speedup,
+                     .kernel_speedup = speedup ? std::optional<double>(*speedup + 0.05) : std::nullopt};
   };
   std::vector<TrajectoryFacts> t = {
       {"a", 1, kSolved, {turn(1, "compile", false, false, {}), turn(2, "", true, true, 0.9)}},
@@ -345,6 +346,7 @@ TEST(AgentSummary, Arithmetic) {
   EXPECT_DOUBLE_EQ(*a.correct_rate, 3.0 / 4);
   EXPECT_DOUBLE_EQ(*a.verified_rate, 2.0 / 4);
   EXPECT_DOUBLE_EQ(*a.best_speedup, 1.2);  // over verified turns: not 0.1x of the unverified one
+  EXPECT_DOUBLE_EQ(*a.best_kernel_speedup, 1.25);  // the same turn's kernels
   EXPECT_DOUBLE_EQ(*a.mean_turns_to_success, (2 + 3) / 2.0);
   EXPECT_EQ(a.error_classes.at("compile"), 3);
   EXPECT_EQ(a.error_classes.at("numerical"), 1);
@@ -357,6 +359,10 @@ TEST(AgentSummary, Arithmetic) {
   EXPECT_DOUBLE_EQ(*s.total.verified_rate,
                    2.0 / 4);  // b's trajectory decided nothing: left out, as in the report
   EXPECT_NE(render(s).find("all"), std::string::npos);
+  const std::string rendered = render(s);
+  const size_t best = rendered.find("1.200x");  // task a's row: the best speedup, then its kernels'
+  ASSERT_NE(best, std::string::npos) << rendered;
+  EXPECT_LT(rendered.find("1.250x", best), rendered.find('\n', best)) << rendered;
   EXPECT_EQ(to_json(s)["tasks"][0]["error_classes"]["compile"], 3);
 }
 
