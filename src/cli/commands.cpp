@@ -441,27 +441,29 @@ int run_manifest_command(const CommonOptions& common, const RunCommandOptions& o
   for (const auto& row : rows) mismatched += !row.mismatches.empty();
   if (common.json) {
     json out = json::array();
+    const auto number = [](std::optional<double> value) { return value ? json(*value) : json(nullptr); };
     for (const auto& row : rows)
       out.push_back({{"evaluation_id", row.evaluation_id},
                      {"task", row.task_id},
                      {"solution", row.solution},
                      {"status", to_string(row.verdict.overall())},
                      {"summary", row.verdict.summary()},
-                     {"speedup", row.verdict.speedup ? json(*row.verdict.speedup) : json(nullptr)},
-                     {"coverage", row.verdict.coverage ? json(*row.verdict.coverage) : json(nullptr)},
+                     {"speedup", number(row.verdict.speedup)},
+                     {"kernel_speedup", number(row.verdict.kernel_speedup())},
+                     {"coverage", number(row.verdict.coverage)},
                      {"expectation_mismatches", row.mismatches},
                      {"expectations_unchecked", row.unchecked}});
     std::cout << json_text(json{{"run_id", run_id}, {"host", gpu.describe()}, {"evaluations", out}}, 2)
               << "\n";
   } else {
     TextTable table({"TASK", "SOLUTION", "VERDICT", "COMPILE", "STATIC", "SANITIZE", "CORRECT", "INSTR",
-                     "TIME", "SPEEDUP", "COVERAGE", "AS EXPECTED"});
+                     "TIME", "SPEEDUP", "KERNELS", "COVERAGE", "AS EXPECTED"});
     for (const auto& row : rows) {
       const Verdict& v = row.verdict;
       table.add_row({row.task_id, row.solution, to_string(v.overall()), stage_cell(v, "compile"),
                      stage_cell(v, "static"), stage_cell(v, "sanitize"), stage_cell(v, "correct"),
                      stage_cell(v, "instructions"), stage_cell(v, "time"), ratio(v.speedup),
-                     percent(v.coverage), as_expected(row)});
+                     ratio(v.kernel_speedup()), percent(v.coverage), as_expected(row)});
     }
     std::cout << table.render();
     std::cout << fmt::format("\n{} evaluations in run {} on {}; {} differ from their expectation.\n",
