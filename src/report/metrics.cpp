@@ -225,18 +225,19 @@ std::vector<std::string> outcome_order() {
 }
 
 Table error_class_table(const Dataset& data) {
-  // (model, knowledge, arch, family) -> turn -> outcome -> count
+  // (model, knowledge, arch, family, track) -> turn -> outcome -> count
   std::map<GroupKey, std::map<int, std::map<std::string, int>>> counts;
   for (const auto& t : data.trajectories)
     for (const auto& turn : t.turns) {
-      GroupKey key{t.model, t.knowledge, t.arch, t.family, "", ""};
+      GroupKey key{t.model, t.knowledge, t.arch, t.family, "", t.track};
       ++counts[key][turn.index][outcome_of(turn)];
       key.family = kAll;
       ++counts[key][turn.index][outcome_of(turn)];
     }
   const std::vector<std::string> order = outcome_order();
   Table table{.name = "error_classes",
-              .columns = {"model", "knowledge", "arch", "family", "turn", "outcome", "turns", "of", "share"}};
+              .columns = {"model", "knowledge", "arch", "track", "family", "turn", "outcome", "turns", "of",
+                          "share"}};
   for (const auto& [key, by_turn] : counts)
     for (const auto& [turn, by_outcome] : by_turn) {
       int of = 0;
@@ -247,6 +248,7 @@ Table error_class_table(const Dataset& data) {
         table.rows.push_back({{"model", key.model},
                               {"knowledge", key.knowledge},
                               {"arch", key.arch},
+                              {"track", key.track},
                               {"family", key.family},
                               {"turn", turn},
                               {"outcome", outcome},
@@ -405,27 +407,30 @@ Table trajectory_table(const Dataset& data) {
       latency += turn.latency_s.value_or(0);
     }
     auto count = [](std::optional<int64_t> v) { return v ? ordered_json(*v) : ordered_json(nullptr); };
-    table.rows.push_back({{"run", t.run_id},
-                          {"model", t.model},
-                          {"knowledge", t.knowledge},
-                          {"arch", t.arch},
-                          {"family", t.family},
-                          {"task", t.task},
-                          {"sample", t.sample},
-                          {"status", t.status},
-                          {"max_turns", t.max_turns},
-                          {"turns", t.turns.size()},
-                          {"correct", tri_state(w.correct)},
-                          {"verified", tri_state(w.verified)},
-                          {"first_verified_turn", w.first_verified ? ordered_json(*w.first_verified) : nullptr},
-                          {"best_speedup", optional(w.best_speedup)},
-                          {"best_kernel_speedup", optional(w.best_kernel_speedup)},
-                          {"input_tokens", count(in)},
-                          {"output_tokens", count(out)},
-                          {"reasoning_tokens", count(reasoning)},
-                          {"latency_s", latency}});
+    table.rows.push_back(
+        {{"run", t.run_id},
+         {"model", t.model},
+         {"knowledge", t.knowledge},
+         {"arch", t.arch},
+         {"track", t.track},
+         {"family", t.family},
+         {"task", t.task},
+         {"sample", t.sample},
+         {"status", t.status},
+         {"max_turns", t.max_turns},
+         {"turns", t.turns.size()},
+         {"correct", tri_state(w.correct)},
+         {"verified", tri_state(w.verified)},
+         {"first_verified_turn", w.first_verified ? ordered_json(*w.first_verified) : nullptr},
+         {"best_speedup", optional(w.best_speedup)},
+         {"best_kernel_speedup", optional(w.best_kernel_speedup)},
+         {"input_tokens", count(in)},
+         {"output_tokens", count(out)},
+         {"reasoning_tokens", count(reasoning)},
+         {"latency_s", latency}});
   }
-  table.columns = columns_of(table.rows, {"run", "model", "knowledge", "arch", "family", "task", "sample"});
+  table.columns =
+      columns_of(table.rows, {"run", "model", "knowledge", "arch", "track", "family", "task", "sample"});
   return table;
 }
 

@@ -75,26 +75,27 @@ std::string row_key(const Row& row, std::initializer_list<const char*> columns) 
 }
 
 Grid metrics_grid(const Report& r, bool tasks) {
-  Grid g{.id = tasks ? "metrics-tasks" : "metrics-families",
-         .header = {"model", "knowledge", "arch", "family", "task", "turns", "trajectories", "correct", "verified",
-                    "best speedup", "mean speedup ± sd (range, n)", "turns to verified"},
-         .ids = {"model", "knowledge", "arch", "family", "task", "turn_limit", "trajectories", "correct", "verified",
-                 "speedup_best", "speedup_spread", "turns_to_verified"}};
+  Grid g{
+      .id = tasks ? "metrics-tasks" : "metrics-families",
+      .header = {"model", "knowledge", "arch", "track", "family", "task", "turns", "trajectories", "correct",
+                 "verified", "best speedup", "mean speedup ± sd (range, n)", "turns to verified"},
+      .ids = {"model", "knowledge", "arch", "track", "family", "task", "turn_limit", "trajectories",
+              "correct", "verified", "speedup_best", "speedup_spread", "turns_to_verified"}};
   for (const Row& m : r.metrics.rows) {
     if ((m["task"] != kAll) != tasks) continue;
     const std::string limit = m["turn_limit"].get<std::string>();
-    g.rows.push_back({text(m, "model"), text(m, "knowledge"), text(m, "arch"), text(m, "family"), text(m, "task"),
-                      limit == "max" ? fmt::format("max ({})", text(m, "max_turns")) : "≤ " + limit,
-                      std::to_string(m["trajectories"].get<int>()) +
-                          (m["not_yet_counted"].get<int>() ? fmt::format(" (+{} unfinished)", text(m, "not_yet_counted"))
-                                                          : ""),
-                      rate_cell(m, "correct"), rate_cell(m, "verified"), times(m, "speedup_max"),
-                      speedup_spread_cell(m),
-                      present(m, "turns_to_verified_mean")
-                          ? fmt::format("{:.2f} (n={})", number(m, "turns_to_verified_mean"),
-                                        m["turns_to_verified_n"].get<int>())
-                          : "-"});
-    g.keys.push_back(row_key(m, {"model", "knowledge", "arch", "family", "task", "turn_limit"}));
+    g.rows.push_back(
+        {text(m, "model"), text(m, "knowledge"), text(m, "arch"), text(m, "track"), text(m, "family"),
+         text(m, "task"), limit == "max" ? fmt::format("max ({})", text(m, "max_turns")) : "≤ " + limit,
+         std::to_string(m["trajectories"].get<int>()) +
+             (m["not_yet_counted"].get<int>() ? fmt::format(" (+{} unfinished)", text(m, "not_yet_counted"))
+                                              : ""),
+         rate_cell(m, "correct"), rate_cell(m, "verified"), times(m, "speedup_max"), speedup_spread_cell(m),
+         present(m, "turns_to_verified_mean")
+             ? fmt::format("{:.2f} (n={})", number(m, "turns_to_verified_mean"),
+                           m["turns_to_verified_n"].get<int>())
+             : "-"});
+    g.keys.push_back(row_key(m, {"model", "knowledge", "arch", "track", "family", "task", "turn_limit"}));
   }
   return g;
 }
@@ -105,19 +106,20 @@ Grid error_class_grid(const Report& r) {
   std::map<std::string, Row> firsts;
   std::vector<std::string> order;
   for (const Row& e : r.error_classes.rows) {
-    const std::string key = row_key(e, {"model", "knowledge", "arch", "family", "turn"});
+    const std::string key = row_key(e, {"model", "knowledge", "arch", "track", "family", "turn"});
     const std::string outcome = e["outcome"].get<std::string>();
     if (std::find(outcomes.begin(), outcomes.end(), outcome) == outcomes.end()) outcomes.push_back(outcome);
     if (!firsts.count(key)) order.push_back(key), firsts[key] = e;
     counts[key][outcome] = e["turns"].get<int>();
   }
-  Grid g{.id = "error-classes", .header = {"model", "knowledge", "arch", "family", "turn", "turns"}};
+  Grid g{.id = "error-classes", .header = {"model", "knowledge", "arch", "track", "family", "turn", "turns"}};
   g.ids = g.header;
   for (const auto& o : outcomes) g.header.push_back(o), g.ids.push_back(o);
   for (const auto& key : order) {
     const Row& e = firsts[key];
     std::vector<std::string> cells = {text(e, "model"), text(e, "knowledge"), text(e, "arch"),
-                                      text(e, "family"), text(e, "turn"), text(e, "of")};
+                                      text(e, "track"), text(e, "family"),    text(e, "turn"),
+                                      text(e, "of")};
     for (const auto& o : outcomes) cells.push_back(std::to_string(counts[key][o]));
     g.rows.push_back(cells);
     g.keys.push_back(key);

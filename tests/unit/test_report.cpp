@@ -11,6 +11,7 @@
 #include <regex>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "../report/fixture_store.h"
@@ -286,7 +287,7 @@ TEST_F(ReportOfTheFixture, RatesAndSpeedupsAtEachTurnLimit) {
 }
 
 TEST_F(ReportOfTheFixture, TheHtmlShowsTheSameNumbers) {
-  const std::string key = std::string("m1|contracts|sm_90a|gemm|") + kTask + "|4";
+  const std::string key = std::string("m1|contracts|sm_90a|cuda|gemm|") + kTask + "|4";
   EXPECT_EQ(html_cell("metrics-tasks", key, "turn_limit"), "≤ 4");
   EXPECT_EQ(html_cell("metrics-tasks", key, "trajectories"), "3");
   EXPECT_EQ(html_cell("metrics-tasks", key, "correct"), "100.0% (3/3) [43.9%, 100.0%]");
@@ -294,10 +295,10 @@ TEST_F(ReportOfTheFixture, TheHtmlShowsTheSameNumbers) {
   EXPECT_EQ(html_cell("metrics-tasks", key, "speedup_best"), "1.200x");
   EXPECT_EQ(html_cell("metrics-tasks", key, "speedup_spread"), "1.050x ± 0.212 (0.900x-1.200x, n=2)");
   EXPECT_EQ(html_cell("metrics-tasks", key, "turns_to_verified"), "1.50 (n=2)");
-  const std::string m2 = std::string("m2|contracts|sm_90a|gemm|") + kTask + "|max";
+  const std::string m2 = std::string("m2|contracts|sm_90a|cuda|gemm|") + kTask + "|max";
   EXPECT_EQ(html_cell("metrics-tasks", m2, "turn_limit"), "max (2)");
   EXPECT_EQ(html_cell("metrics-tasks", m2, "verified"), "50.0% (1/2) [9.5%, 90.5%]");
-  EXPECT_EQ(html_cell("metrics-families", "m1|contracts|sm_90a|all|all|1", "verified"),
+  EXPECT_EQ(html_cell("metrics-families", "m1|contracts|sm_90a|cuda|all|all|1", "verified"),
             "33.3% (1/3) [6.1%, 79.2%]");
   // The page's charts draw from the same document as report.json.
   EXPECT_EQ(html_data(), json_);
@@ -315,8 +316,8 @@ TEST_F(ReportOfTheFixture, OutcomesPerTurn) {
       {"3 verified", 1},    {"3 instruction", 1}, {"3 numerical", 1}, {"4 numerical", 1}, {"4 extraction", 1},
       {"4 instruction", 1}};
   EXPECT_EQ(m1, expected);
-  EXPECT_EQ(html_cell("error-classes", "m1|contracts|sm_90a|all|2", "verified"), "2");
-  EXPECT_EQ(html_cell("error-classes", "m1|contracts|sm_90a|all|2", "turns"), "3");
+  EXPECT_EQ(html_cell("error-classes", "m1|contracts|sm_90a|cuda|all|2", "verified"), "2");
+  EXPECT_EQ(html_cell("error-classes", "m1|contracts|sm_90a|cuda|all|2", "turns"), "3");
 }
 
 TEST_F(ReportOfTheFixture, TokensLatencyAndStageTimes) {
@@ -430,5 +431,14 @@ TEST(ReportCommand, TracksAreComparedSideBySidePerTask) {
   const std::string markdown = slurp(base / "out" / "report.md");
   EXPECT_NE(markdown.find("| 2 | m1 | contracts | triton | 2 |"), std::string::npos) << markdown.substr(0, 800);
   EXPECT_NE(markdown.find("; best 0.900x (its kernels 1.250x) |"), std::string::npos) << markdown;
+  // The tables by family and by task keep the tracks apart: one row each, named.
+  for (const char* track : {"cuda", "triton"}) {
+    EXPECT_NE(markdown.find(fmt::format("| m1 | contracts | sm_90a | {} | all | all | max (2) |", track)),
+              std::string::npos)
+        << track;
+    int rows = 0;
+    for (const auto& row : report["error_classes"]) rows += row["track"] == track && row["family"] == "all";
+    EXPECT_GT(rows, 0) << track;
+  }
   fs::remove_all(base);
 }

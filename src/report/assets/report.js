@@ -55,7 +55,8 @@
     status.charts.push({ id, title, points: built.points });
   }
 
-  const series = (row) => row.model + " · " + row.knowledge;
+  // A line (or point set) per model and knowledge level, and per track when the runs have more than one.
+  const series = (row) => [row.model, row.knowledge].concat(report.tracks.length > 1 ? [row.track] : []).join(" · ");
   const byKey = (rows, keyOf) => {
     const groups = new Map();
     for (const r of rows) {
@@ -107,7 +108,7 @@
            "within each run's turns.", () => {
     const taskRows = report.metrics.filter((r) => r.task !== "all");
     const last = new Map();  // the last (largest) limit of each group
-    for (const r of taskRows) last.set([r.model, r.knowledge, r.arch, r.task].join("|"), r);
+    for (const r of taskRows) last.set([r.model, r.knowledge, r.arch, r.track, r.task].join("|"), r);
     const rows = [...last.values()].filter((r) => r.speedup_n > 0);
     if (!rows.length) return { empty: "No verified turn was timed: no speedup to show." };
     const tasks = [...new Set(rows.map((r) => r.task))].sort();
