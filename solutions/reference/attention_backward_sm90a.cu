@@ -5,8 +5,9 @@
 //
 //   1. prep: eight threads per query row (b, h, i): Delta_i = dO_i . O_i and lse2_i = LSE_i * log2(e) into the
 //      workspace (a row with no visible key, LSE = -inf, gets lse2 = +inf so that every exponent of its row is -inf
-//      and its probabilities are exactly 0, never NaN), and zeroes the row of the fp32 dQ accumulator. The statistics are
-//      padded to a multiple of 128 rows per (b, h) with lse2 = +inf, Delta = 0, so query rows past Sq need no mask.
+//      and its probabilities are exactly 0, never NaN), and zeroes the row of the fp32 dQ accumulator. The
+//      statistics are padded to a multiple of 128 rows per (b, h) with lse2 = +inf, Delta = 0, so query rows past
+//      Sq need no mask.
 //   2. main: one CTA per (b, KV head g, block of 128 keys). It keeps the block's K and V in shared memory and its
 //      dK, dV in registers, and loops over the query heads of group g (GQA: dK and dV sum over them here, with no
 //      atomics) and their blocks of kBM query rows, one block a step (causal: only the blocks that see a key of the
@@ -423,12 +424,14 @@ __global__ void __launch_bounds__(256)
                               int B, int Hq, int Sq, int sq_pad, int D) {
   const long long row = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / kPrepRowThreads;
   const int sub = threadIdx.x % kPrepRowThreads;
+  // The row's lanes: the only ones that reduce together (the rows of one warp may take different branches below).
+  const unsigned row_lanes = ((1u << kPrepRowThreads) - 1) << (threadIdx.x % 32 / kPrepRowThreads * kPrepRowThreads);
   const long long bh_count = static_cast<long long>(B) * Hq;
   if (row >= bh_count * sq_pad) return;  // whole rows: blockDim.x is a multiple of kPrepRowThreads
   const long long bh = row / sq_pad;
   const int i = static_cast<int>(row % sq_pad);
   float lse2 = INFINITY, delta = 0.0f;
-  if (i < Sq) {  // the row's eight threads take the same branch
+  if (i < Sq) {  // the row's eight threads take the same branch (not the warp's: Sq need not be a multiple of 4)
     const int b = static_cast<int>(bh / Hq), h = static_cast<int>(bh % Hq);
     const long long at = ((static_cast<long long>(b) * Sq + i) * Hq + h) * D;
     float partial = 0.0f;
@@ -442,7 +445,7 @@ __global__ void __launch_bounds__(256)
       }
     }
 #pragma unroll
-    for (int off = kPrepRowThreads / 2; off > 0; off /= 2) partial += __shfl_xor_sync(0xffffffffu, partial, off);
+    for (int off = kPrepRowThreads / 2; off > 0; off /= 2) partial += __shfl_xor_sync(row_lanes, partial, off);
     delta = partial;
     const float lse = LSE[bh * Sq + i];
     lse2 = lse == -INFINITY ? INFINITY : lse * kLog2e;  // no visible key: every probability of the row is 0
