@@ -215,6 +215,7 @@ Verdict judge(const Submission& submission, const Task& task, const EvalOptions&
 
   const SolutionWorker worker = track.worker();
   if (no_gpu.empty() && worker.implemented) {
+    verdict.device = options.tools.visible_device;
     run_gpu_stages(compiled, task, options.tools, verdict);
     return verdict;
   }

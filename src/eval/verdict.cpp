@@ -184,6 +184,7 @@ json to_json(const Verdict& v) {
           {"created_at", v.created_at},
           {"ptxbench_version", v.ptxbench_version},
           {"host", v.host},
+          {"device", v.device},
           {"status", to_string(v.overall())},
           {"summary", v.summary()},
           {"speedup", v.speedup ? json(*v.speedup) : json(nullptr)},
@@ -205,6 +206,7 @@ Verdict verdict_from_json(const json& doc) {
   v.created_at = doc.at("created_at");
   v.ptxbench_version = doc.at("ptxbench_version");
   v.host = doc.at("host");
+  v.device = doc.value("device", std::string());  // verdicts from before the field: the default GPU, or none
   if (!doc.at("speedup").is_null()) v.speedup = doc.at("speedup").get<double>();
   if (!doc.at("coverage").is_null()) v.coverage = doc.at("coverage").get<double>();
   for (const auto& s : doc.at("stages"))

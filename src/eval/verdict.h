@@ -48,6 +48,9 @@ struct Verdict {
   std::string created_at;       // UTC, ISO 8601
   std::string ptxbench_version;
   std::string host;  // "NVIDIA H200 (sm_90)" or "no GPU"
+  // The GPU its GPU stages ran on, as the CUDA_VISIBLE_DEVICES value they were given (run --gpus N, worker
+  // --gpu N): "1", or a UUID. Empty when they ran on the judge's own default GPU, or did not run.
+  std::string device;
   std::vector<StageResult> stages;
   std::optional<double> speedup;   // baseline time / solution time, main shape
   std::optional<double> coverage;  // share of the FLOPs done by the required MMA instruction

@@ -353,7 +353,10 @@ EvalOptions no_gpu_options(const fs::path& cache) {
 
 TEST(TritonEvaluation, OnTheCpuTheVerdictIsIncompleteAndTheGpuStagesAreSkipped) {
   const fs::path dir = temp_dir("eval-cpu");
-  const Verdict v = evaluate({fixture(), "gemm.py", &triton_track()}, gemm(), no_gpu_options(dir));
+  EvalOptions o = no_gpu_options(dir);
+  o.tools.visible_device = "1";
+  const Verdict v = evaluate({fixture(), "gemm.py", &triton_track()}, gemm(), o);
+  EXPECT_EQ(v.device, "") << "no GPU stage ran";
   EXPECT_EQ(v.track, "triton");
   EXPECT_EQ(to_json(v)["track"], "triton");
   EXPECT_EQ(v.overall(), OverallStatus::incomplete) << v.summary();
@@ -391,9 +394,11 @@ TEST(TritonEvaluation, WhereAGpuWouldJudgeItTheGpuStagesRunIt) {
   o.gpu = {.present = true, .name = "NVIDIA H200", .compute_capability = 90};
   o.tools.runner = "/nonexistent/ptxbench-runner";
   o.tools.scratch = dir / "scratch";
+  o.tools.visible_device = "1";  // as run --gpus 2 gives the second GPU
   EXPECT_TRUE(uses_gpu(gemm(), cuda_track(), o));
   EXPECT_TRUE(uses_gpu(gemm(), triton_track(), o));
   const Verdict v = evaluate({fixture(), "gemm.py", &triton_track()}, gemm(), o);
+  EXPECT_EQ(v.device, "1") << "the verdict names the GPU its stages ran on";
   // The stages were started: here they stop at the sandbox, which these options never resolved.
   for (const char* name : {"sanitize", "correct", "instructions", "time"}) {
     EXPECT_EQ(v.stage(name)->status, StageStatus::harness_error) << name;

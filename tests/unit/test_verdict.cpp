@@ -84,6 +84,17 @@ TEST(Verdict, SaysItsTrack) {
   EXPECT_EQ(verdict_from_json(doc).track, "cuda");
 }
 
+// The GPU a verdict was judged on (run --gpus, worker --gpu); a verdict stored before the field: none named.
+TEST(Verdict, SaysItsDevice) {
+  Verdict v = with_stages({{"compile", StageStatus::passed}});
+  EXPECT_EQ(to_json(v)["device"], "");
+  v.device = "1";
+  auto doc = to_json(v);
+  EXPECT_EQ(verdict_from_json(doc).device, "1");
+  doc.erase("device");
+  EXPECT_EQ(verdict_from_json(doc).device, "");
+}
+
 // The kernels' speed: the baseline's median over the summed kernel durations of the timed calls' launches, by
 // the signature most timed calls had; nothing when a part is missing.
 TEST(Verdict, KernelSpeedupSumsTheTimedCallsKernels) {
