@@ -31,10 +31,7 @@ TaskSummary summarize_group(const std::string& task_id, const std::vector<const 
       verified_open = verified_open || !turn.verified;
       if (turn.verified == true) {
         if (!first_success) first_success = turn.index;
-        if (turn.speedup && (!s.best_speedup || *turn.speedup > *s.best_speedup)) {
-          s.best_speedup = turn.speedup;
-          s.best_kernel_speedup = turn.kernel_speedup;
-        }
+        keep_best_speedup(s.best_speedup, s.best_kernel_speedup, turn.speedup, turn.kernel_speedup);
       }
     }
     if (any_correct || (any_turn && !correct_open)) correct_n += 1, correct += any_correct;

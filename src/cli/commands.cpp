@@ -149,6 +149,8 @@ int exit_code_for(OverallStatus status) {
   return kExitHarness;
 }
 
+json number_or_null(std::optional<double> value) { return value ? json(*value) : json(nullptr); }
+
 std::string ratio(std::optional<double> value) {
   return value ? fmt::format("{:.3f}x", *value) : "-";
 }
@@ -441,16 +443,15 @@ int run_manifest_command(const CommonOptions& common, const RunCommandOptions& o
   for (const auto& row : rows) mismatched += !row.mismatches.empty();
   if (common.json) {
     json out = json::array();
-    const auto number = [](std::optional<double> value) { return value ? json(*value) : json(nullptr); };
     for (const auto& row : rows)
       out.push_back({{"evaluation_id", row.evaluation_id},
                      {"task", row.task_id},
                      {"solution", row.solution},
                      {"status", to_string(row.verdict.overall())},
                      {"summary", row.verdict.summary()},
-                     {"speedup", number(row.verdict.speedup)},
-                     {"kernel_speedup", number(row.verdict.kernel_speedup())},
-                     {"coverage", number(row.verdict.coverage)},
+                     {"speedup", number_or_null(row.verdict.speedup)},
+                     {"kernel_speedup", number_or_null(row.verdict.kernel_speedup())},
+                     {"coverage", number_or_null(row.verdict.coverage)},
                      {"expectation_mismatches", row.mismatches},
                      {"expectations_unchecked", row.unchecked}});
     std::cout << json_text(json{{"run_id", run_id}, {"host", gpu.describe()}, {"evaluations", out}}, 2)
@@ -862,8 +863,8 @@ int results_command(const CommonOptions& common, const ResultsCommandOptions& op
                    {"submission", e.submission_hash},
                    {"source_name", e.source_name},
                    {"status", e.status},
-                   {"speedup", e.speedup ? json(*e.speedup) : json(nullptr)},
-                   {"coverage", e.coverage ? json(*e.coverage) : json(nullptr)},
+                   {"speedup", number_or_null(e.speedup)},
+                   {"coverage", number_or_null(e.coverage)},
                    {"created_at", e.created_at},
                    {"summary", e.summary}});
   }

@@ -11,6 +11,7 @@
 
 #include "agent/feedback.h"
 #include "agent/trajectory.h"
+#include "eval/verdict.h"
 #include "runner/statistics.h"
 
 namespace ptxbench::report {
@@ -77,10 +78,7 @@ WithinLimit within(const TrajectoryRecord& t, int limit) {
     if (turn.verified == true) {
       any_verified = true;
       if (!w.first_verified) w.first_verified = turn.index;
-      if (turn.speedup && (!w.best_speedup || *turn.speedup > *w.best_speedup)) {
-        w.best_speedup = turn.speedup;
-        w.best_kernel_speedup = turn.kernel_speedup;
-      }
+      keep_best_speedup(w.best_speedup, w.best_kernel_speedup, turn.speedup, turn.kernel_speedup);
     }
     if (!turn.verified) verified_undecided = true;
   }
@@ -184,10 +182,7 @@ Table metrics_table(const Dataset& data) {
         if (w.verified) verified_n += 1, verified += *w.verified;
         if (w.best_speedup) speedups.push_back(*w.best_speedup);
         if (w.best_kernel_speedup) kernel_speedups.push_back(*w.best_kernel_speedup);
-        if (w.best_speedup && (!best || *w.best_speedup > *best)) {
-          best = w.best_speedup;
-          kernels_of_best = w.best_kernel_speedup;
-        }
+        keep_best_speedup(best, kernels_of_best, w.best_speedup, w.best_kernel_speedup);
         if (w.first_verified) turns_to_verified.push_back(*w.first_verified);
       }
       Row row = {{"model", key.model},   {"knowledge", key.knowledge}, {"arch", key.arch},
