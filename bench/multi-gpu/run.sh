@@ -44,16 +44,11 @@ case $mode in
       --progress plain
     ;;
   service)
-    command -v redis-server >/dev/null || { echo "redis-server missing: scripts/deps installs it"; exit 2; }
-    port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-    redis_port=$(port)
-    service_port=$(port)
-    mkdir -p "$out/redis"
-    redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$out/redis" --appendonly yes --appendfsync always \
-      --save "" --logfile redis.log --daemonize yes --pidfile "$out/redis/redis.pid"
-    trap 'kill ${service:-} ${worker0:-} ${worker1:-} 2>/dev/null; sleep 1; kill $(cat "$out/redis/redis.pid") 2>/dev/null' EXIT
-    export PTXBENCH_SERVICE_TOKEN=$(python3 -c 'import secrets; print(secrets.token_hex(24))')
-    redis=redis://127.0.0.1:$redis_port
+    source bench/service/stack.sh
+    start_redis "$out/redis"
+    service_port=$(free_port)
+    trap 'kill ${service:-} ${worker0:-} ${worker1:-} 2>/dev/null; sleep 1; stop_redis "$out/redis"' EXIT
+    new_service_token
     "$bin/ptxbench" --data "$out/service-data" serve --listen "127.0.0.1:$service_port" --redis "$redis" \
       > "$out/service.log" 2>&1 &
     service=$!

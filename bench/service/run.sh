@@ -21,17 +21,14 @@ task=gemm-bf16-n4096-k4096-sm90a
 
 nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv,noheader | tee "$out/gpu.txt"
 date -u +%FT%TZ | tee -a "$out/gpu.txt"
-command -v redis-server >/dev/null || { echo "redis-server missing: scripts/deps installs it"; exit 2; }
 if ldd "$bin/ptxbench" "$bin/ptxbench-runner" | grep "not found"; then echo "missing libraries"; exit 2; fi
 
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-redis_port=$(port)
-service_port=$(port)
-mkdir -p "$out/redis" "$out/sources"
-redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$out/redis" --appendonly yes --appendfsync always \
-  --save "" --logfile redis.log --daemonize yes --pidfile "$out/redis/redis.pid"
-trap 'kill $(cat "$out/redis/redis.pid") ${service:-} ${worker:-} 2>/dev/null' EXIT
-export PTXBENCH_SERVICE_TOKEN=$(python3 -c 'import secrets; print(secrets.token_hex(24))')
+source bench/service/stack.sh
+start_redis "$out/redis"
+service_port=$(free_port)
+mkdir -p "$out/sources"
+trap 'stop_redis "$out/redis"; kill ${service:-} ${worker:-} 2>/dev/null' EXIT
+new_service_token
 
 for i in $(seq "$n"); do
   { cat solutions/reference/gemm_bf16_sm90a.cu; echo "// service measurement $i"; } > "$out/sources/local_$i.cu"
@@ -56,9 +53,9 @@ local_s=$(python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))
 
 # The service: one GPU worker.
 "$bin/ptxbench" --data "$out/service-data" serve --listen "127.0.0.1:$service_port" \
-  --redis "redis://127.0.0.1:$redis_port" > "$out/service.log" 2>&1 &
+  --redis "$redis" > "$out/service.log" 2>&1 &
 service=$!
-"$bin/ptxbench" --data "$out/worker-data" worker --gpu 0 --redis "redis://127.0.0.1:$redis_port" \
+"$bin/ptxbench" --data "$out/worker-data" worker --gpu 0 --redis "$redis" \
   --name h200-gpu0 > "$out/worker.log" 2>&1 &
 worker=$!
 sleep 3
