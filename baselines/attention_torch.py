@@ -46,7 +46,9 @@ compared with fp32 attention written out here as include/ptxbench/abi.h defines 
 never chosen; a candidate whose timed outputs at the main shape are not finite neither.
 
 Timing mirrors the runner's (src/runner/session.cpp): warmup + 1 untimed calls (the first plans the kernel),
-then for each of `repetitions` calls the L2 is flushed by writing l2_flush_bytes on the stream, the device is
+then for each of `repetitions` calls persisting L2 lines are reset to normal (cudaCtxResetPersistingL2Cache of
+the CUDA runtime torch loaded, as the runner does before each timed call) and the L2 is flushed by writing
+l2_flush_bytes on the stream, the device is
 synchronised, CUDA events bracket the call alone and a host clock brackets the call plus a device
 synchronisation; statistics over the calls (percentiles interpolate linearly, as numpy's). The GPU is idle when
 the start event is recorded, so the call's host overhead (Python and the dispatcher, some microseconds) counts,
@@ -367,14 +369,35 @@ def summarize(values):
             "p10": percentile(ordered, 0.1), "p90": percentile(ordered, 0.9), "mean": sum(ordered) / len(ordered)}
 
 
+def persisting_l2_reset():
+    """cudaCtxResetPersistingL2Cache of the CUDA runtime this process loaded (torch's), or None."""
+    import ctypes
+
+    with open("/proc/self/maps") as maps:
+        runtimes = sorted({line.split()[-1] for line in maps if "/libcudart.so" in line})
+    for path in runtimes:
+        reset = getattr(ctypes.CDLL(path), "cudaCtxResetPersistingL2Cache", None)
+        if reset is not None:
+            reset.restype = ctypes.c_int
+            return reset
+    return None
+
+
 def time_calls(torch, call, warmup, repetitions, flush):
-    """As the runner's time_one: flush, synchronise, then the events around the call alone."""
+    """As the runner's time_one: persisting lines reset, flush, synchronise, then the events around the call
+    alone."""
     for _ in range(warmup + 1):
         call()
     torch.cuda.synchronize()
+    reset = persisting_l2_reset()
+    if reset is None:
+        log("no CUDA runtime with cudaCtxResetPersistingL2Cache found in this process: persisting L2 lines are "
+            "not reset (the flush alone)")
     event_us, wall_us = [], []
     for i in range(repetitions):
         start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        if reset is not None and reset() != 0:
+            raise RuntimeError("cudaCtxResetPersistingL2Cache failed")
         flush.fill_(i)  # writes every byte of a buffer twice the L2: none of the call's data stays cached
         torch.cuda.synchronize()
         t0 = time.perf_counter()

@@ -4,16 +4,23 @@
  * A solution is one .cu file that defines, with C linkage, the entry point of its task's family.
  *
  * Rules that hold for every entry point:
- *   - All pointers are device pointers to contiguous, row-major tensors.
+ *   - All pointers are device pointers to contiguous, row-major tensors, each aligned to 256 bytes (and to no
+ *     more: do not assume a larger alignment).
  *   - All GPU work is enqueued on `stream`. The call must not synchronise the device or a stream, allocate or
  *     free memory, create streams or events, or keep state between calls: the harness may call it with other
- *     shapes, other buffers or the same buffers again, in any order.
+ *     shapes, other buffers or the same buffers again, in any order, and moves every buffer between the calls
+ *     it checks and times, so a pointer, descriptor or tensor map made in one call is stale in the next.
+ *     Nor may a call leave a change behind it: device limits (persisting L2 size, stack size, malloc heap,
+ *     printf FIFO), the cache configuration, or the attributes of `stream` (access policy window, priority,
+ *     synchronisation policy) must be as they were before the call.
  *   - Inputs are read-only; only the outputs may be written.
  *   - The return value is 0 on success; any other value is reported as a runtime error.
  *
  * The harness compiles the solution with
- *   nvcc -gencode arch=compute_XXa,code=sm_XXa -std=c++20 -O3 -shared -cudart shared
- * with this folder and the architecture's kit (kits/<arch>/ptx) on the include path.
+ *   nvcc -gencode arch=compute_XXa,code=sm_XXa -std=c++20 -O3 -shared -cudart shared -lcuda
+ * with this folder and the architecture's kit (kits/<arch>/ptx) on the include path. Host code may call the
+ * CUDA driver's tensor-map, error, version, attribute, occupancy and launch functions directly
+ * (cuTensorMapEncodeTiled, cuLaunchKernelEx, ...); a library that imports any other driver function is refused.
  */
 #ifndef PTXBENCH_ABI_H
 #define PTXBENCH_ABI_H

@@ -27,12 +27,16 @@ namespace {
 constexpr const char* kSourceName = "solution.cu";
 
 // Bump when the compile flags or the cached layout change, so old cache entries are not reused.
-constexpr int kCacheFormat = 1;
+constexpr int kCacheFormat = 2;
 
+// -lcuda: a driver function that host code calls directly (cuTensorMapEncodeTiled, as many Hopper kernels'
+// host code does) resolves through the library's own NEEDED libcuda.so.1, the same way in every stage. The
+// link uses the toolkit's stub library, so the compiling host needs no driver; which driver functions a
+// solution may import is the static scan's rule (forbidden.h).
 std::vector<std::string> nvcc_flags(const ArchInfo& arch, const CompileOptions& options) {
-  std::vector<std::string> flags = {"-gencode",  arch.gencode, "-std=c++20", "-O3",
-                                    "-lineinfo", "-shared",    "-Xcompiler", "-fPIC",
-                                    "-cudart",   "shared",     "-Xptxas",    "-v"};
+  std::vector<std::string> flags = {"-gencode", arch.gencode, "-std=c++20", "-O3",     "-lineinfo",
+                                    "-shared",  "-Xcompiler", "-fPIC",      "-cudart", "shared",
+                                    "-lcuda",   "-Xptxas",    "-v"};
   for (const auto& dir : options.include_dirs) flags.push_back("-I" + dir.string());
   return flags;
 }

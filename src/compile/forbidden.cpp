@@ -147,11 +147,59 @@ const std::vector<Rule>& rules() {
   return table;
 }
 
-// Libraries a solution's shared library may need: the CUDA runtime and the C/C++ runtime.
+// Libraries a solution's shared library may need: the CUDA runtime and driver and the C/C++ runtime.
 bool allowed_needed_library(const std::string& name) {
-  static const std::vector<std::string> allowed = {"libcudart.so", "libstdc++.so", "libm.so",
-                                                   "libgcc_s.so",  "libc.so",      "ld-linux"};
+  static const std::vector<std::string> allowed = {"libcudart.so", "libcuda.so", "libstdc++.so", "libm.so",
+                                                   "libgcc_s.so",  "libc.so",    "ld-linux"};
   return std::any_of(allowed.begin(), allowed.end(), [&](const auto& a) { return name.starts_with(a); });
+}
+
+// The CUDA driver functions a solution may import, so that kernels run with their host code as written:
+// describing tensors for TMA, reading errors, versions and attributes, launching its own kernels. <cuda.h>
+// maps none of them to a versioned export (cuMemAlloc to cuMemAlloc_v2, say); cuLaunchKernel and
+// cuLaunchKernelEx become cuLaunchKernel_ptsz and cuLaunchKernelEx_ptsz under
+// CUDA_API_PER_THREAD_DEFAULT_STREAM, spellings allowed too but not named in the rule's message.
+// cudaGetDriverEntryPoint(ByVersion) is allowed (the TMA kit fetches cuTensorMapEncodeTiled with it) and
+// hands out any driver function by name, which no import shows: what such a function does to the device's
+// state is judged by the GPU stages, which check that state after each call.
+const std::vector<std::string>& allowed_driver_functions() {
+  static const std::vector<std::string> names = {"cuTensorMapEncodeTiled",
+                                                 "cuTensorMapEncodeIm2col",
+                                                 "cuTensorMapEncodeIm2colWide",
+                                                 "cuTensorMapReplaceAddress",
+                                                 "cuGetErrorString",
+                                                 "cuGetErrorName",
+                                                 "cuDriverGetVersion",
+                                                 "cuDeviceGet",
+                                                 "cuDeviceGetAttribute",
+                                                 "cuCtxGetCurrent",
+                                                 "cuCtxGetDevice",
+                                                 "cuFuncGetAttribute",
+                                                 "cuFuncSetAttribute",
+                                                 "cuLaunchKernel",
+                                                 "cuLaunchKernelEx",
+                                                 "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+                                                 "cuOccupancyMaxActiveClusters"};
+  return names;
+}
+
+// A CUDA driver API function: "cu" and an upper-case letter (cuCtxSetLimit; not cudaMalloc or cublasGemmEx).
+bool is_driver_function(const std::string& symbol) {
+  return symbol.size() > 2 && symbol.starts_with("cu") && std::isupper(static_cast<unsigned char>(symbol[2]));
+}
+
+bool allowed_driver_function(const std::string& symbol) {
+  static const std::set<std::string> per_thread_stream = {"cuLaunchKernel_ptsz", "cuLaunchKernelEx_ptsz"};
+  const auto& names = allowed_driver_functions();
+  return std::find(names.begin(), names.end(), symbol) != names.end() || per_thread_stream.contains(symbol);
+}
+
+const std::string& driver_rule_what() {
+  static const std::string what = fmt::format(
+      "of the CUDA driver only {} may be called; the rest of it (module loading, context and device state, "
+      "memory, streams) is not allowed",
+      fmt::join(allowed_driver_functions(), ", "));
+  return what;
 }
 
 // True when the name at `pos` is a member (`options.open(`) or is being declared (`void system();`,
@@ -274,8 +322,8 @@ std::vector<Violation> scan_imports(const std::vector<std::string>& undefined_sy
     if (!allowed_needed_library(library))
       found.push_back(
           {"vendor-library", library, 0,
-           fmt::format("the compiled library needs {}: only the CUDA runtime and the C/C++ runtime "
-                       "may be linked",
+           fmt::format("the compiled library needs {}: only the CUDA runtime and driver and the C/C++ "
+                       "runtime may be linked",
                        library)});
   // nvcc's host stubs for __device__ functions call exit(), so every real solution imports it: the source
   // scan judges calls to exit and abort instead.
@@ -291,6 +339,10 @@ std::vector<Violation> scan_imports(const std::vector<std::string>& undefined_sy
       for (const auto& prefix : rule.demangled_prefixes) hit = hit || readable.starts_with(prefix);
       if (hit) add(rule.rule, readable, rule.what);
     }
+    // Import-only: a helper of the solution's own may be called cuSomething. After the table, so that the
+    // driver's loaders (cuModuleLoadData) keep their dynamic-loading rule: add reports each symbol once.
+    if (is_driver_function(symbol) && !allowed_driver_function(symbol))
+      add("driver-api", symbol, driver_rule_what());
   }
   return found;
 }

@@ -1,8 +1,9 @@
 // The forbidden-means scan. A solution must do its own work with its own kernels: no vendor libraries
 // (cuBLAS, cuDNN, CUTLASS/CuTe), no loading code at run time (dlopen/dlsym), no processes or threads, no file
-// or network access, and none of what the ABI rules out (allocating, synchronising, creating streams). Two
-// views: the source text (for a message that points at a line) and the compiled library's imported symbols
-// and needed libraries (which macros and token pasting cannot hide).
+// or network access, none of what the ABI rules out (allocating, synchronising, creating streams), and of the
+// CUDA driver only a few harmless functions (tensor maps, errors, attributes, launches). Two views: the
+// source text (for a message that points at a line) and the compiled library's imported symbols and needed
+// libraries (which macros and token pasting cannot hide).
 #pragma once
 
 #include <filesystem>
@@ -14,7 +15,8 @@
 namespace ptxbench {
 
 struct Violation {
-  std::string rule;      // "vendor-library", "dynamic-loading", "process", "thread", "file", "network", "abi"
+  // "vendor-library", "dynamic-loading", "driver-api", "process", "thread", "file", "network", "abi"
+  std::string rule;
   std::string evidence;  // the include, call or imported symbol
   int line = 0;          // in the solution source; 0 for evidence from the compiled library
   std::string message;   // for a person or a model

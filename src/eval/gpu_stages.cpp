@@ -130,6 +130,10 @@ json request_for(const Task& task, const CompileResult& compiled, const std::str
       {proto::kRepetitions, tools.repetitions}};
   if (!tolerances.empty()) request[proto::kTolerances] = tolerances;
   if (!task.parameters.empty()) request[proto::kParameters] = task.parameters;
+  // The architecture's dense tensor rate: the time stage's physics floor (runner/timing_rules.h).
+  const ArchInfo* arch = find_arch(task.arch);
+  if (mode == proto::kModeTime && arch != nullptr)
+    request[proto::kDenseFlopsPerSmPerClock] = arch->dense_bf16_flops_per_sm_per_clock;
   if (compiled.runner_track != proto::kTrackCuda) {
     request[proto::kTrack] = compiled.runner_track;
     request[proto::kPython] = tools.python;
@@ -249,13 +253,10 @@ StageResult process_failure(const std::string& stage, const RunnerCall& call, do
   return r;
 }
 
+// What went wrong in a runner result with a fault (its "runtime_error" object): the runner's message, which
+// says where (the shape and the call, or loading the library) and quotes the CUDA error.
 std::string runtime_error_text(const json& result) {
-  const json& e = result.value(proto::kRuntimeError, json::object());
-  std::string text = e.value(proto::kWhere, result.value(proto::kMessage, std::string("runtime error")));
-  if (e.contains(proto::kCudaError) && e[proto::kCudaError].is_string())
-    text += fmt::format(": {} ({})", e[proto::kCudaError].get<std::string>(),
-                        e.value(proto::kCudaErrorString, std::string()));
-  return text;
+  return result.value(proto::kMessage, std::string("runtime error"));
 }
 
 StageStatus status_of(const json& result) {
@@ -266,8 +267,8 @@ StageStatus status_of(const json& result) {
   return StageStatus::harness_error;
 }
 
-// The buffers whose tails a runner result's trials found changed ("C: 129 bytes, ..."), or "".
-std::string written_past_end(const std::optional<json>& result) {
+// The buffers whose guards a runner result's trials found changed ("C (129 bytes), ..."), or "".
+std::string written_outside(const std::optional<json>& result) {
   if (!result) return "";
   std::vector<std::string> names;
   const json shapes = result->value(proto::kShapeResults, json::array());
@@ -282,13 +283,23 @@ std::string written_past_end(const std::optional<json>& result) {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
-// Sanitize: memcheck, then synccheck, each in its own process on the smallest shape.
+// The compute-sanitizer tools the sanitize stage runs, in order: out-of-bounds and misaligned accesses,
+// barrier misuse, shared-memory races. Not initcheck: the solution's buffers are the judge's, mapped through
+// CUDA IPC, and initcheck takes every access to such memory for an uninitialised one (the reference GEMM on
+// the H200: 1,605,632 errors, bench/anti-cheat.md). A kernel that reads the backward's workspace before it
+// writes it reads NaN instead (it is poisoned before every call), which the correct stage fails.
+inline constexpr const char* kSanitizerTools[] = {"memcheck", "synccheck", "racecheck"};
+
+// Sanitize: each tool of kSanitizerTools in its own process, one call on the smallest shape. A hazard a tool
+// reports fails the stage; so does a call that fails under a tool that found nothing (a runtime error in any
+// stage fails the verdict, whatever a later stage sees) or that breaks a rule the runner checks.
 StageResult sanitize_stage(const CompileResult& compiled, const Task& task, const GpuTools& tools,
                            const SandboxSetup& sandbox) {
   StageResult stage{.name = "sanitize", .status = StageStatus::passed};
   const json request = request_for(task, compiled, proto::kModeSanitize, tools);
   std::vector<std::string> problems;
-  // A later tool's trouble (a time-out, no result) ends the stage, but never hides what an earlier one found.
+  // A later tool's trouble (a time-out, no result, a failed call) ends the stage, but never hides what an
+  // earlier one found.
   auto end_with = [&](StageResult failure) {
     failure.wall_s = stage.wall_s;
     if (stage.status != StageStatus::failed) {
@@ -301,7 +312,7 @@ StageResult sanitize_stage(const CompileResult& compiled, const Task& task, cons
     stage.message = fmt::format("{}", fmt::join(problems, "\n"));
     return stage;
   };
-  for (const std::string tool : {"memcheck", "synccheck"}) {
+  for (const std::string tool : kSanitizerTools) {
     const std::string log_name = tool + ".log";
     auto wrapper = [&](const fs::path& dir) {
       return std::vector<std::string>{tools.compute_sanitizer.string(), "--tool", tool,
@@ -328,32 +339,36 @@ StageResult sanitize_stage(const CompileResult& compiled, const Task& task, cons
       for (const auto& e : report.errors) first += "\n  " + e.summary();
       problems.push_back(
           fmt::format("{}: {} error(s){}", tool, report.error_count.value_or(report.errors_printed), first));
-    } else if (const std::string past_end = written_past_end(call.result); !past_end.empty()) {
-      // The runner's own bounds check: a write past a buffer's end that lands inside its allocation, where
-      // the tool cannot see it.
+    } else if (const std::string outside = written_outside(call.result); !outside.empty()) {
+      // The runner's own bounds check: a write outside a buffer that lands inside its allocation, where the
+      // tool cannot see it.
       stage.status = StageStatus::failed;
       problems.push_back(
-          fmt::format("{}: no error reported by the tool, but the solution wrote past the end of "
-                      "{} (bytes changed in the 2 MiB the runner checks after each buffer)",
-                      tool, past_end));
+          fmt::format("{}: no error reported by the tool, but the solution wrote outside {} (bytes changed "
+                      "in the guards the runner checks before and after each buffer)",
+                      tool, outside));
     } else if (!call.result) {
       // No memory error, but the process ended without its result (exit in the call, a crash, a kill): the
       // run did not finish, so nothing was checked.
       StageResult failure = process_failure("sanitize", call, tools.sanitize_limit_s);
-      failure.message = tool + ": no memory error found, but " + failure.message;
+      failure.message = tool + ": no error found by the tool, but " + failure.message;
       failure.details[tool] = stage.details[tool];
       return end_with(std::move(failure));
-    } else if (status_of(*call.result) == StageStatus::runtime_error &&
-               call.result->value(proto::kShapeResults, json::array()).empty()) {
-      // It failed before its first call (loading, or its solution process ended): nothing was checked.
-      StageResult failure{.name = "sanitize", .status = StageStatus::runtime_error};
-      failure.message = fmt::format("{}: the solution never ran: {}", tool, runtime_error_text(*call.result));
+    } else if (const StageStatus status = status_of(*call.result);
+               status == StageStatus::runtime_error || status == StageStatus::failed ||
+               status == StageStatus::harness_error) {
+      // The tool found nothing, but the call failed (or could not be made, or broke a rule the runner
+      // checks, such as state kept between calls): the later tools would see the same.
+      const bool never_ran = call.result->value(proto::kShapeResults, json::array()).empty();
+      StageResult failure{.name = "sanitize", .status = status};
+      failure.message = fmt::format(
+          "{}: no error found by the tool, but {}{}", tool,
+          status == StageStatus::harness_error ? "the runner could not judge: "
+          : never_ran                          ? "the solution never ran: "
+                                               : "the call failed: ",
+          runtime_error_text(*call.result));
       failure.details[tool] = stage.details[tool];
       return end_with(std::move(failure));
-    } else if (status_of(*call.result) == StageStatus::runtime_error && stage.status == StageStatus::passed) {
-      // No memory error, but the solution failed at run time: that is the correct stage's to report; say it.
-      problems.push_back(fmt::format("{}: no memory error found; the call itself failed: {}", tool,
-                                     runtime_error_text(*call.result)));
     }
   }
   stage.message = fmt::format("{}", fmt::join(problems, "\n"));
@@ -491,7 +506,10 @@ StageResult correct_stage_from(const json& result, const Task& task) {
       stage.message = "";
       break;
     case StageStatus::failed:
-      stage.message = fmt::format("{} of {} shapes wrong. {}", failed, shapes, first_failure);
+      // A rule broken in a call (state kept between calls) stops the run with that call's fault.
+      stage.message = result.contains(proto::kRuntimeError)
+                          ? runtime_error_text(result)
+                          : fmt::format("{} of {} shapes wrong. {}", failed, shapes, first_failure);
       break;
     case StageStatus::runtime_error:
       stage.message = runtime_error_text(result);
@@ -515,7 +533,8 @@ StageResult time_stage_from(const json& result, const Task& task) {
           "the output of the timed calls was wrong: " +
           describe_failed_trial(
               {{proto::kLabel, "main"}, {proto::kTrialList, {timing.value(proto::kRecheck, json())}}}, task);
-    else  // work outside the stream, or times that do not fit the runner's clock: the runner says which
+    else  // work outside the stream, times that do not fit the runner's clock, or (harness_error) a time
+          // below the task's roofline: the runner says which
       stage.message = result.value(proto::kMessage, std::string("no timing"));
     return stage;
   }
@@ -622,13 +641,17 @@ void run_gpu_stages(const CompileResult& compiled, const Task& task, const GpuTo
     verdict.stages.push_back(std::move(stage));
   };
 
-  // A solution that never finishes would hang every later stage as well: after a time-out, stop.
+  // A solution that never finishes would hang every later stage as well: after a time-out, stop. After a
+  // harness error, stop too: what a later stage saw of the solution could not be told from the host's
+  // failure, and the verdict is the harness's error, never the solution's failure.
   auto stop_after_timeout = [&](const StageResult& stage, std::initializer_list<const char*> rest) {
-    if (stage.status != StageStatus::timeout) return false;
+    if (stage.status != StageStatus::timeout && stage.status != StageStatus::harness_error) return false;
+    const std::string reason =
+        stage.status == StageStatus::timeout
+            ? fmt::format("not run: the {} stage timed out", stage.name)
+            : fmt::format("not run: the {} stage could not be judged (a harness error)", stage.name);
     for (const char* name : rest)
-      verdict.stages.push_back({.name = name,
-                                .status = StageStatus::skipped,
-                                .message = fmt::format("not run: the {} stage timed out", stage.name)});
+      verdict.stages.push_back({.name = name, .status = StageStatus::skipped, .message = reason});
     return true;
   };
 
@@ -655,6 +678,7 @@ void run_gpu_stages(const CompileResult& compiled, const Task& task, const GpuTo
   if (tools.wants("instructions")) {
     proof = instructions_stage(compiled, task, tools, sandbox, verdict);
     push(proof->stage);
+    if (stop_after_timeout(proof->stage, {"time"})) return;
   } else {
     push(not_requested("instructions"));
   }
@@ -790,9 +814,11 @@ Proof instructions_stage(const CompileResult& compiled, const Task& task, const 
   std::optional<NcuReport> profiled;
   if (!profile.result) {
     instructions = process_failure("instructions", profile, tools.profile_limit_s);
-  } else if (status_of(*profile.result) == StageStatus::runtime_error) {
+  } else if (status_of(*profile.result) == StageStatus::runtime_error ||
+             profile.result->contains(proto::kRuntimeError)) {
+    // A failed call, or a rule it broke (state kept between calls).
     instructions = {.name = "instructions",
-                    .status = StageStatus::runtime_error,
+                    .status = status_of(*profile.result),
                     .message = runtime_error_text(*profile.result)};
   } else if (status_of(*profile.result) == StageStatus::failed) {
     // The proof must be made on code that computes the task: a wrong profiled output voids it.

@@ -74,7 +74,7 @@ void AttentionFamily::allocate_buffers(const std::vector<std::pair<Input*, size_
   if (extra != nullptr) *extra = DeviceBuffer::shared(extra_bytes);
   for (const auto& [input, bytes] : inputs) input->copy = DeviceBuffer(bytes);
   for (const auto& [output, bytes] : outputs) {
-    output->snapshot = DeviceBuffer::shared(bytes);  // written by the solution process (kSnapshotPoint)
+    output->snapshot = DeviceBuffer::exported(bytes);  // written by the solution process (kSnapshotPoint)
     output->reference = DeviceBuffer(bytes / static_cast<size_t>(output->elem_bytes) * sizeof(float));
   }
 }
@@ -83,10 +83,10 @@ std::vector<int64_t> AttentionFamily::dims_arguments() const {
   return {dims_.b, dims_.hq, dims_.hkv, dims_.sq, dims_.sk, dims_.d, dims_.causal ? 1 : 0};
 }
 
-std::vector<std::pair<std::string, const DeviceBuffer*>> AttentionFamily::shared_buffers() const {
-  std::vector<std::pair<std::string, const DeviceBuffer*>> buffers;
-  for (const Input* input : inputs_) buffers.emplace_back(input->name, &input->data);
-  for (const Output* output : outputs_) buffers.emplace_back(output->name, &output->data);
+std::vector<std::pair<std::string, DeviceBuffer*>> AttentionFamily::shared_buffers() {
+  std::vector<std::pair<std::string, DeviceBuffer*>> buffers;
+  for (Input* input : inputs_) buffers.emplace_back(input->name, &input->data);
+  for (Output* output : outputs_) buffers.emplace_back(output->name, &output->data);
   return buffers;
 }
 
@@ -144,6 +144,14 @@ void AttentionFamily::call_baseline(cudaStream_t) {
 
 Json AttentionFamily::describe_baseline() const {
   return nullptr;
+}
+
+// Every element bears on the outputs while each query row sees a key (Sq <= Sk, the timed shapes'; the last
+// row sees every key, masked or not). A causal call with Sq > Sk need not read its first Sq - Sk query rows.
+double AttentionFamily::input_bytes() const {
+  size_t bytes = 0;
+  for (const Input* input : inputs_) bytes += input->data.bytes();
+  return static_cast<double>(bytes);
 }
 
 // ---- forward
@@ -265,7 +273,7 @@ SolutionCall AttentionBackwardFamily::solution_call() const {
           .snapshots = {{6, &dq_.snapshot}, {7, &dk_.snapshot}, {8, &dv_.snapshot}}};
 }
 
-std::vector<std::pair<std::string, const DeviceBuffer*>> AttentionBackwardFamily::shared_buffers() const {
+std::vector<std::pair<std::string, DeviceBuffer*>> AttentionBackwardFamily::shared_buffers() {
   auto buffers = AttentionFamily::shared_buffers();
   if (workspace_.get() != nullptr) buffers.emplace_back("workspace", &workspace_);
   return buffers;

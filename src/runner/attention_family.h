@@ -30,9 +30,10 @@ class AttentionFamily : public TaskFamily {
   uint64_t outputs_changed_since_snapshot(cudaStream_t stream) override;
   std::vector<std::pair<std::string, uint64_t>> changed_inputs(cudaStream_t stream) override;
   std::vector<OutputCheck> compare(const Tolerance& tolerance, cudaStream_t stream) override;
-  std::vector<std::pair<std::string, const DeviceBuffer*>> shared_buffers() const override;
+  std::vector<std::pair<std::string, DeviceBuffer*>> shared_buffers() override;
   void call_baseline(cudaStream_t stream) override;  // throws: there is none
   Json describe_baseline() const override;           // null: no baseline for this family yet
+  double input_bytes() const override;               // every tensor in `inputs_`
 
  protected:
   // A tensor the solution reads: its buffer and a pristine copy.
@@ -101,7 +102,7 @@ class AttentionBackwardFamily final : public AttentionFamily {
   void fill_inputs(uint64_t key, cudaStream_t stream) override;
   void poison_outputs(cudaStream_t stream) override;  // also fills the workspace with 0xFF: it is not zeroed
   SolutionCall solution_call() const override;
-  std::vector<std::pair<std::string, const DeviceBuffer*>> shared_buffers() const override;
+  std::vector<std::pair<std::string, DeviceBuffer*>> shared_buffers() override;
   void compute_reference(cudaStream_t stream) override;
   double flops() const override;  // 2.5x the forward: 10*B*Hq*Sq*Sk*D, halved when causal
 

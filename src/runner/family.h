@@ -64,9 +64,9 @@ class TaskFamily {
 
   // The entry point's arguments for the current buffers: the solution process calls it with them.
   virtual SolutionCall solution_call() const = 0;
-  // The buffers the solution process maps (allocated with DeviceBuffer::shared), by name, for the check of
-  // their tails.
-  virtual std::vector<std::pair<std::string, const DeviceBuffer*>> shared_buffers() const = 0;
+  // The buffers the solution reads and writes (allocated with DeviceBuffer::shared), by name: moved before
+  // each checked or timed call, their guards filled and checked around it.
+  virtual std::vector<std::pair<std::string, DeviceBuffer*>> shared_buffers() = 0;
 
   // Copies the outputs aside: what the solution had written when the runner took it to be done.
   virtual void snapshot_outputs(cudaStream_t stream) = 0;
@@ -85,6 +85,10 @@ class TaskFamily {
 
   // Floating-point operations of one call on the current shape.
   virtual double flops() const = 0;
+  // Bytes of the inputs one call on the current shape must read at least once: after the cold-L2 flush they
+  // come from DRAM (the time stage's physics floor). Outputs do not count: writes may still sit in the L2
+  // when the call's stop event fires.
+  virtual double input_bytes() const = 0;
 
   // Runs the baseline (a vendor library) on the pristine copies into an output of its own.
   virtual void call_baseline(cudaStream_t stream) = 0;

@@ -28,7 +28,7 @@ void GemmFamily::allocate(const ShapeSpec& shape) {
   c_ = DeviceBuffer::shared(bf16_bytes(m, n));
   a_copy_ = DeviceBuffer(bf16_bytes(m, k));
   b_copy_ = DeviceBuffer(bf16_bytes(n, k));
-  c_snapshot_ = DeviceBuffer::shared(bf16_bytes(m, n));  // written by the solution process (kSnapshotPoint)
+  c_snapshot_ = DeviceBuffer::exported(bf16_bytes(m, n));  // written by the solution process (kSnapshotPoint)
   c_reference_ = DeviceBuffer(static_cast<size_t>(m) * static_cast<size_t>(n) * sizeof(float));
 }
 
@@ -49,7 +49,7 @@ SolutionCall GemmFamily::solution_call() const {
   return {.pointers = {&a_, &b_, &c_}, .ints = {m_, n_, k_}, .scale = 0, .snapshots = {{2, &c_snapshot_}}};
 }
 
-std::vector<std::pair<std::string, const DeviceBuffer*>> GemmFamily::shared_buffers() const {
+std::vector<std::pair<std::string, DeviceBuffer*>> GemmFamily::shared_buffers() {
   return {{"A", &a_}, {"B", &b_}, {"C", &c_}};
 }
 
@@ -83,6 +83,10 @@ std::vector<OutputCheck> GemmFamily::compare(const Tolerance& tolerance, cudaStr
 
 double GemmFamily::flops() const {
   return 2.0 * m_ * n_ * k_;
+}
+
+double GemmFamily::input_bytes() const {
+  return static_cast<double>(a_.bytes() + b_.bytes());
 }
 
 void GemmFamily::call_baseline(cudaStream_t stream) {

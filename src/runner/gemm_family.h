@@ -21,13 +21,14 @@ class GemmFamily final : public TaskFamily {
   void fill_inputs(uint64_t key, cudaStream_t stream) override;
   void poison_outputs(cudaStream_t stream) override;
   SolutionCall solution_call() const override;
-  std::vector<std::pair<std::string, const DeviceBuffer*>> shared_buffers() const override;
+  std::vector<std::pair<std::string, DeviceBuffer*>> shared_buffers() override;
   void snapshot_outputs(cudaStream_t stream) override;
   uint64_t outputs_changed_since_snapshot(cudaStream_t stream) override;
   std::vector<std::pair<std::string, uint64_t>> changed_inputs(cudaStream_t stream) override;
   void compute_reference(cudaStream_t stream) override;
   std::vector<OutputCheck> compare(const Tolerance& tolerance, cudaStream_t stream) override;
   double flops() const override;
+  double input_bytes() const override;  // A and B
   void call_baseline(cudaStream_t stream) override;
   Json describe_baseline() const override;
 

@@ -82,6 +82,38 @@ __global__ void flush_kernel(uint32_t* buffer, int64_t words, uint32_t salt) {
   }
 }
 
+// ---- read bandwidth ---------------------------------------------------------------------------------------
+
+// Each thread keeps kReadsInFlight independent 16-byte loads outstanding before it folds them, so that the
+// one resident wave has enough bytes in flight to saturate the DRAM.
+constexpr int kReadsInFlight = 4;
+
+__global__ void read_kernel(const uint4* __restrict__ data, int64_t n, uint32_t* sink) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  uint32_t fold = 0;
+  for (; i + (kReadsInFlight - 1) * stride < n; i += kReadsInFlight * stride) {
+    uint4 v[kReadsInFlight];
+#pragma unroll
+    for (int r = 0; r < kReadsInFlight; ++r) v[r] = data[i + r * stride];
+#pragma unroll
+    for (int r = 0; r < kReadsInFlight; ++r) fold ^= v[r].x ^ v[r].y ^ v[r].z ^ v[r].w;
+  }
+  for (; i < n; i += stride) {
+    const uint4 v = data[i];
+    fold ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  for (int offset = 16; offset > 0; offset /= 2) fold ^= __shfl_xor_sync(0xFFFFFFFFu, fold, offset);
+  __shared__ uint32_t warp_folds[kThreads / 32];
+  if (threadIdx.x % 32 == 0) warp_folds[threadIdx.x / 32] = fold;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    uint32_t block_fold = 0;
+    for (int w = 0; w < kThreads / 32; ++w) block_fold ^= warp_folds[w];
+    atomicXor(sink, block_fold);
+  }
+}
+
 // ---- byte comparison --------------------------------------------------------------------------------------
 
 template <typename Word>
@@ -226,6 +258,17 @@ void flush_l2(void* buffer, size_t bytes, uint32_t salt, cudaStream_t stream) {
   const auto words = static_cast<int64_t>(bytes / 4);
   flush_kernel<<<grid_for(words), kThreads, 0, stream>>>(static_cast<uint32_t*>(buffer), words, salt);
   check_launch("flush_kernel");
+}
+
+void read_all(const void* buffer, size_t bytes, uint32_t* sink, cudaStream_t stream) {
+  int device = 0, sms = 0, blocks_per_sm = 0;
+  PTXBENCH_CUDA(cudaGetDevice(&device));
+  PTXBENCH_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  PTXBENCH_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, read_kernel, kThreads, 0));
+  const auto blocks = static_cast<unsigned>(std::max(1, sms * blocks_per_sm));
+  read_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const uint4*>(buffer),
+                                               static_cast<int64_t>(bytes / 16), sink);
+  check_launch("read_kernel");
 }
 
 uint64_t count_differences(const void* a, const void* b, size_t bytes, int elem_bytes, cudaStream_t stream) {

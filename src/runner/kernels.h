@@ -31,6 +31,11 @@ void fill_normal_bf16(__nv_bfloat16* out, __nv_bfloat16* copy, int64_t n, uint64
 // line of the L2 is replaced by lines of this buffer.
 void flush_l2(void* buffer, size_t bytes, uint32_t salt, cudaStream_t stream);
 
+// Reads the `bytes` bytes (a multiple of 16) of `buffer` once, in 16-byte loads from one wave of blocks that
+// fills every SM, and folds what it read into `*sink` (XOR, each block's share added once) so that no load
+// can be dropped: the device's read bandwidth, for the time stage's physics floor.
+void read_all(const void* buffer, size_t bytes, uint32_t* sink, cudaStream_t stream);
+
 // One block of one thread that does nothing (the solution process's context switch, and its calibration).
 void launch_empty_kernel(cudaStream_t stream);
 // One block of one thread that runs for `microseconds` (the calibration's calls of a set length); the empty

@@ -212,14 +212,17 @@ void run(const std::string& text, Json& result) {
   Session session{request, *family, *solution, result, {}};
   try {
     solution->open(request.device);
-    if (request.mode == Mode::time) session.calibration = calibrate(*solution, request.device);
+    if (request.mode == Mode::time) {
+      session.calibration = calibrate(*solution, request.device);
+      session.read_bandwidth_bytes_per_s = measure_read_bandwidth();
+    }
     const Confinement confined = solution->load(request.library, *entry);
     result[p::kSolutionProcess] = {{p::kWritesConfined, confined.writes_confined},
                                    {p::kThreadsWhenConfined, confined.threads}};
     family->bind(*solution);
     run_mode(session);
   } catch (const SolutionFault& fault) {
-    set_error(result, p::kRuntimeErrorStatus, fault.what());
+    set_error(result, fault.rule ? p::kFailed : p::kRuntimeErrorStatus, fault.what());
     result[p::kRuntimeError] = fault.details();
   } catch (const CudaError& error) {
     // This process's own CUDA calls: the solution runs in another context and cannot make them fail.

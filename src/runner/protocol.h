@@ -44,6 +44,9 @@
 //                                               // whose first call takes over 0.2 s gets as many as fit
 //                                               // 10 s, at least 5 (the timing reports the counts used)
 //   "device": 0,                                // optional, default 0
+//   "dense_flops_per_sm_per_clock": 4096,       // optional (time): the task's architecture's dense bf16
+//                                               // tensor rate (task/catalog.h); without it no physics floor
+//                                               // is applied (the timing's "roofline" says so)
 //   "track": "cuda",                            // optional, default "cuda"; "triton": "library" is the
 //                                               // solution's Python file, run by the python below
 //   "python": "/usr/bin/python3",               // triton: the python with torch and triton
@@ -65,7 +68,8 @@
 // Modes:
 //   check    every shape, `trials` trials each, each on a fresh non-blocking stream of the runner's.
 //   time     main shape: solution and baseline alternate, each call with fresh inputs and a cold L2; every
-//            timed output is checked. Failed when one is wrong or hidden_work_suspected.
+//            timed output is checked. Failed when one is wrong or hidden_work_suspected; harness_error
+//            when otherwise passed but the solution's fastest call beats the task's roofline (Roofline).
 //   profile  main shape: one warm-up call, then one call between cudaProfilerStart/Stop (for
 //            ncu --profile-from-start off), then checked.
 //   sanitize the smallest shape (fewest elements over its dimensions), one call, checked (for
@@ -90,8 +94,8 @@
 //   failed         wrong output, changed inputs, or work outside `stream`.
 //   runtime_error  the solution returned non-zero, a CUDA error followed its call, or its library did not
 //                  load or lacks the entry point.
-//   harness_error  the runner could not judge (bad request, no GPU, cuBLASLt failed): says nothing about the
-//                  solution.
+//   harness_error  the runner could not judge (bad request, no GPU, cuBLASLt failed, a time faster than the
+//                  roofline): says nothing about the solution.
 // runtime_error: "where" names the call and what happened ("trial 0: the solution returned 7", "timed call 3:
 //   the solution's work on the stream failed"); "return_code", "cuda_error" (e.g. "cudaErrorIllegalAddress")
 //   and "cuda_error_string" are null where they do not apply; "shape" is null when the library did not load.
@@ -118,7 +122,16 @@
 //   to the solution's event median: the larger of the two rungs around it)}, "times_verified" (every call's
 //   events within its wall time within the runner's clock around the request, and the median round trip at
 //   most the applied one + max(50 us, 2% of the event median)), "recheck": Trial (the first timed call whose output was wrong, else the last one),
-//   "checked_calls" (every timed call is checked), "failed_calls"}
+//   "checked_calls" (every timed call is checked), "failed_calls", "roofline": Roofline}
+// Roofline: the physics floor of the main shape's call on this GPU (timing_rules.h): {"peak_tflops" (sm_count
+//   x the maximum SM clock x dense_flops_per_sm_per_clock; null when the request did not give the rate),
+//   "dense_flops_per_sm_per_clock" (null likewise), "sm_count", "sm_clock_mhz", "bandwidth_gbs" (the device's
+//   read bandwidth, 1e9 bytes/s, measured by this process before the solution's library loaded: the best of
+//   5 passes over 1 GiB after a warm-up), "input_bytes" (what one call must read: the family's inputs),
+//   "flops_floor_us" (flops at the peak; null without it), "bytes_floor_us" (input_bytes at the bandwidth),
+//   "floor_us" (the larger; null when not applied), "fastest_us" (the solution's fastest timed call, events),
+//   "margin" (0.8), "applied" (both the peak and the bandwidth known), "impossible" (applied and fastest_us <
+//   margin x floor_us: the status is then harness_error and the message gives the figures)}
 // Series: {"event_us": Stats, "wall_us": Stats, "tflops" (flops / event median), "tflops_wall"}; the
 //   solution's also "round_trip_us": the runner's clock around each request less the reported wall time, and
 //   "worker_before_us", "worker_after_us": the worker's own time in the request before and after its wall
@@ -153,6 +166,7 @@ inline constexpr const char* kWarmup = "warmup";
 inline constexpr const char* kRepetitions = "repetitions";
 inline constexpr const char* kJudgeCallS = "judge_call_s";  // the judge's work for one timed call
 inline constexpr const char* kDevice = "device";
+inline constexpr const char* kDenseFlopsPerSmPerClock = "dense_flops_per_sm_per_clock";
 inline constexpr const char* kTrack = "track";
 inline constexpr const char* kPython = "python";
 inline constexpr const char* kKernelsDir = "kernels_dir";
@@ -253,6 +267,19 @@ inline constexpr const char* kHiddenWorkSuspected = "hidden_work_suspected";
 inline constexpr const char* kRecheck = "recheck";
 inline constexpr const char* kCheckedCalls = "checked_calls";
 inline constexpr const char* kFailedCalls = "failed_calls";
+inline constexpr const char* kRoofline = "roofline";
+inline constexpr const char* kPeakTflops = "peak_tflops";
+inline constexpr const char* kSmCount = "sm_count";
+inline constexpr const char* kSmClockMhz = "sm_clock_mhz";
+inline constexpr const char* kBandwidthGbs = "bandwidth_gbs";
+inline constexpr const char* kInputBytes = "input_bytes";
+inline constexpr const char* kFlopsFloorUs = "flops_floor_us";
+inline constexpr const char* kBytesFloorUs = "bytes_floor_us";
+inline constexpr const char* kFloorUs = "floor_us";
+inline constexpr const char* kFastestUs = "fastest_us";
+inline constexpr const char* kMargin = "margin";
+inline constexpr const char* kApplied = "applied";
+inline constexpr const char* kImpossible = "impossible";
 inline constexpr const char* kAlgo = "algo";
 inline constexpr const char* kMedian = "median";
 inline constexpr const char* kMin = "min";

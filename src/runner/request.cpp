@@ -126,6 +126,7 @@ Request parse_request(const std::string& text) {
   request.warmup = optional_int(doc, p::kWarmup, p::kDefaultWarmup, 0);
   request.repetitions = optional_int(doc, p::kRepetitions, p::kDefaultRepetitions, p::kMinRepetitions);
   request.device = optional_int(doc, p::kDevice, 0, 0);
+  request.dense_flops_per_sm_per_clock = optional_int(doc, p::kDenseFlopsPerSmPerClock, 0, 1);
 
   const std::string track = doc.contains(p::kTrack) ? require_string(doc, p::kTrack) : p::kTrackCuda;
   if (track != p::kTrackCuda && track != p::kTrackTriton)

@@ -55,10 +55,11 @@ Where trial_where(const std::string& shape, int trial) {
 }
 
 [[noreturn]] void fault(const Where& where, const std::string& what, std::optional<int> return_code,
-                        std::optional<cudaError_t> error) {
+                        std::optional<cudaError_t> error, bool broke_rule = false) {
   std::string message = "shape " + where.shape + ", " + where.phase + ": " + what;
   if (error) message += ": " + std::string(cudaGetErrorName(*error)) + ": " + cudaGetErrorString(*error);
-  throw SolutionFault(message, where.shape, where.trial, where.phase + ": " + what, return_code, error);
+  throw SolutionFault(message, where.shape, where.trial, where.phase + ": " + what, return_code, error,
+                      broke_rule);
 }
 
 // ---- one call of the solution -----------------------------------------------------------------------------
@@ -74,28 +75,40 @@ CallOutcome call_solution(Session& session, const Where& where, uint32_t flags) 
   if (reply.cuda_error != 0) error = static_cast<cudaError_t>(reply.cuda_error);
   std::optional<int> return_code;
   if (reply.failed == solution::Phase::call) return_code = reply.return_code;
-  fault(where, reply.message, return_code, error);
+  fault(where, reply.message, return_code, error, reply.failed == solution::Phase::state);
 }
 
-// Fills the tail after each buffer the solution sees with kTailPattern; judge() counts the bytes that
-// changed.
-constexpr uint8_t kTailPattern = 0xA5;
+// Fills the guards around each buffer the solution sees (DeviceBuffer::head and tail) with kGuardPattern;
+// judge() counts the bytes that changed.
+constexpr uint8_t kGuardPattern = 0xA5;
 
-void fill_tails(const TaskFamily& family, cudaStream_t stream) {
+void fill_guards(TaskFamily& family, cudaStream_t stream) {
   for (const auto& [name, buffer] : family.shared_buffers())
-    PTXBENCH_CUDA(cudaMemsetAsync(buffer->tail(), kTailPattern, buffer->tail_bytes(), stream));
+    for (const DeviceBuffer::Span guard : {buffer->head(), buffer->tail()})
+      if (guard.bytes > 0) PTXBENCH_CUDA(cudaMemsetAsync(guard.start, kGuardPattern, guard.bytes, stream));
 }
 
-// Fresh inputs from `key`, poisoned outputs, clean tails; done when this returns.
+// Moves every buffer the solution sees to its other place (DeviceBuffer::move), so that no call finds its
+// arguments where the previous one had them.
+void move_buffers(TaskFamily& family) {
+  std::random_device device;
+  for (const auto& [name, buffer] : family.shared_buffers()) buffer->move((uint64_t{device()} << 32) | device());
+}
+
+// The buffers moved, fresh inputs from `key`, poisoned outputs, filled guards; done when this returns.
 void prepare_call(TaskFamily& family, uint64_t key, cudaStream_t harness) {
+  move_buffers(family);
   family.fill_inputs(key, harness);
   family.poison_outputs(harness);
-  fill_tails(family, harness);
+  fill_guards(family, harness);
   PTXBENCH_CUDA(cudaStreamSynchronize(harness));
 }
 
 // The checks after a call, on the snapshot taken when `stream` was done: inputs unchanged, outputs not
-// written after the snapshot, outputs within tolerance of the reference.
+// written after the snapshot, nothing written outside the buffers, outputs within tolerance of the reference.
+// The sanitize stage compares no outputs (the correct stage does): its tools instrument this process's
+// kernels too, and a vendor library's reference under racecheck took minutes and reported hazards of its own
+// (cuBLASLt's on the H200), none the solution's.
 Json judge(Session& session, cudaStream_t harness, Json trial) {
   TaskFamily& family = session.family;
   const uint64_t late_writes = family.outputs_changed_since_snapshot(harness);
@@ -108,15 +121,18 @@ Json judge(Session& session, cudaStream_t harness, Json trial) {
   Json past_end = Json::object();
   bool within_bounds = true;
   for (const auto& [name, buffer] : family.shared_buffers()) {
-    const uint64_t count =
-        count_bytes_other_than(buffer->tail(), buffer->tail_bytes(), kTailPattern, harness);
+    uint64_t count = 0;
+    for (const DeviceBuffer::Span guard : {buffer->head(), buffer->tail()})
+      count += count_bytes_other_than(guard.start, guard.bytes, kGuardPattern, harness);
     if (count != 0) past_end[name] = count;
     within_bounds = within_bounds && count == 0;
   }
-  family.compute_reference(harness);
   Json outputs = Json::array();
   bool outputs_pass = true;
-  for (const OutputCheck& check : family.compare(session.request.tolerance, harness)) {
+  const bool compares = session.request.mode != Mode::sanitize;
+  if (compares) family.compute_reference(harness);
+  for (const OutputCheck& check :
+       compares ? family.compare(session.request.tolerance, harness) : std::vector<OutputCheck>{}) {
     const Comparison& c = check.comparison;
     Json first = Json::array();
     for (const Mismatch& m : c.first_mismatches) {
@@ -185,8 +201,8 @@ std::string describe_failure(const std::string& shape, const Json& trial) {
     std::string names;
     for (const auto& [name, count] : trial[p::kWrittenPastEnd].items())
       names += (names.empty() ? "" : ", ") + name + " (" + std::to_string(count.get<uint64_t>()) + " bytes)";
-    return text + "the solution wrote past the end of " + names + ", in the " +
-           std::to_string(DeviceBuffer::kTailBytes >> 20) + " MiB checked after each buffer";
+    return text + "the solution wrote outside " + names +
+           ", in the guard bytes the runner checks before and after each buffer";
   }
   for (const Json& output : trial[p::kOutputs]) {
     if (output[p::kPassedField].get<bool>()) continue;
@@ -350,11 +366,13 @@ size_t l2_flush_bytes(int device) {
   return std::max<size_t>(size_t{2} * static_cast<size_t>(l2_bytes), size_t{64} << 20) / 16 * 16;
 }
 
-// Times the baseline, in this process, with a cold L2: the flush ends before the clocks start, the events
-// bracket the call on the stream, the host clock brackets the call and a device-wide synchronisation.
+// Times the baseline, in this process, with a cold L2 (persisting lines demoted, then flushed): the flush
+// ends before the clocks start, the events bracket the call on the stream, the host clock brackets the call
+// and a device-wide synchronisation.
 void time_baseline(TaskFamily& family, cudaStream_t stream, const DeviceBuffer& flush, uint32_t salt,
                    Samples& samples) {
   const Event start, stop;
+  PTXBENCH_CUDA(cudaCtxResetPersistingL2Cache());
   flush_l2(flush.get(), flush.bytes(), salt, stream);
   PTXBENCH_CUDA(cudaStreamSynchronize(stream));
   const auto t0 = std::chrono::steady_clock::now();
@@ -375,6 +393,9 @@ void time_baseline(TaskFamily& family, cudaStream_t stream, const DeviceBuffer& 
 // whether the claims nest: events within the wall time, the wall time within the request.
 bool time_solution(Session& session, cudaStream_t stream, const DeviceBuffer& flush, uint32_t salt,
                    const Where& where, bool counted, Samples& samples, CallOutcome* outcome) {
+  // Lines a persisting access-policy window marked would survive the flush: demoted first (the solution
+  // process also fails a call that leaves such a window or limit behind, device_state.h).
+  PTXBENCH_CUDA(cudaCtxResetPersistingL2Cache());
   flush_l2(flush.get(), flush.bytes(), salt, stream);
   PTXBENCH_CUDA(cudaStreamSynchronize(stream));
   session.solution.switch_in();
@@ -396,6 +417,53 @@ std::array<int, kCountedTimeCalls> two_distinct_picks(int n) {
   const int first = pick(n);
   const int second = pick(n - 1);
   return {first, second < first ? second : second + 1};
+}
+
+// What the physics floor of the solution's timed calls rests on (timing_rules.h): the family's work, this
+// GPU's peak and measured bandwidth, and the fastest call.
+RooflineInputs roofline_inputs(const Session& session, const Samples& solution) {
+  const int device = session.request.device;
+  int sm_count = 0, clock_khz = 0;
+  PTXBENCH_CUDA(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
+  PTXBENCH_CUDA(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device));
+  return {.flops = session.family.flops(),
+          .input_bytes = session.family.input_bytes(),
+          .sm_count = sm_count,
+          .sm_clock_khz = static_cast<double>(clock_khz),
+          .flops_per_sm_per_clock = static_cast<double>(session.request.dense_flops_per_sm_per_clock),
+          .read_bandwidth_bytes_per_s = session.read_bandwidth_bytes_per_s,
+          .fastest_us = *std::min_element(solution.event_us.begin(), solution.event_us.end())};
+}
+
+// The timing's "roofline" (protocol.h); a figure that is not known is null.
+Json roofline_json(const RooflineInputs& in, const Roofline& floor) {
+  const auto known = [](double value) { return value > 0 ? Json(value) : Json(nullptr); };
+  return {{p::kPeakTflops, known(floor.peak_flops_per_s / 1e12)},
+          {p::kDenseFlopsPerSmPerClock, known(in.flops_per_sm_per_clock)},
+          {p::kSmCount, in.sm_count},
+          {p::kSmClockMhz, in.sm_clock_khz / 1e3},
+          {p::kBandwidthGbs, known(in.read_bandwidth_bytes_per_s / 1e9)},
+          {p::kInputBytes, static_cast<uint64_t>(in.input_bytes)},
+          {p::kFlopsFloorUs, known(floor.flops_floor_us)},
+          {p::kBytesFloorUs, known(floor.bytes_floor_us)},
+          {p::kFloorUs, floor.applied ? Json(floor.floor_us) : Json(nullptr)},
+          {p::kFastestUs, in.fastest_us},
+          {p::kMargin, kRooflineMargin},
+          {p::kApplied, floor.applied},
+          {p::kImpossible, floor.impossible}};
+}
+
+// The message of an impossible time: the fastest call, the floor and its two parts.
+std::string impossible_time(const RooflineInputs& in, const Roofline& floor) {
+  char text[512];
+  std::snprintf(text, sizeof(text),
+                "impossible time: the fastest timed call took %.1f us, below %.1f x this task's roofline on "
+                "this GPU, %.1f us (%.1f GFLOP at the dense peak of %.4g TFLOP/s: %.1f us; %.1f MB of "
+                "inputs at the measured read bandwidth of %.4g GB/s: %.1f us): the timing cannot be trusted",
+                in.fastest_us, kRooflineMargin, floor.floor_us, in.flops / 1e9, floor.peak_flops_per_s / 1e12,
+                floor.flops_floor_us, in.input_bytes / 1e6, in.read_bandwidth_bytes_per_s / 1e9,
+                floor.bytes_floor_us);
+  return text;
 }
 
 // Solution and baseline alternate, each call with fresh inputs and a poisoned output before its flush, so
@@ -553,7 +621,17 @@ void run_time(Session& session) {
   timing[p::kRecheck] = std::move(recheck);
   timing[p::kCheckedCalls] = calls;
   timing[p::kFailedCalls] = failed_calls;
+  // The physics floor, on the solution's calls: one faster than its task's roofline means the timing itself
+  // is broken, which says nothing about the solution. A failure above is the solution's and stands.
+  const RooflineInputs floor_inputs = roofline_inputs(session, solution);
+  const Roofline floor = roofline(floor_inputs);
+  timing[p::kRoofline] = roofline_json(floor_inputs, floor);
   session.result[p::kTiming] = std::move(timing);  // `median` reads `timing`: no use of it past here
+  if (passed && floor.impossible) {
+    session.result[p::kStatus] = p::kHarnessError;
+    session.result[p::kMessage] = impossible_time(floor_inputs, floor);
+    return;
+  }
   set_status(session, passed, passed ? summary : failure);
 }
 
@@ -584,6 +662,30 @@ Calibration calibrate(SolutionProcess& solution, int device) {
                                  .worker_us = median(worker[rung])});
   }
   return calibration;
+}
+
+double measure_read_bandwidth() {
+  constexpr size_t kBytes = size_t{1} << 30;  // 17 times the H200's L2: the passes read the DRAM
+  constexpr int kPasses = 5;
+  const Stream stream;
+  const DeviceBuffer buffer(kBytes), sink(sizeof(uint32_t));
+  PTXBENCH_CUDA(cudaMemsetAsync(buffer.get(), 0x5A, kBytes, stream.get()));
+  PTXBENCH_CUDA(cudaMemsetAsync(sink.get(), 0, sink.bytes(), stream.get()));
+  read_all(buffer.get(), kBytes, sink.as<uint32_t>(), stream.get());  // the warm-up
+  const Event start, stop;
+  float best_ms = 0;
+  for (int pass = 0; pass < kPasses; ++pass) {
+    // The GPU spins while the host launches, so that the launch's host work is not between the events.
+    launch_spin_kernel(100, stream.get());
+    PTXBENCH_CUDA(cudaEventRecord(start.get(), stream.get()));
+    read_all(buffer.get(), kBytes, sink.as<uint32_t>(), stream.get());
+    PTXBENCH_CUDA(cudaEventRecord(stop.get(), stream.get()));
+    PTXBENCH_CUDA(cudaEventSynchronize(stop.get()));
+    float ms = 0;
+    PTXBENCH_CUDA(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+    if (pass == 0 || ms < best_ms) best_ms = ms;
+  }
+  return static_cast<double>(kBytes) / (static_cast<double>(best_ms) * 1e-3);
 }
 
 Json SolutionFault::details() const {

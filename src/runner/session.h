@@ -17,6 +17,10 @@ namespace ptxbench::runner {
 // Runs the calibration requests (time mode only: they take a few milliseconds).
 Calibration calibrate(SolutionProcess& solution, int device);
 
+// The device's read bandwidth in bytes/s, for the time stage's physics floor: read_all over 1 GiB, the best
+// of 5 timed passes after a warm-up (time mode, before the solution's library loads: a few milliseconds).
+double measure_read_bandwidth();
+
 // What a mode needs and what it fills in. `result` is filled as the mode goes, so that the shapes and trials
 // done before a fault are still reported.
 struct Session {
@@ -25,6 +29,7 @@ struct Session {
   SolutionProcess& solution;
   Json& result;
   Calibration calibration;
+  double read_bandwidth_bytes_per_s = 0;  // time mode: measure_read_bandwidth's
 };
 
 // Runs the request's mode; sets result["status"] and result["message"] unless it throws.

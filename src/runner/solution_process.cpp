@@ -191,9 +191,10 @@ Confinement SolutionProcess::load(const std::string& library, s::Entry entry) {
   if (reply.failed != s::Phase::none) {
     std::optional<cudaError_t> error;
     if (reply.cuda_error != 0) error = static_cast<cudaError_t>(reply.cuda_error);
-    std::string message = reply.message;
+    std::string message = std::string("loading the library: ") + reply.message;
     if (error) message += std::string(": ") + cudaGetErrorName(*error) + ": " + cudaGetErrorString(*error);
-    throw SolutionFault(message, "", 0, "loading the library", std::nullopt, error);
+    throw SolutionFault(message, "", 0, "loading the library", std::nullopt, error,
+                        reply.failed == s::Phase::state);
   }
   return {.writes_confined = reply.writes_confined != 0, .threads = reply.threads_when_confined};
 }
@@ -205,7 +206,8 @@ uint64_t SolutionProcess::workspace_bytes(const std::vector<int64_t>& ints) {
   for (size_t i = 0; i < ints.size() && i < s::kMaxInts; ++i) request.ints[i] = ints[i];
   const s::Reply reply = exchange(request);
   if (reply.failed != s::Phase::none)
-    throw SolutionFault(reply.message, "", 0, "workspace size", std::nullopt, std::nullopt);
+    throw SolutionFault(std::string("workspace size: ") + reply.message, "", 0, "workspace size",
+                        std::nullopt, std::nullopt);
   return reply.value;
 }
 
@@ -222,6 +224,7 @@ CallOutcome SolutionProcess::call(const SolutionCall& call, uint32_t flags) {
     if (buffer == nullptr || buffer->get() == nullptr) continue;  // zero handle: a null pointer
     request.handles[k] = buffer->ipc_handle();
     request.bytes[k] = buffer->bytes();
+    request.offsets[k] = buffer->offset();
   }
   request.int_count = static_cast<uint32_t>(call.ints.size());
   for (size_t i = 0; i < call.ints.size(); ++i) request.ints[i] = call.ints[i];
@@ -238,7 +241,8 @@ void SolutionProcess::switch_in() {
   s::CallRequest request;
   request.op = s::Op::switch_in;
   if (const s::Reply reply = exchange(request); reply.failed != s::Phase::none)
-    throw SolutionFault(reply.message, "", 0, "switching to the solution process's context", std::nullopt,
+    throw SolutionFault(std::string("switching to the solution process's context: ") + reply.message, "", 0,
+                        "switching to the solution process's context", std::nullopt,
                         static_cast<cudaError_t>(reply.cuda_error));
 }
 

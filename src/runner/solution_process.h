@@ -26,16 +26,19 @@ namespace ptxbench::runner {
 // entry point's order (nullptr for a null pointer), then its int arguments and the softmax scale.
 // The solution failed at run time: it returned non-zero, or a CUDA error showed up around its call, or its
 // process ended or broke the protocol. The result's status is runtime_error; `details()` (session.cpp) is its
-// "runtime_error" object.
+// "runtime_error" object. A fault that is a rule broken rather than a failure (state kept between calls,
+// solution::Phase::state) makes the status failed, with the same object.
 struct SolutionFault : std::runtime_error {
   SolutionFault(const std::string& message, std::string shape_label, int trial_index, std::string where_text,
-                std::optional<int> return_code, std::optional<cudaError_t> cuda_error)
+                std::optional<int> return_code, std::optional<cudaError_t> cuda_error,
+                bool broke_rule = false)
       : std::runtime_error(message),
         shape(std::move(shape_label)),
         trial(trial_index),
         where(std::move(where_text)),
         code(return_code),
-        error(cuda_error) {}
+        error(cuda_error),
+        rule(broke_rule) {}
   nlohmann::ordered_json details() const;
 
   std::string shape;
@@ -43,6 +46,7 @@ struct SolutionFault : std::runtime_error {
   std::string where;
   std::optional<int> code;
   std::optional<cudaError_t> error;
+  bool rule;
 };
 
 struct SolutionCall {

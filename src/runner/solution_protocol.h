@@ -73,7 +73,8 @@ inline constexpr int kMaxSnapshots = 4;
 // the ints alone; for calibrate, before the library is loaded, a kernel of the worker's own that runs for
 // `calibration_us` in place of the entry point, timed as a kTimed call is: what the runner measures then is
 // the honest overhead of a request for a call of that length, which later claims are held to). Each pointer
-// argument is a buffer of the judge's, shared by IPC handle (a zero handle and size for a null pointer).
+// argument is a buffer of the judge's, shared by IPC handle (a zero handle and size for a null pointer): the
+// argument is the mapped allocation plus `offsets[k]`, where the judge put the buffer for this call.
 struct CallRequest {
   Op op = Op::call;
   uint32_t flags = 0;
@@ -82,6 +83,7 @@ struct CallRequest {
   uint32_t int_count = 0;
   cudaIpcMemHandle_t handles[kMaxPointers] = {};
   uint64_t bytes[kMaxPointers] = {};
+  uint64_t offsets[kMaxPointers] = {};
   int64_t ints[kMaxInts] = {};
   float scale = 0;
   double calibration_us = 0;
@@ -113,6 +115,7 @@ enum class Phase : uint32_t {
   device = 5,     // cudaDeviceSynchronize: work left on other streams
   workspace = 6,  // the backward's size function
   harness = 7,    // the worker's own setup failed (IPC mapping, stream creation)
+  state = 8,      // the load or the call left a device limit or its stream changed (device_state.h)
 };
 
 // One kernel a call launched (launch_recorder.h).

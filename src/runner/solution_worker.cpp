@@ -23,6 +23,7 @@
 #include <cuda_runtime.h>
 
 #include "ptxbench/abi.h"
+#include "runner/device_state.h"
 #include "runner/kernels.h"
 #include "runner/landlock.h"
 #include "runner/launch_recorder.h"
@@ -45,7 +46,17 @@ class LibraryBinding final : public SolutionBinding {
   std::optional<std::string> load(const std::string& library, s::Entry entry) override {
     entry_kind_ = entry;
     void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) return std::string("could not load the solution library: ") + dlerror();
+    if (handle == nullptr) {
+      // The loader's words, without the library's path (a folder of the harness's).
+      std::string said = dlerror();
+      if (said.starts_with(library + ": ")) said.erase(0, library.size() + 2);
+      return "the dynamic loader could not load it: " + said +
+             (said.find("undefined symbol") == std::string::npos
+                  ? ""
+                  : ". The library calls a function that nothing it links defines: a solution links only "
+                    "the CUDA runtime, the CUDA driver (the functions the static stage allows) and the C and "
+                    "C++ runtimes");
+    }
     std::string_view name;
     for (const s::EntryName& known : s::kEntryNames)
       if (known.entry == entry) name = known.name;
@@ -194,6 +205,15 @@ class Worker {
     // nothing its code can see.
     recorder_ = std::make_unique<LaunchRecorder>();
     counter_ = std::make_unique<TensorCounter>();
+    // The context's state as the solution must leave it, read before its code first runs.
+    device_state_ = read_device_state();
+  }
+
+  // Fails `reply` when the device's state is no longer what it was before the solution's code first ran.
+  void check_device_state(s::Reply& reply, const char* what) const {
+    if (const std::string changed = changes(device_state_, read_device_state()); !changed.empty())
+      fail(reply, s::Phase::state, cudaSuccess,
+           std::string("state kept between calls: ") + what + " changed " + changed);
   }
 
   void load(const s::LoadRequest& request, s::Reply& reply) {
@@ -201,7 +221,8 @@ class Worker {
     reply.threads_when_confined = confinement_.threads;
     const std::string path(request.library, strnlen(request.library, sizeof(request.library)));
     if (const auto error = binding_.load(path, request.entry))
-      fail(reply, s::Phase::load, cudaSuccess, *error);
+      return fail(reply, s::Phase::load, cudaSuccess, *error);
+    check_device_state(reply, "loading the library (its static constructors)");
   }
 
   void workspace_bytes(const s::CallRequest& request, s::Reply& reply) {
@@ -264,7 +285,8 @@ class Worker {
     };
     try {
       for (uint32_t k = 0; k < request.pointer_count; ++k) {
-        pointers[k] = map(request.handles[k]);
+        if (void* mapped = map(request.handles[k]); mapped != nullptr)
+          pointers[k] = static_cast<char*>(mapped) + request.offsets[k];
         keep.push_back(key(request.handles[k]));
       }
       for (uint32_t k = 0; k < request.snapshot_count; ++k) {
@@ -306,6 +328,8 @@ class Worker {
     // request of its own before a timed call, Op::switch_in, so that it is not in the judge's clock either.)
     if (switch_in(stream, reply); reply.failed != s::Phase::none) return;
     (void)cudaGetLastError();  // start clean, so the error read below is one the call caused
+    // Read for a calibration too, so that the request's overhead it measures includes these reads.
+    const StreamState stream_before = read_stream_state(stream);
     const bool counted = (request.flags & s::kCounted) != 0;
     const bool range_open = counted && counter_->available() && counter_->begin();
     reply.call_index = recorder_->begin();
@@ -339,6 +363,12 @@ class Worker {
     }
     call_ended_ = std::chrono::steady_clock::now();
     reply.wall_us = std::chrono::duration<double, std::micro>(call_ended_ - start).count();
+    if (reply.failed == s::Phase::none) {
+      if (const std::string changed = changes(stream_before, read_stream_state(stream)); !changed.empty())
+        fail(reply, s::Phase::state, cudaSuccess, "state kept between calls: the call changed " + changed);
+      else
+        check_device_state(reply, "the call");
+    }
     recorder_->end();
     if (counted) counts_[reply.call_index] = count(range_open);
     if (profiled) (void)cudaProfilerStop();
@@ -397,6 +427,7 @@ class Worker {
   cudaStream_t stream_ = nullptr;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
   std::map<std::string, void*> mapped_;
+  DeviceState device_state_{};
 };
 
 }  // namespace

@@ -88,6 +88,47 @@ inline bool hidden_work_suspected(double wall_median_us, double event_median_us,
              std::max(20.0, 0.02 * event_median_us);
 }
 
+// The physics floor: no call can be faster than its task's roofline, its FLOPs at the GPU's dense tensor peak
+// or the bytes of its inputs at the device's read bandwidth (after the cold-L2 flush before every timed call
+// the inputs come from DRAM; outputs are not counted, since writes may still sit in the L2 when the stop
+// event fires). A faster call means the timing itself is broken. The peak is counted at the maximum SM
+// clock, so no call reaches it (cuBLASLt's bf16 GEMMs: 680-820 TFLOP/s on the H200, kits/hopper/params.md,
+// against 1070 at 1980 MHz). The bandwidth is the best of the runner's own read passes, which a solution's
+// loads may beat by a few percent, and a call of a few microseconds is within the events' resolution of its
+// floor: so a call is impossible only below kRooflineMargin x the floor, and one at the roofline never is.
+inline constexpr double kRooflineMargin = 0.8;
+
+struct RooflineInputs {
+  double flops = 0;
+  double input_bytes = 0;
+  int sm_count = 0;
+  double sm_clock_khz = 0;                // cudaDevAttrClockRate: the maximum clock
+  double flops_per_sm_per_clock = 0;      // the architecture's dense bf16 tensor rate; 0: not known
+  double read_bandwidth_bytes_per_s = 0;  // measured; 0: not measured
+  double fastest_us = 0;                  // the fastest timed call (events)
+};
+
+struct Roofline {
+  double peak_flops_per_s = 0;  // 0 when not known, and then so is the FLOPs floor
+  double flops_floor_us = 0;
+  double bytes_floor_us = 0;  // 0 when the bandwidth is not known
+  double floor_us = 0;        // the larger of the two
+  bool applied = false;       // both known: the fastest call was held to the floor
+  bool impossible = false;    // applied, and the fastest call below kRooflineMargin x the floor
+};
+
+inline Roofline roofline(const RooflineInputs& in) {
+  Roofline floor;
+  floor.peak_flops_per_s = in.sm_count * in.sm_clock_khz * 1e3 * in.flops_per_sm_per_clock;
+  if (floor.peak_flops_per_s > 0) floor.flops_floor_us = in.flops / floor.peak_flops_per_s * 1e6;
+  if (in.read_bandwidth_bytes_per_s > 0)
+    floor.bytes_floor_us = in.input_bytes / in.read_bandwidth_bytes_per_s * 1e6;
+  floor.floor_us = std::max(floor.flops_floor_us, floor.bytes_floor_us);
+  floor.applied = floor.peak_flops_per_s > 0 && in.read_bandwidth_bytes_per_s > 0;
+  floor.impossible = floor.applied && in.fastest_us < kRooflineMargin * floor.floor_us;
+  return floor;
+}
+
 // How many warm-up and timed calls the time stage makes. The request asks for `warmup` and `repetitions`; two
 // budgets can lower them, never below kMinRepetitions timed calls.
 // - The solution's: a slow solution (a plain SIMT kernel can take a second a call) gets as many calls as fit

@@ -94,10 +94,16 @@ const std::vector<FamilyInfo>& all_families() {
   return families;
 }
 
+// The dense bf16 tensor rates per SM per clock:
+// - sm_90a 4096: the H100 and H200 datasheets' dense bf16 rate, 989.4 TFLOP/s (989 in kits/hopper/params.md),
+//   over their 132 SMs at 1830 MHz: 989.4e12 / (132 x 1.83e9) = 4096. At the 1980 MHz maximum clock
+//   (params.md) the peak is 1070 TFLOP/s.
+// - sm_100a 8192: derived, not an NVIDIA per-SM figure: twice Hopper's, which with the B200's 148 SMs gives
+//   NVIDIA's 2.25 PFLOP/s dense bf16 for the B200 at 1.86 GHz (2.25e15 / (148 x 8192) = 1.856e9).
 const std::vector<ArchInfo>& all_archs() {
   static const std::vector<ArchInfo> archs = {
-      {"sm_90a", "Hopper", "hopper", "arch=compute_90a,code=sm_90a", 90},
-      {"sm_100a", "Blackwell", "blackwell", "arch=compute_100a,code=sm_100a", 100},
+      {"sm_90a", "Hopper", "hopper", "arch=compute_90a,code=sm_90a", 90, 4096},
+      {"sm_100a", "Blackwell", "blackwell", "arch=compute_100a,code=sm_100a", 100, 8192},
   };
   return archs;
 }

@@ -52,6 +52,9 @@ struct ArchInfo {
   std::string kit;         // folder under kits/
   std::string gencode;     // nvcc's -gencode value
   int compute_capability;  // 90, 100: what a GPU reports to run this architecture's tasks
+  // Dense bf16 tensor-core FLOPs per SM per clock: with the SM count and clock, the peak the time stage's
+  // physics floor holds a call to (runner/timing_rules.h).
+  int dense_bf16_flops_per_sm_per_clock;
 };
 
 // The instruction families a task may require (the "name" of each "required" entry), as verdicts report them.

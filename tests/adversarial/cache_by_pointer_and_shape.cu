@@ -1,8 +1,10 @@
 // Trick: remember the last call's pointers and shape and skip the work when they repeat (benchmarks that
 // reuse buffers and inputs let this through).
-// Why it must fail: the ABI forbids state between calls; the harness gives fresh inputs and a NaN-poisoned
-// output on every call, so a skipped call leaves NaN. Stopped by: correct (trials 1 and 2), and in the time
-// stage by the check of every timed call.
+// Why it cannot gain: the ABI forbids state between calls; the harness gives fresh inputs and a NaN-poisoned
+// output on every call, so a skipped call would leave NaN, and it moves every buffer before every call, so
+// the pointers never repeat and the work is never skipped (an honest SIMT verdict: the instruction stage
+// fails it). A repeat would fail correct (any trial after the first) and the time stage's check of every
+// timed call.
 #include <ptxbench/abi.h>
 
 // A plain SIMT GEMM (no tensor cores): 64 x 64 tile per 16 x 16 block, 4 x 4 elements per thread.

@@ -1,6 +1,7 @@
 // The compile stage against the real nvcc (CUDA 13 at /usr/local/cuda, or $PTXBENCH_NVCC).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include "fake_nvcc.h"
 #include "track/track.h"
 #include "util/files.h"
+#include "util/subprocess.h"
 #include "util/text.h"
 
 using namespace ptxbench;
@@ -159,6 +161,47 @@ TEST_F(CompileStage, ImportScanSeesWhatMacrosHide) {
   EXPECT_EQ(r.violations[0].rule, "dynamic-loading");
   EXPECT_EQ(r.violations[0].evidence, "dlopen");
   EXPECT_EQ(r.violations[0].line, 0);
+}
+
+// Host code that calls the driver directly, as that of many Hopper kernels does: the library links libcuda,
+// so the call resolves in every stage, and the scan lets the harmless functions through.
+TEST_F(CompileStage, DirectDriverCallsLinkAndOnlyHarmlessOnesPass) {
+  const std::string encodes = R"(#include <ptxbench/abi.h>
+#include <cuda.h>
+extern "C" int ptxbench_gemm_bf16(const __nv_bfloat16* A, const __nv_bfloat16*, __nv_bfloat16*, int M, int,
+                                  int K, cudaStream_t) {
+  CUtensorMap map;
+  cuuint64_t dims[2] = {cuuint64_t(K), cuuint64_t(M)}, strides[1] = {cuuint64_t(K) * 2};
+  cuuint32_t box[2] = {64, 64}, elements[2] = {1, 1};
+  return cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<__nv_bfloat16*>(A),
+                                dims, strides, box, elements, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS;
+}
+)";
+  const auto r = compile_solution(cuda_track(), encodes, *task_, options());
+  ASSERT_TRUE(r.ok()) << r.diagnostics;
+  EXPECT_NE(std::find(r.command.begin(), r.command.end(), "-lcuda"), r.command.end());
+  const ProcessResult dynamic = run_process({.argv = {"readelf", "-d", r.library.string()}});
+  ASSERT_TRUE(dynamic.ok()) << dynamic.describe();
+  EXPECT_NE(dynamic.out.find("Shared library: [libcuda.so.1]"), std::string::npos) << dynamic.out;
+  const ProcessResult imports = run_process({.argv = {"nm", "-D", "--undefined-only", r.library.string()}});
+  EXPECT_NE(imports.out.find("cuTensorMapEncodeTiled"), std::string::npos) << imports.out;
+  for (const auto& v : r.violations) ADD_FAILURE() << v.message;
+
+  const std::string sets_limit = R"(#include <ptxbench/abi.h>
+#include <cuda.h>
+extern "C" int ptxbench_gemm_bf16(const __nv_bfloat16*, const __nv_bfloat16*, __nv_bfloat16*, int, int, int,
+                                  cudaStream_t) {
+  return cuCtxSetLimit(CU_LIMIT_STACK_SIZE, 1 << 16) != CUDA_SUCCESS;
+}
+)";
+  const auto limit = compile_solution(cuda_track(), sets_limit, *task_, options());
+  ASSERT_TRUE(limit.ok()) << limit.diagnostics;
+  ASSERT_EQ(limit.violations.size(), 1u);
+  EXPECT_EQ(limit.violations[0].rule, "driver-api");
+  EXPECT_EQ(limit.violations[0].evidence, "cuCtxSetLimit");
+  EXPECT_EQ(limit.violations[0].line, 0);
 }
 
 TEST_F(CompileStage, TimeLimitIsEnforcedAndNotCached) {

@@ -180,3 +180,51 @@ TEST(ForbiddenImports, DescriptorSignalAndSymbolTableImportsAreFound) {
                           "__global__ void k(float* p) { p[0] = read(p); }\n")
                   .empty());
 }
+
+// The library links the CUDA driver (compile.cpp), so that host code calling a driver function directly runs
+// as written; only the harmless ones may be imported, by the names <cuda.h> makes of them.
+TEST(ForbiddenImports, AllowedDriverFunctionsPass) {
+  const std::vector<std::string> allowed = {
+      "cuTensorMapEncodeTiled", "cuTensorMapEncodeIm2col", "cuTensorMapEncodeIm2colWide",
+      "cuTensorMapReplaceAddress", "cuGetErrorString", "cuGetErrorName", "cuDriverGetVersion", "cuDeviceGet",
+      "cuDeviceGetAttribute", "cuCtxGetCurrent", "cuCtxGetDevice", "cuFuncGetAttribute", "cuFuncSetAttribute",
+      "cuLaunchKernel", "cuLaunchKernelEx", "cuLaunchKernel_ptsz", "cuLaunchKernelEx_ptsz",
+      "cuOccupancyMaxActiveBlocksPerMultiprocessor", "cuOccupancyMaxActiveClusters",
+      // and what every library imports
+      "cudaLaunchKernel", "__cudaRegisterFatBinary"};
+  for (const auto& v :
+       scan_imports(allowed, {"libcuda.so.1", "libcudart.so.13", "libstdc++.so.6", "libc.so.6"}))
+    ADD_FAILURE() << v.message;
+}
+
+TEST(ForbiddenImports, OtherDriverFunctionsAreFound) {
+  const std::vector<std::string> state = {"cuCtxSetLimit", "cuMemAlloc_v2", "cuStreamSetAttribute",
+                                          "cuGetProcAddress_v2"};
+  const auto found = scan_imports(state, {"libcuda.so.1", "libcudart.so.13", "libc.so.6"});
+  ASSERT_EQ(found.size(), state.size());
+  for (size_t i = 0; i < state.size(); ++i) {
+    const Violation& v = found[i];
+    EXPECT_EQ(v.rule, "driver-api");
+    EXPECT_EQ(v.evidence, state[i]);
+    EXPECT_EQ(v.line, 0);
+    for (const std::string& said : {"imports " + state[i] + ":", std::string("cuTensorMapEncodeTiled, "),
+                                    std::string("cuOccupancyMaxActiveClusters may be called"),
+                                    std::string("(module loading, context and device state, memory, streams) "
+                                                "is not allowed")})
+      EXPECT_NE(v.message.find(said), std::string::npos) << v.message;
+    EXPECT_EQ(v.message.find("_ptsz"), std::string::npos) << v.message;
+  }
+  // The driver's loaders keep their own rule and message.
+  const auto loader = scan_imports({"cuModuleLoadData"}, {"libcuda.so.1"});
+  ASSERT_EQ(loader.size(), 1u);
+  EXPECT_EQ(loader[0].rule, "dynamic-loading");
+  EXPECT_NE(loader[0].message.find("loading code at run time"), std::string::npos) << loader[0].message;
+}
+
+// The driver rule reads imports only: a solution's own function may be named like a driver function.
+TEST(ForbiddenSource, AHelperNamedLikeADriverFunctionIsNotFlagged) {
+  EXPECT_TRUE(scan_source("#include <ptxbench/abi.h>\n"
+                          "static int cuHelper(int x) { return 2 * x; }\n"
+                          "int f() { return cuHelper(1); }\n")
+                  .empty());
+}

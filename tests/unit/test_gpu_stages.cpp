@@ -77,19 +77,19 @@ TEST(GpuStages, AFailedCheckNamesTheShapeTrialAndFirstMismatch) {
     EXPECT_NE(stage.message.find(expected), std::string::npos) << expected << "\n" << stage.message;
 }
 
+// The runner's message says where and quotes the CUDA error (session.cpp, fault()): the stage passes it on.
 TEST(GpuStages, RuntimeErrorsCarryTheCudaError) {
   const json result = {{"status", "runtime_error"},
-                       {"message", "x"},
+                       {"message",
+                        "shape main (M=8192 N=4096 K=4096), trial 0: the solution's work on the stream failed: "
+                        "cudaErrorIllegalAddress: an illegal memory access was encountered"},
                        {"runtime_error",
                         {{"where", "trial 0: the solution's work on the stream failed"},
                          {"cuda_error", "cudaErrorIllegalAddress"},
                          {"cuda_error_string", "an illegal memory access was encountered"}}}};
   const StageResult stage = correct_stage_from(result, task());
   EXPECT_EQ(stage.status, StageStatus::runtime_error);
-  EXPECT_EQ(
-      stage.message,
-      "trial 0: the solution's work on the stream failed: cudaErrorIllegalAddress (an illegal memory access "
-      "was encountered)");
+  EXPECT_EQ(stage.message, result["message"].get<std::string>());
 }
 
 TEST(GpuStages, HarnessErrorsSayNothingAboutTheSolution) {
@@ -123,6 +123,25 @@ TEST(GpuStages, TimingWithoutABaselineHasNoSpeedup) {
   EXPECT_EQ(stage.status, StageStatus::passed);
   EXPECT_NE(stage.message.find("400.0 us (687 TFLOP/s"), std::string::npos) << stage.message;
   EXPECT_NE(stage.message.find("no baseline yet"), std::string::npos) << stage.message;
+}
+
+TEST(GpuStages, ATimeBelowTheRooflineIsAHarnessErrorWithTheRunnersFigures) {
+  json result = timing_result(false);
+  const std::string message =
+      "impossible time: the fastest timed call took 25.7 us, below 0.8 x this task's roofline on this GPU, "
+      "256.8 us (274.9 GFLOP at the dense peak of 1071 TFLOP/s: 256.8 us; 100.7 MB of inputs at the measured "
+      "read bandwidth of 4000 GB/s: 25.2 us): the timing cannot be trusted";
+  result["status"] = "harness_error";
+  result["message"] = message;
+  result["timing"]["roofline"] = {{"peak_tflops", 1070.5}, {"bandwidth_gbs", 4000.0},
+                                  {"flops_floor_us", 256.8}, {"bytes_floor_us", 25.2},
+                                  {"floor_us", 256.8},       {"fastest_us", 25.7},
+                                  {"margin", 0.8},           {"applied", true},
+                                  {"impossible", true}};
+  const StageResult stage = time_stage_from(result, task());
+  EXPECT_EQ(stage.status, StageStatus::harness_error);
+  EXPECT_EQ(stage.message, message);
+  EXPECT_EQ(stage.details["roofline"]["floor_us"], 256.8);
 }
 
 TEST(GpuList, EveryGpuLikeTheFirstIsADevice) {
@@ -443,10 +462,85 @@ TEST(GpuStages, AWritePastTheEndFailsSanitizeWhenTheToolSawNothing) {
   const StageResult& sanitize = stage_named(verdict, "sanitize");
   EXPECT_EQ(sanitize.status, StageStatus::failed) << sanitize.message;
   EXPECT_NE(
-      sanitize.message.find("memcheck: no error reported by the tool, but the solution wrote past the end "
-                            "of C (2 bytes)"),
+      sanitize.message.find("memcheck: no error reported by the tool, but the solution wrote outside C (2 "
+                            "bytes)"),
       std::string::npos)
       << sanitize.message;
+}
+
+// The failure fast.cu's kernel with its original host code showed on the H200: no tool saw a memory error,
+// but the call failed. The sanitize stage fails with it, whatever the later stages see.
+TEST(GpuStages, ACallThatFailsUnderTheSanitizerFailsTheStage) {
+  const json failed_call = json::parse(R"({
+    "protocol": 1, "mode": "sanitize", "status": "runtime_error",
+    "message": "shape small-m (M=128 N=4096 K=4096), trial 0: the solution's work on the stream failed: cudaErrorLaunchFailure: unspecified launch failure",
+    "runtime_error": {"shape": "small-m", "trial": 0, "where": "trial 0: the solution's work on the stream failed",
+                      "return_code": null, "cuda_error": "cudaErrorLaunchFailure", "cuda_error_string": "unspecified launch failure"},
+    "shapes": [{"label": "small-m", "dims": {"M": 128, "N": 4096, "K": 4096}, "passed": true, "trials": []}]})");
+  const Verdict verdict = stages_with_fake_tools(failed_call);
+  const StageResult& sanitize = stage_named(verdict, "sanitize");
+  EXPECT_EQ(sanitize.status, StageStatus::runtime_error) << sanitize.message;
+  EXPECT_NE(sanitize.message.find("memcheck: no error found by the tool, but the call failed: shape small-m"),
+            std::string::npos)
+      << sanitize.message;
+  EXPECT_NE(sanitize.message.find("cudaErrorLaunchFailure"), std::string::npos) << sanitize.message;
+  EXPECT_EQ(verdict.overall(), OverallStatus::failed);
+  // Found by the first tool: the others are not run for it.
+  EXPECT_FALSE(sanitize.details.contains("synccheck")) << sanitize.details.dump();
+}
+
+// State kept between calls (solution_worker.cpp, device_state.h): the runner's status is failed, with the
+// call's fault; the stage says what changed.
+TEST(GpuStages, StateKeptBetweenCallsFailsTheStageThatSawIt) {
+  const json kept = json::parse(R"({
+    "protocol": 1, "mode": "check", "status": "failed",
+    "message": "shape main (M=8192 N=4096 K=4096), trial 0: state kept between calls: the call changed the persisting L2 limit from 0 to 16777216",
+    "runtime_error": {"shape": "main", "trial": 0, "where": "trial 0: state kept between calls", "return_code": null,
+                      "cuda_error": null, "cuda_error_string": null},
+    "shapes": [{"label": "main", "dims": {"M": 8192, "N": 4096, "K": 4096}, "passed": true, "trials": []}]})");
+  const Verdict verdict = stages_with_fake_tools(kept, {"sanitize", "correct"});
+  for (const char* name : {"sanitize", "correct"}) {
+    const StageResult& stage = stage_named(verdict, name);
+    EXPECT_EQ(stage.status, StageStatus::failed) << name << ": " << stage.message;
+    EXPECT_NE(stage.message.find("state kept between calls: the call changed the persisting L2 limit from 0 to "
+                                 "16777216"),
+              std::string::npos)
+        << name << ": " << stage.message;
+  }
+  EXPECT_EQ(verdict.overall(), OverallStatus::failed);
+}
+
+// A tool that could not run is the harness's failure: the later stages are not run, and the verdict is a
+// harness error, never the solution's failure.
+TEST(GpuStages, AHarnessErrorSkipsTheLaterStagesAndDecidesTheVerdict) {
+  const json passed =
+      json::parse(R"({"protocol": 1, "mode": "sanitize", "status": "passed", "message": "all passed",
+    "shapes": [{"label": "small-m", "dims": {"M": 128, "N": 4096, "K": 4096}, "passed": true, "trials": [
+      {"trial": 0, "passed": true, "inputs_unchanged": true, "output_stable": true, "outputs": []}]}]})");
+  const Verdict verdict = stages_with_fake_tools(passed, {"sanitize", "correct", "instructions", "time"},
+                                                 {{"racecheck", ""}});
+  const StageResult& sanitize = stage_named(verdict, "sanitize");
+  EXPECT_EQ(sanitize.status, StageStatus::harness_error) << sanitize.message;
+  EXPECT_NE(sanitize.message.find("racecheck could not run"), std::string::npos) << sanitize.message;
+  for (const char* name : {"correct", "instructions", "time"}) {
+    const StageResult& later = stage_named(verdict, name);
+    EXPECT_EQ(later.status, StageStatus::skipped) << name;
+    EXPECT_EQ(later.message, "not run: the sanitize stage could not be judged (a harness error)") << name;
+  }
+  EXPECT_EQ(verdict.overall(), OverallStatus::error);
+}
+
+// Every tool runs, each on its own, and each one's report is kept.
+TEST(GpuStages, SanitizeRunsMemcheckSynccheckAndRacecheck) {
+  const json passed =
+      json::parse(R"({"protocol": 1, "mode": "sanitize", "status": "passed", "message": "all passed",
+    "shapes": [{"label": "small-m", "dims": {"M": 128, "N": 4096, "K": 4096}, "passed": true, "trials": [
+      {"trial": 0, "passed": true, "inputs_unchanged": true, "output_stable": true, "outputs": []}]}]})");
+  const Verdict verdict = stages_with_fake_tools(passed);
+  const StageResult& sanitize = stage_named(verdict, "sanitize");
+  EXPECT_EQ(sanitize.status, StageStatus::passed) << sanitize.message;
+  for (const char* tool : {"memcheck", "synccheck", "racecheck"})
+    EXPECT_TRUE(sanitize.details.contains(tool)) << tool << ": " << sanitize.details.dump();
 }
 
 // memcheck found an error; synccheck then could not run: the stage stays failed, and says both.

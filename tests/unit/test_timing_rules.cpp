@@ -142,3 +142,75 @@ TEST(TimingRules, NeitherBudgetGoesBelowTheMinimumOrAboveTheRequest) {
   EXPECT_EQ(time_stage_calls(10, 3, 0.001, 0.001).repetitions, 3);  // the request asked for fewer
   EXPECT_EQ(time_stage_calls(10, 50, 0.0, 0.0).repetitions, 50);    // a call too short to measure
 }
+
+// ---- the physics floor
+
+namespace {
+
+// The H200: 132 SMs at a 1980 MHz maximum clock, 4096 dense bf16 FLOPs per SM per clock (1070 TFLOP/s), and a
+// read bandwidth of 4.0 TB/s.
+RooflineInputs h200(double flops, double input_bytes, double fastest_us) {
+  return {.flops = flops,
+          .input_bytes = input_bytes,
+          .sm_count = 132,
+          .sm_clock_khz = 1980000,
+          .flops_per_sm_per_clock = 4096,
+          .read_bandwidth_bytes_per_s = 4.0e12,
+          .fastest_us = fastest_us};
+}
+
+// The GEMM M=8192 N=4096 K=4096: 2.75e11 FLOPs; A (8192 x 4096) and B (4096 x 4096) in bf16.
+constexpr double kGemmFlops = 2.0 * 8192 * 4096 * 4096;
+constexpr double kGemmInputBytes = (8192.0 * 4096 + 4096.0 * 4096) * 2;
+
+}  // namespace
+
+TEST(TimingRules, TheFloorIsTheFlopsAtTheDensePeakOrTheInputsAtTheBandwidth) {
+  const Roofline floor = roofline(h200(kGemmFlops, kGemmInputBytes, 380));
+  EXPECT_NEAR(floor.peak_flops_per_s / 1e12, 1070.5, 0.1);
+  EXPECT_NEAR(floor.flops_floor_us, 256.8, 0.1);
+  EXPECT_NEAR(floor.bytes_floor_us, 25.2, 0.1);  // 100.7 MB at 4.0 TB/s
+  EXPECT_DOUBLE_EQ(floor.floor_us, floor.flops_floor_us);
+  EXPECT_TRUE(floor.applied);
+}
+
+TEST(TimingRules, AGemmAtTheSpeedOfCublasIsPossibleAndOneAtTenTimesThePeakIsNot) {
+  // cuBLASLt: 380 us, 723 TFLOP/s.
+  EXPECT_FALSE(roofline(h200(kGemmFlops, kGemmInputBytes, 380)).impossible);
+  // 10 700 TFLOP/s, ten times the peak.
+  EXPECT_TRUE(roofline(h200(kGemmFlops, kGemmInputBytes, 25.7)).impossible);
+}
+
+TEST(TimingRules, OnlyACallBelowTheMarginTimesTheFloorIsImpossible) {
+  const double floor_us = roofline(h200(kGemmFlops, kGemmInputBytes, 0)).floor_us;
+  EXPECT_FALSE(roofline(h200(kGemmFlops, kGemmInputBytes, floor_us)).impossible);  // at the roofline
+  EXPECT_FALSE(roofline(h200(kGemmFlops, kGemmInputBytes, kRooflineMargin * floor_us)).impossible);
+  EXPECT_TRUE(roofline(h200(kGemmFlops, kGemmInputBytes, 0.999 * kRooflineMargin * floor_us)).impossible);
+}
+
+TEST(TimingRules, AMemoryBoundCallIsHeldToItsBytes) {
+  // M=16 N=8192 K=8192: 2.0 us of FLOPs at the peak, but B alone is 134 MB, 33.6 us at 4.0 TB/s.
+  const double flops = 2.0 * 16 * 8192 * 8192, input_bytes = (16.0 * 8192 + 8192.0 * 8192) * 2;
+  const Roofline floor = roofline(h200(flops, input_bytes, 20));
+  EXPECT_NEAR(floor.flops_floor_us, 2.0, 0.1);
+  EXPECT_NEAR(floor.bytes_floor_us, 33.6, 0.1);
+  EXPECT_DOUBLE_EQ(floor.floor_us, floor.bytes_floor_us);
+  EXPECT_TRUE(floor.impossible);  // the FLOPs alone would have let 20 us pass
+  EXPECT_FALSE(roofline(h200(flops, input_bytes, 30)).impossible);
+}
+
+TEST(TimingRules, WithoutThePeakOrTheBandwidthThereIsNoVerdict) {
+  RooflineInputs no_peak = h200(kGemmFlops, kGemmInputBytes, 1);  // an older request: no rate
+  no_peak.flops_per_sm_per_clock = 0;
+  const Roofline without_peak = roofline(no_peak);
+  EXPECT_FALSE(without_peak.applied);
+  EXPECT_FALSE(without_peak.impossible);
+  EXPECT_EQ(without_peak.peak_flops_per_s, 0);
+  EXPECT_EQ(without_peak.flops_floor_us, 0);
+  EXPECT_NEAR(without_peak.bytes_floor_us, 25.2, 0.1);
+
+  RooflineInputs no_bandwidth = h200(kGemmFlops, kGemmInputBytes, 1);
+  no_bandwidth.read_bandwidth_bytes_per_s = 0;
+  EXPECT_FALSE(roofline(no_bandwidth).applied);
+  EXPECT_FALSE(roofline(no_bandwidth).impossible);
+}

@@ -38,6 +38,14 @@ record memcheck_misaligned "${mc[@]}" ./sanitizer_cases misaligned
 record synccheck_clean "${sc[@]}" ./sanitizer_cases clean
 record synccheck_divergent_warp "${sc[@]}" ./sanitizer_cases divergent_warp
 record synccheck_divergent_block "${sc[@]}" ./sanitizer_cases divergent_block
+rc=(compute-sanitizer --tool racecheck --print-limit 10 --error-exitcode 99)
+ic=(compute-sanitizer --tool initcheck --print-limit 10 --error-exitcode 99)
+record racecheck_clean "${rc[@]}" ./sanitizer_cases clean
+record racecheck_race "${rc[@]}" ./sanitizer_cases race
+record initcheck_clean "${ic[@]}" ./sanitizer_cases clean
+record initcheck_uninit "${ic[@]}" ./sanitizer_cases uninit
+record initcheck_uninit_ipc "${ic[@]}" --target-processes all ./sanitizer_cases uninit_ipc
+record initcheck_uninit_ipc_raw "${ic[@]}" --target-processes all ./sanitizer_cases uninit_ipc_raw
 record memcheck_no_cuda_program "${mc[@]}" /bin/true
 record memcheck_missing_program "${mc[@]}" ./no_such_program
 
