@@ -1,0 +1,150 @@
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <algorithm>
+#include <cmath>
+
+#include "eval/gpu_stage.h"
+#include "runner/protocol.h"
+
+namespace ptxbench {
+using nlohmann::json;
+namespace proto = protocol;
+
+namespace {
+
+// What the first mismatches of a wrong output have in common, as a hint at the fault: all of them a fixed
+// multiple of the expected value (a missing or extra factor), or, for a causal attention LSE, all of them
+// larger (keys outside the mask counted). "" when nothing stands out.
+std::string mismatch_pattern(const json& output, const Task& task) {
+  std::vector<std::pair<double, double>> pairs;  // (expected, actual), finite and not near zero
+  for (const auto& m : output.value(proto::kFirstMismatches, json::array())) {
+    if (m[proto::kExpected].is_number() && m[proto::kActual].is_number() &&
+        std::abs(m[proto::kExpected].get<double>()) > 1e-3)
+      pairs.emplace_back(m[proto::kExpected].get<double>(), m[proto::kActual].get<double>());
+  }
+  if (pairs.size() < 3) return "";
+  std::vector<double> ratios;
+  for (const auto& [expected, actual] : pairs) ratios.push_back(actual / expected);
+  std::vector<double> sorted = ratios;
+  std::sort(sorted.begin(), sorted.end());
+  const double ratio = sorted[sorted.size() / 2];
+  const bool proportional =
+      std::abs(ratio - 1) > 0.05 && std::all_of(ratios.begin(), ratios.end(), [&](double r) {
+        return std::abs(r - ratio) <= 0.02 * std::abs(ratio);
+      });
+  const std::string name = output.value(proto::kName, std::string());
+  if (proportional) {
+    std::string known;
+    const auto near = [&](double value) { return std::abs(ratio - value) <= 0.01 * value; };
+    const auto dim = task.main_shape.dims.find("D");
+    const std::optional<int64_t> d =
+        dim == task.main_shape.dims.end() ? std::nullopt : std::optional<int64_t>(dim->second);
+    if (near(1 / std::log(2.0)))
+      known = " (1/ln 2: a base-2 logarithm where the natural one is asked for?)";
+    else if (near(std::log(2.0)))
+      known = " (ln 2: a natural logarithm where base 2 is asked for?)";
+    else if (d && near(1 / std::sqrt(static_cast<double>(*d))))
+      known = " (1/sqrt(D): the softmax scale applied where it does not belong?)";
+    else if (d && near(std::sqrt(static_cast<double>(*d))))
+      known = " (sqrt(D): the softmax scale missing?)";
+    return fmt::format(" Each of the first {} mismatches of {} is {:.4g}x the expected value{}.",
+                       pairs.size(), name, ratio, known);
+  }
+  const auto causal = task.parameters.find("causal");
+  if (name == "LSE" && causal != task.parameters.end() && causal->second &&
+      std::all_of(pairs.begin(), pairs.end(), [](const auto& p) { return p.second > p.first; }))
+    return fmt::format(
+        " Each of the first {} mismatches of LSE is larger than expected: keys the causal mask "
+        "hides were counted?",
+        pairs.size());
+  return "";
+}
+
+}  // namespace
+
+std::string describe_failed_trial(const json& shape, const Task& task) {
+  std::string dims = "?";
+  for (const Shape& s : task.all_shapes())
+    if (s.label == shape.value(proto::kLabel, std::string())) dims = s.to_string();
+  for (const auto& trial : shape.value(proto::kTrialList, json::array())) {
+    if (trial.value(proto::kPassedField, true)) continue;
+    std::string text = fmt::format("shape {} ({}), trial {}:", shape.value(proto::kLabel, std::string("?")),
+                                   dims, trial.value(proto::kTrial, 0));
+    if (!trial.value(proto::kInputsUnchanged, true))
+      text += fmt::format(" the solution modified its inputs ({});",
+                          trial.value(proto::kChangedInputs, json()).dump());
+    if (const json past_end = trial.value(proto::kWrittenPastEnd, json::object()); !past_end.empty())
+      text += fmt::format(
+          " the solution wrote past the end of its buffers (bytes changed in the 2 MiB after "
+          "each: {});",
+          past_end.dump());
+    if (!trial.value(proto::kOutputStable, true))
+      text += " the output changed after the stream was synchronised: work outside `stream`;";
+    for (const auto& out : trial.value(proto::kOutputs, json::array())) {
+      if (out.value(proto::kPassedField, true)) continue;
+      text += fmt::format(
+          " {}: {} of {} elements wrong ({} NaN/Inf), max abs error {:.4g}, max rel error {:.4g}.",
+          out.value(proto::kName, std::string("output")), out.value(proto::kMismatches, 0LL),
+          out.value(proto::kElements, 0LL), out.value(proto::kNonFinite, 0LL),
+          out.value(proto::kMaxAbsError, 0.0), out.value(proto::kMaxRelError, 0.0));
+      std::vector<std::string> firsts;
+      for (const auto& m : out.value(proto::kFirstMismatches, json::array())) {
+        if (firsts.size() == 5) break;
+        firsts.push_back(fmt::format("[{},{}] expected {} got {}", m.value(proto::kRow, 0LL),
+                                     m.value(proto::kCol, 0LL), m[proto::kExpected].dump(),
+                                     m[proto::kActual].dump()));
+      }
+      if (!firsts.empty()) text += fmt::format(" First: {}", fmt::join(firsts, "; "));
+      text += mismatch_pattern(out, task);
+    }
+    return text;
+  }
+  return "";
+}
+
+StageResult correct_stage_from(const json& result, const Task& task) {
+  StageResult stage{.name = "correct", .status = status_of(result)};
+  stage.details = {{"shapes", result.value(proto::kShapeResults, json::array())},
+                   {"device", result.value(proto::kDeviceInfo, json::object())},
+                   {"solution_process", result.value(proto::kSolutionProcess, json())}};
+  int shapes = 0, failed = 0;
+  std::string first_failure;
+  for (const auto& shape : result.value(proto::kShapeResults, json::array())) {
+    ++shapes;
+    if (shape.value(proto::kPassedField, false)) continue;
+    ++failed;
+    if (first_failure.empty()) first_failure = describe_failed_trial(shape, task);
+  }
+  switch (stage.status) {
+    case StageStatus::passed:
+      stage.message = "";
+      break;
+    case StageStatus::failed:
+      // A rule broken in a call (state kept between calls) stops the run with that call's fault.
+      stage.message = result.contains(proto::kRuntimeError)
+                          ? runtime_error_text(result)
+                          : fmt::format("{} of {} shapes wrong. {}", failed, shapes, first_failure);
+      break;
+    case StageStatus::runtime_error:
+      stage.message = runtime_error_text(result);
+      break;
+    default:
+      stage.message = "the runner could not judge: " + result.value(proto::kMessage, std::string());
+  }
+  return stage;
+}
+
+// Correct: every shape, its trials with fresh inputs, in one runner process.
+StageResult correct_stage(StageContext& context) {
+  const GpuTools& tools = context.tools;
+  RunnerCall check =
+      call_runner(tools, context.sandbox, request_for(context.task, context.compiled, proto::kModeCheck, tools), {},
+                  tools.correct_limit_s);
+  StageResult correct = check.result ? correct_stage_from(*check.result, context.task)
+                                     : process_failure("correct", check, tools.correct_limit_s);
+  correct.wall_s = check.process.wall_s;
+  if (correct.status == StageStatus::passed) add_launches(context, "correct", check.result);
+  return correct;
+}
+
+}  // namespace ptxbench

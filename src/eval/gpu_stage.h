@@ -1,0 +1,48 @@
+// The GPU stages as units: each runs its runner processes (runner_call.h) and returns its result, reading and
+// writing what the stages share in a StageContext. gpu_stages.cpp holds their registry, which decides their
+// order and what runs after what.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "compile/compile.h"
+#include "eval/gpu_stages.h"
+#include "eval/ncu_report.h"
+#include "eval/runner_call.h"
+#include "eval/verdict.h"
+#include "task/task.h"
+
+namespace ptxbench {
+
+struct StageContext {
+  const CompileResult& compiled;
+  const Task& task;
+  const GpuTools& tools;
+  const SandboxSetup& sandbox;
+  Verdict& verdict;  // a stage sets its speedup (time) and coverage (instructions)
+  // The launches the solution process recorded in the calls of the stages that passed (correct, time), which
+  // bind_proof holds to the profiled call's.
+  std::vector<std::pair<std::string, nlohmann::json>> launches;
+  std::optional<NcuReport> profiled;  // the instruction stage's profile, when ncu's report was read
+};
+
+StageResult sanitize_stage(StageContext& context);
+StageResult correct_stage(StageContext& context);
+StageResult instructions_stage(StageContext& context);
+StageResult time_stage(StageContext& context);
+
+// Keeps the launches the runner recorded for a stage's calls (launch_log.h), when it ran them.
+void add_launches(StageContext& context, const std::string& stage, const std::optional<nlohmann::json>& result);
+
+// Holds the calls the correct and time stages made to the profiled call's launches and counts
+// (launch_binding.h), once they have run: a proof that does not cover them fails the instruction stage
+// (`instructions`); one that cannot be bound (a recorder was unavailable) is a harness error, never a pass.
+// A coverage measured on code that was not the timed code describes nothing: it is dropped then.
+void bind_proof(StageContext& context, StageResult& instructions);
+
+}  // namespace ptxbench

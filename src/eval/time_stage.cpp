@@ -1,0 +1,102 @@
+#include <fmt/format.h>
+
+#include "eval/attention_baseline.h"
+#include "eval/gpu_stage.h"
+#include "runner/protocol.h"
+#include "task/catalog.h"
+
+namespace ptxbench {
+using nlohmann::json;
+namespace proto = protocol;
+
+namespace {
+
+// The vendor baseline of an attention task ("baseline": "vendor-attention"), measured after the runner timed
+// the solution (or taken from earlier in this process) and put into the runner's timing beside the
+// solution's Series, as the runner puts cuBLASLt's for GEMM. Only a passed timing gets one: a failed one has
+// no speed to compare. Returns the seconds the measurement took.
+double with_attention_baseline(json& result, const Task& task, const GpuTools& tools,
+                               const std::string& host) {
+  if (task.baseline != kBaselineVendorAttention || status_of(result) != StageStatus::passed) return 0;
+  json& timing = result[proto::kTiming];
+  if (!timing.is_object() || !timing.value(proto::kBaseline, json()).is_null()) return 0;
+  AttentionBaselineRun run{.warmup = tools.warmup,
+                           .repetitions = tools.repetitions,
+                           .gpu = host,
+                           .visible_device = tools.visible_device};
+  const json device = result.value(proto::kDeviceInfo, json());
+  if (device.is_object() && device.value(proto::kName, json()).is_string())
+    run.gpu = device[proto::kName].get<std::string>();
+  if (const json flush = timing.value(proto::kL2FlushBytes, json()); flush.is_number_integer())
+    run.l2_flush_bytes = flush.get<int64_t>();
+  const AttentionBaseline baseline = measure_attention_baseline(task, tools.attention_baseline, run);
+  add_attention_baseline(timing, baseline);
+  return baseline.wall_s;
+}
+
+}  // namespace
+
+StageResult time_stage_from(const json& result, const Task& task) {
+  StageResult stage{.name = "time", .status = status_of(result)};
+  const json timing = result.value(proto::kTiming, json::object());
+  stage.details = timing;
+  if (stage.status != StageStatus::passed || timing.empty()) {
+    if (stage.status == StageStatus::runtime_error)
+      stage.message = runtime_error_text(result);
+    else if (stage.status == StageStatus::failed &&
+             !timing.value(proto::kRecheck, json::object()).value(proto::kPassedField, true))
+      stage.message =
+          "the output of the timed calls was wrong: " +
+          describe_failed_trial(
+              {{proto::kLabel, "main"}, {proto::kTrialList, {timing.value(proto::kRecheck, json())}}}, task);
+    else  // work outside the stream, times that do not fit the runner's clock, or (harness_error) a time
+          // below the task's roofline: the runner says which
+      stage.message = result.value(proto::kMessage, std::string("no timing"));
+    return stage;
+  }
+  const json& solution = timing[proto::kSolution];
+  // Without a baseline (none measured, or "baseline": "none") "baseline" and "speedup" are null: the
+  // solution's time, no ratio.
+  const json baseline = timing.value(proto::kBaseline, json());
+  const json speedup = timing.value(proto::kSpeedup, json());
+  auto median_us = [](const json& series) { return series[proto::kEventUs][proto::kMedian].get<double>(); };
+  stage.message =
+      fmt::format("{:.1f} us ({:.0f} TFLOP/s, p10-p90 {:.1f}-{:.1f} us)", median_us(solution),
+                  solution.value(proto::kTflops, 0.0), solution[proto::kEventUs][proto::kP10].get<double>(),
+                  solution[proto::kEventUs][proto::kP90].get<double>());
+  // The host's note on the baseline, when it added one (attention_baseline.h): why there is none, or that it
+  // was measured earlier in this run.
+  const json note = timing.value(kBaselineNote, json());
+  if (baseline.is_object() && speedup.is_number())
+    stage.message += fmt::format(" against {} {:.1f} us ({:.0f} TFLOP/s): {:.3f}x{}",
+                                 baseline.value(proto::kName, std::string("baseline")), median_us(baseline),
+                                 baseline.value(proto::kTflops, 0.0), speedup.get<double>(),
+                                 note.is_string() ? " (" + note.get<std::string>() + ")" : "");
+  else if (note.is_string())
+    stage.message += fmt::format("; {}, so no speedup", note.get<std::string>());
+  else if (task.baseline == kBaselineNone)
+    stage.message += "; this task has no baseline (\"baseline\": \"none\"), so no speedup";
+  else
+    stage.message += "; this task family has no baseline yet, so no speedup";
+  return stage;
+}
+
+// Time: the main shape's timed calls and the baseline's, in one runner process (an attention task's vendor
+// baseline after it, in a process of its own).
+StageResult time_stage(StageContext& context) {
+  const GpuTools& tools = context.tools;
+  RunnerCall timed =
+      call_runner(tools, context.sandbox, request_for(context.task, context.compiled, proto::kModeTime, tools), {},
+                  tools.time_limit_s);
+  const double baseline_s =
+      timed.result ? with_attention_baseline(*timed.result, context.task, tools, context.verdict.host) : 0;
+  StageResult time = timed.result ? time_stage_from(*timed.result, context.task)
+                                  : process_failure("time", timed, tools.time_limit_s);
+  time.wall_s = timed.process.wall_s + baseline_s;
+  if (time.status == StageStatus::passed) add_launches(context, "time", timed.result);
+  if (time.status == StageStatus::passed && time.details.value(proto::kSpeedup, json()).is_number())
+    context.verdict.speedup = time.details[proto::kSpeedup].get<double>();
+  return time;
+}
+
+}  // namespace ptxbench
