@@ -137,9 +137,9 @@ StageResult correct_stage_from(const json& result, const Task& task) {
 // Correct: every shape, its trials with fresh inputs, in one runner process.
 StageResult correct_stage(StageContext& context) {
   const GpuTools& tools = context.tools;
-  RunnerCall check =
-      call_runner(tools, context.sandbox, request_for(context.task, context.compiled, proto::kModeCheck, tools), {},
-                  tools.correct_limit_s);
+  RunnerCall check = call_runner(tools, context.sandbox,
+                                 request_for(context.task, context.compiled, proto::kModeCheck, tools), {},
+                                 tools.correct_limit_s);
   StageResult correct = check.result ? correct_stage_from(*check.result, context.task)
                                      : process_failure("correct", check, tools.correct_limit_s);
   correct.wall_s = check.process.wall_s;

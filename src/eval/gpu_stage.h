@@ -37,7 +37,8 @@ StageResult instructions_stage(StageContext& context);
 StageResult time_stage(StageContext& context);
 
 // Keeps the launches the runner recorded for a stage's calls (launch_log.h), when it ran them.
-void add_launches(StageContext& context, const std::string& stage, const std::optional<nlohmann::json>& result);
+void add_launches(StageContext& context, const std::string& stage,
+                  const std::optional<nlohmann::json>& result);
 
 // Holds the calls the correct and time stages made to the profiled call's launches and counts
 // (launch_binding.h), once they have run: a proof that does not cover them fails the instruction stage

@@ -20,7 +20,9 @@ struct GpuStage {
   std::string (*blocked)(const Verdict&, const GpuTools&);
 };
 
-std::string runs_always(const Verdict&, const GpuTools&) { return ""; }
+std::string runs_always(const Verdict&, const GpuTools&) {
+  return "";
+}
 
 // A speed is measured only for a correct solution.
 std::string needs_correct(const Verdict& verdict, const GpuTools& tools) {

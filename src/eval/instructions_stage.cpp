@@ -105,8 +105,9 @@ StageResult instructions_stage(StageContext& context) {
         "--log-file",
         (dir / ncu_log).string()};
   };
-  RunnerCall profile = call_runner(tools, context.sandbox, request_for(task, compiled, proto::kModeProfile, tools),
-                                   ncu, tools.profile_limit_s, ncu_log, /*profiling=*/true);
+  RunnerCall profile =
+      call_runner(tools, context.sandbox, request_for(task, compiled, proto::kModeProfile, tools), ncu,
+                  tools.profile_limit_s, ncu_log, /*profiling=*/true);
   StageResult instructions;
   if (!profile.result) {
     instructions = process_failure("instructions", profile, tools.profile_limit_s);

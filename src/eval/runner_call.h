@@ -1,6 +1,6 @@
 // How a GPU stage runs ptxbench-runner: the sandbox every runner process of one evaluation starts in, the
-// request a stage sends, one runner process in a fresh scratch folder of its own, and what its result document
-// and its end say. The stages (gpu_stage.h) are made of these.
+// request a stage sends, one runner process in a fresh scratch folder of its own, and what its result
+// document and its end say. The stages (gpu_stage.h) are made of these.
 #pragma once
 
 #include <cstddef>

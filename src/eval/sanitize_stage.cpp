@@ -85,19 +85,18 @@ StageResult sanitize_stage(StageContext& context) {
       failure.message = tool + ": no error found by the tool, but " + failure.message;
       failure.details[tool] = stage.details[tool];
       return end_with(std::move(failure));
-    } else if (const StageStatus status = status_of(*call.result);
-               status == StageStatus::runtime_error || status == StageStatus::failed ||
-               status == StageStatus::harness_error) {
+    } else if (const StageStatus status = status_of(*call.result); status == StageStatus::runtime_error ||
+                                                                   status == StageStatus::failed ||
+                                                                   status == StageStatus::harness_error) {
       // The tool found nothing, but the call failed (or could not be made, or broke a rule the runner
       // checks, such as state kept between calls): the later tools would see the same.
       const bool never_ran = call.result->value(proto::kShapeResults, json::array()).empty();
       StageResult failure{.name = "sanitize", .status = status};
-      failure.message = fmt::format(
-          "{}: no error found by the tool, but {}{}", tool,
-          status == StageStatus::harness_error ? "the runner could not judge: "
-          : never_ran                          ? "the solution never ran: "
-                                               : "the call failed: ",
-          runtime_error_text(*call.result));
+      failure.message = fmt::format("{}: no error found by the tool, but {}{}", tool,
+                                    status == StageStatus::harness_error ? "the runner could not judge: "
+                                    : never_ran                          ? "the solution never ran: "
+                                                                         : "the call failed: ",
+                                    runtime_error_text(*call.result));
       failure.details[tool] = stage.details[tool];
       return end_with(std::move(failure));
     }

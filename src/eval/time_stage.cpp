@@ -85,9 +85,9 @@ StageResult time_stage_from(const json& result, const Task& task) {
 // baseline after it, in a process of its own).
 StageResult time_stage(StageContext& context) {
   const GpuTools& tools = context.tools;
-  RunnerCall timed =
-      call_runner(tools, context.sandbox, request_for(context.task, context.compiled, proto::kModeTime, tools), {},
-                  tools.time_limit_s);
+  RunnerCall timed = call_runner(tools, context.sandbox,
+                                 request_for(context.task, context.compiled, proto::kModeTime, tools), {},
+                                 tools.time_limit_s);
   const double baseline_s =
       timed.result ? with_attention_baseline(*timed.result, context.task, tools, context.verdict.host) : 0;
   StageResult time = timed.result ? time_stage_from(*timed.result, context.task)

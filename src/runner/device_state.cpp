@@ -40,8 +40,8 @@ StreamState read_stream_state(cudaStream_t stream) {
            {"the stream's access-policy window size", window_read ? w.num_bytes : kUnreadable},
            {"the stream's access-policy hit property",
             window_read ? static_cast<uint64_t>(w.hitProp) : kUnreadable},
-           {"the stream's priority", priority_read ? static_cast<uint64_t>(static_cast<int64_t>(priority))
-                                                   : kUnreadable},
+           {"the stream's priority",
+            priority_read ? static_cast<uint64_t>(static_cast<int64_t>(priority)) : kUnreadable},
            {"the stream's synchronisation policy",
             policy_read ? static_cast<uint64_t>(policy.syncPolicy) : kUnreadable},
            {"the stream's flags", flags_read ? flags : kUnreadable}}};

@@ -246,7 +246,8 @@ void launch_empty_kernel(cudaStream_t stream) {
 __global__ void spin_kernel(uint64_t nanoseconds) {
   uint64_t start;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-  for (uint64_t now = start; now - start < nanoseconds;) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  for (uint64_t now = start; now - start < nanoseconds;)
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
 }
 
 void launch_spin_kernel(double microseconds, cudaStream_t stream) {

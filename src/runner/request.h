@@ -29,9 +29,9 @@ struct Request {
   int repetitions = 0;
   int device = 0;
   int dense_flops_per_sm_per_clock = 0;  // time: the physics floor's peak rate; 0: not given, no floor
-  bool triton = false;      // "track": "triton": `library` is a Python file, run by `python`
-  std::string python;       // triton only
-  std::string kernels_dir;  // triton, optional: where Triton's compiled kernels are copied
+  bool triton = false;                   // "track": "triton": `library` is a Python file, run by `python`
+  std::string python;                    // triton only
+  std::string kernels_dir;               // triton, optional: where Triton's compiled kernels are copied
 
   const Tolerance& tolerance_for(const std::string& output) const {
     const auto it = tolerances.find(output);

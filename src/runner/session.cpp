@@ -92,7 +92,8 @@ void fill_guards(TaskFamily& family, cudaStream_t stream) {
 // arguments where the previous one had them.
 void move_buffers(TaskFamily& family) {
   std::random_device device;
-  for (const auto& [name, buffer] : family.shared_buffers()) buffer->move((uint64_t{device()} << 32) | device());
+  for (const auto& [name, buffer] : family.shared_buffers())
+    buffer->move((uint64_t{device()} << 32) | device());
 }
 
 // The buffers moved, fresh inputs from `key`, poisoned outputs, filled guards; done when this returns.

@@ -79,14 +79,15 @@ TEST(GpuStages, AFailedCheckNamesTheShapeTrialAndFirstMismatch) {
 
 // The runner's message says where and quotes the CUDA error (session.cpp, fault()): the stage passes it on.
 TEST(GpuStages, RuntimeErrorsCarryTheCudaError) {
-  const json result = {{"status", "runtime_error"},
-                       {"message",
-                        "shape main (M=8192 N=4096 K=4096), trial 0: the solution's work on the stream failed: "
-                        "cudaErrorIllegalAddress: an illegal memory access was encountered"},
-                       {"runtime_error",
-                        {{"where", "trial 0: the solution's work on the stream failed"},
-                         {"cuda_error", "cudaErrorIllegalAddress"},
-                         {"cuda_error_string", "an illegal memory access was encountered"}}}};
+  const json result = {
+      {"status", "runtime_error"},
+      {"message",
+       "shape main (M=8192 N=4096 K=4096), trial 0: the solution's work on the stream failed: "
+       "cudaErrorIllegalAddress: an illegal memory access was encountered"},
+      {"runtime_error",
+       {{"where", "trial 0: the solution's work on the stream failed"},
+        {"cuda_error", "cudaErrorIllegalAddress"},
+        {"cuda_error_string", "an illegal memory access was encountered"}}}};
   const StageResult stage = correct_stage_from(result, task());
   EXPECT_EQ(stage.status, StageStatus::runtime_error);
   EXPECT_EQ(stage.message, result["message"].get<std::string>());
@@ -133,11 +134,10 @@ TEST(GpuStages, ATimeBelowTheRooflineIsAHarnessErrorWithTheRunnersFigures) {
       "read bandwidth of 4000 GB/s: 25.2 us): the timing cannot be trusted";
   result["status"] = "harness_error";
   result["message"] = message;
-  result["timing"]["roofline"] = {{"peak_tflops", 1070.5}, {"bandwidth_gbs", 4000.0},
-                                  {"flops_floor_us", 256.8}, {"bytes_floor_us", 25.2},
-                                  {"floor_us", 256.8},       {"fastest_us", 25.7},
-                                  {"margin", 0.8},           {"applied", true},
-                                  {"impossible", true}};
+  result["timing"]["roofline"] = {
+      {"peak_tflops", 1070.5},  {"bandwidth_gbs", 4000.0}, {"flops_floor_us", 256.8},
+      {"bytes_floor_us", 25.2}, {"floor_us", 256.8},       {"fastest_us", 25.7},
+      {"margin", 0.8},          {"applied", true},         {"impossible", true}};
   const StageResult stage = time_stage_from(result, task());
   EXPECT_EQ(stage.status, StageStatus::harness_error);
   EXPECT_EQ(stage.message, message);
@@ -502,9 +502,10 @@ TEST(GpuStages, StateKeptBetweenCallsFailsTheStageThatSawIt) {
   for (const char* name : {"sanitize", "correct"}) {
     const StageResult& stage = stage_named(verdict, name);
     EXPECT_EQ(stage.status, StageStatus::failed) << name << ": " << stage.message;
-    EXPECT_NE(stage.message.find("state kept between calls: the call changed the persisting L2 limit from 0 to "
-                                 "16777216"),
-              std::string::npos)
+    EXPECT_NE(
+        stage.message.find("state kept between calls: the call changed the persisting L2 limit from 0 to "
+                           "16777216"),
+        std::string::npos)
         << name << ": " << stage.message;
   }
   EXPECT_EQ(verdict.overall(), OverallStatus::failed);
@@ -517,8 +518,8 @@ TEST(GpuStages, AHarnessErrorSkipsTheLaterStagesAndDecidesTheVerdict) {
       json::parse(R"({"protocol": 1, "mode": "sanitize", "status": "passed", "message": "all passed",
     "shapes": [{"label": "small-m", "dims": {"M": 128, "N": 4096, "K": 4096}, "passed": true, "trials": [
       {"trial": 0, "passed": true, "inputs_unchanged": true, "output_stable": true, "outputs": []}]}]})");
-  const Verdict verdict = stages_with_fake_tools(passed, {"sanitize", "correct", "instructions", "time"},
-                                                 {{"racecheck", ""}});
+  const Verdict verdict =
+      stages_with_fake_tools(passed, {"sanitize", "correct", "instructions", "time"}, {{"racecheck", ""}});
   const StageResult& sanitize = stage_named(verdict, "sanitize");
   EXPECT_EQ(sanitize.status, StageStatus::harness_error) << sanitize.message;
   EXPECT_NE(sanitize.message.find("racecheck could not run"), std::string::npos) << sanitize.message;
