@@ -26,7 +26,7 @@
 // ---- Request ----------------------------------------------------------------------------------------------
 // {
 //   "mode": "check" | "time" | "profile" | "sanitize",
-//   "library": "/abs/path/solution.so",         // built with nvcc -shared -cudart shared
+//   "library": "/abs/path/solution.so",         // built with nvcc -shared -cudart shared -lcuda
 //   "family": "gemm",
 //   "entry_point": "ptxbench_gemm_bf16",
 //   "shapes": [{"label": "main", "M": 8192, "N": 4096, "K": 4096}, {"label": "odd-m", "M": 1999, ...}],

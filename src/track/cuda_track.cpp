@@ -56,7 +56,8 @@ Answer with the whole file in one fenced code block that starts with ```cuda. On
   }
 
   std::string toolchain(const ArchInfo& arch) const override {
-    return fmt::format("compiled with nvcc -gencode {} -std=c++20 -O3 -shared -cudart shared", arch.gencode);
+    return fmt::format("compiled with nvcc -gencode {} -std=c++20 -O3 -shared -cudart shared -lcuda",
+                       arch.gencode);
   }
 
   std::string entry_point(const FamilyInfo& family) const override {
