@@ -108,6 +108,10 @@ SanitizerReport parse_sanitizer_report(const std::string& output, size_t max_err
   SanitizerReport report;
   static const std::regex kNotPrinted(R"(^ERROR SUMMARY: ([\d,]+) errors? were not printed)");
   static const std::regex kSummary(R"(^ERROR SUMMARY: ([\d,]+) errors?)");
+  // racecheck ends with its own summary instead: "RACECHECK SUMMARY: 1 hazard displayed (1 error, 0
+  // warnings)" (H200, compute-sanitizer 2025.3.1); its errors are the hazards that count.
+  static const std::regex kRaceSummary(
+      R"(^RACECHECK SUMMARY: [\d,]+ hazards? displayed \(([\d,]+) errors?, [\d,]+ warnings?\))");
   static const std::regex kRaceLocation(R"( at (.*\+0x[0-9a-fA-F]+(?: in \S+)?))");
   bool saw_banner = false;
   bool in_error = false;  // detail lines belong to the last error, which is kept only if within max_errors
@@ -142,10 +146,10 @@ SanitizerReport parse_sanitizer_report(const std::string& output, size_t max_err
       saw_banner = true;
     } else if (std::regex_search(text, match, kNotPrinted)) {
       if (parse_count(match[1].str(), count)) report.errors_not_printed = count;
-    } else if (std::regex_search(text, match, kSummary)) {
+    } else if (std::regex_search(text, match, kSummary) || std::regex_search(text, match, kRaceSummary)) {
       if (parse_count(match[1].str(), count)) report.error_count = count;
     } else if (contains(text, "SUMMARY:")) {
-      // LEAK SUMMARY, RACECHECK SUMMARY: informational; the leaks and hazards themselves are error blocks
+      // LEAK SUMMARY: informational; the leaks themselves are error blocks
     } else if (contains(text, "Target application returned an error")) {
       report.target_returned_error = true;
     } else {
@@ -176,7 +180,7 @@ SanitizerReport parse_sanitizer_report(const std::string& output, size_t max_err
   } else if (!report.error_count && !report.tool_failed) {
     // Without its summary the tool did not finish (killed by a time limit, or crashed itself).
     report.tool_failed = true;
-    report.tool_failure = "compute-sanitizer stopped before its ERROR SUMMARY";
+    report.tool_failure = "compute-sanitizer stopped before its summary";
   }
   return report;
 }
