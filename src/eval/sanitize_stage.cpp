@@ -15,8 +15,8 @@ namespace {
 // The compute-sanitizer tools the sanitize stage runs, in order: out-of-bounds and misaligned accesses,
 // barrier misuse, shared-memory races. Not initcheck: the solution's buffers are the judge's, mapped through
 // CUDA IPC, and initcheck takes every access to such memory for an uninitialised one (the reference GEMM on
-// the H200: 1,605,632 errors, bench/anti-cheat.md). A kernel that reads the backward's workspace before it
-// writes it reads NaN instead (it is poisoned before every call), which the correct stage fails.
+// the H200: 1,605,632 errors, bench/harness/h200-2026-12-02). A kernel that reads the backward's workspace
+// before it writes it reads NaN instead (it is poisoned before every call), which the correct stage fails.
 constexpr const char* kSanitizerTools[] = {"memcheck", "synccheck", "racecheck"};
 
 }  // namespace

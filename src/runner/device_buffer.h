@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include "runner/cuda_check.h"
+#include "runner/placement.h"
 
 namespace ptxbench::runner {
 
@@ -22,35 +23,31 @@ class DeviceBuffer {
   // A buffer the solution process maps and the solution reads or writes: an input or output of the entry
   // point. CUDA IPC maps a whole allocation, so it gets whole 2 MiB pages of its own (no small buffer of the
   // runner's, a reference or a pristine copy, can share them). It holds two disjoint places for the
-  // buffer's bytes and at least kTailBytes after the second; move() puts the buffer in the other place, at a
+  // buffer's bytes and a tail after the second (placement.h); move() puts the buffer in the other place, at a
   // random offset there, so that no call finds its arguments where the previous call of its shape had them
   // (a solution that keeps pointers, descriptors or tensor maps between calls reads stale memory and leaves
   // its output unwritten). Every byte of the allocation outside the buffer is a guard the runner fills with
   // a pattern and checks after each call, which catches a write outside the buffer whatever tool runs, or
   // none.
-  static constexpr size_t kTailBytes = size_t{2} << 20;
-  static constexpr size_t kAlignment = 256;  // what include/ptxbench/abi.h promises of every pointer
-  static constexpr size_t kOffsets = 256;    // offsets a place can put the buffer at, kAlignment apart
   static DeviceBuffer shared(size_t bytes) {
-    DeviceBuffer buffer = exported(2 * place_bytes(bytes));
+    DeviceBuffer buffer = exported(2 * placement::place_bytes(bytes));
     buffer.bytes_ = bytes;
     buffer.movable_ = true;
     return buffer;
   }
   // A buffer the solution process maps and writes itself (an output's snapshot): it never moves.
   static DeviceBuffer exported(size_t bytes) {
-    constexpr size_t kPage = size_t{2} << 20;
     DeviceBuffer buffer;
     buffer.bytes_ = bytes;
-    buffer.allocated_ = (bytes + kPage - 1) / kPage * kPage + kTailBytes;
+    buffer.allocated_ = placement::allocation_bytes(bytes);
     PTXBENCH_CUDA(cudaMalloc(&buffer.base_, buffer.allocated_));
     return buffer;
   }
-  // A shared() buffer to its other place, at offset `random % kOffsets` (times kAlignment) there.
+  // A shared() buffer to its other place, at the offset `random` picks there (placement.h).
   void move(uint64_t random) {
     if (!movable_) return;
     place_ = 1 - place_;
-    offset_ = place_ * place_bytes(bytes_) + (random % kOffsets) * kAlignment;
+    offset_ = placement::offset(bytes_, place_, random);
   }
   // Where the buffer starts within its allocation (what the solution process adds to its mapping).
   size_t offset() const { return offset_; }
@@ -106,10 +103,6 @@ class DeviceBuffer {
   }
 
  private:
-  // A place: the buffer's bytes and the offsets it may start at, whole kAlignment units.
-  static size_t place_bytes(size_t bytes) {
-    return (bytes + kAlignment - 1) / kAlignment * kAlignment + kOffsets * kAlignment;
-  }
   void* base_ = nullptr;
   size_t bytes_ = 0;
   size_t allocated_ = 0;  // shared() and exported() buffers: their places rounded up to pages, plus the tail

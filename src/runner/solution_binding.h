@@ -36,6 +36,18 @@ struct Returned {
   std::optional<std::string> raised;
 };
 
+// Why the dynamic loader would not load a solution library, for the verdict: its words, without the
+// library's path (a folder of the harness's), and, for a symbol nothing provides, what to do about it.
+inline std::string load_failure(std::string said, const std::string& library) {
+  if (said.starts_with(library + ": ")) said.erase(0, library.size() + 2);
+  std::string text = "the dynamic loader could not load it: " + said;
+  if (said.find("undefined symbol") != std::string::npos)
+    text +=
+        ". The library calls a function that nothing it links defines: a solution links only the CUDA "
+        "runtime, the CUDA driver (the functions the static stage allows) and the C and C++ runtimes";
+  return text;
+}
+
 class SolutionBinding {
  public:
   virtual ~SolutionBinding() = default;

@@ -46,17 +46,7 @@ class LibraryBinding final : public SolutionBinding {
   std::optional<std::string> load(const std::string& library, s::Entry entry) override {
     entry_kind_ = entry;
     void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) {
-      // The loader's words, without the library's path (a folder of the harness's).
-      std::string said = dlerror();
-      if (said.starts_with(library + ": ")) said.erase(0, library.size() + 2);
-      return "the dynamic loader could not load it: " + said +
-             (said.find("undefined symbol") == std::string::npos
-                  ? ""
-                  : ". The library calls a function that nothing it links defines: a solution links only "
-                    "the CUDA runtime, the CUDA driver (the functions the static stage allows) and the C and "
-                    "C++ runtimes");
-    }
+    if (handle == nullptr) return load_failure(dlerror(), library);
     std::string_view name;
     for (const s::EntryName& known : s::kEntryNames)
       if (known.entry == entry) name = known.name;

@@ -1,114 +1,16 @@
-// Defect: builds its tensor maps once per value of M and reuses them. The kernel is driver_tensor_map.cu's
-// (TMA loads of A and B through maps from a direct cuTensorMapEncodeTiled call, an mbarrier per stage, FMA
-// math), but the host code keeps the two maps of each M in a static table, encoded from the pointers of the
-// first call of that M, as host code that treats the encoding as set-up does. C is written through the
-// pointer of the call.
+// Defect: builds its tensor maps once per value of M and reuses them. The kernel is the prelude's
+// (simt/tma_fma_gemm.cuh, driver_tensor_map.cu's too: TMA loads of A and B through maps from a direct
+// cuTensorMapEncodeTiled call, an mbarrier per stage, FMA math), but the host code keeps the two maps of each
+// M in a static table, encoded from the pointers of the first call of that M, as host code that treats the
+// encoding as set-up does. C is written through the pointer of the call.
 // Why it must fail: a tensor map holds the global address it was encoded with, and the ABI allows no state
 // between calls: the harness moves every buffer between calls of a shape (two disjoint places per buffer,
 // alternating, at random 256-byte offsets, everything around the current place a guard pattern). The
 // sanitize stage's one call per process encodes from its own pointers and is clean; from the correct stage's
 // second trial on, TMA loads the guard pattern where A and B used to be (the old place is in the same
 // allocation, so nothing faults) and C comes out wrong. Stopped by: correct (moved buffers).
-#include <ptxbench/abi.h>
-#include <cuda.h>
-#include <hopper.cuh>
-
-using namespace ptxkit::hopper;
 
 namespace {
-
-constexpr int kTile = 64;     // rows of A and of B (columns of C) per block
-constexpr int kBK = 64;       // K per stage: one 128-byte swizzled row per tile row
-constexpr int kStages = 2;
-constexpr uint32_t kTileBytes = kTile * kBK * sizeof(__nv_bfloat16);
-
-struct alignas(1024) Stages {  // 128-byte swizzle repeats every 1024 bytes: each tile starts on one
-  __nv_bfloat16 a[kStages][kTile * kBK];
-  __nv_bfloat16 b[kStages][kTile * kBK];
-};
-
-// The 16-byte chunk `chunk` (8 values of K) of tile row `row`, as TMA's 128-byte swizzle placed it.
-__device__ __forceinline__ uint4 chunk_at(const __nv_bfloat16* tile, int row, int chunk) {
-  const char* base = reinterpret_cast<const char*>(tile);
-  return *reinterpret_cast<const uint4*>(base + row * 128 + ((chunk ^ (row & 7)) << 4));
-}
-
-__global__ void __launch_bounds__(256) gemm_tma_fma_kernel(const __grid_constant__ CUtensorMap map_a,
-                                                           const __grid_constant__ CUtensorMap map_b,
-                                                           __nv_bfloat16* __restrict__ C, int M, int N, int K) {
-  __shared__ Stages s;
-  __shared__ alignas(8) uint64_t full[kStages];
-  const int row0 = blockIdx.y * kTile, col0 = blockIdx.x * kTile;
-  const int ty = threadIdx.x / 16, tx = threadIdx.x % 16;
-  const int k_tiles = (K + kBK - 1) / kBK;
-
-  if (threadIdx.x == 0) {
-    for (int i = 0; i < kStages; ++i) mbarrier_init(&full[i], 1);
-    fence_barrier_init();
-  }
-  __syncthreads();
-  auto issue = [&](int kt) {  // one thread: both tiles of K slice kt into stage kt % kStages
-    const int stage = kt % kStages;
-    mbarrier_arrive_expect_tx(&full[stage], 2 * kTileBytes);
-    tma_load_2d(s.a[stage], &map_a, &full[stage], kt * kBK, row0);  // rows past M load as zero
-    tma_load_2d(s.b[stage], &map_b, &full[stage], kt * kBK, col0);
-  };
-  if (threadIdx.x == 0)
-    for (int kt = 0; kt < kStages && kt < k_tiles; ++kt) issue(kt);
-
-  float acc[4][4] = {};
-  for (int kt = 0; kt < k_tiles; ++kt) {
-    const int stage = kt % kStages;
-    mbarrier_wait(&full[stage], (kt / kStages) & 1);
-    const __nv_bfloat16* a_tile = s.a[stage];
-    const __nv_bfloat16* b_tile = s.b[stage];
-#pragma unroll 2
-    for (int chunk = 0; chunk < kBK / 8; ++chunk) {
-      uint4 a[4], b[4];
-#pragma unroll
-      for (int i = 0; i < 4; ++i) a[i] = chunk_at(a_tile, ty + 16 * i, chunk);
-#pragma unroll
-      for (int j = 0; j < 4; ++j) b[j] = chunk_at(b_tile, tx + 16 * j, chunk);
-#pragma unroll
-      for (int p = 0; p < 4; ++p) {
-        float2 af[4], bf[4];
-#pragma unroll
-        for (int i = 0; i < 4; ++i) af[i] = __bfloat1622float2(reinterpret_cast<const __nv_bfloat162*>(&a[i])[p]);
-#pragma unroll
-        for (int j = 0; j < 4; ++j) bf[j] = __bfloat1622float2(reinterpret_cast<const __nv_bfloat162*>(&b[j])[p]);
-#pragma unroll
-        for (int i = 0; i < 4; ++i)
-#pragma unroll
-          for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(af[i].y, bf[j].y, fmaf(af[i].x, bf[j].x, acc[i][j]));
-      }
-    }
-    __syncthreads();  // every thread is done with this stage before TMA refills it
-    if (threadIdx.x == 0 && kt + kStages < k_tiles) issue(kt + kStages);
-  }
-
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const int r = row0 + ty + 16 * i;
-    if (r >= M) continue;
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const int c = col0 + tx + 16 * j;
-      if (c < N) C[(size_t)r * N + c] = __float2bfloat16(acc[i][j]);
-    }
-  }
-}
-
-// A row-major bf16 matrix [rows][cols] in boxes of 64 rows x 64 columns, 128-byte swizzle: a direct driver call.
-bool encode(CUtensorMap* map, const __nv_bfloat16* matrix, int rows, int cols) {
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(cols) * sizeof(__nv_bfloat16)};
-  const cuuint32_t box[2] = {kBK, kTile};
-  const cuuint32_t element_strides[2] = {1, 1};
-  return cuTensorMapEncodeTiled(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<__nv_bfloat16*>(matrix), dims,
-                                strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
-}
 
 // The planted defect: the maps of each M, kept from its first call.
 struct KeptMaps {
@@ -123,7 +25,7 @@ const KeptMaps* maps_for(const __nv_bfloat16* A, const __nv_bfloat16* B, int M, 
     if (kept[i].M == M) return &kept[i];
   KeptMaps& slot = kept[kept_count < 8 ? kept_count++ : 7];
   slot.M = M;
-  if (!encode(&slot.a, A, M, K) || !encode(&slot.b, B, N, K)) {
+  if (!tma_fma::encode(&slot.a, A, M, K) || !tma_fma::encode(&slot.b, B, N, K)) {
     slot.M = 0;
     return nullptr;
   }
@@ -137,7 +39,5 @@ extern "C" int ptxbench_gemm_bf16(const __nv_bfloat16* A, const __nv_bfloat16* B
   if (K % 8 != 0) return 1;  // TMA needs 16-byte row pitches
   const KeptMaps* maps = maps_for(A, B, M, N, K);
   if (maps == nullptr) return 2;
-  dim3 grid((N + kTile - 1) / kTile, (M + kTile - 1) / kTile);
-  gemm_tma_fma_kernel<<<grid, 256, 0, stream>>>(maps->a, maps->b, C, M, N, K);
-  return cudaGetLastError() == cudaSuccess ? 0 : 3;
+  return tma_fma::launch(maps->a, maps->b, C, M, N, K, stream) ? 0 : 3;
 }

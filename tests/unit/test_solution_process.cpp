@@ -14,6 +14,10 @@
 #include <string>
 #include <thread>
 
+#include <dlfcn.h>
+
+#include "runner/device_state.h"
+#include "runner/solution_binding.h"
 #include "runner/solution_process.h"
 
 using namespace ptxbench::runner;
@@ -198,4 +202,37 @@ int main(int argc, char** argv) {
   if (const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1); n > 0) self_path.assign(path, n);
   testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
+}
+
+// What the solution process says when the loader refuses a library (solution_binding.h, load_failure): the
+// loader's own words with the missing symbol, without the harness's path, and what to do.
+TEST(SolutionLoading, TheLoadersWordsNameTheMissingSymbolWithoutThePath) {
+  const std::string library = PTXBENCH_UNDEFINED_SYMBOL_LIBRARY;
+  ASSERT_EQ(dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL), nullptr);
+  const std::string text = load_failure(dlerror(), library);
+  EXPECT_NE(
+      text.find("the dynamic loader could not load it: undefined symbol: cuTensorMapEncodeTiledNowhere"),
+      std::string::npos)
+      << text;
+  EXPECT_EQ(text.find(library), std::string::npos) << text;
+  EXPECT_NE(text.find("the CUDA driver (the functions the static stage allows)"), std::string::npos) << text;
+  EXPECT_EQ(load_failure("libfoo.so: cannot open shared object file", library),
+            "the dynamic loader could not load it: libfoo.so: cannot open shared object file");
+}
+
+// State kept between calls (device_state.h): each field that differs, in words; a rise the driver makes
+// itself (the stack size) is none of the solution's.
+TEST(DeviceState, ChangesNameEveryFieldThatDiffers) {
+  using State = std::array<StateField, 3>;
+  const State before{{{"the persisting L2 limit", 0}, {"the stack size limit", 1024, true}, {"the x", 5}}};
+  EXPECT_EQ(changes(before, before), "");
+  State after = before;
+  after[1].value = 4096;  // raised, as the driver does for a kernel that needs more
+  EXPECT_EQ(changes(before, after), "");
+  after[0].value = 16777216;
+  after[2].value = 6;
+  EXPECT_EQ(changes(before, after), "the persisting L2 limit from 0 to 16777216, the x from 5 to 6");
+  after = before;
+  after[1].value = 512;  // lowered: not the driver's doing
+  EXPECT_EQ(changes(before, after), "the stack size limit from 1024 to 512");
 }
