@@ -119,6 +119,9 @@ if [[ $what == anticheat || $what == corpus ]]; then
   start=$SECONDS
   "$bin/ptxbench" run --solutions tests/adversarial --tasks "$task" --stage-time-limit 30 2>&1 |
     tee "$out/adversarial.txt" || status=1
+  # The entries of an attention task (the backward's workspace).
+  "$bin/ptxbench" run --solutions tests/adversarial --tasks attention-bwd-d64-sm90a --stage-time-limit 60 2>&1 |
+    tee -a "$out/adversarial.txt" || status=1
   echo "corpus run: $((SECONDS - start)) s" | tee -a "$out/adversarial.txt"
 fi
 if [[ $what == anticheat || $what == runner ]]; then

@@ -49,7 +49,7 @@ for source in "$here"/solutions/*.cu; do
   name=$(basename "$source" .cu)
   link=$(sed -n 's|^// link: ||p' "$source")  # extra libraries a test solution names in its first line
   # shellcheck disable=SC2086  # $link is a list of arguments
-  "$nvcc" -gencode arch=compute_90a,code=sm_90a -std=c++20 -O3 -shared -Xcompiler -fPIC -cudart shared \
+  "$nvcc" -gencode arch=compute_90a,code=sm_90a -std=c++20 -O3 -shared -Xcompiler -fPIC -cudart shared -lcuda \
     -I "$root/include" -o "$solutions/$name.so" "$source" $link >"$logs/nvcc-$name.log" 2>&1 &
 done
 wait
