@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -91,9 +92,18 @@ bool read_solution(const std::string& file, std::string& source) {
   }
 }
 
+// The sandbox nvcc runs in, resolved once in this process (its probe starts a process).
+const SandboxStatus& compile_sandbox(const HostSettings& host) {
+  static std::once_flag once;
+  static SandboxStatus status;
+  std::call_once(once, [&] { status = resolve_sandbox(host.sandbox); });
+  return status;
+}
+
 CompileOptions compile_options(const ProjectPaths& paths, const HostSettings& host, const Task& task,
                                bool no_cache) {
   CompileOptions options;
+  options.sandbox = compile_sandbox(host);
   options.nvcc = host.nvcc;
   options.cache_dir = paths.compile_cache();
   options.display_root = paths.root;
@@ -149,7 +159,9 @@ int exit_code_for(OverallStatus status) {
   return kExitHarness;
 }
 
-json number_or_null(std::optional<double> value) { return value ? json(*value) : json(nullptr); }
+json number_or_null(std::optional<double> value) {
+  return value ? json(*value) : json(nullptr);
+}
 
 std::string ratio(std::optional<double> value) {
   return value ? fmt::format("{:.3f}x", *value) : "-";
@@ -180,9 +192,10 @@ void print_verdict_text(const Verdict& v) {
   std::cout << fmt::format("task      {}\nsolution  {} ({})\nhost      {}\nverdict   {}\n", v.task_id,
                            v.source_name, v.submission_hash.substr(0, 12), v.host, v.summary());
   if (const auto kernels = v.kernel_speedup())
-    std::cout << fmt::format("kernels   {:.3f}x the baseline by the CUPTI time of its kernels alone, without the "
-                             "host time inside the call\n",
-                             *kernels);
+    std::cout << fmt::format(
+        "kernels   {:.3f}x the baseline by the CUPTI time of its kernels alone, without the "
+        "host time inside the call\n",
+        *kernels);
   std::cout << "\n";
   for (const auto& s : v.stages) {
     std::cout << fmt::format("[{:<12}] {:<13} {:6.2f} s\n", s.name, to_string(s.status), s.wall_s);
@@ -844,7 +857,7 @@ int results_command(const CommonOptions& common, const ResultsCommandOptions& op
     if (options.export_file == "-") {
       std::cout << json_text(doc, 2) << "\n";
     } else {
-      write_file(options.export_file, json_text(doc, 2) + "\n");
+      write_output_file(options.export_file, json_text(doc, 2) + "\n");
       std::cerr << fmt::format("wrote {} trajectories of run {} to {}\n", doc["trajectories"].size(), run->id,
                                options.export_file);
     }

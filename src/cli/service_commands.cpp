@@ -131,7 +131,7 @@ int serve_command(const CommonOptions& common, const ServeCommandOptions& option
   settings.max_body_bytes = static_cast<size_t>(options.max_body_mb * (1 << 20));
   service::Server server(settings, registry);
   const int port = server.bind();
-  if (!options.port_file.empty()) write_file(options.port_file, fmt::format("{}\n", port));
+  if (!options.port_file.empty()) write_output_file(options.port_file, fmt::format("{}\n", port));
   log_line(fmt::format("ptxbench serve: http://{}:{}/v1 ({} tasks), jobs in Redis at {}", settings.host, port,
                        registry.all().size(), settings.redis.describe()));
   {

@@ -81,13 +81,39 @@ CompileResult::Status status_of(const ProcessResult& r, const std::string& outpu
   return host_failure_line(output, kSourceName).empty() ? Status::compile_error : Status::toolchain_error;
 }
 
+// nvcc's command line in the compile's sandbox: the system, the toolkit (the folder above nvcc's bin), the
+// include folders read-only, the compile's own folder writable; a memory and CPU limit; no network; a
+// private /tmp; every process it starts ends with it (bwrap's pid namespace, --die-with-parent).
+std::vector<std::string> sandboxed_nvcc(const std::vector<std::string>& command, const fs::path& work_dir,
+                                        const CompileOptions& options) {
+  SandboxPolicy policy{.writable = {work_dir}, .system_only = true};
+  std::error_code ec;
+  const fs::path nvcc = fs::canonical(options.nvcc, ec);
+  const fs::path bin = ec ? fs::absolute(options.nvcc).parent_path() : nvcc.parent_path();
+  policy.readable.push_back(bin.filename() == "bin" ? bin.parent_path() : bin);
+  if (const fs::path named = fs::absolute(options.nvcc).parent_path(); named != bin)
+    policy.readable.push_back(named.filename() == "bin" ? named.parent_path() : named);
+  for (const fs::path& dir : options.include_dirs) policy.readable.push_back(fs::absolute(dir));
+  policy.limits.address_bytes = options.memory_bytes;
+  policy.limits.cpu_s = static_cast<uint64_t>(4 * options.time_limit_s) + 60;
+  return sandboxed_command(options.sandbox, policy, command);
+}
+
 RawCompile run_nvcc(const std::string& source, const fs::path& work_dir,
-                    const std::vector<std::string>& command, double time_limit_s) {
+                    const std::vector<std::string>& command, const CompileOptions& options) {
+  if (options.sandbox.requested && !options.sandbox.available)
+    return {.output = "the sandbox is not available, so nvcc is not run on the submission: " +
+                      options.sandbox.reason + ". Fix that, or set PTXBENCH_SANDBOX=off for trusted code."};
   write_file(work_dir / kSourceName, source);
   ProcessResult r =
-      run_process({.argv = command,
+      run_process({.argv = options.sandbox.requested ? sandboxed_nvcc(command, work_dir, options) : command,
                    .working_dir = work_dir.string(),
-                   .time_limit = std::chrono::milliseconds(static_cast<long>(time_limit_s * 1000))});
+                   .time_limit = std::chrono::milliseconds(static_cast<long>(options.time_limit_s * 1000))});
+  // bwrap exits with 128 + N when nvcc was killed by signal N; nvcc's own exit codes stay below that.
+  if (options.sandbox.requested && r.exited && r.exit_code > 128 && r.exit_code <= 128 + 64) {
+    r.exited = false;
+    r.term_signal = r.exit_code - 128;
+  }
   RawCompile raw;
   raw.wall_s = r.wall_s;
   // nvcc echoes the source's bytes (a string literal in a diagnostic's excerpt, an #error line), which need
@@ -193,7 +219,7 @@ RawCompile compile_into(const fs::path& entry, const std::string& source,
       fs::remove_all(dir, ec);  // left only when not published, or when our own write failed
     }
   } removed{work_dir};
-  const RawCompile raw = run_nvcc(source, work_dir, command, options.time_limit_s);
+  const RawCompile raw = run_nvcc(source, work_dir, command, options);
   if (!belongs_to_source(raw.status)) return raw;
   write_file(
       work_dir / "compile.json",

@@ -12,6 +12,7 @@
 #include "compile/forbidden.h"
 #include "compile/ptx_inventory.h"
 #include "compile/ptxas_report.h"
+#include "eval/sandbox.h"
 #include "task/task.h"
 
 namespace ptxbench {
@@ -22,6 +23,12 @@ struct CompileOptions {
   std::vector<std::filesystem::path> include_dirs;  // the ABI header and the architecture's kit
   std::filesystem::path display_root;  // paths below it appear relative to it in diagnostics (the project)
   double time_limit_s = 120;
+  // The sandbox nvcc runs in (sandbox.h, system_only: the system, the toolkit, the include folders and the
+  // compile's own folder, nothing else), resolved once by the front end. Left default-constructed it is
+  // unavailable, and a compile is the host's failure rather than unconfined; PTXBENCH_SANDBOX=off (trusted
+  // code only) runs nvcc without it.
+  SandboxStatus sandbox;
+  uint64_t memory_bytes = uint64_t{8} << 30;  // RLIMIT_AS of nvcc and every compiler it starts
   bool use_cache = true;           // false: compile again even when a cached result exists (which is kept)
   std::string python = "python3";  // what parses and scans a Triton solution (track/triton_track.cpp)
 };

@@ -36,15 +36,29 @@ std::vector<std::string> bwrap_options(const SandboxStatus& status, const Sandbo
   } else {
     args = {"--unshare-all"};  // user (where possible), ipc, pid, net, uts, cgroup
   }
-  for (const char* option : {"--die-with-parent", "--new-session", "--ro-bind", "/", "/", "--dev", "/dev"})
-    args.push_back(option);
-  // The GPU: every /dev/nvidia* node (nvidiactl, nvidia0.., nvidia-uvm, nvidia-uvm-tools, nvidia-caps/).
+  args.insert(args.end(), {"--die-with-parent", "--new-session"});
   std::error_code ec;
-  std::vector<std::string> gpu_nodes;
-  for (const auto& entry : fs::directory_iterator("/dev", ec))
-    if (entry.path().filename().string().starts_with("nvidia")) gpu_nodes.push_back(entry.path());
-  std::sort(gpu_nodes.begin(), gpu_nodes.end());
-  for (const auto& node : gpu_nodes) args.insert(args.end(), {"--dev-bind", node, node});
+  if (policy.system_only) {
+    // The system's programs and libraries as they are laid out here (folders, or links into /usr).
+    for (const char* dir : {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}) {
+      const fs::file_status kind = fs::symlink_status(dir, ec);
+      if (fs::is_symlink(kind))
+        args.insert(args.end(), {"--symlink", fs::read_symlink(dir, ec).string(), dir});
+      else if (fs::is_directory(kind))
+        args.insert(args.end(), {"--ro-bind", dir, dir});
+    }
+    for (const char* file : {"/etc/ld.so.cache", "/etc/alternatives"})
+      if (fs::exists(file, ec)) args.insert(args.end(), {"--ro-bind", file, file});
+    args.insert(args.end(), {"--dev-bind", "/dev/null", "/dev/null"});
+  } else {
+    args.insert(args.end(), {"--ro-bind", "/", "/", "--dev", "/dev"});
+    // The GPU: every /dev/nvidia* node (nvidiactl, nvidia0.., nvidia-uvm, nvidia-uvm-tools, nvidia-caps/).
+    std::vector<std::string> gpu_nodes;
+    for (const auto& entry : fs::directory_iterator("/dev", ec))
+      if (entry.path().filename().string().starts_with("nvidia")) gpu_nodes.push_back(entry.path());
+    std::sort(gpu_nodes.begin(), gpu_nodes.end());
+    for (const auto& node : gpu_nodes) args.insert(args.end(), {"--dev-bind", node, node});
+  }
   args.insert(args.end(), {"--proc", "/proc", "--tmpfs", "/tmp"});
 
   // Hidden folders (an empty tmpfs over them) and the binds are applied parents before children, whatever
@@ -87,6 +101,7 @@ std::vector<std::string> prlimit_options(const SandboxStatus& status, const Sand
   std::vector<std::string> args = {status.prlimit, "--core=0", fmt::format("--fsize={}", limits.file_bytes)};
   if (limits.cpu_s) args.push_back(fmt::format("--cpu={}", limits.cpu_s));
   if (limits.data_bytes) args.push_back(fmt::format("--data={}", limits.data_bytes));
+  if (limits.address_bytes) args.push_back(fmt::format("--as={}", limits.address_bytes));
   if (status.process_limit && limits.processes) args.push_back(fmt::format("--nproc={}", limits.processes));
   args.push_back("--");
   return args;

@@ -26,6 +26,7 @@ struct SandboxLimits {
   uint64_t data_bytes = 0;    // RLIMIT_DATA (0: none); RLIMIT_AS would break CUDA's reservations
   uint64_t processes = 1024;  // RLIMIT_NPROC (threads count): only where it applies, see status
   uint64_t cpu_s = 0;         // RLIMIT_CPU (0: none); the parent's wall-clock limit is the main one
+  uint64_t address_bytes = 0;  // RLIMIT_AS (0: none): for programs without CUDA's large reservations
 };
 
 // What one sandboxed command may see beyond the read-only system.
@@ -39,6 +40,10 @@ struct SandboxPolicy {
   bool keep_admin_capability = false;
   // Set over the status's environment (CUDA_VISIBLE_DEVICES: the GPU an evaluation was given).
   std::map<std::string, std::string> environment;
+  // The file system is not bound whole: only the system's programs and libraries (/usr and the /bin, /sbin
+  // and /lib folders or links, /etc/ld.so.cache, /etc/alternatives), `readable` and `writable`; of /dev only
+  // /dev/null. What the compile runs in: a file outside these is not there to be included.
+  bool system_only = false;
 };
 
 // What the host says about the sandbox, read once by a front end (eval/settings.h).

@@ -77,4 +77,30 @@ void write_file(const std::filesystem::path& path, const std::string& content) {
   std::filesystem::rename(temp, path);
 }
 
+void write_output_file(const std::filesystem::path& path, const std::string& content) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status link = fs::symlink_status(path, ec);
+  if (ec || !fs::exists(link)) return write_file(path, content);
+  const fs::file_status target = fs::status(path, ec);
+  if (fs::is_regular_file(link)) return write_file(path, content);
+  if (fs::is_directory(target)) fail(path, "is a folder, not a file");
+  if (fs::is_symlink(link) && (ec || !fs::exists(target) || fs::is_regular_file(target)))
+    fail(path, "is a symbolic link to a file: not followed (name the file itself)");
+  // A device, a pipe or a socket: written in place, never replaced.
+  const int fd = open(path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) fail(path, std::string("cannot open for writing: ") + std::strerror(errno));
+  for (size_t written = 0; written < content.size();) {
+    const ssize_t n = write(fd, content.data() + written, content.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int error = errno;
+      close(fd);
+      fail(path, std::string("cannot write: ") + std::strerror(error));
+    }
+    written += static_cast<size_t>(n);
+  }
+  if (close(fd) != 0) fail(path, std::string("cannot write: ") + std::strerror(errno));
+}
+
 }  // namespace ptxbench

@@ -11,5 +11,11 @@ std::string read_file(const std::filesystem::path& path);  // throws std::runtim
 // at most `max_bytes`. Throws std::runtime_error naming the file and what is wrong with it.
 std::string read_regular_file(const std::filesystem::path& path, size_t max_bytes);
 void write_file(const std::filesystem::path& path, const std::string& content);  // atomic: temp file + rename
+// A file a user names on the command line (--export, --port-file): a regular file, or one that does not
+// exist yet, is written as write_file writes (a new file replaces it); a device, a pipe or a socket (also
+// through a link: /dev/stdout) is written in place and stays what it is; a link to a regular file or a
+// folder is refused, so that nothing is written through a link into another file. Throws std::runtime_error
+// naming the file.
+void write_output_file(const std::filesystem::path& path, const std::string& content);
 
 }  // namespace ptxbench

@@ -19,6 +19,12 @@ inline std::filesystem::path real_nvcc() {
   return nvcc && *nvcc ? std::filesystem::path(nvcc) : CompileOptions{}.nvcc;
 }
 
+// The sandbox the compile runs nvcc in, resolved once, as a front end resolves it (bwrap is a dependency).
+inline const SandboxStatus& compile_sandbox() {
+  static const SandboxStatus status = resolve_sandbox({});
+  return status;
+}
+
 // Writes the fake to `file` (a fresh path for each fake: nvcc_version remembers what a path answered).
 inline std::filesystem::path write_fake_nvcc(const std::filesystem::path& file, const std::string& script) {
   write_file(file, "#!/bin/sh\nREAL_NVCC='" + real_nvcc().string() + "'\n" +

@@ -45,6 +45,7 @@ EvalOptions cpu_eval_options(const fs::path& cache) {
   options.compile.cache_dir = cache;
   options.compile.include_dirs = {kRoot / "include", kRoot / "kits" / "hopper" / "ptx"};
   options.compile.nvcc = testing_compile::real_nvcc();
+  options.compile.sandbox = testing_compile::compile_sandbox();
   options.gpu.absent_reason = "test: CPU only";
   return options;
 }
@@ -345,7 +346,7 @@ TEST(AgentSummary, Arithmetic) {
   EXPECT_EQ(a.finished_turns, 9);
   EXPECT_DOUBLE_EQ(*a.correct_rate, 3.0 / 4);
   EXPECT_DOUBLE_EQ(*a.verified_rate, 2.0 / 4);
-  EXPECT_DOUBLE_EQ(*a.best_speedup, 1.2);  // over verified turns: not 0.1x of the unverified one
+  EXPECT_DOUBLE_EQ(*a.best_speedup, 1.2);          // over verified turns: not 0.1x of the unverified one
   EXPECT_DOUBLE_EQ(*a.best_kernel_speedup, 1.25);  // the same turn's kernels
   EXPECT_DOUBLE_EQ(*a.mean_turns_to_success, (2 + 3) / 2.0);
   EXPECT_EQ(a.error_classes.at("compile"), 3);

@@ -43,6 +43,7 @@ class CompileStage : public testing::Test {
     if (const char* nvcc = std::getenv("PTXBENCH_NVCC")) o.nvcc = nvcc;
     o.cache_dir = cache_;
     o.include_dirs = {kRoot / "include", kRoot / "kits" / "hopper" / "ptx"};
+    o.sandbox = testing_compile::compile_sandbox();  // nvcc in the sandbox, as the front ends run it
     return o;
   }
   static CompileResult compile(const fs::path& file, CompileOptions o = options()) {
@@ -360,4 +361,47 @@ TEST(Diagnostics, KeepsTheFirstErrorsAndCountsTheRest) {
   EXPECT_NE(trimmed.text.find("solution.cu(3): error"), std::string::npos);
   EXPECT_EQ(trimmed.text.find("solution.cu(4): error"), std::string::npos);
   EXPECT_NE(trimmed.text.find("9 more errors"), std::string::npos);
+}
+
+// A submission's includes reach only the toolkit, the system's headers, the ABI header and the kit: a file
+// elsewhere on the host (a key, /etc, a device that never ends) is not there, a plain compile error that
+// quotes none of it. Unsandboxed, the first of these compiled the key into the verdict's diagnostics.
+TEST_F(CompileStage, IncludesOutsideTheAllowedFoldersAreNotThere) {
+  ASSERT_TRUE(testing_compile::compile_sandbox().available) << testing_compile::compile_sandbox().reason;
+  const fs::path secret_dir = fs::temp_directory_path() / ("ptxbench-secret-" + std::to_string(getpid()));
+  fs::create_directories(secret_dir);
+  write_file(secret_dir / "key.txt", "sk-host-secret-1234\n");
+  for (const std::string& target : {(secret_dir / "key.txt").string(), std::string("/etc/hostname"),
+                                    std::string("/dev/zero"), (kRoot / "README.md").string()}) {
+    const CompileResult r = compile_solution(
+        cuda_track(), "#include <ptxbench/abi.h>\n#include \"" + target + "\"\n" + kTinyKernel, *task_,
+        own_cache("outside"));
+    EXPECT_EQ(r.status, CompileResult::Status::compile_error) << target << "\n" << r.diagnostics;
+    EXPECT_NE(r.diagnostics.find("No such file or directory"), std::string::npos) << target << "\n"
+                                                                                  << r.diagnostics;
+    EXPECT_EQ(r.diagnostics.find("sk-host-secret"), std::string::npos) << r.diagnostics;
+    EXPECT_LT(r.wall_s, 60) << target;
+  }
+  fs::remove_all(secret_dir);
+}
+
+// Without a sandbox that works, nvcc is not run on a submission: the host's failure, never cached.
+TEST_F(CompileStage, WithoutTheSandboxNothingIsCompiled) {
+  CompileOptions o = own_cache("unsandboxed");
+  o.sandbox = SandboxStatus{};  // requested, not available
+  const CompileResult r =
+      compile_solution(cuda_track(), "#include <ptxbench/abi.h>\n" + kTinyKernel, *task_, o);
+  EXPECT_EQ(r.status, CompileResult::Status::toolchain_error);
+  EXPECT_NE(r.diagnostics.find("the sandbox is not available, so nvcc is not run"), std::string::npos)
+      << r.diagnostics;
+  EXPECT_EQ(entries(o), 0);
+}
+
+// The sandbox's limits reach every compiler nvcc starts: an address-space limit too small for cicc stops it.
+TEST_F(CompileStage, TheMemoryLimitBindsTheCompilers) {
+  CompileOptions o = own_cache("memory");
+  o.memory_bytes = uint64_t{64} << 20;
+  const CompileResult r =
+      compile_solution(cuda_track(), "#include <ptxbench/abi.h>\n" + kTinyKernel, *task_, o);
+  EXPECT_NE(r.status, CompileResult::Status::ok) << r.diagnostics;
 }

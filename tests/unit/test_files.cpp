@@ -62,3 +62,47 @@ TEST_F(ReadRegularFile, ASolutionMayHoldOneMebibyte) {
   write_file(dir_ / "bigger.cu", std::string(kMaxSolutionBytes + 1, ' '));
   EXPECT_THROW(read_solution_file(dir_ / "bigger.cu"), std::runtime_error);
 }
+
+namespace {
+
+// Writing a file a user names (--export, --port-file): a regular file is replaced whole; a device is written
+// in place and stays a device, through a link too (/dev/stdout); a link to a file is never followed.
+class WriteOutputFile : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("ptxbench-output-" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(WriteOutputFile, ANewOrRegularFileIsWrittenWhole) {
+  write_output_file(dir_ / "new.json", "one\n");
+  EXPECT_EQ(read_file(dir_ / "new.json"), "one\n");
+  write_output_file(dir_ / "new.json", "two\n");
+  EXPECT_EQ(read_file(dir_ / "new.json"), "two\n");
+}
+
+TEST_F(WriteOutputFile, ADeviceIsWrittenInPlaceAndStaysADevice) {
+  write_output_file("/dev/null", "into the device\n");
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+  fs::create_symlink("/dev/null", dir_ / "to-null");  // as /dev/stdout links to the terminal or a pipe
+  write_output_file(dir_ / "to-null", "through the link\n");
+  EXPECT_TRUE(fs::is_symlink(dir_ / "to-null"));
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+}
+
+TEST_F(WriteOutputFile, ALinkToAFileOrAFolderIsRefused) {
+  write_file(dir_ / "precious.txt", "keep me\n");
+  fs::create_symlink(dir_ / "precious.txt", dir_ / "link");
+  EXPECT_THROW(write_output_file(dir_ / "link", "overwritten\n"), std::runtime_error);
+  EXPECT_TRUE(fs::is_symlink(dir_ / "link"));
+  EXPECT_EQ(read_file(dir_ / "precious.txt"), "keep me\n");
+  fs::create_symlink(dir_ / "nowhere", dir_ / "dangling");
+  EXPECT_THROW(write_output_file(dir_ / "dangling", "x"), std::runtime_error);
+  EXPECT_FALSE(fs::exists(dir_ / "nowhere"));
+  EXPECT_THROW(write_output_file(dir_, "x"), std::runtime_error);
+}
+
+}  // namespace
