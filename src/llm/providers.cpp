@@ -1,5 +1,8 @@
 // What the three protocols share: the key, HTTP, retries with backoff, the per-model concurrency limit.
+#include <openssl/evp.h>
+
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -10,6 +13,9 @@
 #include <stdexcept>
 #include <string_view>
 #include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "llm/http.h"
 #include "llm/protocols.h"
@@ -103,12 +109,59 @@ Outcome judge(const HttpResponse& http, ParseFn parse) {
 
 constexpr std::string_view kRedacted = "[key redacted]";
 
-// `text` with every occurrence of the key replaced. Proxies echo a request's headers in their error pages,
-// and a model may repeat anything it was given: nothing of the key may reach the store or a terminal.
+// The forms a key takes on the wire, where a server may echo it: as sent; escaped in a JSON string (with
+// "\/" for "/", as some servers write it, and with every character outside ASCII as \u escapes);
+// percent-encoded in a URL or a form, with upper- or lower-case hex; in base64 (standard and URL-safe, as in
+// a Basic authorisation header). Longest first, each once.
+std::vector<std::string> wire_forms(const std::string& key) {
+  // nlohmann's dump of the key as a JSON string, quotes dropped (invalid UTF-8 replaced: a key is bytes).
+  const auto escaped = [&](bool ascii) {
+    const std::string quoted =
+        nlohmann::json(key).dump(-1, ' ', ascii, nlohmann::json::error_handler_t::replace);
+    return quoted.substr(1, quoted.size() - 2);
+  };
+  std::vector<std::string> forms = {key, escaped(false), escaped(true)};
+  std::string slashes;
+  for (const char c : forms[1]) slashes += c == '/' ? std::string("\\/") : std::string(1, c);
+  forms.push_back(slashes);
+  for (const char* hex : {"0123456789ABCDEF", "0123456789abcdef"}) {
+    std::string percent;
+    for (const unsigned char c : key) {
+      if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+        percent += static_cast<char>(c);
+      } else {
+        percent += '%';
+        percent += hex[c >> 4];
+        percent += hex[c & 15];
+      }
+    }
+    forms.push_back(percent);
+  }
+  std::string base64(4 * ((key.size() + 2) / 3) + 1, '\0');
+  base64.resize(static_cast<size_t>(EVP_EncodeBlock(reinterpret_cast<unsigned char*>(base64.data()),
+                                                    reinterpret_cast<const unsigned char*>(key.data()),
+                                                    static_cast<int>(key.size()))));
+  while (!base64.empty() && base64.back() == '=') base64.pop_back();  // a prefix of any longer encoding
+  forms.push_back(base64);
+  std::string url_safe = base64;
+  std::replace(url_safe.begin(), url_safe.end(), '+', '-');
+  std::replace(url_safe.begin(), url_safe.end(), '/', '_');
+  forms.push_back(url_safe);
+  std::sort(forms.begin(), forms.end(),
+            [](const auto& a, const auto& b) { return a.size() != b.size() ? a.size() > b.size() : a < b; });
+  forms.erase(std::unique(forms.begin(), forms.end()), forms.end());
+  return forms;
+}
+
+// `text` with every occurrence of the key, in every form it takes on the wire, replaced. Proxies echo a
+// request's headers in their error pages, and a model may repeat anything it was given: nothing of the key
+// may reach the store or a terminal.
 std::string redacted(std::string text, const std::string& key) {
   if (key.empty()) return text;
-  for (size_t at = 0; (at = text.find(key, at)) != std::string::npos; at += kRedacted.size())
-    text.replace(at, key.size(), kRedacted);
+  for (const std::string& form : wire_forms(key))
+    for (size_t at = 0; !form.empty() && (at = text.find(form, at)) != std::string::npos;
+         at += kRedacted.size())
+      text.replace(at, form.size(), kRedacted);
   return text;
 }
 

@@ -447,6 +447,29 @@ TEST(LlmProvider, TheKeyIsRedactedFromWhatIsKept) {
   EXPECT_NE(reply.response_body.find("[key redacted]"), std::string::npos) << reply.response_body;
 }
 
+// A server echoes the key in whatever form it had it in: JSON-escaped ("\/" for "/"), percent-encoded,
+// base64. None of these is kept either.
+TEST(LlmProvider, TheKeyIsRedactedInEveryFormItTakesOnTheWire) {
+  const std::string key = "sk-ab/cd+ef=gh:ij\u00e9";  // a '/', a '+', an '=', a ':' and a non-ASCII letter
+  const std::string echoed =
+      "json \"sk-ab\\/cd+ef=gh:ij\u00e9\"; ascii \"sk-ab/cd+ef=gh:ij\\u00e9\"; "
+      "url sk-ab%2Fcd%2Bef%3Dgh%3Aij%C3%A9; lower sk-ab%2fcd%2bef%3dgh%3aij%c3%a9; "
+      "base64 c2stYWIvY2QrZWY9Z2g6aWrDqQ; url-safe c2stYWIvY2QrZWY9Z2g6aWrDqQ";
+  FakeServer server({}, Scripted{400, "bad request; you sent " + echoed});
+  const ModelSpec spec = spec_for("openai", server.url("/v1"));  // sets the test's usual key
+  setenv(kKeyEnv, key.c_str(), 1);
+  const Reply reply = make_provider(spec)->complete(conversation());
+  setenv(kKeyEnv, kKey, 1);
+  for (const char* form :
+       {"sk-ab\\/cd", "sk-ab/cd", "ij\\u00e9", "sk-ab%2Fcd", "sk-ab%2fcd", "c2stYWIvY2QrZWY9Z2g6aWrDqQ"})
+    EXPECT_EQ(reply.response_body.find(form), std::string::npos) << form << "\n" << reply.response_body;
+  EXPECT_NE(reply.response_body.find("json \"[key redacted]\"; ascii \"[key redacted]\"; url [key redacted]; "
+                                     "lower [key redacted]; base64 [key redacted]"),
+            std::string::npos)
+      << reply.response_body;
+  EXPECT_EQ(reply.error.find("sk-ab"), std::string::npos) << reply.error;
+}
+
 // A model may repeat the key (a prompt that leaked it, a reply quoting its context). What is kept of an
 // answer has it redacted as an error page does: the text, the raw body with its reasoning, and a refusal's
 // error.
