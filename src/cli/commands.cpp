@@ -104,6 +104,7 @@ CompileOptions compile_options(const ProjectPaths& paths, const HostSettings& ho
                                bool no_cache) {
   CompileOptions options;
   options.sandbox = compile_sandbox(host);
+  options.min_free_bytes = host.compile_min_free_bytes;
   options.nvcc = host.nvcc;
   options.cache_dir = paths.compile_cache();
   options.display_root = paths.root;

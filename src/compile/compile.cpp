@@ -1,9 +1,11 @@
 #include "compile/compile.h"
 
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 #include <algorithm>
+#include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -25,6 +27,8 @@ using nlohmann::json;
 namespace {
 
 constexpr const char* kSourceName = "solution.cu";
+// How host_failure's words begin, so that host_failure_cause finds them first in a compile's output.
+constexpr std::string_view kHostStatePrefix = "the host: ";
 
 // Bump when the compile flags or the cached layout change, so old cache entries are not reused.
 constexpr int kCacheFormat = 2;
@@ -70,15 +74,15 @@ struct RawCompile {
   double wall_s = 0;
 };
 
-// How a finished nvcc ended. A failure is the source's (a compile error) unless the host shows in it: nvcc
-// not started or killed by a signal, or its output saying a disk, a folder or a tool failed it.
-CompileResult::Status status_of(const ProcessResult& r, const std::string& output) {
+// How a finished nvcc ended. A failure is the source's (a compile error) unless the host's state shows it
+// was the host's: nvcc not started or killed by a signal, or `host` (host_failure) saying why.
+CompileResult::Status status_of(const ProcessResult& r, const std::string& host) {
   using Status = CompileResult::Status;
   if (r.spawn_failed) return Status::toolchain_error;
   if (r.timed_out) return Status::timeout;
   if (r.ok()) return Status::ok;
   if (!r.exited) return Status::toolchain_error;
-  return host_failure_line(output, kSourceName).empty() ? Status::compile_error : Status::toolchain_error;
+  return host.empty() ? Status::compile_error : Status::toolchain_error;
 }
 
 // nvcc's command line in the compile's sandbox: the system, the toolkit (the folder above nvcc's bin), the
@@ -105,6 +109,7 @@ RawCompile run_nvcc(const std::string& source, const fs::path& work_dir,
     return {.output = "the sandbox is not available, so nvcc is not run on the submission: " +
                       options.sandbox.reason + ". Fix that, or set PTXBENCH_SANDBOX=off for trusted code."};
   write_file(work_dir / kSourceName, source);
+  const HostReading before = read_host(work_dir);
   ProcessResult r =
       run_process({.argv = options.sandbox.requested ? sandboxed_nvcc(command, work_dir, options) : command,
                    .working_dir = work_dir.string(),
@@ -119,7 +124,9 @@ RawCompile run_nvcc(const std::string& source, const fs::path& work_dir,
   // nvcc echoes the source's bytes (a string literal in a diagnostic's excerpt, an #error line), which need
   // not be UTF-8; the record and everything made from it are text.
   raw.output = valid_utf8(r.out + r.err);
-  raw.status = status_of(r, raw.output);
+  const std::string host = r.ok() ? "" : host_failure(before, read_host(work_dir), options.min_free_bytes);
+  raw.status = status_of(r, host);
+  if (!host.empty()) raw.output = host + "\n" + raw.output;
   if (r.spawn_failed)
     raw.output = r.describe();
   else if (!r.exited && !r.timed_out)
@@ -145,10 +152,6 @@ std::optional<RawCompile> read_cache_entry(const fs::path& entry) {
   try {
     const json doc = json::parse(read_file(entry / "compile.json"));
     RawCompile raw{status_from_string(doc.at("status")), doc.at("output"), doc.at("wall_s")};
-    // A host failure once taken for a compile error (a full disk) must not keep failing the source.
-    if (raw.status == CompileResult::Status::compile_error &&
-        !host_failure_line(raw.output, kSourceName).empty())
-      return std::nullopt;
     if (raw.status == CompileResult::Status::ok)
       for (const char* artifact : {"solution.so", "solution.ptx", "solution.cubin"})
         if (!fs::is_regular_file(entry / artifact)) return std::nullopt;
@@ -188,13 +191,39 @@ std::string nvcc_version(const fs::path& nvcc) {
   return version;
 }
 
+HostReading read_host(const fs::path& folder) {
+  HostReading reading;
+  struct statvfs disk {};
+  if (statvfs(folder.c_str(), &disk) == 0) reading.free_bytes = uint64_t{disk.f_bavail} * disk.f_frsize;
+  std::ifstream vmstat("/proc/vmstat");
+  for (std::string name; vmstat >> name;) {
+    uint64_t value = 0;
+    if (!(vmstat >> value)) break;
+    if (name == "oom_kill") reading.oom_kills = value;
+  }
+  return reading;
+}
+
+std::string host_failure(const HostReading& before, const HostReading& after, uint64_t min_free_bytes) {
+  if (after.free_bytes < min_free_bytes)
+    return fmt::format("{}the compile folder's file system has {:.1f} MB free (at least {:.0f} MB wanted)",
+                       kHostStatePrefix, static_cast<double>(after.free_bytes) / 1e6,
+                       static_cast<double>(min_free_bytes) / 1e6);
+  if (after.oom_kills > before.oom_kills)
+    return fmt::format("{}the kernel's out-of-memory killer ended {} process(es) during the compile",
+                       kHostStatePrefix, after.oom_kills - before.oom_kills);
+  return "";
+}
+
 namespace {
 
 constexpr const char* kHostFailure = "the compile failed on this host, not on the source; nothing was cached";
 
-// The line that says why the host failed a compile (the verdict's summary shows it): the line
-// host_failure_line found, else nvcc's last (how it was killed).
+// The line that says why the host failed a compile (the verdict's summary shows it): host_failure's, which
+// run_nvcc puts first; else the line of nvcc's output that names a host trouble (host_failure_line: words
+// only, which decide nothing); else nvcc's last (how it was killed).
 std::string host_failure_cause(const std::string& output) {
+  if (output.starts_with(kHostStatePrefix)) return output.substr(0, output.find('\n'));
   if (std::string line = host_failure_line(output, kSourceName); !line.empty()) return line;
   const std::string trimmed = output.substr(0, output.find_last_not_of('\n') + 1);
   return trimmed.substr(trimmed.rfind('\n') + 1);

@@ -29,9 +29,23 @@ struct CompileOptions {
   // code only) runs nvcc without it.
   SandboxStatus sandbox;
   uint64_t memory_bytes = uint64_t{8} << 30;  // RLIMIT_AS of nvcc and every compiler it starts
+  // A failed compile is the host's (toolchain_error, never cached) when the cache's file system has less free
+  // than this after it (host_failure below), whatever nvcc printed ($PTXBENCH_COMPILE_MIN_FREE_MB).
+  uint64_t min_free_bytes = uint64_t{256} << 20;
   bool use_cache = true;           // false: compile again even when a cached result exists (which is kept)
   std::string python = "python3";  // what parses and scans a Triton solution (track/triton_track.cpp)
 };
+
+// What the host says around a compile, read before and after it: never what nvcc printed, which the source
+// can write (an #error, a #line naming another file).
+struct HostReading {
+  uint64_t free_bytes = 0;  // available to this user on the compile folder's file system (statvfs)
+  uint64_t oom_kills = 0;   // the kernel's count of processes its out-of-memory killer ended (/proc/vmstat)
+};
+HostReading read_host(const std::filesystem::path& folder);
+// Why the host failed a compile that nvcc did not pass, in words, or "" when it is the source's: the disk is
+// (nearly) full, or the out-of-memory killer ended a process during it.
+std::string host_failure(const HostReading& before, const HostReading& after, uint64_t min_free_bytes);
 
 struct CompileResult {
   // toolchain_error: the host failed, not the source (no nvcc, a full disk, a folder that cannot be written,

@@ -20,13 +20,13 @@ TrimmedDiagnostics trim_diagnostics(const std::string& compiler_output, const st
                                     int max_errors = 8, size_t max_chars = 4000,
                                     const std::string& display_root = "");
 
-// The line of a failed compile's output that shows the host failed rather than the source: a full disk or
-// quota, a read-only or unwritable folder, an I/O error, a compiler tool killed ("'cicc' died due to signal
-// 9"). Empty when there is none, and also when any line locates a diagnostic in the source (`source_name`, a
-// plain file name such as "solution.cu": its line, its PTX's line, "errors detected in the compilation of"):
-// then the source is at fault whatever else happened. Text a source can put into the output (#error, a
-// static_assert message, an asm label) either comes with such a location or is quoted; quoted text is not
-// read, so a source cannot make its own failure look like the host's.
+// The line of a failed compile's output that names a host trouble: a full disk or quota, a read-only or
+// unwritable folder, an I/O error, a compiler tool killed ("'cicc' died due to signal 9"). Empty when there is
+// none, and also when any line locates a diagnostic in the source (`source_name`, a plain file name such as
+// "solution.cu": its line, its PTX's line, "errors detected in the compilation of"). Words only: it says why
+// in a host failure's message, and never decides that a compile is one (compile.h, host_failure, reads the
+// host itself), since a source can print any words (`#line 1 "other.cu"` then `#error No space left on
+// device`).
 std::string host_failure_line(const std::string& compiler_output, const std::string& source_name);
 
 }  // namespace ptxbench

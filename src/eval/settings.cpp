@@ -42,6 +42,8 @@ HostSettings host_settings(const Environment& environment) {
     s.sandbox_data_bytes = whole_number("PTXBENCH_SANDBOX_DATA_GB", *v, 30, "gigabytes");
   if (auto v = environment("PTXBENCH_CACHE_LIMIT_MB"))
     s.compile_cache_limit = whole_number("PTXBENCH_CACHE_LIMIT_MB", *v, 20, "megabytes");
+  if (auto v = environment("PTXBENCH_COMPILE_MIN_FREE_MB"))
+    s.compile_min_free_bytes = whole_number("PTXBENCH_COMPILE_MIN_FREE_MB", *v, 20, "megabytes");
   if (auto v = environment("PTXBENCH_SANDBOX")) s.sandbox.enabled = !(*v == "off" || *v == "0" || *v == "no");
   if (auto v = environment("PTXBENCH_BWRAP")) s.sandbox.bwrap = *v;
   s.sandbox.search_path = environment("PATH").value_or("");

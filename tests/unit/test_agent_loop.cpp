@@ -252,6 +252,8 @@ TEST(AgentLoop, AHostFailureAtCompileLeavesTheTurnToResume) {
       "if [ -e '" + full.string() +
           "' ]; then echo 'cc1plus: fatal error: error writing to /tmp/ccX.s: No space left on "
           "device' >&2; exit 1; fi\nexec \"$REAL_NVCC\" \"$@\"");
+  const uint64_t room = options.compile.min_free_bytes;
+  options.compile.min_free_bytes = ~uint64_t{0};  // the disk full as the host sees it
   LocalEvaluator judge([&](const Task&) { return options; });
   ScriptedModel model([](int) { return reply_with("__global__ void tiny() {}"); });
   const auto s = h.settings({kHopperTask}, 1, {.max_turns = 1});
@@ -265,6 +267,7 @@ TEST(AgentLoop, AHostFailureAtCompileLeavesTheTurnToResume) {
   EXPECT_EQ(compile_cache_usage(options.compile.cache_dir).entries, 0);
 
   fs::remove(full);
+  options.compile.min_free_bytes = room;
   EXPECT_EQ(h.run(run, s, model, judge).errors, 0);
   EXPECT_EQ(model.calls, 1);
   turns = only_turns(h, run);

@@ -393,8 +393,10 @@ TEST_F(Cli, ADiskFullDuringTheCompileIsAHarnessErrorAndNotCached) {
   const fs::path nvcc = testing_compile::write_fake_nvcc(
       data_ / "nvcc",
       "echo 'cc1plus: fatal error: error writing to /tmp/ccX.s: No space left on device' >&2; exit 1");
-  const auto full = ptxbench({"compile", example("gemm_does_not_compile.cu"), "--task", kTask}, kRoot,
-                             {{"PTXBENCH_NVCC", nvcc.string()}});
+  // The disk full as the host sees it: less free than wanted on the compile's file system.
+  const auto full =
+      ptxbench({"compile", example("gemm_does_not_compile.cu"), "--task", kTask}, kRoot,
+               {{"PTXBENCH_NVCC", nvcc.string()}, {"PTXBENCH_COMPILE_MIN_FREE_MB", "1000000000000"}});
   EXPECT_EQ(full.exit_code, 5) << full.out;
   EXPECT_NE(full.out.find("harness_error"), std::string::npos) << full.out;
   EXPECT_NE(full.out.find("No space left on device"), std::string::npos) << full.out;
@@ -560,8 +562,9 @@ TEST_F(Cli, EvalInTheTritonTrack) {
   EXPECT_EQ(ptxbench({"eval", fixture, "--track", "cutile", "--task", kTask}).exit_code, 2);
 }
 
-// run --track triton: the reference model answers in the track (the shipped Triton reference, broken on purpose
-// first), the prompts ask for Python, the run remembers its track; tasks that do not accept it are left out.
+// run --track triton: the reference model answers in the track (the shipped Triton reference, broken on
+// purpose first), the prompts ask for Python, the run remembers its track; tasks that do not accept it are
+// left out.
 TEST_F(Cli, TheAgentRunsInTheTritonTrack) {
   auto run = ptxbench({"run", "--cpu-only", "--track", "triton", "--tasks", "gemm-bf16-n4096-k4096-*",
                        "--arch", "all", "--json"});

@@ -180,11 +180,13 @@ TEST(HostSettings, EverySettingComesFromItsVariable) {
   EXPECT_TRUE(defaults.sandbox.enabled);
   EXPECT_EQ(defaults.sandbox.bwrap, "bwrap");
   EXPECT_EQ(defaults.sandbox_data_bytes, uint64_t{32} << 30);
+  EXPECT_EQ(defaults.compile_min_free_bytes, uint64_t{256} << 20);
   const HostSettings s = host_settings(environment_of({{"PTXBENCH_NVCC", "/opt/nvcc"},
                                                        {"PTXBENCH_PYTHON", "/opt/torch/bin/python"},
                                                        {"PTXBENCH_SANDBOX", "off"},
                                                        {"PTXBENCH_BWRAP", "/opt/bwrap"},
                                                        {"PTXBENCH_SANDBOX_DATA_GB", "0"},
+                                                       {"PTXBENCH_COMPILE_MIN_FREE_MB", "64"},
                                                        {"CUDA_VISIBLE_DEVICES", "1,3"},
                                                        {"HOME", "/home/someone"},
                                                        {"OPENAI_API_KEY", "sk-not-inherited"}}));
@@ -193,6 +195,7 @@ TEST(HostSettings, EverySettingComesFromItsVariable) {
   EXPECT_FALSE(s.sandbox.enabled);
   EXPECT_EQ(s.sandbox.bwrap, "/opt/bwrap");
   EXPECT_EQ(s.sandbox_data_bytes, 0u);
+  EXPECT_EQ(s.compile_min_free_bytes, uint64_t{64} << 20);
   EXPECT_EQ(s.visible_devices, "1,3");
   EXPECT_EQ(s.sandbox.home, "/home/someone");
   EXPECT_EQ(s.sandbox.inherited.at("CUDA_VISIBLE_DEVICES"), "1,3");
@@ -200,6 +203,7 @@ TEST(HostSettings, EverySettingComesFromItsVariable) {
   for (const char* off : {"0", "no"})
     EXPECT_FALSE(host_settings(environment_of({{"PTXBENCH_SANDBOX", off}})).sandbox.enabled) << off;
   EXPECT_THROW(host_settings(environment_of({{"PTXBENCH_SANDBOX_DATA_GB", "lots"}})), ConfigError);
+  EXPECT_THROW(host_settings(environment_of({{"PTXBENCH_COMPILE_MIN_FREE_MB", "-1"}})), ConfigError);
   // Disabled, the sandbox resolves without a probe and says why.
   const SandboxStatus none = resolve_sandbox(s.sandbox);
   EXPECT_FALSE(none.requested);
