@@ -1,7 +1,10 @@
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <iostream>
 
 #include "cli/commands.h"
 #include "cli/fixit_commands.h"
@@ -21,8 +24,8 @@ constexpr const char* kExitCodes = R"(Exit codes:
   3  nothing failed, but stages were skipped (no GPU here, or a static-only task)
   4  a broken task file or solutions manifest, or no project folder
   5  ptxbench itself could not judge (no nvcc, the host failed the compile: a full disk, a cache folder that
-     cannot be written; store not writable, internal error), or an agent trajectory stopped on a model or
-     judge error (continue it with run --resume N))";
+     cannot be written; store not writable, output that could not be written, internal error), or an agent
+     trajectory stopped on a model or judge error (continue it with run --resume N))";
 
 }  // namespace
 
@@ -278,29 +281,39 @@ int main(int argc, char** argv) {
     return code == 0 ? kExitOk : kExitUsage;
   }
 
-  try {
-    if (tasks_cmd->parsed()) return tasks_command(common, tasks);
-    if (compile_cmd->parsed()) return compile_command(common, compile);
-    if (eval_cmd->parsed()) return eval_command(common, eval);
-    if (run_cmd->parsed()) {
-      run.manifest = solutions_opt->count() > 0;
-      for (const CLI::Option* option : run_cmd->get_options())
-        if (option->count() > 0)
-          for (const auto& name : option->get_lnames()) run.given.push_back("--" + name);
-      return run_command(common, run);
+  const int status = [&]() -> int {
+    try {
+      if (tasks_cmd->parsed()) return tasks_command(common, tasks);
+      if (compile_cmd->parsed()) return compile_command(common, compile);
+      if (eval_cmd->parsed()) return eval_command(common, eval);
+      if (run_cmd->parsed()) {
+        run.manifest = solutions_opt->count() > 0;
+        for (const CLI::Option* option : run_cmd->get_options())
+          if (option->count() > 0)
+            for (const auto& name : option->get_lnames()) run.given.push_back("--" + name);
+        return run_command(common, run);
+      }
+      if (results_cmd->parsed()) return results_command(common, results);
+      if (report_cmd->parsed()) return report_command(common, report);
+      if (cache_cmd->parsed()) return cache_command(common, cache);
+      if (fixit_cmd->parsed()) return fixit_command(common, fixit);
+      if (serve_cmd->parsed()) return serve_command(common, serve);
+      if (worker_cmd->parsed()) return worker_command(common, worker);
+    } catch (const ConfigError& e) {
+      std::fprintf(stderr, "ptxbench: %s\n", e.what());
+      return kExitConfig;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "ptxbench: %s\n", e.what());
+      return kExitHarness;
     }
-    if (results_cmd->parsed()) return results_command(common, results);
-    if (report_cmd->parsed()) return report_command(common, report);
-    if (cache_cmd->parsed()) return cache_command(common, cache);
-    if (fixit_cmd->parsed()) return fixit_command(common, fixit);
-    if (serve_cmd->parsed()) return serve_command(common, serve);
-    if (worker_cmd->parsed()) return worker_command(common, worker);
-  } catch (const ConfigError& e) {
-    std::fprintf(stderr, "ptxbench: %s\n", e.what());
-    return kExitConfig;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "ptxbench: %s\n", e.what());
+    return kExitUsage;
+  }();
+  // What was printed must have reached standard output (a full disk, a file system gone): else the host
+  // failed, whatever the command itself came to.
+  std::cout.flush();
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout) {
+    std::fprintf(stderr, "ptxbench: could not write to standard output: %s\n", std::strerror(errno));
     return kExitHarness;
   }
-  return kExitUsage;
+  return status;
 }

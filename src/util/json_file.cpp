@@ -80,7 +80,7 @@ json parse_strictly(const std::string& text, const std::filesystem::path& file) 
   try {
     // std::ref: the parser copies its callback, and the check's state must live across the whole document.
     return json::parse(text, std::ref(check));
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number such as 1e400
     throw JsonFileError(file, "(document)", fmt::format("not valid JSON: {}", e.what()));
   } catch (const DuplicateKey& duplicate) {
     throw JsonFileError(file, duplicate.path, "given twice in one object (each key may appear once)");

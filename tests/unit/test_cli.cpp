@@ -406,6 +406,16 @@ TEST_F(Cli, ADiskFullDuringTheCompileIsAHarnessErrorAndNotCached) {
   EXPECT_NE(freed.out.find("load_accumulator"), std::string::npos) << freed.out;
 }
 
+// Output that cannot be written (a full disk) is the host's failure, not a silent success.
+TEST_F(Cli, OutputThatCannotBeWrittenIsAHarnessError) {
+  const std::string command = std::string("exec '") + PTXBENCH_BINARY + "' --root '" + kRoot.string() +
+                              "' --data '" + data_.string() + "' tasks --json > /dev/full";
+  const ProcessResult full =
+      run_process({.argv = {"/bin/sh", "-c", command}, .time_limit = std::chrono::minutes(1)});
+  EXPECT_EQ(full.exit_code, 5) << full.err;
+  EXPECT_NE(full.err.find("could not write to standard output"), std::string::npos) << full.err;
+}
+
 TEST_F(Cli, ARunThatJudgesNothingDoesNotPass) {
   auto none = ptxbench({"run", "--solutions", "--cpu-only", "--tasks", "no-such-task-*"});
   EXPECT_EQ(none.exit_code, 2) << none.out;

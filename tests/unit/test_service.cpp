@@ -46,6 +46,12 @@ TEST(ServiceRequest, BadOnesAreRefusedWithTheirStatus) {
   EXPECT_EQ(status_of("{"), 400);
   EXPECT_EQ(status_of("[]"), 400);
   EXPECT_EQ(status_of(R"({"task": "a", "task": "b", "source": "x"})"), 400);
+  // A number no double holds, bytes that are not UTF-8, a lone surrogate: a 400 that says why, never a 500.
+  EXPECT_EQ(
+      status_of(R"({"task": "gemm-bf16-n4096-k4096-sm90a", "source": "x", "stage_time_limit_s": 1e400})"),
+      400);
+  EXPECT_EQ(status_of("{\"task\": \"gemm-bf16-n4096-k4096-sm90a\", \"source\": \"\xff\xfe\"}"), 400);
+  EXPECT_EQ(status_of(R"({"task": "gemm-bf16-n4096-k4096-sm90a", "source": "\udcff"})"), 400);
   EXPECT_EQ(status_of(R"({"task": "gemm-bf16-n4096-k4096-sm90a"})"), 400);
   EXPECT_EQ(status_of(R"({"task": "gemm-bf16-n4096-k4096-sm90a", "source": "x", "extra": 1})"), 400);
   EXPECT_EQ(status_of(R"({"task": "gemm-bf16-n4096-k4096-sm90a", "source": 5})"), 400);
