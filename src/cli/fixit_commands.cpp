@@ -18,6 +18,7 @@
 #include "fixit/fixit.h"
 #include "report/table.h"
 #include "util/files.h"
+#include "util/json_file.h"
 #include "util/text.h"
 
 namespace ptxbench {
@@ -449,7 +450,7 @@ int build_command(const CommonOptions& common, const FixitCommandOptions& o) {
   keep_compile_cache_within_limit(ctx.paths, host);
   fixit::Spec spec;
   try {
-    json doc = json::parse(read_file(o.spec));
+    json doc = read_json_file(o.spec);  // strict: a key given twice is an error
     // The command line's choices replace the spec's (a store's run ids, the model names of this catalogue).
     if (!o.runs.empty()) doc["runs"] = o.runs;
     if (!o.model.empty()) doc["model"] = o.model;

@@ -10,6 +10,7 @@
 #include "agent/prompt.h"
 #include "util/files.h"
 #include "util/hash.h"
+#include "util/json_file.h"
 #include "util/text.h"
 
 namespace ptxbench::fixit {
@@ -156,9 +157,9 @@ Spec parse_spec(const json& doc) {
 Spec load_spec(const std::filesystem::path& file) {
   json doc;
   try {
-    doc = json::parse(read_file(file));
-  } catch (const json::exception& e) {
-    throw std::invalid_argument(fmt::format("{}: not JSON: {}", file.string(), e.what()));
+    doc = read_json_file(file);  // strict: a key given twice is an error; a regular file of bounded size
+  } catch (const ConfigError& e) {
+    throw std::invalid_argument(e.what());
   }
   try {
     return parse_spec(doc);

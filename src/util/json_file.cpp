@@ -92,7 +92,7 @@ json parse_strictly(const std::string& text, const std::filesystem::path& file) 
 json read_json_file(const std::filesystem::path& file) {
   std::string text;
   try {
-    text = read_file(file);
+    text = read_regular_file(file, kMaxJsonFileBytes);
   } catch (const std::runtime_error& e) {
     throw ConfigError(e.what());  // read_file's message names the file and the reason
   }

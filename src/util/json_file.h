@@ -2,6 +2,7 @@
 // object is an error rather than the last value silently winning, as a plain JSON parser would let it.
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <string>
 
@@ -20,7 +21,10 @@ struct JsonFileError : ConfigError {
   std::string problem;
 };
 
-// Throws JsonFileError for a document that is not JSON or repeats a key; ConfigError when it cannot be read.
+// The largest JSON file read: a task, a manifest, a model catalogue, a fixit spec is kilobytes.
+inline constexpr size_t kMaxJsonFileBytes = size_t{64} << 20;
+// Throws JsonFileError for a document that is not JSON or repeats a key; ConfigError when it cannot be read,
+// is not a regular file (a folder, a device such as /dev/zero, a pipe) or holds over kMaxJsonFileBytes.
 nlohmann::json read_json_file(const std::filesystem::path& file);
 // The same rules for a document held in memory (a request's body); `name` stands for the file in the error
 // ("request body: (document): not valid JSON: ...").

@@ -399,6 +399,24 @@ TEST(Fixit, ReasonerRunIsStoredRefusedAttemptsAskedAgainAndResumable) {
   EXPECT_EQ(server.calls, 2);
 }
 
+// A spec is read as every JSON file a user names is: a key given twice, or a file that is not a regular one
+// (a device read without end), is refused with the file's name, at once.
+TEST(Fixit, ASpecWithAKeyTwiceOrThatIsNoFileIsRefused) {
+  const fs::path dir = fs::temp_directory_path() / ("ptxbench-fixit-spec-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  write_file(dir / "twice.json", R"({"name": "a", "name": "b"})");
+  try {
+    load_spec(dir / "twice.json");
+    ADD_FAILURE() << "a key given twice was taken";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("given twice"), std::string::npos) << e.what();
+  }
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_THROW(load_spec("/dev/zero"), std::invalid_argument);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
+  fs::remove_all(dir);
+}
+
 TEST(Fixit, ShippedSpecsParseAndBadOnesAreRefusedByField) {
   int shipped = 0;
   for (const auto& entry : fs::directory_iterator(kRoot / "fixit")) {

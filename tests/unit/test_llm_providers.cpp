@@ -694,6 +694,16 @@ class LlmCatalogue : public testing::Test {
   }
 };
 
+// --models names a file: a device such as /dev/zero is refused at once, not read without end.
+TEST_F(LlmCatalogue, ACatalogueThatIsNoFileIsRefused) {
+  try {
+    load_model_catalogue("/dev/zero");
+    ADD_FAILURE() << "/dev/zero was taken for a catalogue";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("/dev/zero"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(LlmCatalogue, ShippedCatalogueLoads) {
   const auto catalogue = load_model_catalogue(PTXBENCH_SOURCE_DIR "/models.json");
   for (const char* name : {"reference", "gpt-5", "claude-opus-4", "gemini-2.5-pro", "qwen3-coder-local",
