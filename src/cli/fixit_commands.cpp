@@ -11,6 +11,7 @@
 #include "agent/models.h"
 #include "agent/prompt.h"
 #include "cli/helpers.h"
+#include "cli/validators.h"
 #include "eval/evaluator.h"
 #include "eval/settings.h"
 #include "fixit/build.h"
@@ -38,7 +39,7 @@ CLI::App* add_fixit_command(CLI::App& app, FixitCommandOptions& o, const std::fu
   auto judge = [&](CLI::App* sub) {
     sub->add_flag("--cpu-only", o.cpu_only, "Run only the CPU stages (no fix can then be verified)");
     sub->add_option("--stage-time-limit", o.stage_time_limit_s, "Seconds each GPU stage's process may run")
-        ->check(CLI::PositiveNumber);
+        ->check(kPositiveFinite);
     sub->add_option("--parallel", o.parallel, "Trajectories driven at once")->check(CLI::Range(1, 256));
   };
   auto filters = [&](CLI::App* sub) {

@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/fixit_commands.h"
+#include "cli/validators.h"
 #include "task/task.h"
 #include "track/track.h"
 
@@ -85,7 +86,7 @@ int main(int argc, char** argv) {
       ->add_option("--stage-time-limit", eval.stage_time_limit_s,
                    "Seconds each GPU stage's process may run (default: 240 under the sanitizer or profiler, "
                    "120 otherwise)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositiveFinite);
   add_json(eval_cmd);
 
   RunCommandOptions run;
@@ -110,7 +111,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"sanitize", "correct", "instructions", "time"}));
   run_cmd
       ->add_option("--stage-time-limit", run.stage_time_limit_s, "Seconds each GPU stage's process may run")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositiveFinite);
   auto* solutions_opt = run_cmd->add_option("--solutions", run.solutions,
                                             "Manifest mode: evaluate the solutions listed in "
                                             "DIR/solutions.json (DIR defaults to the project's solutions/)");
@@ -144,7 +145,7 @@ int main(int argc, char** argv) {
           "--target-speedup", run.target_speedup,
           "Agent: stop a trajectory once verified and at least this fast against the baseline (implies "
           "--stop-when-verified)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositiveFinite);
   run_cmd->add_flag(
       "--stop-when-verified", run.stop_when_verified,
       "Agent: stop a trajectory at its first verified turn (always on for the reference model)");

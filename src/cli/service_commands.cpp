@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 #include <atomic>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -119,13 +120,14 @@ int serve_command(const CommonOptions& common, const ServeCommandOptions& option
     const size_t colon = options.listen.rfind(':');
     if (colon == std::string::npos) throw std::invalid_argument("--listen takes HOST:PORT");
     settings.host = options.listen.substr(0, colon);
-    settings.port = std::stoi(options.listen.substr(colon + 1));
-    if (settings.port < 0 || settings.port > 65535) throw std::invalid_argument("--listen: no such port");
+    const std::string port = options.listen.substr(colon + 1);
+    const auto [end, error] = std::from_chars(port.data(), port.data() + port.size(), settings.port);
+    if (error != std::errc() || end != port.data() + port.size() || port.empty() || settings.port < 0 ||
+        settings.port > 65535)
+      throw std::invalid_argument("--listen takes HOST:PORT, PORT a number from 0 to 65535, not '" + port +
+                                  "'");
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "ptxbench: %s\n", e.what());
-    return kExitUsage;
-  } catch (const std::out_of_range&) {
-    std::fprintf(stderr, "ptxbench: --listen: no such port\n");
     return kExitUsage;
   }
   settings.max_body_bytes = static_cast<size_t>(options.max_body_mb * (1 << 20));

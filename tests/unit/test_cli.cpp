@@ -406,6 +406,26 @@ TEST_F(Cli, ADiskFullDuringTheCompileIsAHarnessErrorAndNotCached) {
   EXPECT_NE(freed.out.find("load_accumulator"), std::string::npos) << freed.out;
 }
 
+// Numbers the options take are whole and finite: a port with letters after it, or "nan" seconds, is a usage
+// error that names what was given (and no 309-digit range).
+TEST_F(Cli, BadNumbersAreUsageErrors) {
+  for (const std::string listen : {"127.0.0.1:abc", "127.0.0.1:18080x", "127.0.0.1:", "127.0.0.1:70000"}) {
+    const auto r =
+        ptxbench({"serve", "--listen", listen}, kRoot, {{"PTXBENCH_SERVICE_TOKEN", "0123456789abcdef"}});
+    EXPECT_EQ(r.exit_code, 2) << listen << "\n" << r.err;
+    EXPECT_NE(r.err.find("--listen takes HOST:PORT, PORT a number from 0 to 65535"), std::string::npos)
+        << listen << "\n"
+        << r.err;
+  }
+  for (const char* value : {"nan", "inf", "1e400", "-1", "0"}) {
+    const auto r = ptxbench({"eval", example("gemm_simt.cu"), "--task", kTask, "--stage-time-limit", value});
+    EXPECT_EQ(r.exit_code, 2) << value << "\n" << r.err;
+    EXPECT_NE(r.err.find(std::string("must be a positive number, not '") + value + "'"), std::string::npos)
+        << r.err;
+    EXPECT_LT(r.err.size(), 400u) << r.err;
+  }
+}
+
 // Output that cannot be written (a full disk) is the host's failure, not a silent success.
 TEST_F(Cli, OutputThatCannotBeWrittenIsAHarnessError) {
   const std::string command = std::string("exec '") + PTXBENCH_BINARY + "' --root '" + kRoot.string() +

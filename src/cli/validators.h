@@ -1,0 +1,26 @@
+// Checks of command-line values that CLI11's own do not make.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <charconv>
+#include <cmath>
+#include <string>
+#include <system_error>
+
+namespace ptxbench {
+
+// A positive, finite number of seconds or a ratio. CLI11's PositiveNumber takes "nan", and for "inf" or
+// "1e400" prints the largest double in full, 309 digits.
+inline const CLI::Validator kPositiveFinite(
+    [](std::string& text) {
+      double value = 0;
+      const char* end = text.data() + text.size();
+      const auto [stop, error] = std::from_chars(text.data(), end, value);
+      if (error != std::errc() || stop != end || !std::isfinite(value) || value <= 0)
+        return "must be a positive number, not '" + text + "'";
+      return std::string();
+    },
+    "POSITIVE");
+
+}  // namespace ptxbench
