@@ -119,6 +119,12 @@ std::optional<double> Verdict::kernel_speedup() const {
   return baseline_us.get<double>() / kernels_us;
 }
 
+bool Verdict::reusable() const {
+  return overall() != OverallStatus::error &&
+         std::none_of(stages.begin(), stages.end(),
+                      [](const StageResult& s) { return s.status == StageStatus::timeout; });
+}
+
 const StageResult* Verdict::stage(const std::string& name) const {
   for (const auto& s : stages)
     if (s.name == name) return &s;

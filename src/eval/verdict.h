@@ -69,6 +69,10 @@ struct Verdict {
   // whole call, host time inside its clocks included; this is the kernels' speed alone. Nothing when either
   // is missing.
   std::optional<double> kernel_speedup() const;
+  // Whether a later identical submission may be answered with this verdict (the evaluation service does):
+  // not when the harness could not judge it, nor when a stage ran out of time, which a loaded host can cause
+  // (the compile cache keeps no timeout either).
+  bool reusable() const;
   const StageResult* stage(const std::string& name) const;
   StageResult& stage_mut(const std::string& name);
   std::string summary() const;   // one line: "failed at correct: 3 of 4 shapes mismatch"

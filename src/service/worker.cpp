@@ -197,7 +197,8 @@ WorkerCounts run_worker(const RedisAddress& address, const TaskRegistry& registr
       continue;
     }
     bool stored = false;
-    persist("storing a verdict", [&] { stored = queue.finish(*job, settings.name, to_json(*verdict), !harness_error); });
+    persist("storing a verdict",
+            [&] { stored = queue.finish(*job, settings.name, to_json(*verdict), verdict->reusable()); });
     stored ? ++counts.judged : ++counts.duplicates;
     log(fmt::format("job {} ({}) attempt {}: {} in {:.1f} s{}", job->id, job->request.task, job->attempt,
                     verdict->summary(), seconds, stored ? "" : " (not stored: the job had ended meanwhile)"));

@@ -38,6 +38,19 @@ TEST(Verdict, OverallStatus) {
   EXPECT_EQ(with_stages({}).overall(), OverallStatus::incomplete);
 }
 
+// The service answers an identical submission with a stored verdict only when nothing in it depended on the
+// host's state: no harness error, no time-out (a compile that ran out of time under load, as the compile
+// cache never keeps one).
+TEST(Verdict, OnlyAVerdictTheHostDidNotShapeIsReusable) {
+  using S = StageStatus;
+  EXPECT_TRUE(with_stages({{"compile", S::passed}, {"correct", S::failed}}).reusable());
+  EXPECT_TRUE(with_stages({{"compile", S::failed}, {"correct", S::skipped}}).reusable());
+  EXPECT_TRUE(with_stages({{"compile", S::passed}, {"sanitize", S::skipped}}).reusable());
+  EXPECT_FALSE(with_stages({{"compile", S::timeout}, {"correct", S::skipped}}).reusable());
+  EXPECT_FALSE(with_stages({{"compile", S::passed}, {"sanitize", S::timeout}}).reusable());
+  EXPECT_FALSE(with_stages({{"compile", S::passed}, {"sanitize", S::harness_error}}).reusable());
+}
+
 TEST(Verdict, SummaryNamesTheFailingStage) {
   Verdict v = with_stages({{"compile", StageStatus::passed}, {"correct", StageStatus::failed}});
   v.stage_mut("correct").message = "3 of 4 shapes mismatch\nmore detail";
