@@ -87,16 +87,16 @@ CompileResult::Status status_of(const ProcessResult& r, const std::string& host)
 
 // nvcc's command line in the compile's sandbox: the system, the toolkit (the folder above nvcc's bin), the
 // include folders read-only, the compile's own folder writable; a memory and CPU limit; no network; a
-// private /tmp; every process it starts ends with it (bwrap's pid namespace, --die-with-parent).
-std::vector<std::string> sandboxed_nvcc(const std::vector<std::string>& command, const fs::path& work_dir,
+// private /tmp; every process it starts ends with it (bwrap's pid namespace, --die-with-parent). nvcc is run
+// by its real path: a link to it (/usr/local/cuda) may lie outside what the sandbox shows.
+std::vector<std::string> sandboxed_nvcc(std::vector<std::string> command, const fs::path& work_dir,
                                         const CompileOptions& options) {
   SandboxPolicy policy{.writable = {work_dir}, .system_only = true};
   std::error_code ec;
   const fs::path nvcc = fs::canonical(options.nvcc, ec);
-  const fs::path bin = ec ? fs::absolute(options.nvcc).parent_path() : nvcc.parent_path();
+  if (!ec) command.front() = nvcc.string();
+  const fs::path bin = (ec ? fs::absolute(options.nvcc) : nvcc).parent_path();
   policy.readable.push_back(bin.filename() == "bin" ? bin.parent_path() : bin);
-  if (const fs::path named = fs::absolute(options.nvcc).parent_path(); named != bin)
-    policy.readable.push_back(named.filename() == "bin" ? named.parent_path() : named);
   for (const fs::path& dir : options.include_dirs) policy.readable.push_back(fs::absolute(dir));
   policy.limits.address_bytes = options.memory_bytes;
   policy.limits.cpu_s = static_cast<uint64_t>(4 * options.time_limit_s) + 60;

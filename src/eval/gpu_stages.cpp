@@ -87,29 +87,29 @@ void run_gpu_stages(const CompileResult& compiled, const Task& task, const GpuTo
   std::string stopped;  // why the remaining stages do not run
   for (const GpuStage& stage : kGpuStages) {
     StageResult result{.name = stage.name, .status = StageStatus::skipped};
+    bool says_sandbox = true;  // what confined it: a stage that ran, or was not asked for
     if (!unconfined.empty()) {
       result = {.name = stage.name, .status = StageStatus::harness_error, .message = unconfined};
     } else if (!stopped.empty()) {
       result.message = stopped;
+      says_sandbox = false;
     } else if (!tools.wants(stage.name)) {
       result.message = "not requested (--stages)";
     } else if (const std::string blocked = stage.blocked(verdict, tools); !blocked.empty()) {
       result.message = blocked;
+      says_sandbox = false;
     } else {
       result = stage.run(context);
       stopped = stops_the_rest(result);
     }
-    if (result.status != StageStatus::skipped || result.message == "not requested (--stages)") {
+    if (says_sandbox) {
       if (!result.details.is_object()) result.details = json::object();
       result.details["sandbox"] = sandboxed;
     }
     verdict.stages.push_back(std::move(result));
   }
   // The proof is bound once the calls it must cover have run, whichever way the later stages ended.
-  if (const auto instructions = std::find_if(verdict.stages.begin(), verdict.stages.end(),
-                                             [](const StageResult& s) { return s.name == "instructions"; });
-      instructions != verdict.stages.end())
-    bind_proof(context, *instructions);
+  bind_proof(context, verdict.stage_mut("instructions"));
 }
 
 fs::path runner_beside_executable() {

@@ -256,6 +256,7 @@ void launch_spin_kernel(double microseconds, cudaStream_t stream) {
 }
 
 void flush_l2(void* buffer, size_t bytes, uint32_t salt, cudaStream_t stream) {
+  PTXBENCH_CUDA(cudaCtxResetPersistingL2Cache());
   const auto words = static_cast<int64_t>(bytes / 4);
   flush_kernel<<<grid_for(words), kThreads, 0, stream>>>(static_cast<uint32_t*>(buffer), words, salt);
   check_launch("flush_kernel");

@@ -27,8 +27,9 @@ inline uint64_t derive_key(uint64_t key, uint64_t salt) {
 void fill_normal_bf16(__nv_bfloat16* out, __nv_bfloat16* copy, int64_t n, uint64_t key, float scale,
                       cudaStream_t stream);
 
-// Writes `bytes` bytes (a multiple of 4) of `buffer` with a pattern that changes with `salt`, so that every
-// line of the L2 is replaced by lines of this buffer.
+// Demotes persisting L2 lines to normal (cudaCtxResetPersistingL2Cache: lines an access-policy window marked
+// would survive the flush), then writes `bytes` bytes (a multiple of 4) of `buffer` with a pattern that
+// changes with `salt`, so that every line of the L2 is replaced by lines of this buffer.
 void flush_l2(void* buffer, size_t bytes, uint32_t salt, cudaStream_t stream);
 
 // Reads the `bytes` bytes (a multiple of 16) of `buffer` once, in 16-byte loads from one wave of blocks that

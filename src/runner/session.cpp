@@ -373,7 +373,6 @@ size_t l2_flush_bytes(int device) {
 void time_baseline(TaskFamily& family, cudaStream_t stream, const DeviceBuffer& flush, uint32_t salt,
                    Samples& samples) {
   const Event start, stop;
-  PTXBENCH_CUDA(cudaCtxResetPersistingL2Cache());
   flush_l2(flush.get(), flush.bytes(), salt, stream);
   PTXBENCH_CUDA(cudaStreamSynchronize(stream));
   const auto t0 = std::chrono::steady_clock::now();
@@ -394,9 +393,6 @@ void time_baseline(TaskFamily& family, cudaStream_t stream, const DeviceBuffer& 
 // whether the claims nest: events within the wall time, the wall time within the request.
 bool time_solution(Session& session, cudaStream_t stream, const DeviceBuffer& flush, uint32_t salt,
                    const Where& where, bool counted, Samples& samples, CallOutcome* outcome) {
-  // Lines a persisting access-policy window marked would survive the flush: demoted first (the solution
-  // process also fails a call that leaves such a window or limit behind, device_state.h).
-  PTXBENCH_CUDA(cudaCtxResetPersistingL2Cache());
   flush_l2(flush.get(), flush.bytes(), salt, stream);
   PTXBENCH_CUDA(cudaStreamSynchronize(stream));
   session.solution.switch_in();

@@ -403,6 +403,20 @@ TEST_F(CompileStage, IncludesOutsideTheAllowedFoldersAreNotThere) {
   fs::remove_all(secret_dir);
 }
 
+// A toolkit reached through a link the sandbox does not show (here one under the host's /tmp, which the
+// sandbox hides behind its own) still compiles: nvcc runs by its real path, its real folder bound.
+TEST_F(CompileStage, AToolkitBehindALinkCompilesInTheSandbox) {
+  const fs::path link = cache_ / "toolkit-link";
+  fs::create_directories(cache_);
+  fs::create_directory_symlink(fs::canonical(real_nvcc()).parent_path().parent_path(), link);
+  CompileOptions o = own_cache("linked");
+  o.nvcc = link / "bin" / "nvcc";
+  const CompileResult r =
+      compile_solution(cuda_track(), "#include <ptxbench/abi.h>\n" + kTinyKernel, *task_, o);
+  EXPECT_TRUE(r.ok()) << r.diagnostics;
+  fs::remove(link);
+}
+
 // Without a sandbox that works, nvcc is not run on a submission: the host's failure, never cached.
 TEST_F(CompileStage, WithoutTheSandboxNothingIsCompiled) {
   CompileOptions o = own_cache("unsandboxed");
