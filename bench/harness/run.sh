@@ -18,6 +18,10 @@ mkdir -p "$out"
 export PTXBENCH_ROOT=$PWD PTXBENCH_DATA=$out/data PTXBENCH_RUNNER=$bin/ptxbench-runner
 what=${1:-all}
 task=gemm-bf16-n4096-k4096-sm90a
+# Evaluations sharing the GPU in the manifest runs (run --gpu-share): their sanitize and correct stages side
+# by side, the instruction and time stages alone. ONLY narrows a manifest run to the entries matching it.
+share=${SHARE:-4}
+only=${ONLY:-*}
 
 nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv,noheader | tee "$out/gpu.txt"
 date -u +%FT%TZ | tee -a "$out/gpu.txt"
@@ -51,7 +55,8 @@ PY
 fi
 if [[ $what == shipped || $what == all ]]; then
   start=$SECONDS
-  "$bin/ptxbench" run --solutions solutions 2>&1 | tee "$out/shipped.txt" || status=1
+  "$bin/ptxbench" run --solutions solutions --gpu-share "$share" --only "$only" 2>&1 |
+    tee -a "$out/shipped.txt" || status=1
   echo "shipped run: $((SECONDS - start)) s" | tee -a "$out/shipped.txt"
 fi
 if [[ $what == agent || $what == all ]]; then
@@ -117,11 +122,11 @@ PY
 fi
 if [[ $what == anticheat || $what == corpus ]]; then
   start=$SECONDS
-  "$bin/ptxbench" run --solutions tests/adversarial --tasks "$task" --stage-time-limit 30 2>&1 |
-    tee "$out/adversarial.txt" || status=1
+  "$bin/ptxbench" run --solutions tests/adversarial --tasks "$task" --stage-time-limit 30 --gpu-share "$share" \
+    --only "$only" 2>&1 | tee -a "$out/adversarial.txt" || status=1
   # The entries of an attention task (the backward's workspace).
-  "$bin/ptxbench" run --solutions tests/adversarial --tasks attention-bwd-d64-sm90a --stage-time-limit 60 2>&1 |
-    tee -a "$out/adversarial.txt" || status=1
+  "$bin/ptxbench" run --solutions tests/adversarial --tasks attention-bwd-d64-sm90a --stage-time-limit 60 \
+    --only "$only" 2>&1 | tee -a "$out/adversarial.txt" || status=1
   echo "corpus run: $((SECONDS - start)) s" | tee -a "$out/adversarial.txt"
 fi
 if [[ $what == anticheat || $what == runner ]]; then

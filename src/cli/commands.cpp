@@ -408,7 +408,8 @@ int run_manifest_command(const CommonOptions& common, const RunCommandOptions& o
   const HostSettings host = host_settings();
   keep_compile_cache_within_limit(ctx.paths, host);
   const GpuInfo gpu = gpu_for(options.cpu_only, host);
-  SolutionRunOptions run_options{.task_glob = options.tasks, .solution_glob = options.only};
+  SolutionRunOptions run_options{
+      .task_glob = options.tasks, .solution_glob = options.only, .parallel = options.gpu_share};
   if (!options.track.empty()) run_options.track = find_track(options.track);
   if (!select_archs(options.arch, gpu, run_options.archs)) return kExitUsage;
 
@@ -422,12 +423,15 @@ int run_manifest_command(const CommonOptions& common, const RunCommandOptions& o
                           return eval_options(ctx.paths, host, task, false, gpu, options.stage_time_limit_s,
                                               options.stages);
                         },
-                        std::vector<std::string>{}, host.sandbox),
+                        std::vector<std::string>{}, host.sandbox, options.gpu_share),
                     remote_choice(options, options.cpu_only), ctx.paths, host);
   if (!evaluator) return kExitUsage;
 
   Store store(ctx.paths.store());
-  json run_args = {{"tasks", options.tasks}, {"only", options.only}, {"archs", run_options.archs}};
+  json run_args = {{"tasks", options.tasks},
+                   {"only", options.only},
+                   {"archs", run_options.archs},
+                   {"gpu_share", options.gpu_share}};
   if (run_options.track) run_args["track"] = run_options.track->name();
   const int64_t run_id = store.begin_run("solutions", run_args);
   if (!common.json)
@@ -717,7 +721,7 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
                         [&](const Task& task) {
                           return eval_options(ctx.paths, host, task, false, gpu, options.stage_time_limit_s);
                         },
-                        *devices, host.sandbox),
+                        *devices, host.sandbox, options.gpu_share),
                     remote_choice(options, settings.cpu_only), ctx.paths, host);
   if (!evaluator) return kExitUsage;
 

@@ -165,6 +165,14 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   run_cmd
       ->add_option(
+          "--gpu-share", run.gpu_share,
+          "Evaluations at a time on one GPU: their sanitize and correct stages run side by side, the "
+          "instruction and time stages with the GPU alone (with --solutions: also the evaluations "
+          "the run makes at once)")
+      ->check(CLI::Range(1, 16))
+      ->capture_default_str();
+  run_cmd
+      ->add_option(
           "--progress", run.progress,
           "Agent: how progress is shown on standard error: auto (a live view on a terminal, plain lines "
           "otherwise), live (the view when standard error is a terminal that can show it) or plain")

@@ -1,5 +1,7 @@
 #include "eval/evaluator.h"
 
+#include <algorithm>
+
 #include "task/catalog.h"
 #include "util/hash.h"
 
@@ -44,34 +46,50 @@ Verdict LocalEvaluator::evaluate(const Submission& submission, const Task& task,
   } gpu{gpus_, gpus_.acquire()};
   EvalOptions on_device = options;
   if (!gpu.device.empty()) on_device.tools.visible_device = gpu.device;
+  on_device.tools.gate = gpus_.gate(gpu.device);
   on_device.tools.sandbox = sandbox();
   return ptxbench::evaluate(submission, task, on_device);
 }
 
-DevicePool::DevicePool(std::vector<std::string> devices) : free_(std::move(devices)) {
-  if (free_.size() < 2) free_ = {""};
+DevicePool::DevicePool(std::vector<std::string> devices, int share) : share_(std::max(1, share)) {
+  if (devices.size() < 2) devices = {""};
+  for (std::string& device : devices)
+    gpus_.push_back(
+        {.device = std::move(device), .gate = share_ > 1 ? std::make_unique<GpuGate>() : nullptr});
 }
 
 std::string DevicePool::acquire() {
   std::unique_lock lock(mutex_);
-  freed_.wait(lock, [&] { return !free_.empty(); });
-  std::string device = std::move(free_.front());  // in the order given, when all are free
-  free_.erase(free_.begin());
-  return device;
+  Gpu* chosen = nullptr;
+  freed_.wait(lock, [&] {
+    chosen = nullptr;
+    for (Gpu& gpu : gpus_)  // in the order given, among the least used
+      if (gpu.in_use < share_ && (!chosen || gpu.in_use < chosen->in_use)) chosen = &gpu;
+    return chosen != nullptr;
+  });
+  ++chosen->in_use;
+  return chosen->device;
 }
 
 void DevicePool::release(const std::string& device) {
   {
     std::lock_guard lock(mutex_);
-    free_.push_back(device);
+    for (Gpu& gpu : gpus_)
+      if (gpu.device == device) --gpu.in_use;
   }
-  freed_.notify_one();
+  freed_.notify_all();
+}
+
+GpuGate* DevicePool::gate(const std::string& device) {
+  for (Gpu& gpu : gpus_)  // the list never changes: no lock needed
+    if (gpu.device == device) return gpu.gate.get();
+  return nullptr;
 }
 
 LocalEvaluator::LocalEvaluator(OptionsFor options_for, std::vector<std::string> devices,
-                               SandboxSettings sandbox)
+                               SandboxSettings sandbox, int gpu_share)
     : options_for_(std::move(options_for)),
-      gpus_(std::move(devices)),
+      gpus_(std::move(devices), gpu_share),
       sandbox_settings_(std::move(sandbox)) {}
 
 const SandboxStatus& LocalEvaluator::sandbox() {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "eval/evaluate.h"
+#include "eval/gpu_gate.h"
 #include "eval/sandbox.h"
 
 namespace ptxbench {
@@ -25,36 +26,45 @@ class Evaluator {
   virtual Verdict evaluate(const Submission& submission, const Task& task) = 0;
 };
 
-// GPUs handed out one evaluation at a time each. With no devices listed it holds one unnamed GPU ("").
+// GPUs handed out to evaluations: each to `share` evaluations at a time, which then pass its gate around
+// each GPU stage (gpu_gate.h). With no devices listed it holds one unnamed GPU ("").
 class DevicePool {
  public:
-  explicit DevicePool(std::vector<std::string> devices);
-  std::string acquire();  // waits for a free one
+  explicit DevicePool(std::vector<std::string> devices, int share = 1);
+  std::string acquire();  // waits for one with room: the least used, the first given among equals
   void release(const std::string& device);
+  // The device's gate; nullptr when each GPU has one evaluation at a time.
+  GpuGate* gate(const std::string& device);
 
  private:
+  struct Gpu {
+    std::string device;
+    int in_use = 0;
+    std::unique_ptr<GpuGate> gate;
+  };
+  int share_;
   std::mutex mutex_;
   std::condition_variable freed_;
-  std::vector<std::string> free_;
+  std::vector<Gpu> gpus_;
 };
 
 // ptxbench::evaluate on this machine. Compiles run in parallel; the GPU stages run one evaluation at a time
 // per GPU (the harness times kernels, and two at once on one GPU would disturb each other's timings and
-// profiles). Given several devices (CUDA_VISIBLE_DEVICES values of identical GPUs), an evaluation takes a
-// free one and its runner sees that GPU alone. The compile is done first, outside the wait for a GPU, so the
-// evaluation finds it in the compile cache.
-// Identical sources are compiled one at a time: the second then finds the first's cache entry instead of
-// replacing it while the first still reads it (the compile cache replaces an entry published by a concurrent
-// twin).
-// The sandbox is resolved from `sandbox` once, by the first evaluation that runs solution code (the probe
-// starts a process), and given to every evaluation's GPU stages.
+// profiles), or `gpu_share` evaluations at a time whose stages pass the GPU's gate: their sanitize and
+// correct stages side by side, the others alone. Given several devices (CUDA_VISIBLE_DEVICES values of
+// identical GPUs), an evaluation takes a free one and its runner sees that GPU alone. The compile is done
+// first, outside the wait for a GPU, so the evaluation finds it in the compile cache. Identical sources are
+// compiled one at a time: the second then finds the first's cache entry instead of replacing it while the
+// first still reads it (the compile cache replaces an entry published by a concurrent twin). The sandbox is
+// resolved from `sandbox` once, by the first evaluation that runs solution code (the probe starts a process),
+// and given to every evaluation's GPU stages.
 class LocalEvaluator : public Evaluator {
  public:
   using OptionsFor = std::function<EvalOptions(const Task&)>;
   // `devices`: two or more to evaluate side by side; fewer: one GPU, as the options name it (or as the
   // runner inherits it).
   explicit LocalEvaluator(OptionsFor options_for, std::vector<std::string> devices = {},
-                          SandboxSettings sandbox = {});
+                          SandboxSettings sandbox = {}, int gpu_share = 1);
   Verdict evaluate(const Submission& submission, const Task& task) override;
   // With these options instead of options_for's (a service's worker: each job has its own stages and limits).
   Verdict evaluate(const Submission& submission, const Task& task, const EvalOptions& options);

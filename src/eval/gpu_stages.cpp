@@ -15,6 +15,8 @@ namespace {
 
 struct GpuStage {
   const char* name;
+  // Whether the stage may run beside another evaluation's on a shared GPU (gpu_gate.h).
+  GpuGate::Use use;
   StageResult (*run)(StageContext&);
   // Why the stage cannot run after the stages before it, or "" when it can.
   std::string (*blocked)(const Verdict&, const GpuTools&);
@@ -31,11 +33,15 @@ std::string needs_correct(const Verdict& verdict, const GpuTools& tools) {
                                 : "not run: the time stage needs the correct stage (--stages)";
 }
 
+// The sanitize and correct stages share the GPU: what they judge (the tools' reports, the outputs, the state
+// kept between calls) is the solution process's own, which another process's context on the GPU does not
+// change, and most of the sanitize stage's time is the tools' work on the host. The profiler's counters are
+// the device's, and the timed calls are measured on a GPU that does nothing else.
 constexpr GpuStage kGpuStages[] = {
-    {"sanitize", sanitize_stage, runs_always},
-    {"correct", correct_stage, runs_always},
-    {"instructions", instructions_stage, runs_always},
-    {"time", time_stage, needs_correct},
+    {"sanitize", GpuGate::Use::shared, sanitize_stage, runs_always},
+    {"correct", GpuGate::Use::shared, correct_stage, runs_always},
+    {"instructions", GpuGate::Use::alone, instructions_stage, runs_always},
+    {"time", GpuGate::Use::alone, time_stage, needs_correct},
 };
 
 constexpr bool registry_matches_names() {
@@ -56,6 +62,27 @@ std::string stops_the_rest(const StageResult& stage) {
   if (stage.status == StageStatus::harness_error)
     return fmt::format("not run: the {} stage could not be judged (a harness error)", stage.name);
   return "";
+}
+
+// Runs `stage` through the GPU's gate, when the GPU is shared. A stage that timed out while another shared
+// the GPU with it is run again with the GPU alone: only a time-out on a GPU of its own is the solution's.
+StageResult run_at_gate(const GpuStage& stage, StageContext& context) {
+  GpuGate* gate = context.tools.gate;
+  if (!gate) return stage.run(context);
+  StageResult result;
+  bool overlapped = false;
+  {
+    const GpuGate::Pass pass = gate->enter(stage.use);
+    result = stage.run(context);
+    overlapped = pass.overlapped();
+  }
+  if (result.status != StageStatus::timeout || !overlapped) return result;
+  const std::string shared_timeout = result.message;
+  const GpuGate::Pass pass = gate->enter(GpuGate::Use::alone);
+  result = stage.run(context);
+  if (!result.details.is_object()) result.details = json::object();
+  result.details["timed_out_sharing_the_gpu"] = shared_timeout;
+  return result;
 }
 
 json sandbox_details(const SandboxSetup& sandbox) {
@@ -99,7 +126,7 @@ void run_gpu_stages(const CompileResult& compiled, const Task& task, const GpuTo
       result.message = blocked;
       says_sandbox = false;
     } else {
-      result = stage.run(context);
+      result = run_at_gate(stage, context);
       stopped = stops_the_rest(result);
     }
     if (says_sandbox) {

@@ -15,6 +15,7 @@
 
 #include "compile/compile.h"
 #include "eval/attention_baseline.h"
+#include "eval/gpu_gate.h"
 #include "eval/sandbox.h"
 #include "eval/verdict.h"
 #include "task/task.h"
@@ -55,6 +56,9 @@ struct GpuTools {
   // unconfined.
   SandboxStatus sandbox;
   uint64_t sandbox_data_bytes = uint64_t{32} << 30;  // RLIMIT_DATA in the sandbox (0: none)
+  // The gate of the GPU, when evaluations share it (LocalEvaluator, run --gpu-share); nullptr: this
+  // evaluation has the GPU to itself.
+  GpuGate* gate = nullptr;
 };
 
 // ptxbench-runner beside this executable; empty when there is none ($PTXBENCH_RUNNER: eval/settings.h).

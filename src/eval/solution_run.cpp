@@ -4,8 +4,12 @@
 
 #include <fmt/format.h>
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <functional>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "util/errors.h"
 #include "util/files.h"
@@ -135,24 +139,46 @@ std::vector<SolutionRunRow> run_shipped_solutions(
     const std::vector<ShippedSolution>& manifest, const TaskRegistry& registry,
     const SolutionRunOptions& options, Evaluator& evaluator,
     const std::function<void(const ShippedSolution&, SolutionRunRow&)>& record) {
-  std::vector<SolutionRunRow> rows;
+  std::vector<std::pair<const ShippedSolution*, const Task*>> pairs;
   for (const auto& solution : manifest) {
     if (options.track && solution.track != options.track) continue;
     if (fnmatch(options.solution_glob.c_str(), solution.path.string().c_str(), 0) != 0) continue;
-    const std::string& source = solution.source;
     for (const Task* task : registry.matching(solution.tasks)) {
       if (fnmatch(options.task_glob.c_str(), task->id.c_str(), 0) != 0) continue;
       if (std::find(options.archs.begin(), options.archs.end(), task->arch) == options.archs.end()) continue;
-      if (!accepts(*task, *solution.track)) continue;
-      SolutionRunRow row{
-          .task_id = task->id,
-          .solution = solution.path.string(),
-          .verdict = evaluator.evaluate({source, solution.path.string(), solution.track}, *task)};
-      compare_with_expectations(solution, row);
-      record(solution, row);
-      rows.push_back(std::move(row));
+      if (accepts(*task, *solution.track)) pairs.emplace_back(&solution, task);
     }
   }
+  std::vector<SolutionRunRow> rows(pairs.size());
+  std::atomic<size_t> next{0};
+  std::mutex recording;
+  std::atomic<bool> stopped{false};
+  std::exception_ptr failure;  // the first evaluation that could not be judged stops the run
+  auto judge = [&] {
+    for (size_t i; !stopped && (i = next++) < pairs.size();) {
+      const auto& [solution, task] = pairs[i];
+      try {
+        SolutionRunRow row{.task_id = task->id,
+                           .solution = solution->path.string(),
+                           .verdict = evaluator.evaluate(
+                               {solution->source, solution->path.string(), solution->track}, *task)};
+        compare_with_expectations(*solution, row);
+        std::lock_guard lock(recording);
+        record(*solution, row);
+        rows[i] = std::move(row);
+      } catch (...) {
+        std::lock_guard lock(recording);
+        if (!failure) failure = std::current_exception();
+        stopped = true;
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < std::min(static_cast<size_t>(std::max(1, options.parallel)), pairs.size()); ++t)
+    threads.emplace_back(judge);
+  judge();
+  for (auto& thread : threads) thread.join();
+  if (failure) std::rethrow_exception(failure);
   return rows;
 }
 

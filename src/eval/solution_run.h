@@ -49,13 +49,13 @@ struct SolutionRunOptions {
   std::string solution_glob = "*";  // only the entries whose path (as the manifest gives it) matches
   std::vector<std::string> archs;   // task architectures to include
   const Track* track = nullptr;     // only the entries of this track; nullptr: every entry
+  int parallel = 1;                 // evaluations at once
 };
 
 // Evaluates every (solution, task) pair of `manifest` with `evaluator` (on this machine or through a
 // service), a task only when it accepts the solution's track, and compares each verdict with the entry's
-// expectations. `record` gets each row as soon as it is
-// judged, with its entry, to store it (setting evaluation_id) and report it, before the next evaluation
-// begins.
+// expectations, `parallel` at a time. `record` gets each row as soon as it is judged, with its entry, to store
+// it (setting evaluation_id) and report it, one row at a time; the rows come back in the manifest's order.
 std::vector<SolutionRunRow> run_shipped_solutions(
     const std::vector<ShippedSolution>& manifest, const TaskRegistry& registry,
     const SolutionRunOptions& options, Evaluator& evaluator,

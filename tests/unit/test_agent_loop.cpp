@@ -505,4 +505,62 @@ TEST(DevicePool, HandsOutEachGpuToOneEvaluationAtATime) {
   // One GPU or none named: one evaluation at a time, on the GPU the runner inherits.
   DevicePool single({"3"});
   EXPECT_EQ(single.acquire(), "");
+  EXPECT_EQ(single.gate(""), nullptr) << "a GPU of one evaluation at a time needs no gate";
+}
+
+// Shared GPUs (run --gpu-share): each GPU to `share` evaluations, the least used first, each GPU's through
+// its own gate.
+TEST(DevicePool, SharesEachGpuAmongAsManyEvaluationsAsAsked) {
+  DevicePool pool({"0", "1"}, 2);
+  EXPECT_EQ(pool.acquire(), "0");
+  EXPECT_EQ(pool.acquire(), "1");
+  EXPECT_EQ(pool.acquire(), "0");
+  pool.release("0");
+  EXPECT_EQ(pool.acquire(), "0") << "the least used";
+  EXPECT_EQ(pool.acquire(), "1");
+  std::atomic<bool> got{false};
+  std::thread waiting([&] {
+    EXPECT_EQ(pool.acquire(), "1");
+    got = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(got) << "both GPUs hold two evaluations";
+  pool.release("1");
+  waiting.join();
+  ASSERT_NE(pool.gate("0"), nullptr);
+  EXPECT_NE(pool.gate("0"), pool.gate("1"));
+}
+
+// The gate: shared stages side by side; a stage alone waits for them to leave, and no shared stage enters
+// while it waits or runs; overlapped() says whether another stage was inside at some moment.
+TEST(GpuGate, SharedStagesOverlapAndAStageAloneHasTheGpuToItself) {
+  GpuGate gate;
+  auto first = std::make_unique<GpuGate::Pass>(gate.enter(GpuGate::Use::shared));
+  {
+    const GpuGate::Pass second = gate.enter(GpuGate::Use::shared);
+    EXPECT_TRUE(second.overlapped());
+  }
+  EXPECT_TRUE(first->overlapped()) << "the second entered while the first was inside";
+  std::atomic<bool> alone_in{false}, shared_in{false};
+  std::thread alone([&] {
+    const GpuGate::Pass pass = gate.enter(GpuGate::Use::alone);
+    alone_in = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    EXPECT_FALSE(shared_in) << "no shared stage while one is alone";
+    EXPECT_FALSE(pass.overlapped());
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(alone_in) << "a shared stage is inside";
+  std::thread shared([&] {
+    const GpuGate::Pass pass = gate.enter(GpuGate::Use::shared);
+    shared_in = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(shared_in) << "a stage waiting to be alone goes first";
+  first.reset();
+  alone.join();
+  shared.join();
+  EXPECT_TRUE(shared_in);
+  const GpuGate::Pass lone = gate.enter(GpuGate::Use::shared);
+  EXPECT_FALSE(lone.overlapped());
 }

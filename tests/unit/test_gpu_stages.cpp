@@ -11,10 +11,13 @@
 
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <thread>
 
 using namespace ptxbench;
 using nlohmann::json;
@@ -339,12 +342,14 @@ Verdict stages_with_fake_tools(const json& result, const std::vector<std::string
                                const std::map<std::string, std::string>& tool_logs = {},
                                const std::string& ncu_csv = "",
                                std::vector<std::string> compiled_kernels = {}, const std::string& sass = "",
-                               FakeTriton* triton = nullptr) {
+                               FakeTriton* triton = nullptr, GpuGate* gate = nullptr, double limit_s = 30,
+                               bool first_tool_hangs_once = false) {
   const fs::path dir = fs::temp_directory_path() / ("ptxbench-fake-tools-" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir / "scratch");
   std::ofstream(dir / "result.json") << result.dump();
   for (const auto& [tool, log] : tool_logs) std::ofstream(dir / (tool + ".log")) << log;
+  if (first_tool_hangs_once) std::ofstream(dir / "hang_once");
   if (triton) std::ofstream(dir / "kernels.txt") << fmt::format("{}", fmt::join(triton->kernel_files, "\n"));
   // Reads the request up to NUL and the key after it; prints the result and its HMAC tag. Keeps the requests
   // and, where one asks for the kernels Triton compiled, writes them and lists them in the result.
@@ -380,6 +385,7 @@ while [ $# -gt 1 ]; do
     *) break ;;
   esac
 done
+if [ -f "$here/hang_once" ]; then rm "$here/hang_once"; sleep 60; fi
 if [ -f "$here/$tool.log" ]; then cp "$here/$tool.log" "$log"
 else printf '========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n' > "$log"; fi
 exec "$@"
@@ -418,8 +424,9 @@ exec "$@"
   tools.ncu = ncu_csv.empty() ? dir / "absent" : ncu;
   tools.cuobjdump = sass.empty() ? dir / "absent" : cuobjdump;
   tools.scratch = dir / "scratch";
-  tools.set_all_limits(30);
+  tools.set_all_limits(limit_s);
   tools.stages = stages;
+  tools.gate = gate;
   tools.sandbox = resolve_sandbox({.enabled = false});
   Verdict verdict;
   run_gpu_stages(compiled, task(), tools, verdict);
@@ -546,6 +553,37 @@ TEST(GpuStages, SanitizeRunsMemcheckSynccheckAndRacecheck) {
   EXPECT_EQ(sanitize.status, StageStatus::passed) << sanitize.message;
   for (const char* tool : {"memcheck", "synccheck", "racecheck"})
     EXPECT_TRUE(sanitize.details.contains(tool)) << tool << ": " << sanitize.details.dump();
+}
+
+// Evaluations sharing a GPU (gpu_gate.h): a stage that timed out while another evaluation's stage shared the
+// GPU is run again with the GPU alone, and that run decides; one that timed out with the GPU to itself timed
+// out.
+TEST(GpuStages, AStageThatTimedOutSharingTheGpuIsRunAgainAlone) {
+  const json passed =
+      json::parse(R"({"protocol": 1, "mode": "sanitize", "status": "passed", "message": "all passed",
+    "shapes": [{"label": "small-m", "dims": {"M": 128, "N": 4096, "K": 4096}, "passed": true, "trials": [
+      {"trial": 0, "passed": true, "inputs_unchanged": true, "output_stable": true, "outputs": []}]}]})");
+  GpuGate gate;
+  std::atomic<bool> other_inside{false};
+  std::thread other([&] {  // another evaluation's sanitize stage, for 4 s
+    const GpuGate::Pass pass = gate.enter(GpuGate::Use::shared);
+    other_inside = true;
+    std::this_thread::sleep_for(std::chrono::seconds(4));
+  });
+  while (!other_inside) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const Verdict shared =
+      stages_with_fake_tools(passed, {"sanitize"}, {}, "", {}, "", nullptr, &gate, 2, true);
+  other.join();
+  const StageResult& again = stage_named(shared, "sanitize");
+  EXPECT_EQ(again.status, StageStatus::passed) << again.message;
+  ASSERT_TRUE(again.details.contains("timed_out_sharing_the_gpu")) << again.details.dump();
+  EXPECT_NE(again.details["timed_out_sharing_the_gpu"].get<std::string>().find("memcheck"), std::string::npos)
+      << again.details.dump();
+
+  const Verdict alone = stages_with_fake_tools(passed, {"sanitize"}, {}, "", {}, "", nullptr, &gate, 2, true);
+  const StageResult& timed_out = stage_named(alone, "sanitize");
+  EXPECT_EQ(timed_out.status, StageStatus::timeout) << timed_out.message;
+  EXPECT_FALSE(timed_out.details.contains("timed_out_sharing_the_gpu")) << timed_out.details.dump();
 }
 
 // memcheck found an error; synccheck then could not run: the stage stays failed, and says both.

@@ -1,0 +1,85 @@
+// Who uses one GPU at a time. Evaluations sharing a GPU (run --gpu-share) enter a gate around each GPU stage:
+// the stages whose verdict another process on the GPU cannot change run side by side (sanitize, correct);
+// the others (the profiler's device-wide counters, the timed calls) have the GPU alone (gpu_stages.cpp's
+// registry says which). A stage that waits to be alone goes first: no stream of shared stages keeps it
+// waiting.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+
+namespace ptxbench {
+
+class GpuGate {
+ public:
+  enum class Use { shared, alone };
+
+  // Held for one stage. overlapped(): whether another stage held the gate at some moment of this one's
+  // (a time-out then may be the other's doing).
+  class Pass {
+   public:
+    Pass(const Pass&) = delete;
+    Pass& operator=(const Pass&) = delete;
+    Pass(Pass&& other) noexcept
+        : gate_(other.gate_),
+          use_(other.use_),
+          entered_(other.entered_),
+          others_at_entry_(other.others_at_entry_) {
+      other.gate_ = nullptr;
+    }
+    ~Pass() {
+      if (gate_) gate_->leave(use_);
+    }
+    bool overlapped() const {
+      if (!gate_) return false;
+      std::lock_guard lock(gate_->mutex_);
+      return others_at_entry_ > 0 || gate_->entries_ != entered_;
+    }
+
+   private:
+    friend class GpuGate;
+    Pass(GpuGate* gate, Use use, uint64_t entered, int others)
+        : gate_(gate), use_(use), entered_(entered), others_at_entry_(others) {}
+    GpuGate* gate_;
+    Use use_;
+    uint64_t entered_;     // the gate's entry count just after this entry
+    int others_at_entry_;  // stages inside when this one entered
+  };
+
+  Pass enter(Use use) {
+    std::unique_lock lock(mutex_);
+    if (use == Use::alone) {
+      ++waiting_alone_;
+      changed_.wait(lock, [&] { return shared_ == 0 && !alone_; });
+      --waiting_alone_;
+      alone_ = true;
+    } else {
+      changed_.wait(lock, [&] { return !alone_ && waiting_alone_ == 0; });
+      ++shared_;
+    }
+    const int others = use == Use::shared ? shared_ - 1 : 0;
+    return Pass(this, use, ++entries_, others);
+  }
+
+ private:
+  void leave(Use use) {
+    {
+      std::lock_guard lock(mutex_);
+      if (use == Use::alone)
+        alone_ = false;
+      else
+        --shared_;
+    }
+    changed_.notify_all();
+  }
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int shared_ = 0;         // shared stages inside
+  bool alone_ = false;     // a stage inside alone
+  int waiting_alone_ = 0;  // stages waiting to be alone
+  uint64_t entries_ = 0;
+};
+
+}  // namespace ptxbench
