@@ -72,7 +72,7 @@ struct RunCommandOptions {
   long long resume = 0;  // continue this run
   int parallel = 4;
   int gpus = 1;                   // GPUs evaluating side by side; 0: every GPU like the first
-  int gpu_share = 1;              // evaluations at a time on one GPU (GpuGate: sanitize and correct at once)
+  int gpu_share = 1;              // evaluations at a time on one GPU (gpu_gate.h)
   std::string progress = "auto";  // auto: a live view on a terminal, plain lines otherwise; live; plain
   // The evaluation service that judges (docs/service.md); empty: this machine. Its token comes from
   // `evaluator_token_file`, else $PTXBENCH_SERVICE_TOKEN.

@@ -30,14 +30,20 @@ Verdict LocalEvaluator::evaluate(const Submission& submission, const Task& task)
 
 Verdict LocalEvaluator::evaluate(const Submission& submission, const Task& task, const EvalOptions& options) {
   const std::shared_ptr<std::mutex> same_source = source_lock(submission.source);
+  // With the GPU shared, a compile waits while a stage has the host alone (and the source's lock is taken
+  // first: no pass is held while waiting for it).
+  auto beside_others = [&] {
+    return gate_ ? std::optional<GpuGate::Pass>(gate_->enter(GpuGate::Use::shared)) : std::nullopt;
+  };
   if (!uses_gpu(task, *submission.track, options)) {
     std::lock_guard lock(*same_source);
+    const auto pass = beside_others();
     return ptxbench::evaluate(submission, task, options);
   }
-  {
+  if (options.compile.use_cache) {
     std::lock_guard lock(*same_source);
-    if (options.compile.use_cache)
-      compile_solution(*submission.track, submission.source, task, options.compile);
+    const auto pass = beside_others();
+    compile_solution(*submission.track, submission.source, task, options.compile);
   }
   struct Held {
     DevicePool& pool;
@@ -46,16 +52,14 @@ Verdict LocalEvaluator::evaluate(const Submission& submission, const Task& task,
   } gpu{gpus_, gpus_.acquire()};
   EvalOptions on_device = options;
   if (!gpu.device.empty()) on_device.tools.visible_device = gpu.device;
-  on_device.tools.gate = gpus_.gate(gpu.device);
+  on_device.tools.gate = gate_.get();
   on_device.tools.sandbox = sandbox();
   return ptxbench::evaluate(submission, task, on_device);
 }
 
 DevicePool::DevicePool(std::vector<std::string> devices, int share) : share_(std::max(1, share)) {
   if (devices.size() < 2) devices = {""};
-  for (std::string& device : devices)
-    gpus_.push_back(
-        {.device = std::move(device), .gate = share_ > 1 ? std::make_unique<GpuGate>() : nullptr});
+  for (std::string& device : devices) gpus_.push_back({.device = std::move(device)});
 }
 
 std::string DevicePool::acquire() {
@@ -80,16 +84,11 @@ void DevicePool::release(const std::string& device) {
   freed_.notify_all();
 }
 
-GpuGate* DevicePool::gate(const std::string& device) {
-  for (Gpu& gpu : gpus_)  // the list never changes: no lock needed
-    if (gpu.device == device) return gpu.gate.get();
-  return nullptr;
-}
-
 LocalEvaluator::LocalEvaluator(OptionsFor options_for, std::vector<std::string> devices,
                                SandboxSettings sandbox, int gpu_share)
     : options_for_(std::move(options_for)),
       gpus_(std::move(devices), gpu_share),
+      gate_(gpu_share > 1 ? std::make_unique<GpuGate>() : nullptr),
       sandbox_settings_(std::move(sandbox)) {}
 
 const SandboxStatus& LocalEvaluator::sandbox() {

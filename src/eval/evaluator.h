@@ -26,21 +26,18 @@ class Evaluator {
   virtual Verdict evaluate(const Submission& submission, const Task& task) = 0;
 };
 
-// GPUs handed out to evaluations: each to `share` evaluations at a time, which then pass its gate around
-// each GPU stage (gpu_gate.h). With no devices listed it holds one unnamed GPU ("").
+// GPUs handed out to evaluations, each to `share` of them at a time. With no devices listed it holds one
+// unnamed GPU ("").
 class DevicePool {
  public:
   explicit DevicePool(std::vector<std::string> devices, int share = 1);
   std::string acquire();  // waits for one with room: the least used, the first given among equals
   void release(const std::string& device);
-  // The device's gate; nullptr when each GPU has one evaluation at a time.
-  GpuGate* gate(const std::string& device);
 
  private:
   struct Gpu {
     std::string device;
     int in_use = 0;
-    std::unique_ptr<GpuGate> gate;
   };
   int share_;
   std::mutex mutex_;
@@ -50,14 +47,16 @@ class DevicePool {
 
 // ptxbench::evaluate on this machine. Compiles run in parallel; the GPU stages run one evaluation at a time
 // per GPU (the harness times kernels, and two at once on one GPU would disturb each other's timings and
-// profiles), or `gpu_share` evaluations at a time whose stages pass the GPU's gate: their sanitize and
-// correct stages side by side, the others alone. Given several devices (CUDA_VISIBLE_DEVICES values of
-// identical GPUs), an evaluation takes a free one and its runner sees that GPU alone. The compile is done
-// first, outside the wait for a GPU, so the evaluation finds it in the compile cache. Identical sources are
-// compiled one at a time: the second then finds the first's cache entry instead of replacing it while the
-// first still reads it (the compile cache replaces an entry published by a concurrent twin). The sandbox is
-// resolved from `sandbox` once, by the first evaluation that runs solution code (the probe starts a process),
-// and given to every evaluation's GPU stages.
+// profiles). Given several devices (CUDA_VISIBLE_DEVICES values of identical GPUs), an evaluation takes a
+// free one and its runner sees that GPU alone. The compile is done first, outside the wait for a GPU, so the
+// evaluation finds it in the compile cache.
+// With `gpu_share` above 1, that many evaluations hold each GPU, and everything they do here passes one gate
+// (gpu_gate.h): compiles and the sanitize stages side by side; the correct, instruction and time stages
+// alone on the host, so that no compile's load and no other process's counters reach what they measure.
+// Identical sources are compiled one at a time: the second then finds the first's cache entry instead of
+// replacing it while the first still reads it (the compile cache replaces an entry published by a concurrent
+// twin). The sandbox is resolved from `sandbox` once, by the first evaluation that runs solution code (the
+// probe starts a process), and given to every evaluation's GPU stages.
 class LocalEvaluator : public Evaluator {
  public:
   using OptionsFor = std::function<EvalOptions(const Task&)>;
@@ -75,6 +74,7 @@ class LocalEvaluator : public Evaluator {
 
   OptionsFor options_for_;
   DevicePool gpus_;
+  std::unique_ptr<GpuGate> gate_;  // with gpu_share above 1
   SandboxSettings sandbox_settings_;
   std::once_flag sandbox_once_;
   SandboxStatus sandbox_;

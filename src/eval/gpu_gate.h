@@ -1,8 +1,8 @@
-// Who uses one GPU at a time. Evaluations sharing a GPU (run --gpu-share) enter a gate around each GPU stage:
-// the stages whose verdict another process on the GPU cannot change run side by side (sanitize, correct);
-// the others (the profiler's device-wide counters, the timed calls) have the GPU alone (gpu_stages.cpp's
-// registry says which). A stage that waits to be alone goes first: no stream of shared stages keeps it
-// waiting.
+// Who uses the GPUs and the host at a time, when evaluations share them (LocalEvaluator, run --gpu-share):
+// each GPU stage, and each compile, passes the gate. The work whose verdict nothing else on the host can
+// change runs side by side (compiles, the sanitize stage); the stages that measure (counters, times) have
+// the host alone (gpu_stages.cpp's registry says which). A stage waiting to be alone goes first: no stream of
+// shared work keeps it waiting.
 #pragma once
 
 #include <condition_variable>

@@ -33,13 +33,14 @@ std::string needs_correct(const Verdict& verdict, const GpuTools& tools) {
                                 : "not run: the time stage needs the correct stage (--stages)";
 }
 
-// The sanitize and correct stages share the GPU: what they judge (the tools' reports, the outputs, the state
-// kept between calls) is the solution process's own, which another process's context on the GPU does not
-// change, and most of the sanitize stage's time is the tools' work on the host. The profiler's counters are
-// the device's, and the timed calls are measured on a GPU that does nothing else.
+// Only the sanitize stage runs beside other evaluations' work: what the tools report is the solution
+// process's own, which another process's context on the GPU does not change, and most of its time is the
+// tools' work on the host. The correct and instruction stages read the device's counters (the tensor
+// counter, the profiler: CUPTI_ERROR_HARDWARE_BUSY when another process holds them), and the timed calls and
+// their overhead checks are measured on a host and a GPU that do nothing else.
 constexpr GpuStage kGpuStages[] = {
     {"sanitize", GpuGate::Use::shared, sanitize_stage, runs_always},
-    {"correct", GpuGate::Use::shared, correct_stage, runs_always},
+    {"correct", GpuGate::Use::alone, correct_stage, runs_always},
     {"instructions", GpuGate::Use::alone, instructions_stage, runs_always},
     {"time", GpuGate::Use::alone, time_stage, needs_correct},
 };
@@ -64,8 +65,8 @@ std::string stops_the_rest(const StageResult& stage) {
   return "";
 }
 
-// Runs `stage` through the GPU's gate, when the GPU is shared. A stage that timed out while another shared
-// the GPU with it is run again with the GPU alone: only a time-out on a GPU of its own is the solution's.
+// Runs `stage` through the gate, when the GPU is shared. A stage that timed out while other work shared the
+// GPU with it is run again with the GPU alone: only a time-out on a GPU of its own is the solution's.
 StageResult run_at_gate(const GpuStage& stage, StageContext& context) {
   GpuGate* gate = context.tools.gate;
   if (!gate) return stage.run(context);

@@ -56,8 +56,8 @@ struct GpuTools {
   // unconfined.
   SandboxStatus sandbox;
   uint64_t sandbox_data_bytes = uint64_t{32} << 30;  // RLIMIT_DATA in the sandbox (0: none)
-  // The gate of the GPU, when evaluations share it (LocalEvaluator, run --gpu-share); nullptr: this
-  // evaluation has the GPU to itself.
+  // The gate the stages pass when evaluations share the GPU (LocalEvaluator, run --gpu-share); nullptr:
+  // this evaluation has the GPU to itself.
   GpuGate* gate = nullptr;
 };
 

@@ -23,9 +23,9 @@ namespace ptxbench {
 
 struct SandboxLimits {
   uint64_t file_bytes = uint64_t{1} << 30;  // RLIMIT_FSIZE: largest file the sandbox may write
-  uint64_t data_bytes = 0;    // RLIMIT_DATA (0: none); RLIMIT_AS would break CUDA's reservations
-  uint64_t processes = 1024;  // RLIMIT_NPROC (threads count): only where it applies, see status
-  uint64_t cpu_s = 0;         // RLIMIT_CPU (0: none); the parent's wall-clock limit is the main one
+  uint64_t data_bytes = 0;     // RLIMIT_DATA (0: none); RLIMIT_AS would break CUDA's reservations
+  uint64_t processes = 1024;   // RLIMIT_NPROC (threads count): only where it applies, see status
+  uint64_t cpu_s = 0;          // RLIMIT_CPU (0: none); the parent's wall-clock limit is the main one
   uint64_t address_bytes = 0;  // RLIMIT_AS (0: none): for programs without CUDA's large reservations
 };
 

@@ -54,8 +54,9 @@ struct SolutionRunOptions {
 
 // Evaluates every (solution, task) pair of `manifest` with `evaluator` (on this machine or through a
 // service), a task only when it accepts the solution's track, and compares each verdict with the entry's
-// expectations, `parallel` at a time. `record` gets each row as soon as it is judged, with its entry, to store
-// it (setting evaluation_id) and report it, one row at a time; the rows come back in the manifest's order.
+// expectations, `parallel` at a time. `record` gets each row as soon as it is judged, with its entry, to
+// store it (setting evaluation_id) and report it, one row at a time; the rows come back in the manifest's
+// order.
 std::vector<SolutionRunRow> run_shipped_solutions(
     const std::vector<ShippedSolution>& manifest, const TaskRegistry& registry,
     const SolutionRunOptions& options, Evaluator& evaluator,

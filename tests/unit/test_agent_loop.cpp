@@ -505,11 +505,9 @@ TEST(DevicePool, HandsOutEachGpuToOneEvaluationAtATime) {
   // One GPU or none named: one evaluation at a time, on the GPU the runner inherits.
   DevicePool single({"3"});
   EXPECT_EQ(single.acquire(), "");
-  EXPECT_EQ(single.gate(""), nullptr) << "a GPU of one evaluation at a time needs no gate";
 }
 
-// Shared GPUs (run --gpu-share): each GPU to `share` evaluations, the least used first, each GPU's through
-// its own gate.
+// Shared GPUs (run --gpu-share): each GPU to `share` evaluations, the least used first.
 TEST(DevicePool, SharesEachGpuAmongAsManyEvaluationsAsAsked) {
   DevicePool pool({"0", "1"}, 2);
   EXPECT_EQ(pool.acquire(), "0");
@@ -527,8 +525,7 @@ TEST(DevicePool, SharesEachGpuAmongAsManyEvaluationsAsAsked) {
   EXPECT_FALSE(got) << "both GPUs hold two evaluations";
   pool.release("1");
   waiting.join();
-  ASSERT_NE(pool.gate("0"), nullptr);
-  EXPECT_NE(pool.gate("0"), pool.gate("1"));
+  EXPECT_TRUE(got);
 }
 
 // The gate: shared stages side by side; a stage alone waits for them to leave, and no shared stage enters
