@@ -170,9 +170,10 @@ CallOutcome SolutionProcess::timed_exchange(s::CallRequest& request) {
   return outcome;
 }
 
-CallOutcome SolutionProcess::calibrate(double call_us) {
+CallOutcome SolutionProcess::calibrate(double call_us, s::Entry entry) {
   s::CallRequest request;
   request.op = s::Op::calibrate;
+  request.rehearsed = entry;
   request.flags = s::kTimed;
   request.calibration_us = call_us;
   const CallOutcome outcome = timed_exchange(request);
