@@ -213,7 +213,7 @@ void run(const std::string& text, Json& result) {
   try {
     solution->open(request.device);
     if (request.mode == Mode::time) {
-      session.calibration = calibrate(*solution, request.device, *entry);
+      session.calibration = calibrate(*solution, request.device);
       session.read_bandwidth_bytes_per_s = measure_read_bandwidth();
     }
     const Confinement confined = solution->load(request.library, *entry);

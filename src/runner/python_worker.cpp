@@ -17,23 +17,21 @@ class PythonBinding final : public SolutionBinding {
   explicit PythonBinding(const ptxbench_python_callbacks& callbacks) : callbacks_(callbacks) {}
 
   std::optional<std::string> load(const std::string& path, solution::Entry entry) override {
-    entry_ = entry;
     return failure(callbacks_.load(path.c_str(), static_cast<uint32_t>(entry), message_, sizeof(message_)));
   }
 
-  // The judge's clock around a request includes this. A call whose arguments are the last call's (the
-  // same buffers in the same places) finds its tensors made and the stream current already; one whose
-  // buffers moved (before every checked and timed call) has its tensors made anew, which the calibration
-  // rehearses (rehearse) so that its overhead counts as honest.
+  // The judge's clock around a request includes this, and its calibration does not: the timed calls, which
+  // repeat one call's buffers, sizes and stream, find their tensors made and the stream current already.
   std::optional<std::string> prepare(const CallArguments& a) override {
     if (prepared_ && *prepared_ == a) return std::nullopt;
-    auto error = tensors(entry_, a);
+    prepared_.reset();
+    uint64_t addresses[solution::kMaxPointers] = {};
+    for (uint32_t k = 0; k < a.pointer_count; ++k) addresses[k] = reinterpret_cast<uintptr_t>(a.pointers[k]);
+    auto error =
+        failure(callbacks_.prepare(addresses, a.bytes, a.pointer_count, a.ints, a.int_count, a.scale,
+                                   reinterpret_cast<uintptr_t>(a.stream), message_, sizeof(message_)));
     if (!error) prepared_ = a;
     return error;
-  }
-
-  std::optional<std::string> rehearse(solution::Entry entry, const CallArguments& a) override {
-    return tensors(entry, a);
   }
 
   Returned invoke(const CallArguments&) override {
@@ -59,17 +57,7 @@ class PythonBinding final : public SolutionBinding {
     return std::string(message_);
   }
 
-  std::optional<std::string> tensors(solution::Entry entry, const CallArguments& a) {
-    prepared_.reset();  // the script's arguments are no longer the last call's
-    uint64_t addresses[solution::kMaxPointers] = {};
-    for (uint32_t k = 0; k < a.pointer_count; ++k) addresses[k] = reinterpret_cast<uintptr_t>(a.pointers[k]);
-    return failure(callbacks_.prepare(static_cast<uint32_t>(entry), addresses, a.bytes, a.pointer_count,
-                                      a.ints, a.int_count, a.scale, reinterpret_cast<uintptr_t>(a.stream),
-                                      message_, sizeof(message_)));
-  }
-
   ptxbench_python_callbacks callbacks_;
-  solution::Entry entry_ = solution::Entry::gemm;
   std::optional<CallArguments> prepared_;  // the arguments the script's tensors and stream are for
   char message_[480] = {};
 };

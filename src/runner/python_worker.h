@@ -15,12 +15,10 @@ extern "C" {
 struct ptxbench_python_callbacks {
   // Imports the solution file `path` and finds the entry points of `entry` (solution::Entry).
   int (*load)(const char* path, uint32_t entry, char* message, size_t capacity);
-  // Makes the tensors for the next call of `entry` from the runner's buffers as mapped here (device addresses
-  // and sizes in bytes, 0 for a null pointer), the ints and the scale, and makes `stream` (a cudaStream_t)
-  // current. Called before a solution is loaded too: the calibration's rehearsal (solution_binding.h).
-  int (*prepare)(uint32_t entry, const uint64_t* pointers, const uint64_t* bytes, uint32_t pointer_count,
-                 const int64_t* ints, uint32_t int_count, float scale, uint64_t stream, char* message,
-                 size_t capacity);
+  // Makes the tensors for the next call from the runner's buffers as mapped here (device addresses and sizes
+  // in bytes, 0 for a null pointer), the ints and the scale, and makes `stream` (a cudaStream_t) current.
+  int (*prepare)(const uint64_t* pointers, const uint64_t* bytes, uint32_t pointer_count, const int64_t* ints,
+                 uint32_t int_count, float scale, uint64_t stream, char* message, size_t capacity);
   // Calls the entry point with the prepared arguments. 0: it returned, and *returned is its value (None is
   // 0); 1: it raised, and `message` says what; any other value: the script itself failed.
   int (*call)(int64_t* returned, char* message, size_t capacity);

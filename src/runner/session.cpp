@@ -634,7 +634,7 @@ void run_time(Session& session) {
 
 }  // namespace
 
-Calibration calibrate(SolutionProcess& solution, int device, solution::Entry entry) {
+Calibration calibrate(SolutionProcess& solution, int device) {
   const Stream stream;
   const DeviceBuffer flush(l2_flush_bytes(device));
   std::vector<std::vector<double>> round_trips(std::size(kCalibrationCallsUs)), gaps(round_trips.size()),
@@ -645,7 +645,7 @@ Calibration calibrate(SolutionProcess& solution, int device, solution::Entry ent
       flush_l2(flush.get(), flush.bytes(), static_cast<uint32_t>(round), stream.get());
       PTXBENCH_CUDA(cudaStreamSynchronize(stream.get()));
       solution.switch_in();  // as before a timed call (time_solution)
-      const CallOutcome outcome = solution.calibrate(kCalibrationCallsUs[rung], entry);
+      const CallOutcome outcome = solution.calibrate(kCalibrationCallsUs[rung]);
       round_trips[rung].push_back(outcome.judge_us - outcome.reply.wall_us);
       gaps[rung].push_back(outcome.reply.wall_us - outcome.reply.event_us);
       worker[rung].push_back(outcome.reply.before_us + outcome.reply.after_us);

@@ -15,7 +15,7 @@
 namespace ptxbench::runner {
 
 // Runs the calibration requests (time mode only: they take a few milliseconds).
-Calibration calibrate(SolutionProcess& solution, int device, solution::Entry entry);
+Calibration calibrate(SolutionProcess& solution, int device);
 
 // The device's read bandwidth in bytes/s, for the time stage's physics floor: read_all over 1 GiB, the best
 // of 5 timed passes after a warm-up (time mode, before the solution's library loads: a few milliseconds).

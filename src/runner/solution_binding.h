@@ -57,10 +57,6 @@ class SolutionBinding {
   // Readies a call before the clocks start (the Python binding makes its tensors here); a failure is the
   // harness's, in words.
   virtual std::optional<std::string> prepare(const CallArguments&) { return std::nullopt; }
-  // Does what prepare does for a call of `entry` with these arguments, before any solution is loaded: the
-  // calibration's rehearsal of an honest call (CallRequest::rehearsed). The arguments point at the worker's
-  // own memory; nothing is called with them.
-  virtual std::optional<std::string> rehearse(solution::Entry, const CallArguments&) { return std::nullopt; }
   // Calls the entry point with the arguments last prepared.
   virtual Returned invoke(const CallArguments& arguments) = 0;
   // The backward's workspace size for the 7 ints (B, Hq, Hkv, Sq, Sk, D, causal); the error when the

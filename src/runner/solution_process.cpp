@@ -170,10 +170,9 @@ CallOutcome SolutionProcess::timed_exchange(s::CallRequest& request) {
   return outcome;
 }
 
-CallOutcome SolutionProcess::calibrate(double call_us, s::Entry entry) {
+CallOutcome SolutionProcess::calibrate(double call_us) {
   s::CallRequest request;
   request.op = s::Op::calibrate;
-  request.rehearsed = entry;
   request.flags = s::kTimed;
   request.calibration_us = call_us;
   const CallOutcome outcome = timed_exchange(request);

@@ -89,8 +89,7 @@ class SolutionProcess {
   void open(int device);
   // One timed request for a kernel of the worker's own that runs for `call_us`, before the library is loaded
   // (solution_protocol.h).
-  // A calibration call of `call_us` standing for calls of `entry` (CallRequest::rehearsed).
-  CallOutcome calibrate(double call_us, solution::Entry entry);
+  CallOutcome calibrate(double call_us);
   // Loads the library in the worker. Throws SolutionFault when that fails; returns how the worker confined
   // its file-system writes.
   Confinement load(const std::string& library, solution::Entry entry);

@@ -26,12 +26,11 @@ enum class Entry : uint32_t { gemm = 1, attention_forward = 2, attention_backwar
 struct EntryName {
   Entry entry;
   std::string_view name;
-  uint32_t pointers;  // its pointer arguments (abi.h's declaration: static_assert in solution_worker.cpp)
 };
 inline constexpr EntryName kEntryNames[] = {
-    {Entry::gemm, "ptxbench_gemm_bf16", 3},
-    {Entry::attention_forward, "ptxbench_attention_forward_bf16", 5},
-    {Entry::attention_backward, "ptxbench_attention_backward_bf16", 10},
+    {Entry::gemm, "ptxbench_gemm_bf16"},
+    {Entry::attention_forward, "ptxbench_attention_forward_bf16"},
+    {Entry::attention_backward, "ptxbench_attention_backward_bf16"},
 };
 inline constexpr std::string_view kWorkspaceEntryPoint = "ptxbench_attention_backward_workspace_bytes";
 
@@ -88,10 +87,6 @@ struct CallRequest {
   int64_t ints[kMaxInts] = {};
   float scale = 0;
   double calibration_us = 0;
-  // Op::calibrate: the entry point whose calls the calibration stands for. The worker rehearses, on memory
-  // of its own, what its binding does before such a call's clocks start when the buffers have moved (the
-  // Python binding makes its tensors anew), so that the calibrated overhead includes it.
-  Entry rehearsed = Entry::gemm;
   uint32_t snapshot_count = 0;
   uint32_t snapshot_of[kMaxSnapshots] = {};  // the pointer argument (an output) each snapshot copies
   cudaIpcMemHandle_t snapshots[kMaxSnapshots] = {};

@@ -22,8 +22,6 @@
 #include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 
-#include <type_traits>
-
 #include "ptxbench/abi.h"
 #include "runner/device_state.h"
 #include "runner/kernels.h"
@@ -41,22 +39,6 @@ namespace s = solution;
 void set_message(s::Reply& reply, const std::string& text) {
   std::snprintf(reply.message, sizeof(reply.message), "%s", text.c_str());
 }
-
-// The pointer arguments of an ABI function, its stream not counted: what kEntryNames says of each entry.
-template <typename R, typename... Args>
-constexpr uint32_t pointer_arguments(R (*)(Args...)) {
-  return ((std::is_pointer_v<Args> && !std::is_same_v<Args, cudaStream_t> ? 1u : 0u) + ...);
-}
-constexpr uint32_t declared_pointers(s::Entry entry) {
-  for (const s::EntryName& known : s::kEntryNames)
-    if (known.entry == entry) return known.pointers;
-  return 0;
-}
-static_assert(pointer_arguments(&ptxbench_gemm_bf16) == declared_pointers(s::Entry::gemm));
-static_assert(pointer_arguments(&ptxbench_attention_forward_bf16) ==
-              declared_pointers(s::Entry::attention_forward));
-static_assert(pointer_arguments(&ptxbench_attention_backward_bf16) ==
-              declared_pointers(s::Entry::attention_backward));
 
 // The CUDA track: the solution is a shared library with C entry points (include/ptxbench/abi.h).
 class LibraryBinding final : public SolutionBinding {
@@ -207,10 +189,8 @@ class Worker {
     if (const cudaError_t error = cudaFree(nullptr); error != cudaSuccess)
       return fail(reply, s::Phase::harness, error, "could not create the CUDA context");
     if (cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking) != cudaSuccess ||
-        cudaEventCreate(&start_) != cudaSuccess || cudaEventCreate(&stop_) != cudaSuccess ||
-        cudaMalloc(&rehearsal_, kRehearsalBytes) != cudaSuccess)
-      return fail(reply, s::Phase::harness, cudaGetLastError(),
-                  "could not create the stream, the events and the calibration's memory");
+        cudaEventCreate(&start_) != cudaSuccess || cudaEventCreate(&stop_) != cudaSuccess)
+      return fail(reply, s::Phase::harness, cudaGetLastError(), "could not create the stream and events");
     // The recorders, in every mode and before the library loads: whether a call is recorded or counted is
     // nothing its code can see.
     recorder_ = std::make_unique<LaunchRecorder>();
@@ -332,10 +312,6 @@ class Worker {
         if (stream != stream_) (void)cudaStreamDestroy(stream);
         return fail(reply, s::Phase::harness, cudaSuccess, "could not prepare the call: " + *error);
       }
-    } else if (const auto error = rehearse(request.rehearsed, arguments)) {
-      if (stream != stream_) (void)cudaStreamDestroy(stream);
-      return fail(reply, s::Phase::harness, cudaSuccess,
-                  "could not rehearse a call's preparation: " + *error);
     }
     // An empty kernel first: the GPU switches to this process's context (from the runner's, which just
     // flushed the L2) before the clocks start, so the switch is in neither clock. (The judge asks for it in a
@@ -394,24 +370,6 @@ class Worker {
     if (stream != stream_) (void)cudaStreamDestroy(stream);
   }
 
-  // The calibration's stand-in for what the binding does before a call whose buffers moved
-  // (CallRequest::rehearsed): the entry's pointer arguments, each at a place of the worker's own memory that
-  // no rehearsal used before.
-  std::optional<std::string> rehearse(s::Entry entry, CallArguments arguments) {
-    const auto known = std::find_if(std::begin(s::kEntryNames), std::end(s::kEntryNames),
-                                    [&](const s::EntryName& e) { return e.entry == entry; });
-    if (known == std::end(s::kEntryNames)) return "no entry point " + std::to_string(static_cast<int>(entry));
-    constexpr size_t kPlace = 256, kPlaces = kRehearsalBytes / kPlace;
-    arguments.pointer_count = known->pointers;
-    for (uint32_t k = 0; k < known->pointers; ++k, ++rehearsed_places_) {
-      arguments.pointers[k] = static_cast<char*>(rehearsal_) + (rehearsed_places_ % kPlaces) * kPlace;
-      arguments.bytes[k] = kPlace;
-    }
-    arguments.int_count = s::kMaxInts;
-    std::fill(std::begin(arguments.ints), std::end(arguments.ints), 1);  // the smallest sizes of every kind
-    return binding_.rehearse(entry, arguments);
-  }
-
   static void switch_in(cudaStream_t stream, s::Reply& reply) {
     launch_empty_kernel(stream);
     if (const cudaError_t error = cudaStreamSynchronize(stream); error != cudaSuccess)
@@ -458,9 +416,6 @@ class Worker {
   SolutionBinding& binding_;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
-  static constexpr size_t kRehearsalBytes = size_t{1} << 20;
-  void* rehearsal_ = nullptr;  // the calibration's stand-in buffers (rehearse)
-  uint64_t rehearsed_places_ = 0;
   std::map<std::string, void*> mapped_;
   DeviceState device_state_{};
 };

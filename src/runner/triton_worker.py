@@ -139,11 +139,9 @@ class Host:
             self.streams[handle] = stream
         return stream
 
-    def prepare(self, entry, addresses, sizes, ints, scale, stream_handle):
-        """The tensors of a call of `entry`: of the loaded solution's, or of the calibration's rehearsal of one,
-        before anything is loaded (solution_binding.h), which makes them as a call does."""
-        workspace_bytes = sizes[9] if entry == BACKWARD and len(sizes) > 9 else 0
-        layouts = tensor_layouts(entry, ints, workspace_bytes)
+    def prepare(self, addresses, sizes, ints, scale, stream_handle):
+        workspace_bytes = sizes[9] if self.entry == BACKWARD and len(sizes) > 9 else 0
+        layouts = tensor_layouts(self.entry, ints, workspace_bytes)
         if len(addresses) != len(layouts):
             raise ValueError(f"{len(addresses)} pointers for an entry point that takes {len(layouts)}")
         tensors = [self.tensor(a, s, shape, t) for a, s, (shape, t) in zip(addresses, sizes, layouts)]
@@ -152,7 +150,7 @@ class Host:
             torch.cuda.set_device(device)
         stream = self.stream(stream_handle, device)
         torch.cuda.set_stream(stream)  # Triton launches on the current stream
-        self.arguments = tensors + scalar_arguments(entry, ints, scale) + [stream]
+        self.arguments = tensors + scalar_arguments(self.entry, ints, scale) + [stream]
 
     def call(self):
         returned = self.function(*self.arguments)
@@ -191,9 +189,9 @@ host = Host()
 # The callbacks (python_worker.h): 0 on success, else a message in the buffer.
 MESSAGE = (ctypes.c_void_p, ctypes.c_size_t)
 LOAD = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32, *MESSAGE)
-PREPARE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint64),
-                           ctypes.POINTER(ctypes.c_uint64), ctypes.c_uint32, ctypes.POINTER(ctypes.c_int64),
-                           ctypes.c_uint32, ctypes.c_float, ctypes.c_uint64, *MESSAGE)
+PREPARE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint64),
+                           ctypes.c_uint32, ctypes.POINTER(ctypes.c_int64), ctypes.c_uint32, ctypes.c_float,
+                           ctypes.c_uint64, *MESSAGE)
 CALL = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int64), *MESSAGE)
 WORKSPACE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int64), ctypes.c_uint32,
                              ctypes.POINTER(ctypes.c_uint64), *MESSAGE)
@@ -208,9 +206,9 @@ def on_load(path, entry, message, capacity):
         return 1
 
 
-def on_prepare(entry, addresses, sizes, pointer_count, ints, int_count, scale, stream, message, capacity):
+def on_prepare(addresses, sizes, pointer_count, ints, int_count, scale, stream, message, capacity):
     try:
-        host.prepare(entry, addresses[:pointer_count], sizes[:pointer_count], ints[:int_count], scale, stream)
+        host.prepare(addresses[:pointer_count], sizes[:pointer_count], ints[:int_count], scale, stream)
         return 0
     except BaseException as error:
         write_message(message, capacity, f"{type(error).__name__}: {error}")

@@ -41,8 +41,7 @@ extern "C" int ptxbench_worker_serve(int socket, const ptxbench_python_callbacks
     const uint64_t pointers[12] = {0x10000, 0x20000, 0x30000};
     const uint64_t bytes[12] = {m * k * 2, n * k * 2, m * n * 2};
     const int64_t ints[8] = {m, n, k};
-    const int prepared =
-        c->prepare(entry, pointers, bytes, 3, ints, 3, 0.0f, 0xABC0, message, sizeof(message));
+    const int prepared = c->prepare(pointers, bytes, 3, ints, 3, 0.0f, 0xABC0, message, sizeof(message));
     say(socket, "prepare " + std::to_string(prepared) + " " + message);
   } else {  // the backward: its workspace size
     const int64_t ints[8] = {2, 16, 4, 1000, 1500, 128, 1};

@@ -97,7 +97,7 @@ std::string fault_of(const std::string& behaviour, bool calibrate_too) {
     process.open(0);
     if (calibrate_too) {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the reply queued ahead has arrived
-      process.calibrate(0, solution::Entry::gemm);
+      process.calibrate(0);
     }
   } catch (const SolutionFault& fault) {
     return fault.what();
@@ -112,7 +112,7 @@ std::string fault_of(const std::string& behaviour, bool calibrate_too) {
 TEST(SolutionProcessJudge, AnHonestWorkersTimesAreHeldToTheJudgesClock) {
   SolutionProcess process(fake_worker_command("honest"));
   process.open(0);
-  const CallOutcome outcome = process.calibrate(0, solution::Entry::gemm);
+  const CallOutcome outcome = process.calibrate(0);
   EXPECT_EQ(outcome.reply.event_us, 5);
   EXPECT_EQ(outcome.reply.wall_us, 10);
   EXPECT_GT(outcome.judge_us, 0);
