@@ -7,6 +7,8 @@
 #include <sstream>
 #include <vector>
 
+#include "eval/evaluate.h"
+
 namespace ptxbench::agent {
 namespace {
 
@@ -82,9 +84,20 @@ Extraction extract_code(const Track& track, const std::string& reply) {
   }
   if (!best.found && unlabelled.found) best = unlabelled;
   best.blocks = blocks;
-  if (best.found) return best;
   const std::string answer =
       fmt::format("Answer with the whole {} in one ```{} block.", track.file_noun(), track.fence());
+  if (best.found && best.code.size() > kMaxSolutionBytes) {
+    // The limit every path to the judge holds a source to (the service's included): over it the turn is the
+    // model's, judged nowhere.
+    best.found = false;
+    best.problem = fmt::format(
+        "Your code block holds {} bytes, over the limit of {} bytes a solution may have, so it was not "
+        "compiled. {}",
+        best.code.size(), kMaxSolutionBytes, answer);
+    best.code.clear();
+    return best;
+  }
+  if (best.found) return best;
   best.problem =
       empty_block ? "Your reply's code block is empty, so there was nothing to compile. " + answer
       : other_languages.empty()

@@ -21,7 +21,8 @@ struct Extraction {
 // for CUDA cuda, cu, cuh, cpp, c++, cxx, cc, c, h, hpp or none; for Triton python, py, python3, triton or
 // none) is taken, a labelled one before an unlabelled one. A last block left open at the end of the reply is
 // taken too (marked unterminated): a reply cut off at the token limit is then judged as it is, and the
-// compiler says where it stops.
+// compiler says where it stops. A block over kMaxSolutionBytes (eval/evaluate.h) is not taken: the problem
+// names the limit.
 Extraction extract_code(const Track& track, const std::string& reply);
 
 }  // namespace ptxbench::agent

@@ -776,6 +776,14 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
 }  // namespace
 
 int run_command(const CommonOptions& common, const RunCommandOptions& options) {
+  for (const char* local : {"--gpus", "--gpu-share"})
+    if (!options.evaluator.empty() && given(options, local)) {
+      std::fprintf(stderr,
+                   "ptxbench: %s shares out this machine's GPUs; with --evaluator the service's workers "
+                   "judge (one per GPU)\n",
+                   local);
+      return kExitUsage;
+    }
   if (options.manifest) {
     for (const char* name : kAgentOptions)
       if (given(options, name)) {
@@ -784,12 +792,6 @@ int run_command(const CommonOptions& common, const RunCommandOptions& options) {
         return kExitUsage;
       }
     return run_manifest_command(common, options);
-  }
-  if (!options.evaluator.empty() && given(options, "--gpus")) {
-    std::fprintf(stderr,
-                 "ptxbench: --gpus chooses this machine's GPUs; with --evaluator the service's "
-                 "workers judge (one per GPU)\n");
-    return kExitUsage;
   }
   if (!options.stages.empty()) {
     // The agent's feedback and its stopping rule need every stage.
@@ -929,6 +931,15 @@ int report_command(const CommonOptions& common, const ReportCommandOptions& opti
     // An empty report would read as a result; saying nothing matched is the honest answer.
     std::fprintf(stderr, "ptxbench: no trajectory of an agent run in %s matches the selection\n",
                  ctx.paths.store().string().c_str());
+    return kExitUsage;
+  }
+  // A folder that cannot be made or written is the user's choice to change; a write failing after that (a
+  // full disk) is the host's.
+  std::error_code made;
+  std::filesystem::create_directories(options.out, made);
+  if (made || access(options.out.c_str(), W_OK) != 0) {
+    std::fprintf(stderr, "ptxbench: --out %s: cannot write a report there (%s)\n", options.out.c_str(),
+                 made ? made.message().c_str() : std::strerror(errno));
     return kExitUsage;
   }
   const report::Report built = report::build_report(data, selection);

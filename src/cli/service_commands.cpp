@@ -132,7 +132,13 @@ int serve_command(const CommonOptions& common, const ServeCommandOptions& option
   }
   settings.max_body_bytes = static_cast<size_t>(options.max_body_mb * (1 << 20));
   service::Server server(settings, registry);
-  const int port = server.bind();
+  int port = 0;
+  try {
+    port = server.bind();
+  } catch (const std::runtime_error& e) {  // the address asked for: the user's to change
+    std::fprintf(stderr, "ptxbench: --listen %s: %s\n", options.listen.c_str(), e.what());
+    return kExitUsage;
+  }
   if (!options.port_file.empty()) write_output_file(options.port_file, fmt::format("{}\n", port));
   log_line(fmt::format("ptxbench serve: http://{}:{}/v1 ({} tasks), jobs in Redis at {}", settings.host, port,
                        registry.all().size(), settings.redis.describe()));

@@ -73,15 +73,16 @@ struct Server::Impl {
     http.new_task_queue = [threads = settings.threads] { return new httplib::ThreadPool(threads); };
     http.set_payload_max_length(settings.max_body_bytes);
     http.set_pre_routing_handler([this](const auto& req, auto& res) { return admit(req, res); });
-    http.set_error_handler([limit = settings.max_body_bytes](const httplib::Request&, httplib::Response& res) {
-      if (!res.body.empty()) return;  // a handler's own answer
-      const std::string what =
-          res.status == 413   ? fmt::format("the request body is over the limit of {} bytes", limit)
-                         : res.status == 404 ? "no such endpoint (docs/service.md lists them)"
-                         : res.status == 400 ? "the request could not be read"
-                                             : "the request failed";
-      refuse(res, res.status, what);
-    });
+    http.set_error_handler(
+        [limit = settings.max_body_bytes](const httplib::Request&, httplib::Response& res) {
+          if (!res.body.empty()) return;  // a handler's own answer
+          const std::string what = res.status == 413
+                                       ? fmt::format("the request body is over the limit of {} bytes", limit)
+                                   : res.status == 404 ? "no such endpoint (docs/service.md lists them)"
+                                   : res.status == 400 ? "the request could not be read"
+                                                       : "the request failed";
+          refuse(res, res.status, what);
+        });
     http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr error) {
       try {
         std::rethrow_exception(error);
@@ -128,7 +129,26 @@ struct Server::Impl {
       for (const Task& task : registry.all()) ids.push_back(task.id);
       reply(res, 200, {{"tasks", ids}});
     });
-    http.Post("/v1/jobs", [this](const httplib::Request& req, httplib::Response& res) { submit(req, res); });
+    // The body is read here, whatever its Content-Type says: httplib would parse a form's
+    // (application/x-www-form-urlencoded, curl's default for --data) into parameters, and refuse one over 8
+    // KB.
+    http.Post("/v1/jobs", [this](const httplib::Request& req, httplib::Response& res,
+                                 const httplib::ContentReader& content) {
+      if (req.is_multipart_form_data())
+        return refuse(res, 415, "send the job as a JSON body, not as a multipart form");
+      std::string body;
+      bool over = false;
+      const bool read = content([&](const char* data, size_t size) {
+        over = body.size() + size > settings.max_body_bytes;
+        if (!over) body.append(data, size);
+        return !over;
+      });
+      if (over || res.status == 413)
+        return refuse(res, 413,
+                      fmt::format("the request body is over the limit of {} bytes", settings.max_body_bytes));
+      if (!read) return refuse(res, 400, "the request body could not be read");
+      submit(body, res);
+    });
     http.Get(R"(/v1/jobs/([0-9a-f]{32}))", [this](const httplib::Request& req, httplib::Response& res) {
       auto r = redis.lease();
       JobQueue queue(*r.redis);
@@ -144,8 +164,9 @@ struct Server::Impl {
       const auto state = queue.cancel(req.matches[1]);
       if (!state) return refuse(res, 404, fmt::format("no job {}", std::string(req.matches[1])));
       if (*state != JobState::cancelled)
-        return reply(res, 409, {{"error", fmt::format("the job is {}: it cannot be cancelled", to_string(*state))},
-                                {"state", to_string(*state)}});
+        return reply(res, 409,
+                     {{"error", fmt::format("the job is {}: it cannot be cancelled", to_string(*state))},
+                      {"state", to_string(*state)}});
       reply(res, 200, {{"id", std::string(req.matches[1])}, {"state", "cancelled"}});
     });
     http.Get("/v1/workers", [this](const httplib::Request&, httplib::Response& res) {
@@ -155,10 +176,10 @@ struct Server::Impl {
     });
   }
 
-  void submit(const httplib::Request& req, httplib::Response& res) {
+  void submit(const std::string& body, httplib::Response& res) {
     JobRequest request;
     try {
-      request = parse_job_request(req.body, registry);
+      request = parse_job_request(body, registry);
     } catch (const RequestError& e) {
       return refuse(res, e.status, e.what());
     }
@@ -173,7 +194,8 @@ struct Server::Impl {
       doc["cached"] = true;
       return reply(res, 200, doc);
     }
-    reply(res, 202, {{"id", submitted.id}, {"state", to_string(submitted.state)}, {"created", submitted.created}});
+    reply(res, 202,
+          {{"id", submitted.id}, {"state", to_string(submitted.state)}, {"created", submitted.created}});
   }
 
   // The verdict when there is one; with ?wait=S, waits up to S seconds for it.
@@ -184,20 +206,22 @@ struct Server::Impl {
       char* end = nullptr;
       wait_s = std::strtod(text.c_str(), &end);
       if (text.empty() || *end || !std::isfinite(wait_s) || wait_s < 0 || wait_s > settings.max_wait_s)
-        return refuse(res, 400, fmt::format("wait must be a number of seconds from 0 to {:g}", settings.max_wait_s));
+        return refuse(res, 400,
+                      fmt::format("wait must be a number of seconds from 0 to {:g}", settings.max_wait_s));
     }
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
     auto r = redis.lease();
     JobQueue queue(*r.redis);
-    for (auto pause = std::chrono::milliseconds(20);; pause = std::min(pause * 2, std::chrono::milliseconds(250))) {
+    for (auto pause = std::chrono::milliseconds(20);;
+         pause = std::min(pause * 2, std::chrono::milliseconds(250))) {
       const auto status = queue.status(req.matches[1], false);
       if (!status) return refuse(res, 404, fmt::format("no job {}", std::string(req.matches[1])));
-      if (status->state == JobState::done) return reply(res, 200, queue.status(req.matches[1], true)->to_json(true));
+      if (status->state == JobState::done)
+        return reply(res, 200, queue.status(req.matches[1], true)->to_json(true));
       if (status->state == JobState::cancelled || status->state == JobState::dead) {
         json doc = status->to_json(false);
-        doc["error"] = status->state == JobState::cancelled
-                           ? "the job was cancelled: it has no verdict"
-                           : "the job has no verdict: " + status->error;
+        doc["error"] = status->state == JobState::cancelled ? "the job was cancelled: it has no verdict"
+                                                            : "the job has no verdict: " + status->error;
         return reply(res, 409, doc);
       }
       if (std::chrono::steady_clock::now() >= deadline) return reply(res, 202, status->to_json(false));
@@ -218,9 +242,11 @@ int Server::bind() {
   } else if (!impl_->http.bind_to_port(s.host, s.port)) {
     s.port = -1;
   }
-  if (s.port < 0) throw std::runtime_error(fmt::format("cannot listen on {}: the address is taken or not "
-                                                       "this host's",
-                                                       s.host));
+  if (s.port < 0)
+    throw std::runtime_error(
+        fmt::format("cannot listen on {}: the address is taken or not "
+                    "this host's",
+                    s.host));
   return s.port;
 }
 

@@ -102,10 +102,62 @@ const std::vector<FamilyInfo>& all_families() {
 //   NVIDIA's 2.25 PFLOP/s dense bf16 for the B200 at 1.86 GHz (2.25e15 / (148 x 8192) = 1.856e9).
 const std::vector<ArchInfo>& all_archs() {
   static const std::vector<ArchInfo> archs = {
-      {"sm_90a", "Hopper", "hopper", "arch=compute_90a,code=sm_90a", 90, 4096},
-      {"sm_100a", "Blackwell", "blackwell", "arch=compute_100a,code=sm_100a", 100, 8192},
+      // The PTX instructions the kits use and the SASS opcodes nvcc 13.0 compiles them to (read with
+      // cuobjdump; on Hopper, also executed on an H200 and named by Nsight Compute).
+      {"sm_90a",
+       "Hopper",
+       "hopper",
+       "arch=compute_90a,code=sm_90a",
+       90,
+       4096,
+       {"wgmma.mma_async", "wgmma.fence", "wgmma.commit_group", "wgmma.wait_group", "cp.async.bulk.tensor",
+        "cp.async.bulk", "cp.reduce.async.bulk.tensor", "mbarrier.init", "mbarrier.arrive",
+        "mbarrier.expect_tx", "mbarrier.try_wait", "mbarrier.test_wait", "setmaxnreg", "ldmatrix", "stmatrix",
+        "mma.sync", "fence.proxy.async", "barrier.cluster", "elect.sync"},
+       {"HGMMA",      "QGMMA",   "IGMMA",    "BGMMA",  "HMMA",        "IMMA",         "WARPGROUP",
+        "UTMALDG",    "UTMASTG", "UTMAREDG", "UTMAPF", "UBLKCP",      "UTMACMDFLUSH", "SYNCS",
+        "USETMAXREG", "LDSM",    "STSM",     "FENCE",  "UCGABAR_ARV", "UCGABAR_WAIT", "ELECT"}},
+      {"sm_100a",
+       "Blackwell",
+       "blackwell",
+       "arch=compute_100a,code=sm_100a",
+       100,
+       8192,
+       {"tcgen05.mma",
+        "tcgen05.ld",
+        "tcgen05.st",
+        "tcgen05.alloc",
+        "tcgen05.dealloc",
+        "tcgen05.relinquish_alloc_permit",
+        "tcgen05.commit",
+        "tcgen05.cp",
+        "tcgen05.fence",
+        "tcgen05.wait",
+        "cp.async.bulk.tensor",
+        "cp.async.bulk",
+        "cp.reduce.async.bulk.tensor",
+        "mbarrier.init",
+        "mbarrier.arrive",
+        "mbarrier.expect_tx",
+        "mbarrier.try_wait",
+        "mbarrier.test_wait",
+        "ldmatrix",
+        "stmatrix",
+        "mma.sync",
+        "fence.proxy.async",
+        "barrier.cluster",
+        "elect.sync"},
+       {"UTCHMMA", "UTCQMMA", "UTCBAR",  "UTCCP",       "UTCATOMSWS",   "LDTM",   "STTM",
+        "HMMA",    "UTMALDG", "UTMASTG", "UTMAREDG",    "UTMAPF",       "UBLKCP", "SYNCS",
+        "LDSM",    "STSM",    "FENCE",   "UCGABAR_ARV", "UCGABAR_WAIT", "ELECT"}},
   };
   return archs;
+}
+
+bool known_instruction(const std::vector<std::string>& known, const std::string& name) {
+  return std::any_of(known.begin(), known.end(), [&](const std::string& k) {
+    return name == k || (name.size() > k.size() + 1 && name.starts_with(k) && name[k.size()] == '.');
+  });
 }
 
 const std::vector<std::string>& instruction_family_names() {

@@ -263,8 +263,16 @@ class TaskReader {
     if (required.empty()) fail("required", "must name at least one instruction family");
     int math_families = 0;
     std::set<std::string> names;
+    const ArchInfo& arch = *find_arch(task.arch);
     for (size_t i = 0; i < required.size(); ++i) {
       RequiredFamily f = read_family(required[i], fmt::format("required[{}]", i));
+      for (const auto& [field, listed, known] :
+           {std::tuple{"ptx", &f.ptx, &arch.ptx_mnemonics}, std::tuple{"sass", &f.sass, &arch.sass_opcodes}})
+        for (const std::string& name : *listed)
+          if (!known_instruction(*known, name))
+            fail(fmt::format("required[{}].{}", i, field),
+                 fmt::format("'{}' is no {} instruction of {} (known: {})", name, field, task.arch,
+                             fmt::join(*known, ", ")));
       if (!names.insert(f.name).second)
         fail(fmt::format("required[{}].name", i), "'" + f.name + "' appears twice");
       math_families += f.does_the_math;

@@ -535,6 +535,15 @@ def bad_input(c):
               f"{name}: no clear error in {doc}")
         log(f"{name}: {status} {doc['error'][:100]}")
     check(c.service.poll() is None, "the service died")
+    # curl --data-binary sends application/x-www-form-urlencoded: the body is still the job, of any size
+    # under the limit (httplib alone would parse it as a form and refuse one over 8 KB).
+    padded = job_body(5) | {"source": source(5) + "// " + "x" * 14000 + "\n"}
+    status, doc = request(c.url, "POST", "/v1/jobs", padded,
+                          headers={"Content-Type": "application/x-www-form-urlencoded"})
+    check(status == 202, f"a 14 KB job sent as curl sends it: HTTP {status} {doc}")
+    status, doc = request(c.url, "POST", "/v1/jobs", b"--x\r\n\r\n{}\r\n--x--\r\n",
+                          headers={"Content-Type": "multipart/form-data; boundary=x"})
+    check(status == 415 and "JSON body" in doc.get("error", ""), f"a multipart form: HTTP {status} {doc}")
     status, doc = c.submit(job_body(3))
     check(status == 202, f"a good submission after the bad ones: HTTP {status} {doc}")
     status, answer = c.verdict(doc["id"])

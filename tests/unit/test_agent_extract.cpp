@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "agent/extract.h"
+#include "eval/evaluate.h"
 
 using namespace ptxbench;
 using namespace ptxbench::agent;
@@ -101,4 +102,22 @@ TEST(AgentExtract, TheTritonTrackTakesPythonBlocks) {
       << cuda.problem;
   EXPECT_FALSE(extract_code(cuda_track(), "```python\nimport triton\n```\n").found)
       << "and the other way round";
+}
+
+// One limit for a solution's size on every path (the service refuses a larger source): over it, the turn is
+// the model's extraction error, with the limit named; at it, the code is taken.
+TEST(AgentExtract, ABlockOverTheSolutionLimitIsNotTaken) {
+  const std::string line = "// " + std::string(60, 'x') + "\n";
+  std::string at_limit;
+  while (at_limit.size() + line.size() < ptxbench::kMaxSolutionBytes) at_limit += line;
+  at_limit += std::string(ptxbench::kMaxSolutionBytes - at_limit.size() - 1, 'y') + "\n";
+  ASSERT_EQ(at_limit.size(), ptxbench::kMaxSolutionBytes);
+  const auto taken = extract_code(cuda_track(), "```cuda\n" + at_limit + "```\n");
+  EXPECT_TRUE(taken.found);
+  EXPECT_EQ(taken.code.size(), ptxbench::kMaxSolutionBytes);
+  const auto over = extract_code(cuda_track(), "```cuda\n" + at_limit + "z\n```\n");
+  EXPECT_FALSE(over.found);
+  EXPECT_TRUE(over.code.empty());
+  EXPECT_NE(over.problem.find("1048578 bytes, over the limit of 1048576 bytes"), std::string::npos)
+      << over.problem;
 }

@@ -106,6 +106,10 @@ TEST_F(Cli, AgentOptionsThatCannotWorkExitWithTwo) {
   EXPECT_EQ(stages.exit_code, 2);
   EXPECT_NE(stages.err.find("--stages applies to eval and run --solutions"), std::string::npos) << stages.err;
   EXPECT_EQ(ptxbench({"run", "--solutions", "--cpu-only", "--stages", "correct,speed"}).exit_code, 2);
+  EXPECT_EQ(ptxbench({"run", "--solutions", "--cpu-only", "--gpu-share", "0"}).exit_code, 2);
+  auto remote = ptxbench({"run", "--solutions", "--gpu-share", "4", "--evaluator", "http://127.0.0.1:9"});
+  EXPECT_EQ(remote.exit_code, 2);
+  EXPECT_NE(remote.err.find("--gpu-share shares out this machine's GPUs"), std::string::npos) << remote.err;
 }
 
 // One process drives a run: a resume while another holds the run fails at once instead of asking twice.
@@ -196,6 +200,12 @@ TEST_F(Cli, TheDefaultRunIsTheReferenceAgentAndResultsShowIt) {
       EXPECT_EQ(r["evaluations"], 36);  // resuming added nothing
     }
   }
+  // A report folder that cannot be made (under a file) is the user's to change: exit 2, naming it.
+  const fs::path not_a_folder = data_ / "a-file";
+  write_file(not_a_folder, "x");
+  const auto report = ptxbench({"report", "--out", (not_a_folder / "report").string()});
+  EXPECT_EQ(report.exit_code, 2) << report.err;
+  EXPECT_NE(report.err.find("cannot write a report there"), std::string::npos) << report.err;
 }
 
 TEST_F(Cli, ReferenceModelWithoutAShippedSolutionFailsTheInstructionStage) {
@@ -368,6 +378,14 @@ TEST_F(Cli, AManifestsExpectedMessageIsCompared) {
   EXPECT_TRUE(rows[0]["expectation_mismatches"].empty()) << rows[0];
   ASSERT_EQ(rows[1]["expectation_mismatches"].size(), 1u) << rows[1];
   EXPECT_NE(rows[1]["expectation_mismatches"][0].get<std::string>().find("no such words"), std::string::npos);
+  // Two evaluations at once (--gpu-share): the same rows, in the manifest's order.
+  const auto shared = ptxbench({"run", "--solutions", solutions.string(), "--tasks", kTask, "--cpu-only",
+                                "--gpu-share", "2", "--json"});
+  EXPECT_EQ(shared.exit_code, 1) << shared.err;
+  const json shared_rows = json::parse(shared.out)["evaluations"];
+  ASSERT_EQ(shared_rows.size(), 2u) << shared.out;
+  EXPECT_TRUE(shared_rows[0]["expectation_mismatches"].empty()) << shared_rows[0];
+  EXPECT_EQ(shared_rows[1]["expectation_mismatches"], rows[1]["expectation_mismatches"]);
 }
 
 // The source's bytes come back in nvcc's errors; the verdict holds them as U+FFFD, in print and in the store.
@@ -409,6 +427,12 @@ TEST_F(Cli, ADiskFullDuringTheCompileIsAHarnessErrorAndNotCached) {
 // Numbers the options take are whole and finite: a port with letters after it, or "nan" seconds, is a usage
 // error that names what was given (and no 309-digit range).
 TEST_F(Cli, BadNumbersAreUsageErrors) {
+  // An address that is not this host's (TEST-NET-3): the user's to change, as the docs say.
+  const auto elsewhere = ptxbench({"serve", "--listen", "203.0.113.7:0"}, kRoot,
+                                  {{"PTXBENCH_SERVICE_TOKEN", "0123456789abcdef"}});
+  EXPECT_EQ(elsewhere.exit_code, 2) << elsewhere.err;
+  EXPECT_NE(elsewhere.err.find("--listen 203.0.113.7:0: cannot listen on 203.0.113.7"), std::string::npos)
+      << elsewhere.err;
   for (const std::string listen : {"127.0.0.1:abc", "127.0.0.1:18080x", "127.0.0.1:", "127.0.0.1:70000"}) {
     const auto r =
         ptxbench({"serve", "--listen", listen}, kRoot, {{"PTXBENCH_SERVICE_TOKEN", "0123456789abcdef"}});

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "task/catalog.h"
 #include "task/task.h"
 #include "util/files.h"
 
@@ -291,6 +292,13 @@ INSTANTIATE_TEST_SUITE_P(
                  "unknown instruction family 'tensor-memory' (known: wgmma, tcgen05.mma, tma, mbarrier)"},
         Mutation{"duplicate_family", [](json& d) { d["required"][2]["name"] = "wgmma"; }, "required[2].name",
                  "appears twice"},
+        Mutation{"misspelt_ptx", [](json& d) { d["required"][0]["ptx"] = {"wgmma.mma_asink"}; },
+                 "required[0].ptx",
+                 "'wgmma.mma_asink' is no ptx instruction of sm_90a (known: wgmma.mma_async,"},
+        Mutation{"misspelt_sass", [](json& d) { d["required"][0]["sass"] = {"HGMMAX"}; }, "required[0].sass",
+                 "'HGMMAX' is no sass instruction of sm_90a"},
+        Mutation{"other_architectures_opcode", [](json& d) { d["required"][0]["sass"] = {"UTCHMMA"}; },
+                 "required[0].sass", "'UTCHMMA' is no sass instruction of sm_90a"},
         Mutation{"coverage_above_one", [](json& d) { d["coverage_threshold"] = 1.5; }, "coverage_threshold",
                  "(0, 1]"},
         Mutation{"unknown_baseline", [](json& d) { d["baseline"] = "cudnn"; }, "baseline",
@@ -368,4 +376,16 @@ TEST(TaskFile, TracksDefaultToCudaAlone) {
   const std::vector<std::string> both = {"cuda", "triton"}, cuda = {"cuda"};
   const TaskRegistry registry = TaskRegistry::load(kTasks);
   for (const Task& t : registry.all()) EXPECT_EQ(t.tracks, t.arch == "sm_90a" ? both : cuda) << t.id;
+}
+
+// An instruction named with its modifiers is one the architecture knows (catalog.cpp's profile).
+TEST(TaskFile, RequiredInstructionsMayCarryModifiers) {
+  const ArchInfo& hopper = *find_arch("sm_90a");
+  EXPECT_TRUE(known_instruction(hopper.ptx_mnemonics, "mbarrier.try_wait.parity"));
+  EXPECT_TRUE(known_instruction(hopper.sass_opcodes, "SYNCS.PHASECHK"));
+  EXPECT_TRUE(known_instruction(hopper.sass_opcodes, "HGMMA"));
+  EXPECT_FALSE(known_instruction(hopper.sass_opcodes, "HGMMA."));
+  EXPECT_FALSE(known_instruction(hopper.sass_opcodes, "HGMM"));
+  EXPECT_FALSE(known_instruction(hopper.ptx_mnemonics, "tcgen05.mma"));
+  EXPECT_TRUE(known_instruction(find_arch("sm_100a")->ptx_mnemonics, "tcgen05.mma"));
 }
