@@ -368,12 +368,33 @@ def parse_errors(tree, entry_points):
     return errors
 
 
+# How deep the syntax tree may nest: far beyond written code, and within what the recursive scan can walk
+# (Python's recursion limit is 1000 frames, and a visit takes two a level).
+MAX_DEPTH = 200
+
+
+def deepest(tree):
+    """The depth of the syntax tree, walked without recursion."""
+    depth, stack = 0, [(tree, 1)]
+    while stack:
+        node, level = stack.pop()
+        depth = max(depth, level)
+        stack.extend((child, level + 1) for child in ast.iter_child_nodes(node))
+    return depth
+
+
 def main():
     mode, entry_points = sys.argv[1], sys.argv[2:]
     version = "{}.{}.{}".format(*sys.version_info[:3])
     data = sys.stdin.buffer.read()
+    too_deep = "the file nests its code more than {} levels deep, too deep to be judged".format(MAX_DEPTH)
     try:
         tree = ast.parse(data.decode("utf-8"), filename="solution.py")
+    except (RecursionError, MemoryError):  # the parser's own limits: the source's doing, not the host's
+        if mode != "parse":
+            raise
+        print(json.dumps({"python": version, "errors": [{"line": 0, "column": 0, "message": too_deep}]}))
+        return
     except UnicodeDecodeError as e:
         if mode != "parse":
             raise
@@ -387,6 +408,11 @@ def main():
         column = getattr(e, "offset", 0) or 0
         message = getattr(e, "msg", None) or str(e)
         print(json.dumps({"python": version, "errors": [{"line": line, "column": column, "message": message}]}))
+        return
+    if deepest(tree) > MAX_DEPTH:
+        if mode != "parse":
+            raise RecursionError(too_deep)  # the parse refused it: a scan never gets such a tree
+        print(json.dumps({"python": version, "errors": [{"line": 0, "column": 0, "message": too_deep}]}))
         return
     if mode == "parse":
         print(json.dumps({"python": version, "errors": parse_errors(tree, entry_points)}))

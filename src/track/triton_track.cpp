@@ -9,6 +9,7 @@
 #include <set>
 #include <string_view>
 
+#include "eval/sandbox.h"
 #include "track/track.h"
 #include "util/incbin.h"
 #include "util/subprocess.h"
@@ -60,14 +61,39 @@ std::string_view scanner_source() {
 
 // The scanner run in one mode on the source; its JSON document. Throws std::runtime_error when it cannot run
 // or its answer cannot be read: the host's failure.
+// The scanner reads the source and never runs it, but the parser it hands the source to is the host's: it
+// runs in the compile's sandbox (compile.h), as nvcc does: the system and the python's own installation
+// read-only, nothing writable, no network, the compile's memory and CPU limits.
+std::vector<std::string> sandboxed_scanner(std::vector<std::string> argv, const CompileOptions& options) {
+  SandboxPolicy policy{.system_only = true};
+  const auto path = options.sandbox.environment.find("PATH");  // the PATH the sandbox's programs see
+  const std::string found =
+      find_program(options.python, path == options.sandbox.environment.end() ? "" : path->second);
+  std::error_code ec;
+  const std::filesystem::path python = std::filesystem::canonical(found, ec);
+  if (!ec) {
+    argv.front() = python.string();
+    const std::filesystem::path bin = python.parent_path();  // a venv's or conda's python: its prefix
+    policy.readable.push_back(bin.filename() == "bin" ? bin.parent_path() : bin);
+  }
+  policy.limits.address_bytes = options.memory_bytes;
+  policy.limits.cpu_s = static_cast<uint64_t>(4 * options.time_limit_s) + 60;
+  return sandboxed_command(options.sandbox, policy, argv);
+}
+
 json run_scanner(const std::string& mode, const std::vector<std::string>& arguments,
                  const std::string& source, const CompileOptions& options, ProcessResult& process) {
+  if (options.sandbox.requested && !options.sandbox.available)
+    throw std::runtime_error(
+        "the sandbox is not available, so the Triton scanner is not run on the "
+        "submission: " +
+        options.sandbox.reason + ". Fix that, or set PTXBENCH_SANDBOX=off for trusted code");
   std::vector<std::string> argv = {options.python, "-I", "-S", "-c", std::string(scanner_source()), mode};
   argv.insert(argv.end(), arguments.begin(), arguments.end());
-  process =
-      run_process({.argv = argv,
-                   .time_limit = std::chrono::milliseconds(static_cast<long>(options.time_limit_s * 1000)),
-                   .stdin_data = source});
+  process = run_process(
+      {.argv = options.sandbox.requested ? sandboxed_scanner(std::move(argv), options) : std::move(argv),
+       .time_limit = std::chrono::milliseconds(static_cast<long>(options.time_limit_s * 1000)),
+       .stdin_data = source});
   if (process.timed_out) return nullptr;
   if (!process.ok())
     throw std::runtime_error(fmt::format("{} could not run the Triton scanner ({}): {}", options.python,

@@ -10,6 +10,7 @@
 
 #include "eval/evaluate.h"
 #include "eval/evaluator.h"
+#include "fake_nvcc.h"
 #include "project_tasks.h"
 #include "track/track.h"
 #include "util/files.h"
@@ -34,9 +35,11 @@ std::string fixture() {
 }
 
 CompileOptions options() {
-  // python3 from PATH, as the judge's default; the source the worker would run is kept in this cache.
+  // python3 from PATH, as the judge's default, in the compile's sandbox as the front ends run it; the source
+  // the worker would run is kept in this cache.
   return {.cache_dir = fs::temp_directory_path() / ("ptxbench-track-cache-" + std::to_string(getpid())),
-          .time_limit_s = 60};
+          .time_limit_s = 60,
+          .sandbox = testing_compile::compile_sandbox()};
 }
 
 bool contains(const std::string& text, const std::string& what) {
@@ -118,6 +121,25 @@ TEST(TritonCompile, AWellFormedFileIsParsedAndKeptForTheWorker) {
   EXPECT_TRUE(doc.contains("python_version"));
   EXPECT_FALSE(doc.contains("nvcc_version")) << "no nvcc ran";
   EXPECT_FALSE(doc.contains("inventory"));
+}
+
+// The parser is the host's, the source a hostile one's: code nested past what the scanner walks is the
+// source's compile error, never the host's failure; and with no sandbox to run it in, the scanner is not
+// run at all.
+TEST(TritonCompile, CodeNestedTooDeeplyIsACompileErrorAndTheParserRunsSandboxed) {
+  for (const int depth : {500, 3000, 50000}) {
+    const std::string deep =
+        "def ptxbench_gemm_bf16(A, B, C, M, N, K, stream):\n    x = " + std::string(depth, '-') + "y\n";
+    const CompileResult r = triton_track().compile(deep, gemm(), options());
+    EXPECT_EQ(r.status, CompileResult::Status::compile_error) << depth << ": " << r.diagnostics;
+    EXPECT_TRUE(contains(r.diagnostics, "more than 200 levels deep")) << depth << ": " << r.diagnostics;
+  }
+  CompileOptions unconfined = options();
+  unconfined.sandbox = SandboxStatus{};  // requested, not available
+  const CompileResult refused = triton_track().compile(fixture(), gemm(), unconfined);
+  EXPECT_EQ(refused.status, CompileResult::Status::toolchain_error) << refused.diagnostics;
+  EXPECT_TRUE(contains(refused.diagnostics, "the sandbox is not available, so the Triton scanner is not run"))
+      << refused.diagnostics;
 }
 
 TEST(TritonCompile, ASyntaxErrorIsACompileErrorAtItsLine) {
