@@ -111,7 +111,9 @@ struct ServeCommandOptions {
   std::string redis;
   std::string token_file;  // else $PTXBENCH_SERVICE_TOKEN
   double max_body_mb = 4;
-  std::string port_file;  // where to write the port listened on (for port 0)
+  std::string port_file;          // where to write the port listened on (for port 0)
+  double request_read_s = 30;     // the most one request's reading may take
+  int max_peer_connections = 16;  // connections one client address holds at once (0: no bound)
 };
 
 struct WorkerCommandOptions {

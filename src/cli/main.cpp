@@ -258,6 +258,17 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1.0, 64.0))
       ->capture_default_str();
   serve_cmd->add_option("--port-file", serve.port_file, "Write the port listened on to this file");
+  serve_cmd
+      ->add_option("--request-read-s", serve.request_read_s,
+                   "The most seconds one request's reading (its line, headers and body) may take")
+      ->check(CLI::Range(1.0, 3600.0))
+      ->capture_default_str();
+  serve_cmd
+      ->add_option("--max-peer-connections", serve.max_peer_connections,
+                   "Connections one client address may hold at once; more are answered 429 (0: no bound, "
+                   "for a service behind a proxy that bounds them)")
+      ->check(CLI::Range(0, 4096))
+      ->capture_default_str();
 
   WorkerCommandOptions worker;
   auto* worker_cmd = app.add_subcommand(

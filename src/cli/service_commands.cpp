@@ -131,6 +131,8 @@ int serve_command(const CommonOptions& common, const ServeCommandOptions& option
     return kExitUsage;
   }
   settings.max_body_bytes = static_cast<size_t>(options.max_body_mb * (1 << 20));
+  settings.bounds = {.request_read_s = options.request_read_s,
+                     .connections_per_peer = options.max_peer_connections};
   service::Server server(settings, registry);
   int port = 0;
   try {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "eval/evaluate.h"
+#include "service/bounded_http.h"
 
 namespace ptxbench::service {
 
@@ -67,9 +68,10 @@ struct Server::Impl {
   ServerSettings settings;
   const TaskRegistry& registry;
   RedisPool redis;
-  httplib::Server http;
+  BoundedServer http;
 
-  Impl(ServerSettings s, const TaskRegistry& r) : settings(std::move(s)), registry(r), redis(settings.redis) {
+  Impl(ServerSettings s, const TaskRegistry& r)
+      : settings(std::move(s)), registry(r), redis(settings.redis), http(settings.bounds) {
     http.new_task_queue = [threads = settings.threads] { return new httplib::ThreadPool(threads); };
     http.set_payload_max_length(settings.max_body_bytes);
     http.set_pre_routing_handler([this](const auto& req, auto& res) { return admit(req, res); });

@@ -5,6 +5,7 @@
 // solution nor the environment can change what the trusted script imports).
 #include <fmt/format.h>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string_view>
@@ -61,21 +62,42 @@ std::string_view scanner_source() {
 
 // The scanner run in one mode on the source; its JSON document. Throws std::runtime_error when it cannot run
 // or its answer cannot be read: the host's failure.
+// The interpreter `python` names, as it says itself: its real executable and the installation it runs from
+// (a pyenv shim, a venv's link or a conda python resolved). Asked once per name, outside the sandbox, with no
+// submission in sight; throws std::runtime_error when it cannot answer (the host's failure).
+struct PythonInstall {
+  std::string executable;
+  std::filesystem::path prefix;
+};
+const PythonInstall& python_install(const std::string& python) {
+  static std::mutex mutex;
+  static std::map<std::string, PythonInstall> known;
+  std::lock_guard lock(mutex);
+  if (const auto it = known.find(python); it != known.end()) return it->second;
+  const ProcessResult asked = run_process(
+      {.argv = {python, "-I", "-S", "-c", "import sys; print(sys.executable); print(sys.base_prefix)"},
+       .time_limit = std::chrono::seconds(30)});
+  const std::vector<std::string> lines = split_lines(asked.out);
+  std::error_code ec;
+  const std::filesystem::path executable =
+      asked.ok() && lines.size() >= 2 ? std::filesystem::canonical(lines[0], ec) : std::filesystem::path();
+  if (executable.empty() || ec)
+    throw std::runtime_error(fmt::format("{} could not say where it is installed ({}): {}", python,
+                                         asked.describe(), valid_utf8(utf8_tail(asked.err, 500))));
+  return known[python] = {.executable = executable.string(), .prefix = lines[1]};
+}
+
 // The scanner reads the source and never runs it, but the parser it hands the source to is the host's: it
 // runs in the compile's sandbox (compile.h), as nvcc does: the system and the python's own installation
 // read-only, nothing writable, no network, the compile's memory and CPU limits.
 std::vector<std::string> sandboxed_scanner(std::vector<std::string> argv, const CompileOptions& options) {
+  const PythonInstall& python = python_install(options.python);
   SandboxPolicy policy{.system_only = true};
-  const auto path = options.sandbox.environment.find("PATH");  // the PATH the sandbox's programs see
-  const std::string found =
-      find_program(options.python, path == options.sandbox.environment.end() ? "" : path->second);
-  std::error_code ec;
-  const std::filesystem::path python = std::filesystem::canonical(found, ec);
-  if (!ec) {
-    argv.front() = python.string();
-    const std::filesystem::path bin = python.parent_path();  // a venv's or conda's python: its prefix
-    policy.readable.push_back(bin.filename() == "bin" ? bin.parent_path() : bin);
-  }
+  argv.front() = python.executable;
+  for (const std::filesystem::path& folder :
+       {python.prefix, std::filesystem::path(python.executable).parent_path()})
+    if (!folder.empty() && folder != "/" && !folder.string().starts_with("/usr/") && folder != "/usr")
+      policy.readable.push_back(folder);  // the system's own is there already, and `/` never is
   policy.limits.address_bytes = options.memory_bytes;
   policy.limits.cpu_s = static_cast<uint64_t>(4 * options.time_limit_s) + 60;
   return sandboxed_command(options.sandbox, policy, argv);

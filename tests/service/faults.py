@@ -14,6 +14,9 @@
                    back, not failed, the worker reports itself wedged, and takes jobs again once the GPU answers
   bad-input        a wrong token, an oversized body, malformed JSON...: refused with the right status, and the
                    service survives
+  slow-clients     80 connections from one address that send a header line a second: 8 held (the bound), the
+                   rest answered 429 at once, another client served at once, the held ones closed at their
+                   request's deadline
   no-worker        `ptxbench run --evaluator` on a Hopper task while no worker serves its queue: the run stops
                    after --evaluator-queue-wait with the judge's error, naming the queue, never a verdict
 
@@ -29,6 +32,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -168,10 +172,10 @@ class Cluster:
         return subprocess.Popen([self.ptxbench, "--root", self.root, *args], stdout=out, stderr=subprocess.STDOUT,
                                 env={**os.environ, **(env or {})}, start_new_session=True)
 
-    def start_service(self, max_body_mb=None):
+    def start_service(self, max_body_mb=None, extra=()):
         args = ["--data", os.path.join(self.folder, "service-data"), "serve", "--listen",
                 f"127.0.0.1:{self.service_port}", "--redis", f"redis://127.0.0.1:{self.redis.port}", "--token-file",
-                self.token_file]
+                self.token_file, *extra]
         if max_body_mb:
             args += ["--max-body-mb", str(max_body_mb)]
         self.service = self._start("service", args)
@@ -563,6 +567,64 @@ def bad_input(c):
     check(status == 409 and gone["state"] == "cancelled", f"a cancelled job's verdict: HTTP {status} {gone}")
 
 
+def slow_clients(c):
+    """Slow clients cannot stall the service (bounded_http.h): a request's reading ends at its deadline, and one
+    address holds at most so many connections; the rest are answered 429 at once."""
+    c.start_service(extra=["--request-read-s", "4", "--max-peer-connections", "8"])
+    stop = threading.Event()
+
+    def dribble(sock):  # one header line a second, never the blank line that ends the headers
+        try:
+            sock.sendall(b"GET /v1/health HTTP/1.1\r\nHost: x\r\n")
+            while not stop.is_set():
+                sock.sendall(b"X-Slow: 1\r\n")
+                time.sleep(1)
+        except OSError:
+            pass
+
+    # More connections than the service has request threads (64), from one address.
+    sockets = [socket.create_connection(("127.0.0.1", c.service_port)) for _ in range(80)]
+    threads = [threading.Thread(target=dribble, args=(s,), daemon=True) for s in sockets]
+    for t in threads:
+        t.start()
+    time.sleep(1)
+    refused, held = [], []
+    for s in sockets:
+        s.settimeout(0.2)
+        try:
+            first = s.recv(4096)
+        except socket.timeout:
+            first = None
+        (held if first is None else refused).append((s, first))
+    check(len(held) == 8, f"{len(held)} slow connections held, expected 8 (--max-peer-connections)")
+    check(all(first.startswith(b"HTTP/1.1 429") for _, first in refused),
+          f"the others answered 429: {[first[:40] for _, first in refused][:3]}")
+    # Another client is served at once, while the slow ones hold theirs.
+    start = time.monotonic()
+    other = http.client.HTTPConnection("127.0.0.1", c.service_port, timeout=5, source_address=("127.0.0.2", 0))
+    other.request("GET", "/v1/health")
+    answer = other.getresponse()
+    took = time.monotonic() - start
+    check(answer.status == 200 and took < 2, f"health from another address: HTTP {answer.status} in {took:.1f} s")
+    log(f"80 slow connections: 8 held, 72 answered 429; another client served in {took * 1000:.0f} ms")
+    # The held ones end at their deadline (4 s from their first byte), though they still send.
+    deadline = time.monotonic() + 8
+    for s, _ in held:
+        s.settimeout(max(0.1, deadline - time.monotonic()))
+        try:
+            while s.recv(4096):
+                pass
+        except socket.timeout:
+            fail("a slow connection outlived its request's deadline")
+        except OSError:
+            pass  # reset: closed as well
+    log(f"the held connections were closed {time.monotonic() - start:.1f} s after the check began")
+    stop.set()
+    for s in sockets:
+        s.close()
+    check(c.health() == 200, "health from the slow clients' address once they are gone")
+
+
 def main():
     if len(sys.argv) != 4:
         print(__doc__)
@@ -574,6 +636,7 @@ def main():
         "restart-redis": restart_redis,
         "restart-service": lambda c: restart_service(c, os.path.join(root, "tests", "data", "solutions")),
         "concurrent": concurrent_submissions,
+        "slow-clients": slow_clients,
         "wedged-gpu": wedged_gpu,
         "bad-input": bad_input,
         "no-worker": lambda c: no_worker(c, root),

@@ -478,8 +478,9 @@ TEST(ReferenceModel, AnswersInItsTrack) {
   EXPECT_EQ(fixed.code, read_file(dir / "gemm.py"));
   const Extraction broken = extract_code(triton_track(), triton.answer(kHopperTask, 1));
   ASSERT_TRUE(broken.found);
-  const CompileResult parsed =
-      triton_track().compile(broken.code, *registry.find(kHopperTask), CompileOptions{.time_limit_s = 60});
+  const CompileResult parsed = triton_track().compile(
+      broken.code, *registry.find(kHopperTask),
+      CompileOptions{.time_limit_s = 60, .sandbox = testing_compile::compile_sandbox()});
   EXPECT_EQ(parsed.status, CompileResult::Status::compile_error) << parsed.diagnostics;
   EXPECT_TRUE(extract_code(cuda_track(), ReferenceModel(dir, registry, cuda_track()).answer(kHopperTask, 2))
                   .code.starts_with("// "))

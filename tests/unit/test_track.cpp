@@ -194,7 +194,9 @@ TEST(TritonCompile, AScanThatCannotRunIsAToolchainErrorNotAPass) {
   const fs::path dir = temp_dir("scan-fails");
   const fs::path python = dir / "python3";
   write_file(python,
-             "#!/bin/sh\ncat >/dev/null\n"  // the source first: a writer left with a closed pipe gets SIGPIPE
+             "#!/bin/sh\n"
+             "case \"$*\" in *sys.executable*) echo \"$0\"; dirname \"$0\"; exit 0 ;; esac\n"  // where it is
+             "cat >/dev/null\n"  // the source first: a writer left with a closed pipe gets SIGPIPE
              "for a in \"$@\"; do [ \"$a\" = scan ] && { echo broken >&2; exit 1; }; done\n"
              "echo '{\"python\": \"0.0.0\", \"errors\": []}'\n");
   fs::permissions(python, fs::perms::owner_all);
