@@ -105,9 +105,9 @@ std::vector<std::string> sandboxed_nvcc(std::vector<std::string> command, const 
 
 RawCompile run_nvcc(const std::string& source, const fs::path& work_dir,
                     const std::vector<std::string>& command, const CompileOptions& options) {
-  if (options.sandbox.requested && !options.sandbox.available)
-    return {.output = "the sandbox is not available, so nvcc is not run on the submission: " +
-                      options.sandbox.reason + ". Fix that, or set PTXBENCH_SANDBOX=off for trusted code."};
+  if (std::string refused = refused_unconfined(options.sandbox, "nvcc is not run on the submission");
+      !refused.empty())
+    return {.output = std::move(refused)};
   write_file(work_dir / kSourceName, source);
   const HostReading before = read_host(work_dir);
   ProcessResult r =

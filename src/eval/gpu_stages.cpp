@@ -104,12 +104,7 @@ void run_gpu_stages(const CompileResult& compiled, const Task& task, const GpuTo
   fs::create_directories(tools.scratch);
   const SandboxSetup sandbox = sandbox_setup(compiled, tools);
   const json sandboxed = sandbox_details(sandbox);
-  // Untrusted code never runs unconfined unless someone said so.
-  const std::string unconfined =
-      sandbox.status->requested && !sandbox.status->available
-          ? "the sandbox is not available, so the solution is not run: " + sandbox.status->reason +
-                ". Fix that, or set PTXBENCH_SANDBOX=off for trusted code."
-          : "";
+  const std::string unconfined = refused_unconfined(*sandbox.status, "the solution is not run");
   StageContext context{
       .compiled = compiled, .task = task, .tools = tools, .sandbox = sandbox, .verdict = verdict};
   std::string stopped;  // why the remaining stages do not run

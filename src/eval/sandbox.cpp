@@ -109,6 +109,12 @@ std::vector<std::string> prlimit_options(const SandboxStatus& status, const Sand
 
 }  // namespace
 
+std::string refused_unconfined(const SandboxStatus& status, const std::string& what) {
+  if (!status.requested || status.available) return "";
+  return "the sandbox is not available, so " + what + ": " + status.reason +
+         ". Fix that, or set PTXBENCH_SANDBOX=off for trusted code.";
+}
+
 nlohmann::json SandboxStatus::to_json() const {
   return {{"requested", requested},           {"enabled", requested && available}, {"bwrap", bwrap},
           {"user_namespace", user_namespace}, {"process_limit", process_limit},    {"note", reason}};

@@ -79,6 +79,11 @@ SandboxStatus resolve_sandbox(const SandboxSettings& settings);
 // The probe itself, whatever the settings say about enabling it (tests).
 SandboxStatus probe_sandbox(const SandboxSettings& settings);
 
+// Untrusted code never runs unconfined unless someone said so: why `what` (its subject says what is not run,
+// "nvcc is not run on the submission") does not happen when the sandbox was asked for and is not available;
+// "" when it may run (the host's failure, in words, for the stage to report).
+std::string refused_unconfined(const SandboxStatus& status, const std::string& what);
+
 // The argv that runs `command` inside the sandbox: env -i bwrap <policy> -- prlimit <limits> -- command.
 // `command[0]` must be an absolute path or a name on the sandbox's PATH.
 std::vector<std::string> sandboxed_command(const SandboxStatus& status, const SandboxPolicy& policy,

@@ -55,6 +55,10 @@ class RedisPool {
   std::vector<std::unique_ptr<Redis>> idle_;
 };
 
+std::string over_the_body_limit(size_t limit) {
+  return fmt::format("the request body is over the limit of {} bytes", limit);
+}
+
 bool token_matches(const std::string& header, const std::string& token) {
   const std::string prefix = "Bearer ";
   if (!header.starts_with(prefix)) return false;
@@ -78,8 +82,7 @@ struct Server::Impl {
     http.set_error_handler(
         [limit = settings.max_body_bytes](const httplib::Request&, httplib::Response& res) {
           if (!res.body.empty()) return;  // a handler's own answer
-          const std::string what = res.status == 413
-                                       ? fmt::format("the request body is over the limit of {} bytes", limit)
+          const std::string what = res.status == 413   ? over_the_body_limit(limit)
                                    : res.status == 404 ? "no such endpoint (docs/service.md lists them)"
                                    : res.status == 400 ? "the request could not be read"
                                                        : "the request failed";
@@ -145,9 +148,7 @@ struct Server::Impl {
         if (!over) body.append(data, size);
         return !over;
       });
-      if (over || res.status == 413)
-        return refuse(res, 413,
-                      fmt::format("the request body is over the limit of {} bytes", settings.max_body_bytes));
+      if (over || res.status == 413) return refuse(res, 413, over_the_body_limit(settings.max_body_bytes));
       if (!read) return refuse(res, 400, "the request body could not be read");
       submit(body, res);
     });

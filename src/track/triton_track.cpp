@@ -105,11 +105,10 @@ std::vector<std::string> sandboxed_scanner(std::vector<std::string> argv, const 
 
 json run_scanner(const std::string& mode, const std::vector<std::string>& arguments,
                  const std::string& source, const CompileOptions& options, ProcessResult& process) {
-  if (options.sandbox.requested && !options.sandbox.available)
-    throw std::runtime_error(
-        "the sandbox is not available, so the Triton scanner is not run on the "
-        "submission: " +
-        options.sandbox.reason + ". Fix that, or set PTXBENCH_SANDBOX=off for trusted code");
+  if (const std::string refused =
+          refused_unconfined(options.sandbox, "the Triton scanner is not run on the submission");
+      !refused.empty())
+    throw std::runtime_error(refused);
   std::vector<std::string> argv = {options.python, "-I", "-S", "-c", std::string(scanner_source()), mode};
   argv.insert(argv.end(), arguments.begin(), arguments.end());
   process = run_process(
