@@ -1,5 +1,7 @@
 #include "util/files.h"
 
+#include <algorithm>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -50,10 +52,17 @@ std::string read_regular_file(const std::filesystem::path& path, size_t max_byte
   if (!S_ISREG(info.st_mode)) fail(path, kind_of(info.st_mode) + ", not a file");
   const auto too_big = [&] { fail(path, fmt::format("over the size limit of {} bytes", max_bytes)); };
   if (static_cast<uintmax_t>(info.st_size) > max_bytes) too_big();
-  // The size is checked again while reading: the file may grow meanwhile.
-  std::string content(max_bytes + 1, '\0');
+  // The size is checked again while reading: the file may grow meanwhile. The buffer grows with what is read
+  // (sized once for the size stat gave), never to the limit: a task file of 2 kB is not a 64 MiB allocation.
+  std::string content;
   size_t size = 0;
-  while (size < content.size()) {
+  const size_t limit = max_bytes + 1;  // one byte more than allowed: how a file that grew is seen
+  content.resize(std::min<size_t>(static_cast<size_t>(info.st_size) + 1, limit));
+  for (;;) {
+    if (size == content.size()) {
+      if (content.size() == limit) break;
+      content.resize(std::min(limit, std::max<size_t>(2 * content.size(), 4096)));
+    }
     const ssize_t n = read(fd, content.data() + size, content.size() - size);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) fail(path, std::string("cannot read: ") + std::strerror(errno));
