@@ -141,7 +141,7 @@ TEST(SanitizerReport, GlobalWriteOutOfBoundsHandMade) {
       "=========         Host Frame: main [0x9092] in a.out\n"
       "========= \n"
       "========= ERROR SUMMARY: 1 error\n");
-  EXPECT_EQ(report.error_count, 1);
+  EXPECT_EQ(report.error_count.value_or(0), 1u);
   ASSERT_EQ(report.errors.size(), 1u);
   const auto& error = report.errors[0];
   EXPECT_EQ(error.kernel, "void gemm<128>(const __nv_bfloat16 *, float *, int)");
@@ -165,7 +165,6 @@ TEST(SanitizerReport, OlderCudaMemcheckLayoutAndRacecheck) {
   EXPECT_EQ(old.errors[0].kernel, "void projection<double>(double*, int)");
   EXPECT_EQ(old.errors[0].location, "/src/helper.cuh:75");
   EXPECT_EQ(old.errors[0].address, "0x000370e8");
-
 }
 
 // racecheck ends with its own summary and no ERROR SUMMARY line (real H200 outputs: sanitizer_cases.cu's race
@@ -208,3 +207,24 @@ TEST(SanitizerReport, Json) {
 
 }  // namespace
 }  // namespace ptxbench
+
+// A kernel's name is the solution's to choose: a line of any length is read (up to its first 4 kB) and never
+// overflows the stack (fuzz/tool_reports.cpp found a 40 kB line that did).
+TEST(SanitizerReport, AnyLengthOfLineIsParsed) {
+  const std::string name(1 << 20, 'k');
+  const std::string log =
+      "========= COMPUTE-SANITIZER\n"
+      "========= Invalid __global__ write of size 4 bytes\n"
+      "=========     at " +
+      name +
+      "(float *)+0x60 in solution.cu:3\n"
+      "=========     by thread (0,0,0) in block (0,0,0)\n"
+      "=========\n"
+      "========= ERROR SUMMARY: 1 error\n";
+  const auto report = ptxbench::parse_sanitizer_report(log);
+  EXPECT_FALSE(report.tool_failed) << report.tool_failure;
+  ASSERT_EQ(report.errors.size(), 1u);
+  EXPECT_EQ(report.error_count.value_or(0), 1u);
+  EXPECT_EQ(report.errors[0].thread, "(0,0,0)");
+  EXPECT_LE(report.errors[0].summary().size(), 8192u);
+}
