@@ -1,7 +1,8 @@
 // Where a buffer the solution sees lies within its allocation (device_buffer.h, DeviceBuffer::shared): two
 // disjoint places of the buffer's size, each with kOffsets starting offsets kAlignment apart, then at least
-// kTailBytes to the end. Before every call the buffer moves to the other place, at a random offset there, so
-// that no call finds its arguments where the previous call had them. Plain arithmetic, tested on the CPU
+// kTailBytes to the end. Before every checked call (session.cpp's Placement) the buffer moves to the other
+// place, at a random offset there, so that no such call finds its arguments where the previous call had them.
+// Plain arithmetic, tested on the CPU
 // (tests/unit/test_placement.cpp).
 #pragma once
 
