@@ -26,13 +26,11 @@ namespace ptxbench {
 
 using nlohmann::json;
 
-CLI::App* add_fixit_command(CLI::App& app, FixitCommandOptions& o,
-                            const std::function<void(CLI::App*)>& add_json) {
+CLI::App* add_fixit_command(CLI::App& app, FixitCommandOptions& o, const std::function<void(CLI::App*)>& add_json) {
   auto* fixit = app.add_subcommand(
       "fixit",
       "Fine-tuning data from failed turns: mine them, repair them with a teacher (verified by the judge), "
-      "explain the fixes with a reasoner, export chat JSONL with a data card; or build a whole variant from "
-      "a "
+      "explain the fixes with a reasoner, export chat JSONL with a data card; or build a whole variant from a "
       "spec (docs/fixit.md)");
   fixit->require_subcommand(1);
   auto models = [&](CLI::App* sub) {
@@ -62,12 +60,10 @@ CLI::App* add_fixit_command(CLI::App& app, FixitCommandOptions& o,
   mine->add_option("--min-turn", o.min_turn, "Only turns from this one on")->check(CLI::PositiveNumber);
   mine->add_option("--max-turn", o.max_turn, "Only turns up to this one")->check(CLI::PositiveNumber);
   mine->add_flag("--correct", o.correct, "Verified turns instead (direct-generation data)");
-  mine->add_option(
-          "--per-task", o.per_task,
-          "At most N per task, drawn in turn from each (error class, turn) stratum; none: unbalanced")
+  mine->add_option("--per-task", o.per_task,
+                   "At most N per task, drawn in turn from each (error class, turn) stratum; none: unbalanced")
       ->check(CLI::PositiveNumber);
-  mine->add_option("--per-class", o.per_class, "At most N per task and error class")
-      ->check(CLI::PositiveNumber);
+  mine->add_option("--per-class", o.per_class, "At most N per task and error class")->check(CLI::PositiveNumber);
   mine->add_option("--seed", o.seed, "Which turns a quota keeps");
   add_json(mine);
 
@@ -97,8 +93,7 @@ CLI::App* add_fixit_command(CLI::App& app, FixitCommandOptions& o,
   models(reason);
   add_json(reason);
 
-  auto* exp =
-      fixit->add_subcommand("export", "Write chat JSONL (train.jsonl, heldout.jsonl) and a data card");
+  auto* exp = fixit->add_subcommand("export", "Write chat JSONL (train.jsonl, heldout.jsonl) and a data card");
   o.export_cmd = exp;
   exp->add_option("--repair-run", o.repair_run, "Fix examples from this repair run's verified fixes");
   exp->add_option("--reason-run", o.reason_run, "With their reasoning from this run (else the fix alone)");
@@ -106,8 +101,7 @@ CLI::App* add_fixit_command(CLI::App& app, FixitCommandOptions& o,
   exp->add_option("--out", o.out, "Output folder")->required();
   exp->add_option("--format", o.format, "messages, openai or prompt-completion")
       ->check(CLI::IsMember({"messages", "openai", "prompt-completion"}));
-  exp->add_option("--holdout", o.holdout, "Task globs held out of train.jsonl (comma-separated)")
-      ->delimiter(',');
+  exp->add_option("--holdout", o.holdout, "Task globs held out of train.jsonl (comma-separated)")->delimiter(',');
   exp->add_option("--name", o.name, "The data card's name");
   add_json(exp);
 
@@ -115,8 +109,7 @@ CLI::App* add_fixit_command(CLI::App& app, FixitCommandOptions& o,
       "build", "Build a variant from a spec file (fixit/s0.json ... s6.json): every step stored, resumable");
   o.build = build;
   build->add_option("spec", o.spec, "The spec file")->required();
-  build->add_option("--out", o.out, "Output folder (its state.json makes the same command resume)")
-      ->required();
+  build->add_option("--out", o.out, "Output folder (its state.json makes the same command resume)")->required();
   build->add_option("--format", o.format, "messages, openai or prompt-completion")
       ->check(CLI::IsMember({"messages", "openai", "prompt-completion"}));
   filters(build);
@@ -127,8 +120,7 @@ CLI::App* add_fixit_command(CLI::App& app, FixitCommandOptions& o,
   judge(build);
   add_json(build);
 
-  auto* show =
-      fixit->add_subcommand("show", "Show a fixit run: a mined set, a repair run or a reasoning run");
+  auto* show = fixit->add_subcommand("show", "Show a fixit run: a mined set, a repair run or a reasoning run");
   o.show = show;
   show->add_option("run", o.show_run, "The run id")->required();
   add_json(show);
@@ -164,9 +156,8 @@ class Models {
 void print_mined(const std::vector<fixit::Mined>& items) {
   TextTable table({"TASK", "CLASS", "TURN", "MODEL", "RUN", "EVALUATION", "CODE"});
   for (const auto& m : items)
-    table.add_row({m.task_id, m.error_class.empty() ? "verified" : m.error_class, std::to_string(m.turn),
-                   m.model, std::to_string(m.run_id), std::to_string(m.evaluation_id),
-                   m.code_hash.substr(0, 12)});
+    table.add_row({m.task_id, m.error_class.empty() ? "verified" : m.error_class, std::to_string(m.turn), m.model,
+                   std::to_string(m.run_id), std::to_string(m.evaluation_id), m.code_hash.substr(0, 12)});
   std::cout << table.render();
 }
 
@@ -195,10 +186,9 @@ void print_repairs(const std::vector<fixit::Repair>& repairs) {
   std::cout << table.render();
   std::vector<std::string> parts;
   for (const auto& [status, n] : counts) parts.push_back(fmt::format("{} {}", n, status));
-  std::cout << fmt::format(
-      "\n{} failures: {}. Only verified fixes become examples; correct-only ones (correct, "
-      "the required instructions not verified) are listed apart and never exported.\n",
-      repairs.size(), fmt::join(parts, ", "));
+  std::cout << fmt::format("\n{} failures: {}. Only verified fixes become examples; correct-only ones (correct, "
+                           "the required instructions not verified) are listed apart and never exported.\n",
+                           repairs.size(), fmt::join(parts, ", "));
 }
 
 int mine_command(const CommonOptions& common, const FixitCommandOptions& o) {
@@ -237,15 +227,14 @@ int mine_command(const CommonOptions& common, const FixitCommandOptions& o) {
     std::cout << json_text(json{{"run_id", run_id}, {"items", list}}, 2) << "\n";
   } else {
     print_mined(items);
-    std::cout << fmt::format(
-        "\nmined set: run {} ({} {}; {}). Next: ptxbench fixit repair --mined {} --teacher "
-        "NAME\n",
-        run_id, items.size(), o.correct ? "verified turns" : "failed turns",
-        m.quotas.any() ? fmt::format("at most {} per task, {} per task and class",
-                                     m.quotas.per_task ? std::to_string(m.quotas.per_task) : "any",
-                                     m.quotas.per_class ? std::to_string(m.quotas.per_class) : "any")
-                       : "unbalanced",
-        run_id);
+    std::cout << fmt::format("\nmined set: run {} ({} {}; {}). Next: ptxbench fixit repair --mined {} --teacher "
+                             "NAME\n",
+                             run_id, items.size(), o.correct ? "verified turns" : "failed turns",
+                             m.quotas.any() ? fmt::format("at most {} per task, {} per task and class",
+                                                          m.quotas.per_task ? std::to_string(m.quotas.per_task) : "any",
+                                                          m.quotas.per_class ? std::to_string(m.quotas.per_class) : "any")
+                                            : "unbalanced",
+                             run_id);
   }
   return kExitOk;
 }
@@ -285,8 +274,7 @@ int repair_command(const CommonOptions& common, const FixitCommandOptions& o) {
       return kExitUsage;
     }
     if (o.mined || !o.teacher.empty()) {
-      std::fprintf(stderr,
-                   "ptxbench: --resume continues with the stored settings; no --mined or --teacher\n");
+      std::fprintf(stderr, "ptxbench: --resume continues with the stored settings; no --mined or --teacher\n");
       return kExitUsage;
     }
     if (!lock_run(ctx.paths, run_id)) {
@@ -300,10 +288,7 @@ int repair_command(const CommonOptions& common, const FixitCommandOptions& o) {
       std::fprintf(stderr, "ptxbench: fixit repair needs --mined RUN and --teacher NAME (or --resume RUN)\n");
       return kExitUsage;
     }
-    settings = {.teacher = o.teacher,
-                .mine_run = o.mined,
-                .turns = o.turns,
-                .knowledge = o.knowledge,
+    settings = {.teacher = o.teacher, .mine_run = o.mined, .turns = o.turns, .knowledge = o.knowledge,
                 .cpu_only = o.cpu_only};
   }
   fixit::ChosenModel teacher;
@@ -313,8 +298,7 @@ int repair_command(const CommonOptions& common, const FixitCommandOptions& o) {
       settings.teacher_spec = teacher.spec;
       const auto items = fixit::mined_set(store, settings.mine_run);
       for (const auto& m : items)
-        if (m.error_class.empty())
-          throw std::invalid_argument("the mined set holds verified turns: nothing to repair");
+        if (m.error_class.empty()) throw std::invalid_argument("the mined set holds verified turns: nothing to repair");
       run_id = fixit::start_repair(store, settings, items);
       lock_run(ctx.paths, run_id);
     }
@@ -331,16 +315,14 @@ int repair_command(const CommonOptions& common, const FixitCommandOptions& o) {
                                         ctx.paths.root / "kits", o.parallel, print_turn);
   const auto repairs = fixit::repairs(store, run_id);
   if (common.json) {
-    std::cout << json_text(
-                     json{{"run_id", run_id}, {"errors", result.errors}, {"repairs", repairs_json(repairs)}},
-                     2)
+    std::cout << json_text(json{{"run_id", run_id}, {"errors", result.errors}, {"repairs", repairs_json(repairs)}}, 2)
               << "\n";
   } else {
     print_repairs(repairs);
     if (!gpu.present)
       std::cout << "GPU stages skipped: " << gpu.absent_reason << ": no fix can be verified here.\n";
-    std::cout << fmt::format("repair run {}. Next: ptxbench fixit reason --repair-run {} --reasoner NAME\n",
-                             run_id, run_id);
+    std::cout << fmt::format("repair run {}. Next: ptxbench fixit reason --repair-run {} --reasoner NAME\n", run_id,
+                             run_id);
     if (result.errors)
       std::cout << fmt::format("{} stopped on an error; continue with: ptxbench fixit repair --resume {}\n",
                                result.errors, run_id);
@@ -360,19 +342,16 @@ int reason_command(const CommonOptions& common, const FixitCommandOptions& o) {
       if (!run || run->kind != fixit::kReasonKind)
         throw std::invalid_argument(fmt::format("no fixit reasoning run {}", run_id));
       if (!lock_run(ctx.paths, run_id))
-        throw std::invalid_argument(
-            fmt::format("run {} is being driven by another ptxbench process", run_id));
+        throw std::invalid_argument(fmt::format("run {} is being driven by another ptxbench process", run_id));
       settings = fixit::reason_settings_from_json(run->args);
       store.reopen_run(run_id);
     } else {
       if (!o.repair_run || o.reasoner.empty())
-        throw std::invalid_argument(
-            "fixit reason needs --repair-run RUN and --reasoner NAME (or --resume RUN)");
-      settings = {
-          .reasoner = o.reasoner,
-          .repair_run = o.repair_run,
-          .limits = {.min_chars = o.min_chars, .max_chars = o.max_chars, .max_code_lines = o.max_code_lines},
-          .attempts = o.attempts};
+        throw std::invalid_argument("fixit reason needs --repair-run RUN and --reasoner NAME (or --resume RUN)");
+      settings = {.reasoner = o.reasoner,
+                  .repair_run = o.repair_run,
+                  .limits = {.min_chars = o.min_chars, .max_chars = o.max_chars, .max_code_lines = o.max_code_lines},
+                  .attempts = o.attempts};
       if (settings.limits.min_chars >= settings.limits.max_chars)
         throw std::invalid_argument("--min-chars must be below --max-chars");
     }
@@ -406,8 +385,8 @@ int reason_command(const CommonOptions& common, const FixitCommandOptions& o) {
               << "\n";
   else
     std::cout << fmt::format(
-        "reasoning run {}: {} verified fixes, {} reasonings accepted, {} refused, {} stopped on an error{}\n",
-        run_id, r.fixes, r.accepted, r.refused, r.errors,
+        "reasoning run {}: {} verified fixes, {} reasonings accepted, {} refused, {} stopped on an error{}\n", run_id,
+        r.fixes, r.accepted, r.refused, r.errors,
         r.errors ? fmt::format(" (continue: ptxbench fixit reason --resume {})", run_id) : "");
   return r.errors ? kExitHarness : kExitOk;
 }
@@ -417,17 +396,15 @@ void print_export(const CommonOptions& common, const fixit::ExportResult& r, con
     std::cout << json_text(json{{"train", r.train}, {"heldout", r.heldout}, {"card", r.card}}, 2) << "\n";
     return;
   }
-  std::cout << fmt::format(
-      "{} train and {} held-out examples in {}/train.jsonl and heldout.jsonl; the data card "
-      "in card.md and card.json\n",
-      r.train, r.heldout, out);
+  std::cout << fmt::format("{} train and {} held-out examples in {}/train.jsonl and heldout.jsonl; the data card "
+                           "in card.md and card.json\n",
+                           r.train, r.heldout, out);
 }
 
 int export_command(const CommonOptions& common, const FixitCommandOptions& o) {
   Context ctx = open_project(common);
   if (!std::filesystem::exists(ctx.paths.store())) {
-    std::fprintf(stderr, "ptxbench: no results yet (%s does not exist)\n",
-                 ctx.paths.store().string().c_str());
+    std::fprintf(stderr, "ptxbench: no results yet (%s does not exist)\n", ctx.paths.store().string().c_str());
     return kExitUsage;
   }
   Store store(ctx.paths.store(), StoreAccess::read_only);
@@ -452,12 +429,10 @@ int export_command(const CommonOptions& common, const FixitCommandOptions& o) {
         reasoner = fixit::reason_settings_from_json(store.run(o.reason_run)->args).reasoner;
       }
       if (const auto run = store.run(o.repair_run)) teacher = run->args.value("model", std::string());
-      examples = fixit::make_examples(store, ctx.registry, fixit::Layout::fix,
-                                      {.repairs = repairs,
-                                       .reasoning = reasoning,
-                                       .need_reasoning = o.reason_run != 0,
-                                       .teacher = teacher,
-                                       .reasoner = reasoner});
+      examples = fixit::make_examples(
+          store, ctx.registry, fixit::Layout::fix,
+          {.repairs = repairs, .reasoning = reasoning, .need_reasoning = o.reason_run != 0, .teacher = teacher,
+           .reasoner = reasoner});
       card["runs"] = {{"repair", o.repair_run}, {"reason", o.reason_run}};
       card["teacher"] = teacher;
       card["reasoner"] = reasoner;
@@ -560,14 +535,13 @@ int show_command(const CommonOptions& common, const FixitCommandOptions& o) {
       std::cout << json_text(out, 2) << "\n";
     } else {
       for (const auto& t : store.trajectories(run->id))
-        std::cout << fmt::format("{} #{}: {}\n", t.task_id, t.sample,
-                                 t.status == agent::kSolved     ? "accepted"
-                                 : t.status == agent::kFinished ? "every attempt refused"
-                                                                : t.status);
+        std::cout << fmt::format("{} #{}: {}\n", t.task_id, t.sample, t.status == agent::kSolved ? "accepted"
+                                                                       : t.status == agent::kFinished
+                                                                           ? "every attempt refused"
+                                                                           : t.status);
     }
   } else {
-    std::fprintf(stderr, "ptxbench: run %lld is a '%s' run, not a fixit one\n", o.show_run,
-                 run->kind.c_str());
+    std::fprintf(stderr, "ptxbench: run %lld is a '%s' run, not a fixit one\n", o.show_run, run->kind.c_str());
     return kExitUsage;
   }
   return kExitOk;

@@ -166,9 +166,9 @@ int main(int argc, char** argv) {
   run_cmd
       ->add_option(
           "--gpu-share", run.gpu_share,
-          "Evaluations at a time on one GPU: their sanitize and correct stages run side by side, the "
-          "instruction and time stages with the GPU alone (with --solutions: also the evaluations "
-          "the run makes at once)")
+          "Evaluations at a time on one GPU: their compiles and sanitize stages run side by side, "
+          "their correct, instruction and time stages with the host alone (with --solutions: also the "
+          "evaluations the run makes at once)")
       ->check(CLI::Range(1, 16))
       ->capture_default_str();
   run_cmd

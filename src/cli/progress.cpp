@@ -93,20 +93,19 @@ std::vector<std::string> render_progress(const ProgressState& state, std::chrono
   if (ended == total) {
     estimate = "done";
   } else if (state.ended_here > 0) {
-    estimate = "~" + human_duration(std::chrono::seconds(
-                         static_cast<long long>(seconds / state.ended_here * (total - ended))));
+    estimate = "~" + human_duration(std::chrono::seconds(static_cast<long long>(
+                         seconds / state.ended_here * (total - ended))));
   } else if (state.turns_here > 0) {
     estimate = "at most ~" + human_duration(std::chrono::seconds(static_cast<long long>(
                                  seconds / state.turns_here * state.turns_left_at_most())));
   }
   // What matters most first: a narrow terminal cuts the end of the line.
-  rows.push_back(
-      fit(fmt::format("[{}{}] trajectories {}/{} ended | elapsed {} | left {} | evaluations in flight "
-                      "{} | turns {} done, at most {} to go",
-                      std::string(filled, '#'), std::string(bar_width - filled, '.'), ended, total,
-                      human_duration(elapsed), estimate, state.in_flight(),
-                      state.turns_before + state.turns_here, state.turns_left_at_most()),
-          width));
+  rows.push_back(fit(fmt::format("[{}{}] trajectories {}/{} ended | elapsed {} | left {} | evaluations in flight "
+                                 "{} | turns {} done, at most {} to go",
+                                 std::string(filled, '#'), std::string(bar_width - filled, '.'), ended, total,
+                                 human_duration(elapsed), estimate, state.in_flight(),
+                                 state.turns_before + state.turns_here, state.turns_left_at_most()),
+                     width));
   // Tasks: those with work under way first, then those not begun, then those done.
   struct TaskLine {
     int rank;
@@ -125,13 +124,10 @@ std::vector<std::string> render_progress(const ProgressState& state, std::chrono
       all_ended = all_ended && t->ended;
       parts.push_back(fmt::format("#{} {}", sample, phase_text(*t)));
     }
-    tasks.push_back({active      ? 0
-                     : all_ended ? 2
-                                 : 1,
-                     task, fmt::format("  {:<{}}  {}", task, task_width, fmt::join(parts, "  "))});
+    tasks.push_back({active ? 0 : all_ended ? 2 : 1, task,
+                     fmt::format("  {:<{}}  {}", task, task_width, fmt::join(parts, "  "))});
   }
-  std::stable_sort(tasks.begin(), tasks.end(),
-                   [](const TaskLine& a, const TaskLine& b) { return a.rank < b.rank; });
+  std::stable_sort(tasks.begin(), tasks.end(), [](const TaskLine& a, const TaskLine& b) { return a.rank < b.rank; });
   const int room = std::max(1, height - 1 - static_cast<int>(rows.size()));
   const int shown = static_cast<int>(tasks.size()) <= room ? static_cast<int>(tasks.size()) : room - 1;
   for (int i = 0; i < shown; ++i) rows.push_back(fit(tasks[i].text, width));
@@ -139,8 +135,8 @@ std::vector<std::string> render_progress(const ProgressState& state, std::chrono
     int waiting = 0, done = 0;
     for (size_t i = shown; i < tasks.size(); ++i) (tasks[i].rank == 2 ? done : waiting) += 1;
     rows.push_back(fit(fmt::format("  ... {} more task(s): {} under way or waiting, {} done",
-                                   tasks.size() - shown, waiting, done),
-                       width));
+                                    tasks.size() - shown, waiting, done),
+                        width));
   }
   return rows;
 }
@@ -208,8 +204,8 @@ void RunProgress::on_event(const agent::TurnEvent& e) {
   // The log: one line per finished turn and ended trajectory, as off a terminal.
   std::string line;
   if (e.turn == 0)
-    line = fmt::format("  [{}/{}] {} #{}: {}{}", state_.ended(), state_.total(), e.task_id, e.sample,
-                       e.status, e.status == agent::kError ? ": " + e.outcome : "");
+    line = fmt::format("  [{}/{}] {} #{}: {}{}", state_.ended(), state_.total(), e.task_id, e.sample, e.status,
+                       e.status == agent::kError ? ": " + e.outcome : "");
   else if (e.phase == agent::TurnPhase::done)
     line = fmt::format("  {} #{} turn {}: {:<13} {}", e.task_id, e.sample, e.turn,
                        e.error_class.empty() ? "ok" : e.error_class, e.outcome.substr(0, 160));

@@ -1,8 +1,8 @@
-// Progress of `ptxbench run`'s agent mode. On a terminal a live view redrawn in place below the log of
-// finished turns: trajectories and turns done out of the total, evaluations in flight, elapsed time and an
-// estimate of what is left, and each task's trajectories. The terminal is driven through terminfo (ncurses's
-// tinfo): its own capabilities for moving up and clearing, no escape codes of ours. Off a terminal (or for a
-// terminal without those capabilities) plain lines, one per finished turn and ended trajectory.
+// Progress of `ptxbench run`'s agent mode. On a terminal a live view redrawn in place below the log of finished
+// turns: trajectories and turns done out of the total, evaluations in flight, elapsed time and an estimate of
+// what is left, and each task's trajectories. The terminal is driven through terminfo (ncurses's tinfo): its
+// own capabilities for moving up and clearing, no escape codes of ours. Off a terminal (or for a terminal
+// without those capabilities) plain lines, one per finished turn and ended trajectory.
 #pragma once
 
 #include <chrono>
@@ -34,8 +34,8 @@ struct ProgressState {
   std::string title;  // "run 3: gpt-5, contracts knowledge, up to 8 turns"
   int max_turns = 0;
   std::map<std::pair<std::string, int>, Trajectory> trajectories;  // (task, sample)
-  int ended_before = 0;  // ended before this process started (a resumed run)
-  int turns_before = 0;  // finished before this process started
+  int ended_before = 0;          // ended before this process started (a resumed run)
+  int turns_before = 0;          // finished before this process started
   int ended_here = 0, turns_here = 0;
 
   void apply(const agent::TurnEvent& event);

@@ -26,12 +26,12 @@ std::string family_list(const Task& task, const std::vector<std::string>& names)
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
-// The instruction stage as far as the compiled code decides it. A family absent from the PTX is a failure
-// here already: the GPU stage would count that family only in launches that ran nothing but the submission's
-// compiled code (decide_from_compiled_code, instruction_check.h), which lacks it; code loaded at run time,
-// which the forbidden-means scan refuses but cannot rule out, changes nothing. Presence decides nothing for a
-// full task (the code may never run): the GPU stage counts executed instructions. For a static-only task
-// presence is all that can be checked, and the verdict says so.
+// The instruction stage as far as the compiled code decides it. A family absent from the PTX is a failure here
+// already: the GPU stage would count that family only in launches that ran nothing but the submission's
+// compiled code (decide_from_compiled_code, instruction_check.h), which lacks it; code loaded at run time, which
+// the forbidden-means scan refuses but cannot rule out, changes nothing. Presence decides
+// nothing for a full task (the code may never run): the GPU stage counts executed instructions. For a
+// static-only task presence is all that can be checked, and the verdict says so.
 StageResult static_instruction_stage(const CompileResult& compiled, const Task& task, const Track& track,
                                      const std::string& gpu_reason) {
   if (!compiled.compiles_kernels)

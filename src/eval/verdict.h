@@ -79,8 +79,8 @@ struct Verdict {
   std::string feedback() const;  // the compact text a model sees on its next turn
 };
 
-// Keeps the larger of `best` and `candidate` (a verified turn's speedup), and beside it the kernel speedup of
-// the same turn: a kernel figure always describes the turn whose speedup it stands beside.
+// Keeps the larger of `best` and `candidate` (a verified turn's speedup), and beside it the kernel speedup of the
+// same turn: a kernel figure always describes the turn whose speedup it stands beside.
 inline void keep_best_speedup(std::optional<double>& best, std::optional<double>& kernels_of_best,
                               std::optional<double> candidate, std::optional<double> candidate_kernels) {
   if (!candidate || (best && *candidate <= *best)) return;

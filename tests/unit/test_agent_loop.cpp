@@ -488,21 +488,26 @@ TEST(ReferenceModel, AnswersInItsTrack) {
   fs::remove_all(dir);
 }
 
+// A full pool: the next acquire() waits until `device` is given back, and then gets it.
+static void expect_acquire_waits_for_release(DevicePool& pool, const std::string& device, const char* why) {
+  std::atomic<bool> got{false};
+  std::thread waiting([&] {
+    EXPECT_EQ(pool.acquire(), device);
+    got = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(got) << why;
+  pool.release(device);
+  waiting.join();
+  EXPECT_TRUE(got);
+}
+
 // Several GPUs: each evaluation holds one, in the order given; the next waits until one is given back.
 TEST(DevicePool, HandsOutEachGpuToOneEvaluationAtATime) {
   DevicePool pool({"0", "1"});
   EXPECT_EQ(pool.acquire(), "0");
   EXPECT_EQ(pool.acquire(), "1");
-  std::atomic<bool> got{false};
-  std::thread waiting([&] {
-    EXPECT_EQ(pool.acquire(), "1");
-    got = true;
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  EXPECT_FALSE(got) << "both GPUs are busy";
-  pool.release("1");
-  waiting.join();
-  EXPECT_TRUE(got);
+  expect_acquire_waits_for_release(pool, "1", "both GPUs are busy");
   // One GPU or none named: one evaluation at a time, on the GPU the runner inherits.
   DevicePool single({"3"});
   EXPECT_EQ(single.acquire(), "");
@@ -517,16 +522,7 @@ TEST(DevicePool, SharesEachGpuAmongAsManyEvaluationsAsAsked) {
   pool.release("0");
   EXPECT_EQ(pool.acquire(), "0") << "the least used";
   EXPECT_EQ(pool.acquire(), "1");
-  std::atomic<bool> got{false};
-  std::thread waiting([&] {
-    EXPECT_EQ(pool.acquire(), "1");
-    got = true;
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  EXPECT_FALSE(got) << "both GPUs hold two evaluations";
-  pool.release("1");
-  waiting.join();
-  EXPECT_TRUE(got);
+  expect_acquire_waits_for_release(pool, "1", "both GPUs hold two evaluations");
 }
 
 // The gate: shared stages side by side; a stage alone waits for them to leave, and no shared stage enters
