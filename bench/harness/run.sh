@@ -22,6 +22,10 @@ task=gemm-bf16-n4096-k4096-sm90a
 # by side, the instruction and time stages alone. ONLY narrows a manifest run to the entries matching it.
 share=${SHARE:-4}
 only=${ONLY:-*}
+# TASKS narrows the shipped run to the tasks matching it; STAGES to some GPU stages (a manifest entry is then held
+# to the stages it expects that ran).
+tasks=${TASKS:-*-sm90a}
+stages=${STAGES:-sanitize,correct,instructions,time}
 
 nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv,noheader | tee "$out/gpu.txt"
 date -u +%FT%TZ | tee -a "$out/gpu.txt"
@@ -55,7 +59,8 @@ PY
 fi
 if [[ $what == shipped || $what == all ]]; then
   start=$SECONDS
-  "$bin/ptxbench" run --solutions solutions --gpu-share "$share" --only "$only" 2>&1 |
+  "$bin/ptxbench" run --solutions solutions --gpu-share "$share" --only "$only" --tasks "$tasks" \
+    --stages "$stages" 2>&1 |
     tee -a "$out/shipped.txt" || status=1
   echo "shipped run: $((SECONDS - start)) s" | tee -a "$out/shipped.txt"
 fi

@@ -1,5 +1,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <chrono>
+#include <future>
 
 #include "eval/gpu_stage.h"
 #include "eval/sanitizer_report.h"
@@ -24,10 +26,29 @@ constexpr const char* kSanitizerTools[] = {"memcheck", "synccheck", "racecheck"}
 // Sanitize: each tool of kSanitizerTools in its own process, one call on the smallest shape. A hazard a tool
 // reports fails the stage; so does a call that fails under a tool that found nothing (a runtime error in any
 // stage fails the verdict, whatever a later stage sees) or that breaks a rule the runner checks.
+// The tools run at once, each in a process of its own (nothing of one tool's run reaches another's), and
+// their results are read in kSanitizerTools' order: the stage's wall time is its slowest tool's, not the sum.
 StageResult sanitize_stage(StageContext& context) {
   const GpuTools& tools = context.tools;
   StageResult stage{.name = "sanitize", .status = StageStatus::passed};
   const json request = request_for(context.task, context.compiled, proto::kModeSanitize, tools);
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<std::future<RunnerCall>> running;
+  for (const std::string tool : kSanitizerTools) {
+    running.push_back(std::async(std::launch::async, [&tools, &context, &request, tool] {
+      const std::string log_name = tool + ".log";
+      auto wrapper = [&](const fs::path& dir) {
+        return std::vector<std::string>{tools.compute_sanitizer.string(), "--tool", tool,
+                                        // the solution runs in a child of the runner
+                                        "--target-processes", "all", "--log-file", (dir / log_name).string(),
+                                        "--print-limit", "20", "--error-exitcode", "99"};
+      };
+      return call_runner(tools, context.sandbox, request, wrapper, tools.sanitize_limit_s, log_name);
+    }));
+  }
+  std::vector<RunnerCall> calls;
+  for (auto& call : running) calls.push_back(call.get());
+  stage.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::vector<std::string> problems;
   // A later tool's trouble (a time-out, no result, a failed call) ends the stage, but never hides what an
   // earlier one found.
@@ -43,16 +64,9 @@ StageResult sanitize_stage(StageContext& context) {
     stage.message = fmt::format("{}", fmt::join(problems, "\n"));
     return stage;
   };
-  for (const std::string tool : kSanitizerTools) {
-    const std::string log_name = tool + ".log";
-    auto wrapper = [&](const fs::path& dir) {
-      return std::vector<std::string>{tools.compute_sanitizer.string(), "--tool", tool,
-                                      // the solution runs in a child of the runner
-                                      "--target-processes", "all", "--log-file", (dir / log_name).string(),
-                                      "--print-limit", "20", "--error-exitcode", "99"};
-    };
-    RunnerCall call = call_runner(tools, context.sandbox, request, wrapper, tools.sanitize_limit_s, log_name);
-    stage.wall_s += call.process.wall_s;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const std::string tool = kSanitizerTools[i];
+    const RunnerCall& call = calls[i];
     if (call.process.timed_out || call.process.spawn_failed || !call.tampered.empty()) {
       StageResult failure = process_failure("sanitize", call, tools.sanitize_limit_s);
       failure.message = tool + ": " + failure.message;
@@ -60,6 +74,7 @@ StageResult sanitize_stage(StageContext& context) {
     }
     const SanitizerReport report = parse_sanitizer_report(call.tool_log);
     stage.details[tool] = to_json(report);
+    stage.details[tool]["wall_s"] = call.process.wall_s;
     if (report.tool_failed) {
       // The tool could not judge; an error an earlier tool found still fails the stage.
       if (stage.status == StageStatus::passed) stage.status = StageStatus::harness_error;

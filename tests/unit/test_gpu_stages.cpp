@@ -349,7 +349,7 @@ Verdict stages_with_fake_tools(const json& result, const std::vector<std::string
   fs::create_directories(dir / "scratch");
   std::ofstream(dir / "result.json") << result.dump();
   for (const auto& [tool, log] : tool_logs) std::ofstream(dir / (tool + ".log")) << log;
-  if (first_tool_hangs_once) std::ofstream(dir / "hang_once");
+  if (first_tool_hangs_once) std::ofstream(dir / "hang_once") << "memcheck";  // the tools run at once
   if (triton) std::ofstream(dir / "kernels.txt") << fmt::format("{}", fmt::join(triton->kernel_files, "\n"));
   // Reads the request up to NUL and the key after it; prints the result and its HMAC tag. Keeps the requests
   // and, where one asks for the kernels Triton compiled, writes them and lists them in the result.
@@ -385,7 +385,7 @@ while [ $# -gt 1 ]; do
     *) break ;;
   esac
 done
-if [ -f "$here/hang_once" ]; then rm "$here/hang_once"; sleep 60; fi
+if [ -f "$here/hang_once" ] && grep -qx "$tool" "$here/hang_once"; then rm "$here/hang_once"; sleep 60; fi
 if [ -f "$here/$tool.log" ]; then cp "$here/$tool.log" "$log"
 else printf '========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n' > "$log"; fi
 exec "$@"
