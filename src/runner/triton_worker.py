@@ -90,6 +90,7 @@ class Host:
         self.tensors = {}  # (address, shape, type) -> tensor
         self.streams = {}  # cudaStream_t -> torch.cuda.ExternalStream
         self.arguments = None
+        self.prepared = None  # what the arguments were made from: a request with the same is served by them
 
     def load(self, path, entry):
         if entry not in ENTRY_POINTS:
@@ -140,17 +141,31 @@ class Host:
         return stream
 
     def prepare(self, addresses, sizes, ints, scale, stream_handle):
+        # The time stage's calls keep their buffers where its first call found them: their arguments are the
+        # last call's, and this request's overhead (outside the clocks, held to the calibrated one) is a
+        # comparison, whatever the number of tensors.
+        request = (tuple(addresses), tuple(sizes), tuple(ints), scale, stream_handle)
+        if request == self.prepared:
+            self.activate(self.arguments[-1])
+            return
+        self.prepared = None
         workspace_bytes = sizes[9] if self.entry == BACKWARD and len(sizes) > 9 else 0
         layouts = tensor_layouts(self.entry, ints, workspace_bytes)
         if len(addresses) != len(layouts):
             raise ValueError(f"{len(addresses)} pointers for an entry point that takes {len(layouts)}")
         tensors = [self.tensor(a, s, shape, t) for a, s, (shape, t) in zip(addresses, sizes, layouts)]
         device = next(t.device for t in tensors if t is not None)
-        if torch.cuda.current_device() != device.index:
-            torch.cuda.set_device(device)
         stream = self.stream(stream_handle, device)
-        torch.cuda.set_stream(stream)  # Triton launches on the current stream
+        self.activate(stream)
         self.arguments = tensors + scalar_arguments(self.entry, ints, scale) + [stream]
+        self.prepared = request
+
+    @staticmethod
+    def activate(stream):
+        """The call's device and stream made current: Triton launches on the current stream."""
+        if torch.cuda.current_device() != stream.device.index:
+            torch.cuda.set_device(stream.device)
+        torch.cuda.set_stream(stream)
 
     def call(self):
         returned = self.function(*self.arguments)

@@ -40,6 +40,7 @@ def as_tensor(memory):
 class _ExternalStream:
     def __init__(self, handle, device=None):
         self.handle = handle
+        self.device = device
 
 cuda = types.SimpleNamespace(ExternalStream=_ExternalStream, current_device=lambda: 0,
                              set_device=lambda device: None, set_stream=lambda stream: None)
@@ -58,6 +59,21 @@ def ptxbench_gemm_bf16(A, B, C, M, N, K, stream):
     raise ValueError(f"no configuration for M = {M}")
 """
 
+# Says where A was and how many tensors the host has made so far.
+WHERE = """
+import torch
+made = 0
+_as_tensor = torch.as_tensor
+def _counted(memory):
+    global made
+    made += 1
+    return _as_tensor(memory)
+torch.as_tensor = _counted
+
+def ptxbench_gemm_bf16(A, B, C, M, N, K, stream):
+    return (A.address >> 16) * 100 + made
+"""
+
 BACKWARD = """
 def ptxbench_attention_backward_workspace_bytes(B, Hq, Hkv, Sq, Sk, D, causal):
     return 4 * B * Hq * Sq
@@ -67,7 +83,7 @@ def ptxbench_attention_backward_bf16(*arguments):
 """
 
 
-def run(solution, entry, modules=("torch", "numpy", "triton")):
+def run(solution, entry, modules=("torch", "numpy", "triton"), calls=1):
     with tempfile.TemporaryDirectory() as folder:
         for module in modules:
             os.makedirs(os.path.join(folder, module))
@@ -79,7 +95,8 @@ def run(solution, entry, modules=("torch", "numpy", "triton")):
         read, write = os.pipe()
         with open(SCRIPT) as f:
             script = f.read()
-        env = dict(os.environ, PYTHONPATH=folder, FAKE_SOLUTION=path, FAKE_ENTRY=str(entry))
+        env = dict(os.environ, PYTHONPATH=folder, FAKE_SOLUTION=path, FAKE_ENTRY=str(entry),
+                   FAKE_CALLS=str(calls))
         process = subprocess.run([sys.executable, "-B", "-c", script, LIBRARY, str(write)], env=env,
                                  pass_fds=(write,), capture_output=True, text=True, timeout=60)
         os.close(write)
@@ -94,6 +111,13 @@ class CBoundaryTest(unittest.TestCase):
         self.assertEqual(lines[0], "load 0 ")
         self.assertEqual(lines[1], "prepare 0 ")
         self.assertEqual(lines[2], "call 0 6607 ")  # 1999 + 4096 + 512, from the tensors' shapes
+
+    def test_a_call_with_the_last_calls_buffers_reuses_its_arguments_and_a_moved_one_does_not(self):
+        process, lines = run(WHERE, 1, calls=3)
+        self.assertEqual(process.returncode, 0, process.stderr)
+        # Three tensors made for the first call, none for the same buffers again, one for A moved.
+        self.assertEqual(lines[1:], ["prepare 0 ", "call 0 103 ", "prepare 0 ", "call 0 103 ",
+                                     "prepare 0 ", "call 0 404 "])
 
     def test_an_exception_comes_back_as_status_1_with_its_line(self):
         process, lines = run(RAISES, 1)
