@@ -119,6 +119,10 @@ Clock::duration seconds(double s) {
 
 }  // namespace
 
+bool BoundedServer::widen_backlog() {
+  return svr_sock_ != INVALID_SOCKET && ::listen(svr_sock_, SOMAXCONN) == 0;
+}
+
 bool BoundedServer::admit(const std::string& peer) {
   std::lock_guard lock(mutex_);
   int& held = connections_[peer];

@@ -4,8 +4,10 @@
 #include <openssl/crypto.h>
 
 #include <fmt/format.h>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -245,6 +247,8 @@ int Server::bind() {
   } else if (!impl_->http.bind_to_port(s.host, s.port)) {
     s.port = -1;
   }
+  if (s.port >= 0 && !impl_->http.widen_backlog())
+    throw std::runtime_error(fmt::format("cannot listen on {}:{}: {}", s.host, s.port, std::strerror(errno)));
   if (s.port < 0)
     throw std::runtime_error(
         fmt::format("cannot listen on {}: the address is taken or not "
