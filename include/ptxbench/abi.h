@@ -17,7 +17,8 @@
  *   - The return value is 0 on success; any other value is reported as a runtime error.
  *
  * The harness compiles the solution with
- *   nvcc -gencode arch=compute_XXa,code=sm_XXa -std=c++20 -O3 -shared -cudart shared -lcuda
+ *   nvcc -gencode arch=compute_XXa,code=sm_XXa -std=c++20 -O3 -lineinfo -shared -Xcompiler -fPIC
+ *        -cudart shared -lcuda -Xptxas -v -keep -keep-dir keep -o solution.so solution.cu
  * with this folder and the architecture's kit (kits/<arch>/ptx) on the include path. Host code may call the
  * CUDA driver's tensor-map, error, version, attribute, occupancy and launch functions directly
  * (cuTensorMapEncodeTiled, cuLaunchKernelEx, ...); a library that imports any other driver function is refused.

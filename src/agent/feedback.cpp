@@ -1,4 +1,5 @@
 #include "agent/feedback.h"
+#include "compile/forbidden.h"
 #include "util/text.h"
 
 #include <fmt/format.h>
@@ -66,13 +67,27 @@ std::optional<ErrorClass> error_class_from_string(const std::string& text) {
   return std::nullopt;
 }
 
+namespace {
+
+bool only_missing_entry_points(const StageResult& stage) {
+  const nlohmann::json violations =
+      stage.details.is_object() ? stage.details.value("violations", nlohmann::json::array()) : nlohmann::json();
+  return violations.is_array() && !violations.empty() &&
+         std::all_of(violations.begin(), violations.end(), [](const nlohmann::json& v) {
+           return v.is_object() && v.value("rule", std::string()) == kEntryPointRule;
+         });
+}
+
+}  // namespace
+
 ErrorClass classify(const Verdict& verdict) {
   for (const auto& s : verdict.stages) {
     if (s.status == StageStatus::timeout) return ErrorClass::timeout;
     if (s.status == StageStatus::runtime_error) return ErrorClass::runtime;
     if (s.status != StageStatus::failed) continue;
     if (s.name == "compile") return ErrorClass::compile;
-    if (s.name == "static") return ErrorClass::forbidden;
+    if (s.name == "static")  // a missing entry point only: the ABI's link error, as the Triton compile's
+      return only_missing_entry_points(s) ? ErrorClass::compile : ErrorClass::forbidden;
     if (s.name == "sanitize") return ErrorClass::memory_safety;
     if (s.name == "correct") return ErrorClass::numerical;
     if (s.name == "instructions") return ErrorClass::instruction;

@@ -1,6 +1,7 @@
 #include "cli/commands.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -199,7 +200,9 @@ void print_verdict_text(const Verdict& v) {
         *kernels);
   std::cout << "\n";
   for (const auto& s : v.stages) {
-    std::cout << fmt::format("[{:<12}] {:<13} {:6.2f} s\n", s.name, to_string(s.status), s.wall_s);
+    const bool cached = s.name == "compile" && s.details.is_object() && s.details.value("cached", false);
+    std::cout << fmt::format("[{:<12}] {:<13} {:6.2f} s{}\n", s.name, to_string(s.status), s.wall_s,
+                             cached ? " (cached)" : "");
     if (!s.message.empty()) {
       std::string indented = "    " + s.message;
       for (size_t p = indented.find('\n'); p != std::string::npos; p = indented.find('\n', p + 1))
@@ -287,7 +290,9 @@ int compile_command(const CommonOptions& common, const CompileCommandOptions& op
   if (!track || !read_solution(options.solution, source)) return kExitUsage;
   const CompileResult result =
       compile_solution(*track, source, *task, compile_options(ctx.paths, host, *task, options.no_cache));
-  const StageResult compile = compile_stage(result);
+  StageResult compile = compile_stage(result);
+  compile.message = with_file_name(compile.message, track->source_name(),
+                                   std::filesystem::path(options.solution).filename().string());
   const StageResult checks = static_stage(result);
   if (common.json) {
     json doc = to_json(result);
@@ -304,8 +309,12 @@ int compile_command(const CommonOptions& common, const CompileCommandOptions& op
                                k.name, k.registers, k.shared_bytes, k.stack_bytes,
                                k.spill_store_bytes + k.spill_load_bytes);
     if (result.ok()) {
+      // A family absent from the compiled code is never executed: said now, not at the GPU's instruction stage.
       for (const auto& [family, count] : result.inventory.required_counts)
-        std::cout << fmt::format("required family {}: {} PTX instruction(s)\n", family, count);
+        std::cout << fmt::format("required family {}: {} PTX instruction(s){}\n", family, count,
+                                 count == 0 ? ": warning: not in the compiled code, so the instruction "
+                                              "stage will fail (it counts the instructions executed)"
+                                            : "");
       std::cout << fmt::format("static: {}{}{}\n", to_string(checks.status),
                                checks.message.empty() ? "" : ": ", checks.message);
       if (!result.library.empty()) std::cout << "library: " << result.library.string() << "\n";
@@ -689,6 +698,25 @@ void print_run_text(const agent::RunSummary& summary, int64_t run_id, const agen
       run_id, run_id);
 }
 
+// What an interrupted agent run says before it ends as the signal ends it (exit status 130 for Ctrl-C):
+// the message is made before the handler is installed, and the handler only writes it and raises the signal
+// again with its default action.
+char interrupt_message[256];
+size_t interrupt_message_size = 0;
+
+void say_on_interrupt(const std::string& message) {
+  interrupt_message_size = std::min(message.size(), sizeof(interrupt_message));
+  std::memcpy(interrupt_message, message.data(), interrupt_message_size);
+  struct sigaction action {};
+  action.sa_handler = [](int signal) {
+    (void)!write(STDERR_FILENO, interrupt_message, interrupt_message_size);
+    ::signal(signal, SIG_DFL);
+    ::raise(signal);
+  };
+  sigemptyset(&action.sa_mask);
+  for (const int signal : {SIGINT, SIGTERM, SIGHUP}) sigaction(signal, &action, nullptr);
+}
+
 int run_agent_command(const CommonOptions& common, const RunCommandOptions& options) {
   Context ctx = open_project(common);
   const HostSettings host = host_settings();
@@ -732,6 +760,9 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
     run_id = agent::start_agent_run(store, settings);
     lock_run(ctx.paths, run_id);  // new: nobody else has it
   }
+  say_on_interrupt(fmt::format(
+      "\nptxbench: run {} interrupted; what it judged is stored: continue it with ptxbench run --resume {}\n",
+      run_id, run_id));
 
   std::cerr << fmt::format(
       "run {}{}: model {} on {} task(s) x {} sample(s), {} track, knowledge {}, up to {} turns{}; {}; store "
@@ -805,6 +836,29 @@ int run_command(const CommonOptions& common, const RunCommandOptions& options) {
   return run_agent_command(common, options);
 }
 
+// A run's stored settings in one line for a table: each plain setting as name=value, a list by its length
+// (or its items, when it has at most three), nested objects (a model's specification) left to --json.
+std::string run_settings_line(const json& args) {
+  if (!args.is_object()) return json_text(args);
+  std::vector<std::string> parts;
+  for (const auto& [name, value] : args.items()) {
+    if (name == "mode" || value.is_null() || value.is_object()) continue;
+    if (value.is_array()) {
+      const bool short_list =
+          value.size() <= 3 && std::all_of(value.begin(), value.end(), [](const json& v) { return v.is_string(); });
+      std::vector<std::string> items;
+      if (short_list)
+        for (const auto& v : value) items.push_back(v.get<std::string>());
+      parts.push_back(short_list ? fmt::format("{}={}", name, fmt::join(items, ","))
+                                 : fmt::format("{}: {}", name, value.size()));
+    } else {
+      parts.push_back(fmt::format("{}={}", name, value.is_string() ? value.get<std::string>() : value.dump()));
+    }
+  }
+  const std::string line = fmt::format("{}", fmt::join(parts, " "));
+  return line.size() <= 120 ? line : line.substr(0, 117) + "...";
+}
+
 int results_command(const CommonOptions& common, const ResultsCommandOptions& options) {
   const ProjectPaths paths = find_project(common.root, common.data);
   if (!std::filesystem::exists(paths.store())) {
@@ -830,11 +884,11 @@ int results_command(const CommonOptions& common, const ResultsCommandOptions& op
   }
   if (options.runs) {
     json out = json::array();
-    TextTable table({"RUN", "KIND", "STARTED", "FINISHED", "EVALUATIONS", "ARGS"});
+    TextTable table({"RUN", "KIND", "STARTED", "FINISHED", "EVALUATIONS", "SETTINGS"});
     for (const auto& r : store.runs(options.limit)) {
       table.add_row({std::to_string(r.id), r.kind, r.started_at,
                      r.finished_at.empty() ? "(unfinished)" : r.finished_at, std::to_string(r.evaluations),
-                     json_text(r.args)});
+                     run_settings_line(r.args)});
       out.push_back({{"id", r.id},
                      {"kind", r.kind},
                      {"started_at", r.started_at},

@@ -35,6 +35,9 @@ int main(int argc, char** argv) {
   app.footer(kExitCodes);
   app.set_version_flag("--version", PTXBENCH_VERSION);
   app.require_subcommand(1);
+  // The global options (--root, --data) are taken after the subcommand too: its unknown options fall
+  // through to this app.
+  app.fallthrough();
   CommonOptions common;
   app.add_option("--root", common.root,
                  "Project folder with tasks/, kits/, include/, solutions/ [$PTXBENCH_ROOT]");

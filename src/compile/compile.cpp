@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -348,7 +349,13 @@ CompileResult compile_with_nvcc(const std::string& source, const Task& task, con
   const ArchInfo* arch = find_arch(task.arch);
   if (!arch) throw std::runtime_error("unknown architecture " + task.arch);
   try {
-    return compile_for(source, task, *arch, options);
+    const auto started = std::chrono::steady_clock::now();
+    CompileResult result = compile_for(source, task, *arch, options);
+    if (result.cached) {
+      result.compiled_s = result.wall_s;
+      result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    }
+    return result;
   } catch (const std::exception& e) {
     // Our own reads and writes failed (a cache folder we cannot write, a full disk as std::filesystem reports
     // it, an unreadable kit): that says nothing about the source.
@@ -364,6 +371,7 @@ json to_json(const CompileResult& r) {
   json doc = {{"status", to_string(r.status)}, {"cached", r.cached},           {"cache_key", r.cache_key},
               {"command", r.command},          {"diagnostics", r.diagnostics}, {"error_count", r.error_count},
               {"violations", violations}};
+  if (r.cached) doc["compiled_s"] = r.compiled_s;
   if (!r.compiles_kernels) {
     doc["python_version"] = r.python_version;
     return doc;

@@ -51,8 +51,9 @@ struct CompileResult {
   // toolchain_error: the host failed, not the source (no nvcc, a full disk, a folder that cannot be written,
   // a compiler tool killed); never cached.
   enum class Status { ok, compile_error, timeout, toolchain_error } status = Status::toolchain_error;
-  double wall_s = 0;
+  double wall_s = 0;  // this compile stage's seconds: on a cache hit, the lookup's
   bool cached = false;
+  double compiled_s = 0;  // on a cache hit, the seconds of the compile that made the entry
   std::string cache_key;
   // false: the track compiles its kernels on the GPU when they are first called (Triton), so this stage only
   // parsed the source: no nvcc, ptxas report, PTX inventory or artifacts.

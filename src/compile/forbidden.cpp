@@ -347,28 +347,57 @@ std::vector<Violation> scan_imports(const std::vector<std::string>& undefined_sy
   return found;
 }
 
-std::vector<Violation> scan_library(const std::filesystem::path& library) {
-  auto run = [&](const std::vector<std::string>& argv) {
-    ProcessResult r = run_process({.argv = argv, .time_limit = std::chrono::seconds(60)});
-    if (!r.ok()) throw std::runtime_error(fmt::format("{}: {}: {}", argv[0], r.describe(), r.err));
-    return r.out;
-  };
-  std::vector<std::string> symbols, needed;
-  for (const auto& line :
-       split_lines(run({"nm", "-D", "--undefined-only", "--format=posix", library.string()}))) {
+namespace {
+
+// A binary tool's standard output; a tool that fails is the host's failure (std::runtime_error).
+std::string tool_output(const std::vector<std::string>& argv) {
+  ProcessResult r = run_process({.argv = argv, .time_limit = std::chrono::seconds(60)});
+  if (!r.ok()) throw std::runtime_error(fmt::format("{}: {}: {}", argv[0], r.describe(), r.err));
+  return r.out;
+}
+
+// The library's dynamic symbols, without their versions: those it imports, or those it defines.
+std::vector<std::string> dynamic_symbols(const std::filesystem::path& library, bool defined) {
+  std::vector<std::string> symbols;
+  for (const auto& line : split_lines(tool_output({"nm", "-D", defined ? "--defined-only" : "--undefined-only",
+                                                   "--format=posix", library.string()}))) {
     std::string name = line.substr(0, line.find(' '));
     name = name.substr(0, name.find('@'));  // drop the version: "dlopen@GLIBC_2.34"
     if (!name.empty()) symbols.push_back(name);
   }
+  return symbols;
+}
+
+// The edit distance of two names (insertions, deletions, substitutions), for a misspelling's hint.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::vector<Violation> scan_library(const std::filesystem::path& library) {
+  const std::vector<std::string> symbols = dynamic_symbols(library, false);
+  std::vector<std::string> needed;
   static const std::regex needed_entry(R"(\(NEEDED\)\s+Shared library: \[([^\]]+)\])");
-  for (const auto& line : split_lines(run({"readelf", "-d", library.string()}))) {
+  for (const auto& line : split_lines(tool_output({"readelf", "-d", library.string()}))) {
     std::smatch m;
     if (std::regex_search(line, m, needed_entry)) needed.push_back(m[1]);
   }
   auto found = scan_imports(symbols, needed);
   // A raw system call in host code needs no import at all.
   static const std::regex syscall_instruction(R"(\s(syscall|sysenter|int\s+\$0x80)\b)");
-  for (const auto& line : split_lines(run({"objdump", "-d", "--no-show-raw-insn", library.string()})))
+  for (const auto& line : split_lines(tool_output({"objdump", "-d", "--no-show-raw-insn", library.string()})))
     if (std::regex_search(line, syscall_instruction)) {
       found.push_back(
           {"process", "syscall instruction", 0,
@@ -376,6 +405,46 @@ std::vector<Violation> scan_library(const std::filesystem::path& library) {
       break;
     }
   return found;
+}
+
+std::vector<Violation> check_entry_points(const std::vector<std::string>& exported,
+                                          const std::vector<std::string>& symbols) {
+  std::vector<Violation> found;
+  for (const std::string& symbol : symbols) {
+    if (std::find(exported.begin(), exported.end(), symbol) != exported.end()) continue;
+    // The Itanium mangling of a function of that name at namespace scope: _Z<length><name><parameters>.
+    const std::string mangled = "_Z" + std::to_string(symbol.size()) + symbol;
+    std::string hint;
+    const std::string* nearest = nullptr;
+    size_t distance = 0;
+    for (const std::string& name : exported) {
+      if (name.starts_with(mangled)) {
+        hint = fmt::format(" It is defined with C++ linkage (as {}): declare it extern \"C\", as "
+                           "<ptxbench/abi.h> does.",
+                           name);
+        break;
+      }
+      // Near: a few edits away, or the name shortened or lengthened (ptxbench_gemm for ptxbench_gemm_bf16).
+      const bool affix = name.size() >= 8 && (symbol.starts_with(name) || name.starts_with(symbol));
+      const size_t d = affix ? 0 : edit_distance(name, symbol);
+      if ((affix || d <= std::max<size_t>(3, symbol.size() / 4)) && (nearest == nullptr || d < distance)) {
+        nearest = &name;
+        distance = d;
+      }
+    }
+    if (hint.empty() && nearest != nullptr)
+      hint = fmt::format(" It exports {}: a misspelling?", *nearest);
+    found.push_back({kEntryPointRule, symbol, 0,
+                     fmt::format("the library does not export {}, an entry point of this task (declared in "
+                                 "<ptxbench/abi.h>; define it with extern \"C\"), so the runner cannot call it.{}",
+                                 symbol, hint)});
+  }
+  return found;
+}
+
+std::vector<Violation> missing_entry_points(const std::filesystem::path& library,
+                                            const std::vector<std::string>& symbols) {
+  return check_entry_points(dynamic_symbols(library, true), symbols);
 }
 
 nlohmann::json to_json(const Violation& v) {

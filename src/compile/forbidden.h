@@ -30,6 +30,18 @@ std::vector<Violation> scan_imports(const std::vector<std::string>& undefined_sy
 // Reads imports with nm and readelf, then scan_imports; also flags a raw `syscall` instruction in host code.
 std::vector<Violation> scan_library(const std::filesystem::path& library);
 
+// The rule of an entry point the library does not export: the ABI's, not a forbidden means.
+inline constexpr const char* kEntryPointRule = "entry-point";
+
+// The ABI's entry points the library does not export (rule kEntryPointRule), each with what it exports
+// instead when that looks meant: the same name with C++ linkage, or a near spelling. `exported`: its defined
+// dynamic symbols; `symbols`: the family's (catalog.h's FamilyInfo::symbols).
+std::vector<Violation> check_entry_points(const std::vector<std::string>& exported,
+                                          const std::vector<std::string>& symbols);
+// Reads the exports with nm, then check_entry_points.
+std::vector<Violation> missing_entry_points(const std::filesystem::path& library,
+                                            const std::vector<std::string>& symbols);
+
 // Removes // and /* */ comments, keeping string and character literals and line breaks (so lines still
 // count).
 std::string strip_comments(const std::string& source);

@@ -1,6 +1,8 @@
 #include "eval/evaluate.h"
 
 #include <fmt/format.h>
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <ctime>
 #include <sstream>
@@ -16,6 +18,34 @@ namespace {
 
 StageResult skipped(const std::string& name, const std::string& why) {
   return {.name = name, .status = StageStatus::skipped, .message = why};
+}
+
+bool is_entry_point(const Violation& v) {
+  return v.rule == kEntryPointRule;
+}
+
+// What the static stage found: the ABI's missing entry points, then the forbidden means, each a line.
+std::string static_findings(const std::vector<Violation>& violations) {
+  std::string entries, forbidden;
+  std::vector<std::string> missing;
+  size_t forbidden_count = 0;
+  for (const auto& v : violations) {
+    const std::string line = fmt::format("\n- [{}] {}", v.rule, v.message);
+    if (is_entry_point(v)) {
+      entries += line;
+      missing.push_back(v.evidence);
+    } else {
+      forbidden += line;
+      ++forbidden_count;
+    }
+  }
+  std::string text;
+  if (!missing.empty())
+    text = fmt::format("the library does not export the task's entry point {}:{}", fmt::join(missing, ", "),
+                       entries);
+  if (forbidden_count > 0)
+    text += fmt::format("{}{} forbidden means found:{}", text.empty() ? "" : "\n", forbidden_count, forbidden);
+  return text;
 }
 
 std::string family_list(const Task& task, const std::vector<std::string>& names) {
@@ -57,6 +87,26 @@ StageResult static_instruction_stage(const CompileResult& compiled, const Task& 
 }
 
 }  // namespace
+
+std::string with_file_name(const std::string& text, const std::string& compiled_name,
+                           const std::string& submitted_name) {
+  if (submitted_name.empty() || submitted_name == compiled_name) return text;
+  const auto name_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  };
+  std::string out;
+  size_t from = 0;
+  for (size_t at = text.find(compiled_name); at != std::string::npos; at = text.find(compiled_name, at + 1)) {
+    const size_t end = at + compiled_name.size();
+    // A location: "solution.cu(12)", "solution.cu:12:5", "solution.cu, line 3"; not a longer name.
+    if ((at > 0 && name_char(text[at - 1])) || end >= text.size() ||
+        (text[end] != '(' && text[end] != ':' && text[end] != ','))
+      continue;
+    out += text.substr(from, at - from) + submitted_name;
+    from = end;
+  }
+  return out + text.substr(from);
+}
 
 std::string GpuInfo::describe() const {
   return present ? fmt::format("{} (sm_{})", name, compute_capability) : "no GPU";
@@ -172,9 +222,7 @@ StageResult static_stage(const CompileResult& r) {
     return stage;
   }
   stage.status = StageStatus::failed;
-  std::string lines;
-  for (const auto& v : r.violations) lines += fmt::format("\n- [{}] {}", v.rule, v.message);
-  stage.message = fmt::format("{} forbidden means found:{}", r.violations.size(), lines);
+  stage.message = static_findings(r.violations);
   return stage;
 }
 
@@ -193,7 +241,14 @@ Verdict judge(const Submission& submission, const Task& task, const EvalOptions&
   verdict.host = options.gpu.describe();
 
   const CompileResult compiled = compile_solution(track, submission.source, task, options.compile);
-  verdict.stages.push_back(compile_stage(compiled));
+  // The compiler saw the file as the track's source name; its messages name the file as submitted.
+  StageResult compile = compile_stage(compiled);
+  const std::string submitted = std::filesystem::path(submission.name).filename().string();
+  compile.message = with_file_name(compile.message, track.source_name(), submitted);
+  if (compile.details.contains("diagnostics") && compile.details["diagnostics"].is_string())
+    compile.details["diagnostics"] =
+        with_file_name(compile.details["diagnostics"].get<std::string>(), track.source_name(), submitted);
+  verdict.stages.push_back(std::move(compile));
   verdict.stages.push_back(static_stage(compiled));
 
   // Why the GPU stages cannot run here, if they cannot.
@@ -202,7 +257,9 @@ Verdict judge(const Submission& submission, const Task& task, const EvalOptions&
   if (!compiled.ok())
     no_gpu = "the solution did not compile";
   else if (!compiled.violations.empty())
-    no_gpu = "forbidden means found: the solution is not run";
+    no_gpu = std::all_of(compiled.violations.begin(), compiled.violations.end(), is_entry_point)
+                 ? "the library does not export the task's entry point: the solution is not run"
+                 : "forbidden means found: the solution is not run";
   else if (task.mode == TaskMode::static_only)
     no_gpu = fmt::format("{} is a static-only task: no {} GPU runs it", task.id, arch->marketing);
   else if (!options.gpu.present)

@@ -49,6 +49,11 @@ inline constexpr size_t kMaxSolutionBytes = size_t{1} << 20;
 // A solution file's source: a regular file of at most kMaxSolutionBytes (read_regular_file).
 std::string read_solution_file(const std::filesystem::path& path);
 
+// `text` (a compiler's messages) with each location in `compiled_name` ("solution.cu(12)", "solution.cu:12:")
+// naming `submitted_name` instead: the file as its author knows it.
+std::string with_file_name(const std::string& text, const std::string& compiled_name,
+                           const std::string& submitted_name);
+
 Verdict evaluate(const Submission& submission, const Task& task, const EvalOptions& options);
 
 // The compile and static stages from a compile result (track/track.h's compile_solution; exposed for

@@ -80,7 +80,9 @@ Dataset load(Store& store, const TaskRegistry& registry, const Selection& select
         throw std::invalid_argument(fmt::format("no run {} (ptxbench results --runs lists them)", id));
       if (run->kind != "agent")
         throw std::invalid_argument(
-            fmt::format("run {} evaluated a solutions manifest; a report is made of agent runs", id));
+            fmt::format("run {} is a {} run, not an agent run; a report is made of agent runs (ptxbench "
+                        "results --runs lists them by kind)",
+                        id, run->kind));
       runs.push_back(std::move(*run));
     }
   }

@@ -48,6 +48,7 @@ const std::vector<FamilyInfo>& all_families() {
       {"gemm",
        {"M", "N", "K"},
        "ptxbench_gemm_bf16",
+       {"ptxbench_gemm_bf16"},
        "int ptxbench_gemm_bf16(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C,\n"
        "                       int M, int N, int K, cudaStream_t stream);",
        "C[M,N] = A[M,K] * B[N,K]^T, bf16 inputs, fp32 accumulation, bf16 output; row-major, K contiguous",
@@ -59,6 +60,7 @@ const std::vector<FamilyInfo>& all_families() {
       {"attention-forward",
        {"B", "Hq", "Hkv", "Sq", "Sk", "D"},
        "ptxbench_attention_forward_bf16",
+       {"ptxbench_attention_forward_bf16"},
        "int ptxbench_attention_forward_bf16(const __nv_bfloat16* Q, const __nv_bfloat16* K,\n"
        "                                    const __nv_bfloat16* V, __nv_bfloat16* O, float* LSE,\n"
        "                                    int B, int Hq, int Hkv, int Sq, int Sk, int D, float scale,\n"
@@ -72,6 +74,7 @@ const std::vector<FamilyInfo>& all_families() {
       {"attention-backward",
        {"B", "Hq", "Hkv", "Sq", "Sk", "D"},
        "ptxbench_attention_backward_bf16",
+       {"ptxbench_attention_backward_workspace_bytes", "ptxbench_attention_backward_bf16"},
        "size_t ptxbench_attention_backward_workspace_bytes(int B, int Hq, int Hkv, int Sq, int Sk, int D,\n"
        "                                                   int causal);\n"
        "int ptxbench_attention_backward_bf16(const __nv_bfloat16* Q, const __nv_bfloat16* K,\n"

@@ -33,6 +33,9 @@ struct FamilyInfo {
   std::string name;               // "gemm"
   std::vector<std::string> dims;  // dimensions every shape must give, in order
   std::string entry_point;        // the C symbol a solution defines (the main one, looked up by the runner)
+  // Every C symbol a solution's library must define: the entry point and its helpers (the backward's
+  // workspace size), which the static stage looks for among the library's exports.
+  std::vector<std::string> symbols;
   std::string signature;          // its declaration(s), as in include/ptxbench/abi.h
   std::string semantics;          // one line: what it computes
   std::vector<std::string> outputs;       // the outputs the runner compares, by the names of its results

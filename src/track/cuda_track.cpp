@@ -20,13 +20,19 @@ class CudaTrack final : public Track {
   }
 
   // The source for a message that points at a line (it runs even when nvcc failed: `ptxbench compile`
-  // shows it), then the library's imports, which macros and token pasting cannot hide.
-  std::vector<Violation> scan(const std::string& source, const CompileResult& compiled,
+  // shows it), then the library's imports, which macros and token pasting cannot hide, and its exports: the
+  // family's entry points, which nvcc compiles without (a misspelt or C++-linkage one is found only when
+  // the runner cannot load it).
+  std::vector<Violation> scan(const std::string& source, const CompileResult& compiled, const Task& task,
                               const CompileOptions&) const override {
     std::vector<Violation> found = scan_source(source);
     if (compiled.ok()) {
       const auto imports = scan_library(compiled.library);
       found.insert(found.end(), imports.begin(), imports.end());
+      if (const FamilyInfo* family = find_family(task.family)) {
+        const auto entries = missing_entry_points(compiled.library, family->symbols);
+        found.insert(found.end(), entries.begin(), entries.end());
+      }
     }
     return found;
   }
@@ -56,7 +62,8 @@ Answer with the whole file in one fenced code block that starts with ```cuda. On
   }
 
   std::string toolchain(const ArchInfo& arch) const override {
-    return fmt::format("compiled with nvcc -gencode {} -std=c++20 -O3 -shared -cudart shared -lcuda",
+    return fmt::format("compiled with nvcc -gencode {} -std=c++20 -O3 -lineinfo -shared -Xcompiler -fPIC -cudart "
+                       "shared -lcuda",
                        arch.gencode);
   }
 

@@ -39,7 +39,7 @@ CompileResult compile_solution(const Track& track, const std::string& source, co
                                const CompileOptions& options) {
   CompileResult result = track.compile(source, task, options);
   try {
-    result.violations = track.scan(source, result, options);
+    result.violations = track.scan(source, result, task, options);
   } catch (const std::exception& e) {
     // The scan's tool failed: the solution was not checked, so it must not pass, and the failure is the
     // host's.

@@ -52,10 +52,11 @@ class Track {
   // on the GPU at the first call). Never throws for a bad solution; a failing host is a toolchain_error.
   virtual CompileResult compile(const std::string& source, const Task& task,
                                 const CompileOptions& options) const = 0;
-  // The static stage's forbidden-means scan of the source and of what compile() made of it. Throws
-  // std::runtime_error when the scan itself cannot run (a host failure, not the solution's).
+  // The static stage's scan of the source and of what compile() made of it: forbidden means, and the task's
+  // entry points where compile() did not check them. Throws std::runtime_error when the scan itself cannot
+  // run (a host failure, not the solution's).
   virtual std::vector<Violation> scan(const std::string& source, const CompileResult& compiled,
-                                      const CompileOptions& options) const = 0;
+                                      const Task& task, const CompileOptions& options) const = 0;
 
   virtual SolutionWorker worker() const = 0;
 

@@ -192,7 +192,8 @@ class TritonTrack final : public Track {
     return result;
   }
 
-  std::vector<Violation> scan(const std::string& source, const CompileResult& compiled,
+  // The entry points were checked by compile(), as a compiler would.
+  std::vector<Violation> scan(const std::string& source, const CompileResult& compiled, const Task&,
                               const CompileOptions& options) const override {
     if (!compiled.ok()) return {};  // no syntax tree to read
     ProcessResult process;

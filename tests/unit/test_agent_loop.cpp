@@ -295,6 +295,13 @@ TEST(AgentFeedback, ClassesFollowTheFirstFailingStage) {
   EXPECT_EQ(classify(failed_at("t", "x", "compile", "e")), ErrorClass::compile);
   EXPECT_EQ(classify(failed_at("t", "x", "compile", "e", StageStatus::timeout)), ErrorClass::timeout);
   EXPECT_EQ(classify(failed_at("t", "x", "static", "e")), ErrorClass::forbidden);
+  // A static stage that failed only for a missing entry point: the ABI's link error, a compile failure.
+  Verdict unexported = failed_at("t", "x", "static", "e");
+  unexported.stage_mut("static").details = {
+      {"violations", {{{"rule", "entry-point"}, {"evidence", "ptxbench_gemm_bf16"}}}}};
+  EXPECT_EQ(classify(unexported), ErrorClass::compile);
+  unexported.stage_mut("static").details["violations"].push_back({{"rule", "dynamic-loading"}});
+  EXPECT_EQ(classify(unexported), ErrorClass::forbidden);
   EXPECT_EQ(classify(failed_at("t", "x", "sanitize", "e")), ErrorClass::memory_safety);
   EXPECT_EQ(classify(failed_at("t", "x", "sanitize", "e", StageStatus::timeout)), ErrorClass::timeout);
   EXPECT_EQ(classify(failed_at("t", "x", "correct", "e")), ErrorClass::numerical);

@@ -2,8 +2,14 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/file.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <chrono>
+#include <thread>
 
 #include <filesystem>
 #include <map>
@@ -73,6 +79,50 @@ TEST_F(Cli, UsageErrorsExitWithTwo) {
   EXPECT_NE(missing.err.find("/nonexistent/solution.cu"), std::string::npos);
   EXPECT_EQ(ptxbench({"run", "--arch", "sm_75"}).exit_code, 2);
   EXPECT_EQ(ptxbench({"run", "--solutions", "--arch", "sm_75"}).exit_code, 2);
+}
+
+// --root and --data after the subcommand, as before it.
+TEST_F(Cli, GlobalOptionsComeBeforeOrAfterTheSubcommand) {
+  const ProcessResult after = run_process(
+      {.argv = {PTXBENCH_BINARY, "tasks", "--json", "--root", kRoot.string(), "--data", data_.string()}});
+  ASSERT_EQ(after.exit_code, 0) << after.err;
+  const ProcessResult before = run_process(
+      {.argv = {PTXBENCH_BINARY, "--root", kRoot.string(), "--data", data_.string(), "tasks", "--json"}});
+  EXPECT_EQ(after.out, before.out);
+  EXPECT_EQ(run_process({.argv = {PTXBENCH_BINARY, "tasks", "--no-such-option"}}).exit_code, 2);
+}
+
+// Ctrl-C in an agent run ends it as the signal does, and says how to continue it.
+TEST_F(Cli, AnInterruptedRunSaysHowToResumeIt) {
+  const fs::path err = data_ / "stderr.txt";
+  fs::create_directories(data_);
+  std::vector<std::string> args = {PTXBENCH_BINARY, "--root",    kRoot.string(), "--data", data_.string(),
+                                   "run",           "--cpu-only", "--tasks",      kTask,    "--progress",
+                                   "plain"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  // Once the run has said its number, it is under way.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (read_file(err).find("run 1:") == std::string::npos && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  kill(pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT)
+      << "the run ended before it could be interrupted: the test proves nothing\n"
+      << read_file(err);
+  EXPECT_NE(read_file(err).find("run 1 interrupted; what it judged is stored: continue it with ptxbench run "
+                                "--resume 1"),
+            std::string::npos)
+      << read_file(err);
 }
 
 TEST_F(Cli, RunHelpShowsBothModes) {
@@ -152,6 +202,11 @@ TEST_F(Cli, TheDefaultRunIsTheReferenceAgentAndResultsShowIt) {
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0]["kind"], "agent");
   EXPECT_EQ(runs[0]["evaluations"], 36);  // 2 turns x 18 tasks
+  // As a table: the settings in one line, the task list by its length.
+  const auto table = ptxbench({"results", "--runs"});
+  EXPECT_NE(table.out.find("model=reference"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("task_ids: 18"), std::string::npos) << table.out;
+  EXPECT_EQ(table.out.find("\"task_ids\""), std::string::npos) << table.out;
 
   // An explicit --turns is honoured for the reference model too. The trajectory still ends after the
   // reference (turn 2): nothing failed and the GPU stages were skipped, so more turns could not change the
@@ -256,9 +311,26 @@ TEST_F(Cli, CompileStageAlone) {
   EXPECT_EQ(doc["status"], "ok");
   EXPECT_EQ(doc["static_status"], "passed");
   EXPECT_TRUE(fs::exists(doc["library"].get<std::string>()));
+  // A SIMT GEMM compiles and passes the static stage, with a warning for each family it lacks.
+  auto text = ptxbench({"compile", example("gemm_simt.cu"), "--task", kTask});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("required family wgmma: 0 PTX instruction(s): warning: not in the compiled code, so "
+                          "the instruction stage will fail"),
+            std::string::npos)
+      << text.out;
   auto bad = ptxbench({"compile", example("gemm_does_not_compile.cu"), "--task", kTask});
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.out.find("load_accumulator"), std::string::npos);
+  // The compiler's locations name the file given, not the name it was compiled under.
+  EXPECT_NE(bad.out.find("gemm_does_not_compile.cu("), std::string::npos) << bad.out;
+  EXPECT_EQ(bad.out.find("solution.cu("), std::string::npos) << bad.out;
+  auto judged = ptxbench({"eval", example("gemm_does_not_compile.cu"), "--task", kTask, "--json"});
+  EXPECT_EQ(judged.exit_code, 1) << judged.err;
+  const json compile = json::parse(judged.out)["stages"][0];
+  EXPECT_NE(compile["message"].get<std::string>().find("gemm_does_not_compile.cu("), std::string::npos)
+      << compile["message"];
+  EXPECT_EQ(compile["details"]["diagnostics"].get<std::string>().find("solution.cu("), std::string::npos)
+      << compile["details"]["diagnostics"];
   EXPECT_EQ(ptxbench({"compile", test_solution("dlopen_by_token_pasting.cu"), "--task", kTask}).exit_code, 1);
 }
 

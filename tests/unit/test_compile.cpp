@@ -102,6 +102,16 @@ TEST_F(CompileStage, SecondCompileComesFromTheCache) {
   EXPECT_LT(fs::file_time_type::clock::now() - fs::last_write_time(record), std::chrono::minutes(5));
   ASSERT_TRUE(second.ok());
   EXPECT_TRUE(second.cached);
+  // A hit's time is its own (the lookup), and the compile's that made the entry is kept beside it.
+  const CompileOptions timed = own_cache("timed");
+  const auto made = compile(file, timed);
+  const auto hit = compile(file, timed);
+  ASSERT_FALSE(made.cached);
+  ASSERT_TRUE(hit.cached);
+  EXPECT_EQ(hit.compiled_s, made.wall_s);
+  EXPECT_LT(hit.wall_s, made.wall_s);
+  EXPECT_EQ(to_json(hit)["compiled_s"], made.wall_s);
+  EXPECT_FALSE(to_json(made).contains("compiled_s"));
   EXPECT_EQ(first.cache_key, second.cache_key);
   EXPECT_EQ(second.kernels.size(), first.kernels.size());
   EXPECT_EQ(second.inventory.opcodes, first.inventory.opcodes);
@@ -203,6 +213,47 @@ extern "C" int ptxbench_gemm_bf16(const __nv_bfloat16*, const __nv_bfloat16*, __
   EXPECT_EQ(limit.violations[0].rule, "driver-api");
   EXPECT_EQ(limit.violations[0].evidence, "cuCtxSetLimit");
   EXPECT_EQ(limit.violations[0].line, 0);
+}
+
+// nvcc compiles a library without the task's entry point; the static scan finds it missing, and names the
+// exported function that was meant (a kernel engineer's own name for it, or C++ linkage).
+TEST_F(CompileStage, AMisspeltEntryPointFailsTheStaticScan) {
+  const std::string misspelt = R"(#include <ptxbench/abi.h>
+extern "C" int ptxbench_gemm(const __nv_bfloat16*, const __nv_bfloat16*, __nv_bfloat16*, int, int, int,
+                             cudaStream_t) {
+  return 0;
+}
+)";
+  const auto r = compile_solution(cuda_track(), misspelt, *task_, options());
+  ASSERT_TRUE(r.ok()) << r.diagnostics;
+  ASSERT_EQ(r.violations.size(), 1u);
+  EXPECT_EQ(r.violations[0].rule, "entry-point");
+  EXPECT_NE(r.violations[0].message.find("It exports ptxbench_gemm: a misspelling?"), std::string::npos)
+      << r.violations[0].message;
+
+  // Without the ABI header, whose declaration would give the definition C linkage.
+  const std::string cxx = R"(#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+int ptxbench_gemm_bf16(const __nv_bfloat16*, const __nv_bfloat16*, __nv_bfloat16*, int, int, int,
+                       cudaStream_t) {
+  return 0;
+}
+)";
+  const auto linkage = compile_solution(cuda_track(), cxx, *task_, options());
+  ASSERT_TRUE(linkage.ok()) << linkage.diagnostics;
+  ASSERT_EQ(linkage.violations.size(), 1u);
+  EXPECT_NE(linkage.violations[0].message.find("C++ linkage"), std::string::npos) << linkage.violations[0].message;
+}
+
+// The command the README documents is the one the compile stage runs (but for nvcc's path and the include
+// folders).
+TEST_F(CompileStage, TheDocumentedCommandIsTheOneRun) {
+  const auto r = compile(kRoot / "solutions" / "examples" / "gemm_simt.cu");
+  ASSERT_TRUE(r.ok()) << r.diagnostics;
+  std::string run = "nvcc";
+  for (size_t i = 1; i < r.command.size(); ++i)
+    if (!r.command[i].starts_with("-I")) run += " " + r.command[i];
+  EXPECT_NE(read_file(kRoot / "README.md").find("`" + run + "`"), std::string::npos) << run;
 }
 
 TEST_F(CompileStage, TimeLimitIsEnforcedAndNotCached) {

@@ -228,3 +228,34 @@ TEST(ForbiddenSource, AHelperNamedLikeADriverFunctionIsNotFlagged) {
                           "int f() { return cuHelper(1); }\n")
                   .empty());
 }
+
+// The ABI's entry points among a library's exports: present, misspelt, with C++ linkage, absent.
+TEST(EntryPoints, MissingOnesAreNamedWithWhatWasMeant) {
+  const std::vector<std::string> backward = {"ptxbench_attention_backward_workspace_bytes",
+                                             "ptxbench_attention_backward_bf16"};
+  EXPECT_TRUE(ptxbench::check_entry_points({"_init", "ptxbench_attention_backward_workspace_bytes",
+                                            "ptxbench_attention_backward_bf16", "helper"},
+                                           backward)
+                  .empty());
+
+  const auto misspelt = ptxbench::check_entry_points({"ptxbench_gemm", "_fini"}, {"ptxbench_gemm_bf16"});
+  ASSERT_EQ(misspelt.size(), 1u);
+  EXPECT_EQ(misspelt[0].rule, "entry-point");
+  EXPECT_EQ(misspelt[0].evidence, "ptxbench_gemm_bf16");
+  EXPECT_EQ(misspelt[0].line, 0);
+  EXPECT_NE(misspelt[0].message.find("does not export ptxbench_gemm_bf16"), std::string::npos)
+      << misspelt[0].message;
+  EXPECT_NE(misspelt[0].message.find("It exports ptxbench_gemm: a misspelling?"), std::string::npos)
+      << misspelt[0].message;
+
+  const auto cxx = ptxbench::check_entry_points(
+      {"_Z18ptxbench_gemm_bf16PK13__nv_bfloat16S1_PS_iiiP11CUstream_st"}, {"ptxbench_gemm_bf16"});
+  ASSERT_EQ(cxx.size(), 1u);
+  EXPECT_NE(cxx[0].message.find("C++ linkage"), std::string::npos) << cxx[0].message;
+
+  // The backward's workspace function forgotten, the main one there; nothing near either name.
+  const auto forgotten = ptxbench::check_entry_points({"ptxbench_attention_backward_bf16", "main_loop"}, backward);
+  ASSERT_EQ(forgotten.size(), 1u);
+  EXPECT_EQ(forgotten[0].evidence, "ptxbench_attention_backward_workspace_bytes");
+  EXPECT_EQ(forgotten[0].message.find("It exports"), std::string::npos) << forgotten[0].message;
+}

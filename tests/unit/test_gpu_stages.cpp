@@ -727,3 +727,15 @@ TEST(GpuStages, ATritonRunWithNoCompiledKernelCannotPassTheInstructionStage) {
   EXPECT_NE(instructions.message.find("Triton compiled no kernel"), std::string::npos)
       << instructions.message;
 }
+
+// The compiler's locations in the compiled name become the submitted one; other names are left alone.
+TEST(Evaluate, CompilerMessagesNameTheSubmittedFile) {
+  const std::string text =
+      "solution.cu(12): error: identifier \"x\" is undefined\nIn file included from solution.cu:2:\n"
+      "my_solution.cu(3): note\nsolution.cuh(4): note\nsolution.cu, line 5\nsee solution.cu.";
+  EXPECT_EQ(with_file_name(text, "solution.cu", "gemm.cu"),
+            "gemm.cu(12): error: identifier \"x\" is undefined\nIn file included from gemm.cu:2:\n"
+            "my_solution.cu(3): note\nsolution.cuh(4): note\ngemm.cu, line 5\nsee solution.cu.");
+  EXPECT_EQ(with_file_name(text, "solution.cu", "solution.cu"), text);
+  EXPECT_EQ(with_file_name(text, "solution.cu", ""), text);
+}

@@ -17,6 +17,7 @@
 #include "../report/fixture_store.h"
 #include "report/diff.h"
 #include "report/metrics.h"
+#include "store/store.h"
 #include "util/format.h"
 #include "util/subprocess.h"
 
@@ -396,6 +397,15 @@ TEST(ReportCommand, SelectsRunsAndRefusesAnEmptySelection) {
   auto report = [&](const std::vector<std::string>& extra) { return run_report(base, base / "out", extra); };
   EXPECT_EQ(report({"--model", "nobody"}).exit_code, 2);
   EXPECT_EQ(report({"--run", "9"}).exit_code, 2);
+  {  // A run of another kind is named by its kind.
+    Store store(base / "ptxbench.db");
+    const int64_t manifest = store.begin_run("solutions", {{"solutions", "solutions"}});
+    const ProcessResult other = report({"--run", std::to_string(manifest)});
+    EXPECT_EQ(other.exit_code, 2);
+    EXPECT_NE(other.err.find(fmt::format("run {} is a solutions run, not an agent run", manifest)),
+              std::string::npos)
+        << other.err;
+  }
   const ProcessResult one = report({"--run", "2", "--json"});
   ASSERT_EQ(one.exit_code, 0) << one.err;
   EXPECT_EQ(json::parse(one.out)["trajectories"], 2);

@@ -58,7 +58,7 @@ fs::path temp_dir(const std::string& name) {
 std::vector<Violation> scan(const std::string& source) {
   CompileResult parsed;
   parsed.status = CompileResult::Status::ok;
-  return triton_track().scan(source, parsed, options());
+  return triton_track().scan(source, parsed, gemm(), options());
 }
 
 std::string describe(const std::vector<Violation>& found) {
