@@ -10,7 +10,8 @@
 namespace ptxbench::agent {
 
 // Why a turn failed, from the first failing stage of its verdict (docs/agent.md):
-//   compile (compile failed), forbidden (static: forbidden means; its own class, because it is a rule broken,
+//   compile (compile failed; or static, for an entry point the library does not export alone), forbidden
+//   (static: forbidden means; its own class, because it is a rule broken,
 //   not a program the compiler rejected), memory_safety (sanitize), timeout (any stage timed out), runtime
 //   (any stage crashed or the call returned an error), numerical (correct; or time, when the timed calls'
 //   output was wrong), instruction (instructions), extraction (no code in the reply). Not the model's code:

@@ -290,12 +290,13 @@ int compile_command(const CommonOptions& common, const CompileCommandOptions& op
   if (!track || !read_solution(options.solution, source)) return kExitUsage;
   const CompileResult result =
       compile_solution(*track, source, *task, compile_options(ctx.paths, host, *task, options.no_cache));
+  const std::string submitted = std::filesystem::path(options.solution).filename().string();
   StageResult compile = compile_stage(result);
-  compile.message = with_file_name(compile.message, track->source_name(),
-                                   std::filesystem::path(options.solution).filename().string());
+  compile.message = with_file_name(compile.message, track->source_name(), submitted);
   const StageResult checks = static_stage(result);
   if (common.json) {
     json doc = to_json(result);
+    doc["diagnostics"] = with_file_name(result.diagnostics, track->source_name(), submitted);
     doc["task"] = task->id;
     doc["static_status"] = to_string(checks.status);
     doc["library"] = result.library.string();
@@ -700,7 +701,8 @@ void print_run_text(const agent::RunSummary& summary, int64_t run_id, const agen
 
 // What an interrupted agent run says before it ends as the signal ends it (exit status 130 for Ctrl-C):
 // the message is made before the handler is installed, and the handler only writes it and raises the signal
-// again with its default action.
+// again with its default action. A signal the run was started with ignored (nohup, a background job) stays
+// ignored.
 char interrupt_message[256];
 size_t interrupt_message_size = 0;
 
@@ -714,7 +716,11 @@ void say_on_interrupt(const std::string& message) {
     ::raise(signal);
   };
   sigemptyset(&action.sa_mask);
-  for (const int signal : {SIGINT, SIGTERM, SIGHUP}) sigaction(signal, &action, nullptr);
+  for (const int signal : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction before {};
+    if (sigaction(signal, nullptr, &before) == 0 && before.sa_handler != SIG_IGN)
+      sigaction(signal, &action, nullptr);
+  }
 }
 
 int run_agent_command(const CommonOptions& common, const RunCommandOptions& options) {

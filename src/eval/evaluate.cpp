@@ -96,14 +96,16 @@ std::string with_file_name(const std::string& text, const std::string& compiled_
   };
   std::string out;
   size_t from = 0;
-  for (size_t at = text.find(compiled_name); at != std::string::npos; at = text.find(compiled_name, at + 1)) {
+  for (size_t at = text.find(compiled_name); at != std::string::npos; at = text.find(compiled_name, at)) {
     const size_t end = at + compiled_name.size();
     // A location: "solution.cu(12)", "solution.cu:12:5", "solution.cu, line 3"; not a longer name.
     if ((at > 0 && name_char(text[at - 1])) || end >= text.size() ||
-        (text[end] != '(' && text[end] != ':' && text[end] != ','))
+        (text[end] != '(' && text[end] != ':' && text[end] != ',')) {
+      at += 1;
       continue;
+    }
     out += text.substr(from, at - from) + submitted_name;
-    from = end;
+    from = at = end;
   }
   return out + text.substr(from);
 }

@@ -101,6 +101,7 @@ class Host:
         spec.loader.exec_module(module)  # the solution's module-level code runs now
         self.solution_file = path
         self.entry = entry
+        self.prepared = None
         self.function = self.entry_point(module, ENTRY_POINTS[entry])
         if entry == BACKWARD:
             self.workspace_function = self.entry_point(module, WORKSPACE_ENTRY_POINT)

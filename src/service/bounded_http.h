@@ -20,7 +20,7 @@ class BoundedServer final : public httplib::Server {
   explicit BoundedServer(ConnectionBounds bounds) : bounds_(bounds) {}
 
   // After bind_to_port: the bound socket's queue of connections not yet accepted made as long as the system
-  // allows (SOMAXCONN). httplib listens with a queue of 5, and a burst of clients past it has its SYNs
+  // allows (SOMAXCONN, which the kernel caps at net.core.somaxconn). httplib listens with a queue of 5, and a burst of clients past it has its SYNs
   // dropped: each such connection is made only at the client's retransmission, 1, 3 or 7 s later.
   bool widen_backlog();
 

@@ -59,19 +59,20 @@ def ptxbench_gemm_bf16(A, B, C, M, N, K, stream):
     raise ValueError(f"no configuration for M = {M}")
 """
 
-# Says where A was and how many tensors the host has made so far.
+# Says where A was and how many times the host script has laid out a call's tensors so far (its
+# tensor_layouts, in the script's own module).
 WHERE = """
-import torch
-made = 0
-_as_tensor = torch.as_tensor
-def _counted(memory):
-    global made
-    made += 1
-    return _as_tensor(memory)
-torch.as_tensor = _counted
+import __main__
+laid_out = 0
+_layouts = __main__.tensor_layouts
+def _counted(*arguments):
+    global laid_out
+    laid_out += 1
+    return _layouts(*arguments)
+__main__.tensor_layouts = _counted
 
 def ptxbench_gemm_bf16(A, B, C, M, N, K, stream):
-    return (A.address >> 16) * 100 + made
+    return (A.address >> 16) * 100 + laid_out
 """
 
 BACKWARD = """
@@ -115,9 +116,9 @@ class CBoundaryTest(unittest.TestCase):
     def test_a_call_with_the_last_calls_buffers_reuses_its_arguments_and_a_moved_one_does_not(self):
         process, lines = run(WHERE, 1, calls=3)
         self.assertEqual(process.returncode, 0, process.stderr)
-        # Three tensors made for the first call, none for the same buffers again, one for A moved.
-        self.assertEqual(lines[1:], ["prepare 0 ", "call 0 103 ", "prepare 0 ", "call 0 103 ",
-                                     "prepare 0 ", "call 0 404 "])
+        # Laid out for the first call, not again for the same buffers, again for A moved.
+        self.assertEqual(lines[1:], ["prepare 0 ", "call 0 101 ", "prepare 0 ", "call 0 101 ",
+                                     "prepare 0 ", "call 0 402 "])
 
     def test_an_exception_comes_back_as_status_1_with_its_line(self):
         process, lines = run(RAISES, 1)

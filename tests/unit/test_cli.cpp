@@ -311,6 +311,11 @@ TEST_F(Cli, CompileStageAlone) {
   EXPECT_EQ(doc["status"], "ok");
   EXPECT_EQ(doc["static_status"], "passed");
   EXPECT_TRUE(fs::exists(doc["library"].get<std::string>()));
+  // Judged again, the compile is the cache's, and the verdict says so.
+  auto judged_again = ptxbench({"eval", example("gemm_simt.cu"), "--task", kTask, "--cpu-only"});
+  EXPECT_EQ(judged_again.exit_code, 1) << judged_again.err;  // no wgmma in the PTX: instructions failed
+  EXPECT_NE(judged_again.out.find("[compile     ] passed"), std::string::npos) << judged_again.out;
+  EXPECT_NE(judged_again.out.find(" s (cached)\n"), std::string::npos) << judged_again.out;
   // A SIMT GEMM compiles and passes the static stage, with a warning for each family it lacks.
   auto text = ptxbench({"compile", example("gemm_simt.cu"), "--task", kTask});
   ASSERT_EQ(text.exit_code, 0) << text.err;

@@ -343,13 +343,14 @@ Verdict stages_with_fake_tools(const json& result, const std::vector<std::string
                                const std::string& ncu_csv = "",
                                std::vector<std::string> compiled_kernels = {}, const std::string& sass = "",
                                FakeTriton* triton = nullptr, GpuGate* gate = nullptr, double limit_s = 30,
-                               bool first_tool_hangs_once = false) {
+                               int memcheck_hangs = 0) {
   const fs::path dir = fs::temp_directory_path() / ("ptxbench-fake-tools-" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir / "scratch");
   std::ofstream(dir / "result.json") << result.dump();
   for (const auto& [tool, log] : tool_logs) std::ofstream(dir / (tool + ".log")) << log;
-  if (first_tool_hangs_once) std::ofstream(dir / "hang_once") << "memcheck";  // the tools run at once
+  // memcheck's next runs that hang, one file each (the tools run at once; memcheck's own runs one by one)
+  for (int i = 0; i < memcheck_hangs; ++i) std::ofstream(dir / ("hang-memcheck-" + std::to_string(i)));
   if (triton) std::ofstream(dir / "kernels.txt") << fmt::format("{}", fmt::join(triton->kernel_files, "\n"));
   // Reads the request up to NUL and the key after it; prints the result and its HMAC tag. Keeps the requests
   // and, where one asks for the kernels Triton compiled, writes them and lists them in the result.
@@ -385,7 +386,10 @@ while [ $# -gt 1 ]; do
     *) break ;;
   esac
 done
-if [ -f "$here/hang_once" ] && grep -qx "$tool" "$here/hang_once"; then rm "$here/hang_once"; sleep 60; fi
+for hang in "$here"/hang-$tool-*; do
+  if [ -f "$hang" ]; then rm "$hang"; sleep 60; fi
+  break
+done
 if [ -f "$here/$tool.log" ]; then cp "$here/$tool.log" "$log"
 else printf '========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n' > "$log"; fi
 exec "$@"
@@ -572,7 +576,7 @@ TEST(GpuStages, AStageThatTimedOutSharingTheGpuIsRunAgainAlone) {
   });
   while (!other_inside) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   const Verdict shared =
-      stages_with_fake_tools(passed, {"sanitize"}, {}, "", {}, "", nullptr, &gate, 2, true);
+      stages_with_fake_tools(passed, {"sanitize"}, {}, "", {}, "", nullptr, &gate, 2, 2);
   other.join();
   const StageResult& again = stage_named(shared, "sanitize");
   EXPECT_EQ(again.status, StageStatus::passed) << again.message;
@@ -580,10 +584,27 @@ TEST(GpuStages, AStageThatTimedOutSharingTheGpuIsRunAgainAlone) {
   EXPECT_NE(again.details["timed_out_sharing_the_gpu"].get<std::string>().find("memcheck"), std::string::npos)
       << again.details.dump();
 
-  const Verdict alone = stages_with_fake_tools(passed, {"sanitize"}, {}, "", {}, "", nullptr, &gate, 2, true);
+  // memcheck hangs beside the other tools and again alone: a time-out on a GPU of its own.
+  const Verdict alone = stages_with_fake_tools(passed, {"sanitize"}, {}, "", {}, "", nullptr, &gate, 2, 2);
   const StageResult& timed_out = stage_named(alone, "sanitize");
   EXPECT_EQ(timed_out.status, StageStatus::timeout) << timed_out.message;
   EXPECT_FALSE(timed_out.details.contains("timed_out_sharing_the_gpu")) << timed_out.details.dump();
+}
+
+// A tool that timed out beside the other tools is run again alone, and that run decides: here it passes.
+TEST(GpuStages, AToolThatTimedOutBesideTheOthersIsRunAgainAlone) {
+  const json passed =
+      json::parse(R"({"protocol": 1, "mode": "sanitize", "status": "passed", "message": "all passed",
+    "shapes": [{"label": "small-m", "dims": {"M": 128, "N": 4096, "K": 4096}, "passed": true, "trials": [
+      {"trial": 0, "passed": true, "inputs_unchanged": true, "output_stable": true, "outputs": []}]}]})");
+  const Verdict verdict = stages_with_fake_tools(passed, {"sanitize"}, {}, "", {}, "", nullptr, nullptr, 2, 1);
+  const StageResult& sanitize = stage_named(verdict, "sanitize");
+  EXPECT_EQ(sanitize.status, StageStatus::passed) << sanitize.message;
+  EXPECT_NE(sanitize.details["memcheck"].value("timed_out_beside_the_other_tools", std::string())
+                .find("did not finish within 2 s"),
+            std::string::npos)
+      << sanitize.details.dump();
+  EXPECT_FALSE(sanitize.details["racecheck"].contains("timed_out_beside_the_other_tools"));
 }
 
 // memcheck found an error; synccheck then could not run: the stage stays failed, and says both.

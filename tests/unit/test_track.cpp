@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -100,6 +101,23 @@ TEST(Tracks, EveryFamilyHasTritonEntryPoints) {
   }
   EXPECT_TRUE(contains(triton_track().entry_point(*find_family("attention-backward")),
                        "def ptxbench_attention_backward_workspace_bytes("));
+}
+
+// A family's symbols (the static stage's entry-point check) are the ones every other layer names: declared
+// in the ABI header, in the track's signatures, and called by the Triton host script.
+TEST(Tracks, EveryFamilySymbolIsTheOneEveryLayerNames) {
+  const std::string abi = read_file(fs::path(PTXBENCH_SOURCE_DIR) / "include" / "ptxbench" / "abi.h");
+  const std::string worker = read_file(fs::path(PTXBENCH_SOURCE_DIR) / "src" / "runner" / "triton_worker.py");
+  for (const FamilyInfo& family : all_families()) {
+    EXPECT_NE(std::find(family.symbols.begin(), family.symbols.end(), family.entry_point), family.symbols.end())
+        << family.name;
+    for (const std::string& symbol : family.symbols) {
+      EXPECT_TRUE(contains(abi, " " + symbol + "(")) << family.name << ": " << symbol;
+      EXPECT_TRUE(contains(family.signature, " " + symbol + "(")) << family.name << ": " << symbol;
+      EXPECT_TRUE(contains(triton_track().entry_point(family), "def " + symbol + "(")) << symbol;
+      EXPECT_TRUE(contains(worker, "\"" + symbol + "\"")) << symbol;
+    }
+  }
 }
 
 // --- the compile stage: parsing and the entry points -----------------------------------------------------
