@@ -4,7 +4,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,9 +17,9 @@
 #include "agent/models.h"
 #include "agent/summary.h"
 #include "store/store.h"
+#include "spawned.h"
 #include "util/subprocess.h"
 
-extern char** environ;
 
 using namespace ptxbench;
 namespace fs = std::filesystem;
@@ -69,17 +68,8 @@ TEST(AgentResume, AKilledRunResumedStoresWhatAnUninterruptedOneDoes) {
 
   // Start the same run, and kill it once a few turns are stored.
   fs::create_directories(killed);
-  std::vector<std::string> args = run_args(killed);
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-  pid_t pid = 0;
-  ASSERT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&actions);
+  const pid_t pid = spawn_in_background(run_args(killed));
+  ASSERT_GT(pid, 0);
   const fs::path killed_db = killed / "ptxbench.db";
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(3);
   while (finished_turns(killed_db) < 3 && std::chrono::steady_clock::now() < deadline)

@@ -3,7 +3,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fake_nvcc.h"
+#include "spawned.h"
 #include "util/files.h"
 #include "util/hash.h"
 #include "util/subprocess.h"
@@ -99,16 +99,8 @@ TEST_F(Cli, AnInterruptedRunSaysHowToResumeIt) {
   std::vector<std::string> args = {PTXBENCH_BINARY, "--root",    kRoot.string(), "--data", data_.string(),
                                    "run",           "--cpu-only", "--tasks",      kTask,    "--progress",
                                    "plain"};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  pid_t pid = 0;
-  ASSERT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&actions);
+  const pid_t pid = spawn_in_background(args, err.string());
+  ASSERT_GT(pid, 0);
   // Once the run has said its number, it is under way.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
   while (read_file(err).find("run 1:") == std::string::npos && std::chrono::steady_clock::now() < deadline)

@@ -10,7 +10,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,6 +28,7 @@
 #include "fixit/build.h"
 #include "fixit/dataset.h"
 #include "fixit/fixit.h"
+#include "spawned.h"
 #include "util/files.h"
 #include "util/subprocess.h"
 
@@ -37,7 +37,6 @@ using namespace ptxbench::fixit;
 using namespace ptxbench::testing_agent;
 using nlohmann::json;
 
-extern char** environ;
 
 namespace {
 
@@ -683,16 +682,8 @@ TEST(FixitCli, AKilledRepairResumedStoresWhatAnUninterruptedOneDoes) {
   server.stall_on_call = 6;
   std::vector<std::string> args = {PTXBENCH_BINARY, "--root", kRoot.string(), "--data", data.string()};
   for (const auto& a : repair_args({"--mined", set, "--teacher", "fake-teacher", "--turns", "2"})) args.push_back(a);
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-  pid_t pid = 0;
-  ASSERT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&actions);
+  const pid_t pid = spawn_in_background(args);
+  ASSERT_GT(pid, 0);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
   while (server.calls < 6 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
