@@ -138,7 +138,7 @@ StageResult correct_stage_from(const json& result, const Task& task) {
 StageResult correct_stage(StageContext& context) {
   const GpuTools& tools = context.tools;
   RunnerCall check = call_runner(tools, context.sandbox,
-                                 request_for(context.task, context.compiled, proto::kModeCheck, tools), {},
+                                 request_for(context.task, context.compiled, proto::kModeCheck, tools),
                                  tools.correct_limit_s);
   StageResult correct = check.result ? correct_stage_from(*check.result, context.task)
                                      : process_failure("correct", check, tools.correct_limit_s);

@@ -88,7 +88,7 @@ StageResult instructions_stage(StageContext& context) {
     return std::vector<std::string>{
         tools.ncu.string(),
         "--target-processes",
-        "all",  // the solution runs in a child of the runner
+        "all",  // and the processes the solution process starts
         "--clock-control",
         "none",
         "--profile-from-start",
@@ -105,9 +105,9 @@ StageResult instructions_stage(StageContext& context) {
         "--log-file",
         (dir / ncu_log).string()};
   };
-  RunnerCall profile =
-      call_runner(tools, context.sandbox, request_for(task, compiled, proto::kModeProfile, tools), ncu,
-                  tools.profile_limit_s, ncu_log, /*profiling=*/true);
+  const RunnerTool profiler{.command = ncu, .log_name = ncu_log, .profiling = true};
+  RunnerCall profile = call_runner(tools, context.sandbox, request_for(task, compiled, proto::kModeProfile, tools),
+                                   tools.profile_limit_s, &profiler);
   StageResult instructions;
   if (!profile.result) {
     instructions = process_failure("instructions", profile, tools.profile_limit_s);

@@ -150,25 +150,24 @@ ChannelRead read_result_channel(const std::string& out, const std::string& key) 
 }
 
 RunnerCall call_runner(const GpuTools& tools, const SandboxSetup& sandbox, const json& request,
-                       const std::function<std::vector<std::string>(const fs::path&)>& wrapper,
-                       double limit_s, const std::string& log_name, bool profiling) {
+                       double limit_s, const RunnerTool* tool) {
   std::mt19937_64 rng{std::random_device{}()};
   const fs::path dir = fs::absolute(tools.scratch) / fmt::format("call-{:016x}", rng());
   fs::create_directories(dir);
-  std::vector<std::string> command = wrapper ? wrapper(dir) : std::vector<std::string>{};
-  command.push_back(fs::absolute(tools.runner).string());
+  std::vector<std::string> command = {fs::absolute(tools.runner).string()};
+  json sent = request;
+  if (tool) sent[proto::kSolutionWrapper] = tool->command(dir);
   if (sandbox.status->requested) {
     SandboxPolicy policy = sandbox.policy;
     policy.writable = {dir};
     policy.limits.cpu_s = static_cast<uint64_t>(4 * limit_s) + 60;
-    policy.keep_admin_capability = profiling && sandbox.profiling_admin;
+    policy.keep_admin_capability = tool && tool->profiling && sandbox.profiling_admin;
     if (!tools.visible_device.empty()) policy.environment["CUDA_VISIBLE_DEVICES"] = tools.visible_device;
     command = sandboxed_command(*sandbox.status, policy, command);
   }
   std::map<std::string, std::string> environment;
   if (!tools.visible_device.empty()) environment["CUDA_VISIBLE_DEVICES"] = tools.visible_device;
   const bool keeps_kernels = request.contains(proto::kKernelsDir);
-  json sent = request;
   if (keeps_kernels) sent[proto::kKernelsDir] = (dir / "kernels").string();
   const std::string key = fresh_key();
   std::string input = sent.dump();
@@ -185,8 +184,8 @@ RunnerCall call_runner(const GpuTools& tools, const SandboxSetup& sandbox, const
   call.result = std::move(read.document);
   call.tampered = std::move(read.tampered);
   std::error_code ec;
-  if (!log_name.empty() && fs::is_regular_file(fs::symlink_status(dir / log_name, ec)))
-    call.tool_log = read_file(dir / log_name);
+  if (tool && fs::is_regular_file(fs::symlink_status(dir / tool->log_name, ec)))
+    call.tool_log = read_file(dir / tool->log_name);
   if (keeps_kernels && fs::is_directory(dir / "kernels", ec)) {
     call.kernels_dir = fs::absolute(tools.scratch) / fmt::format("kernels-{:016x}", rng());
     fs::rename(dir / "kernels", call.kernels_dir, ec);

@@ -46,11 +46,20 @@ SandboxSetup sandbox_setup(const CompileResult& compiled, const GpuTools& tools)
 nlohmann::json request_for(const Task& task, const CompileResult& compiled, const std::string& mode,
                            const GpuTools& tools);
 
-// One runner process, in the sandbox, in a fresh scratch folder of its own: `wrapper(dir)` gives the tool's
-// command line (compute-sanitizer, ncu) with its log in `dir`, or nothing; `log_name` is that log's name.
+// A tool a runner process runs with (compute-sanitizer, ncu): `command(dir)` is its command line, up to the
+// program it starts, with its log `log_name` in the call's folder `dir`. The tool starts the solution process
+// alone (the request's solution_wrapper, protocol.h): what it checks or profiles is the solution's, and the
+// runner's own kernels (inputs, guards, references) neither cost its instrumentation nor show in its log.
+// `profiling`: the tool reads the GPU's counters (the sandbox keeps what that needs).
+struct RunnerTool {
+  std::function<std::vector<std::string>(const std::filesystem::path& dir)> command;
+  std::string log_name;
+  bool profiling = false;
+};
+
+// One runner process, in the sandbox, in a fresh scratch folder of its own, with `tool` if there is one.
 RunnerCall call_runner(const GpuTools& tools, const SandboxSetup& sandbox, const nlohmann::json& request,
-                       const std::function<std::vector<std::string>(const std::filesystem::path&)>& wrapper,
-                       double limit_s, const std::string& log_name = "", bool profiling = false);
+                       double limit_s, const RunnerTool* tool = nullptr);
 
 // A stage result for a runner that did not produce its document: killed at the limit, crashed or exited
 // early, or its channel tampered with.

@@ -86,7 +86,7 @@ StageResult time_stage_from(const json& result, const Task& task) {
 StageResult time_stage(StageContext& context) {
   const GpuTools& tools = context.tools;
   RunnerCall timed = call_runner(tools, context.sandbox,
-                                 request_for(context.task, context.compiled, proto::kModeTime, tools), {},
+                                 request_for(context.task, context.compiled, proto::kModeTime, tools),
                                  tools.time_limit_s);
   const double baseline_s =
       timed.result ? with_attention_baseline(*timed.result, context.task, tools, context.verdict.host) : 0;

@@ -143,19 +143,25 @@ std::string own_path() {
 // The worker library the Python host of a Triton solution loads: beside the runner.
 constexpr const char* kWorkerLibrary = "libptxbench-solution-worker.so";
 
-// How the solution process starts for this request; a Triton solution's kernel cache is made in /tmp (the
-// sandbox's own tmpfs), into `triton_cache`.
+// How the solution process starts for this request, under the request's tool if it names one; a Triton
+// solution's kernel cache is made in /tmp (the sandbox's own tmpfs), into `triton_cache`.
 ptxbench::runner::WorkerCommand worker_command(const ptxbench::runner::Request& request,
                                                std::string& triton_cache) {
   using namespace ptxbench::runner;
-  if (!request.triton) return cuda_worker(own_path());
-  const fs::path library = fs::path(own_path()).parent_path() / kWorkerLibrary;
-  if (!fs::exists(library)) throw std::runtime_error("the worker library is missing: " + library.string());
-  char folder[] = "/tmp/ptxbench-triton-XXXXXX";
-  if (mkdtemp(folder) == nullptr)
-    throw std::runtime_error(std::string("cannot make Triton's cache folder: ") + std::strerror(errno));
-  triton_cache = folder;
-  return python_worker(request.python, library.string(), triton_cache);
+  WorkerCommand command;
+  if (!request.triton) {
+    command = cuda_worker(own_path());
+  } else {
+    const fs::path library = fs::path(own_path()).parent_path() / kWorkerLibrary;
+    if (!fs::exists(library)) throw std::runtime_error("the worker library is missing: " + library.string());
+    char folder[] = "/tmp/ptxbench-triton-XXXXXX";
+    if (mkdtemp(folder) == nullptr)
+      throw std::runtime_error(std::string("cannot make Triton's cache folder: ") + std::strerror(errno));
+    triton_cache = folder;
+    command = python_worker(request.python, library.string(), triton_cache);
+  }
+  command.wrapper = request.solution_wrapper;
+  return command;
 }
 
 // Copies the kernels Triton compiled (its cache's cubins) into `to`, once the solution process is gone; lists

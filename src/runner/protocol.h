@@ -50,10 +50,20 @@
 //   "track": "cuda",                            // optional, default "cuda"; "triton": "library" is the
 //                                               // solution's Python file, run by the python below
 //   "python": "/usr/bin/python3",               // triton: the python with torch and triton
-//   "kernels_dir": "/abs/scratch/kernels"       // triton, optional: where the runner copies the kernels
+//   "kernels_dir": "/abs/scratch/kernels",      // triton, optional: where the runner copies the kernels
 //                                               // Triton compiled (its cache's cubins), once the
 //                                               // solution process is gone; the result's
 //                                               // "compiled_kernels" lists them
+//   "solution_wrapper": ["/usr/bin/compute-sanitizer", "--tool", "racecheck", ...]
+//                                               // optional: a tool's command line, which starts the
+//                                               // solution process (and follows it alone): the
+//                                               // runner's own kernels are not the tool's to check,
+//                                               // and instrumented they cost more than the solution's
+//                                               // (racecheck on the H200: 6 s of 8 for the reference
+//                                               // GEMM, 17 s of 20 for the attention backward, whose
+//                                               // inputs come from the runner's reference forward).
+//                                               // The runner ends the process by closing its socket,
+//                                               // so that the tool finishes its report.
 // }
 // Families (family / entry_point / dimensions / outputs):
 //   gemm               / ptxbench_gemm_bf16              / M N K              / C
@@ -170,6 +180,7 @@ inline constexpr const char* kDenseFlopsPerSmPerClock = "dense_flops_per_sm_per_
 inline constexpr const char* kTrack = "track";
 inline constexpr const char* kPython = "python";
 inline constexpr const char* kKernelsDir = "kernels_dir";
+inline constexpr const char* kSolutionWrapper = "solution_wrapper";
 
 // Request values and defaults.
 inline constexpr const char* kModeCheck = "check";

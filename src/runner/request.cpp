@@ -138,6 +138,16 @@ Request parse_request(const std::string& text) {
   } else if (doc.contains(p::kPython) || doc.contains(p::kKernelsDir)) {
     throw RequestError("request: \"python\" and \"kernels_dir\" belong to the triton track");
   }
+  if (doc.contains(p::kSolutionWrapper)) {
+    const Json& wrapper = doc.at(p::kSolutionWrapper);
+    if (!wrapper.is_array() || wrapper.empty())
+      throw RequestError("request: \"solution_wrapper\" must be a non-empty array of strings");
+    for (const Json& argument : wrapper) {
+      if (!argument.is_string() || argument.get<std::string>().empty())
+        throw RequestError("request: \"solution_wrapper\" must be a non-empty array of strings");
+      request.solution_wrapper.push_back(argument.get<std::string>());
+    }
+  }
   return request;
 }
 

@@ -32,6 +32,7 @@ struct Request {
   bool triton = false;                   // "track": "triton": `library` is a Python file, run by `python`
   std::string python;                    // triton only
   std::string kernels_dir;               // triton, optional: where Triton's compiled kernels are copied
+  std::vector<std::string> solution_wrapper;  // a tool that starts the solution process (compute-sanitizer)
 
   const Tolerance& tolerance_for(const std::string& output) const {
     const auto it = tolerances.find(output);

@@ -115,9 +115,8 @@ void prepare_call(TaskFamily& family, uint64_t key, cudaStream_t harness,
 
 // The checks after a call, on the snapshot taken when `stream` was done: inputs unchanged, outputs not
 // written after the snapshot, nothing written outside the buffers, outputs within tolerance of the reference.
-// The sanitize stage compares no outputs (the correct stage does): its tools instrument this process's
-// kernels too, and a vendor library's reference under racecheck took minutes and reported hazards of its own
-// (cuBLASLt's on the H200), none the solution's.
+// The sanitize stage compares no outputs: the correct stage does, and the sanitize stage's call is there to
+// be watched by its tool.
 Json judge(Session& session, cudaStream_t harness, Json trial) {
   TaskFamily& family = session.family;
   const uint64_t late_writes = family.outputs_changed_since_snapshot(harness);

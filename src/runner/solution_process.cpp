@@ -48,7 +48,8 @@ SolutionProcess::SolutionProcess(const WorkerCommand& command) {
     // (The runner has one thread when it forks, so setenv and the allocations here are safe.)
     const int fd = fcntl(sockets[1], F_DUPFD, 3);
     for (const auto& [name, value] : command.environment) setenv(name.c_str(), value.c_str(), 1);
-    std::vector<std::string> arguments = command.argv;
+    std::vector<std::string> arguments = command.wrapper;
+    arguments.insert(arguments.end(), command.argv.begin(), command.argv.end());
     arguments.push_back(std::to_string(fd));
     std::vector<char*> argv;
     for (std::string& argument : arguments) argv.push_back(argument.data());
@@ -58,6 +59,7 @@ SolutionProcess::SolutionProcess(const WorkerCommand& command) {
   }
   close(sockets[1]);
   socket_ = sockets[0];
+  wrapped_ = !command.wrapper.empty();
   // The raw system call: glibc's wrapper is newer than some hosts' C library. -1 on a kernel without it
   // (before 5.3): then only the socket tells.
   pidfd_ = static_cast<int>(syscall(SYS_pidfd_open, pid_, 0));
@@ -65,6 +67,13 @@ SolutionProcess::SolutionProcess(const WorkerCommand& command) {
 
 SolutionProcess::~SolutionProcess() {
   if (socket_ >= 0) close(socket_);
+  // A worker ends at the end of its socket; its tool, once it has reported on it. A tool that has not ended
+  // within the grace (or a worker that ignores its socket's end) is killed, as an unwrapped worker is at once.
+  if (pid_ > 0 && wrapped_ && pidfd_ >= 0) {
+    pollfd ended{.fd = pidfd_, .events = POLLIN, .revents = 0};
+    while (poll(&ended, 1, kWrapperGraceSeconds * 1000) < 0 && errno == EINTR) {
+    }
+  }
   if (pidfd_ >= 0) close(pidfd_);
   if (pid_ > 0) {
     kill(pid_, SIGKILL);

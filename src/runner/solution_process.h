@@ -64,11 +64,17 @@ struct CallOutcome {
 };
 
 // How to start the worker: its command line, to which the socket's descriptor number is appended, and the
-// variables it gets beyond the runner's environment.
+// variables it gets beyond the runner's environment. With a `wrapper` (a tool such as compute-sanitizer,
+// whose command line ends where the worker's begins), the tool starts the worker, and the worker is ended
+// by closing its socket rather than by a signal, so that the tool sees it end and finishes its report.
 struct WorkerCommand {
   std::vector<std::string> argv;
   std::vector<std::pair<std::string, std::string>> environment;
+  std::vector<std::string> wrapper;
 };
+
+// How long a wrapped worker's tool gets to finish its report once the worker's socket is closed.
+inline constexpr int kWrapperGraceSeconds = 60;
 
 // A CUDA solution's worker: `runner_path --solution-worker FD`.
 WorkerCommand cuda_worker(const std::string& runner_path);
@@ -117,7 +123,8 @@ class SolutionProcess {
   [[noreturn]] void lost(const std::string& what);
   std::string describe_end();  // "exited with status 1", "killed by signal 11 (Segmentation fault)"
 
-  pid_t pid_ = -1;
+  pid_t pid_ = -1;  // the worker, or the tool that started it
+  bool wrapped_ = false;
   int pidfd_ = -1;  // readable once the worker has ended, even while a process it started holds the socket
   int socket_ = -1;
   std::mt19937_64 nonces_{std::random_device{}()};

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <thread>
 
 using namespace ptxbench;
@@ -343,7 +344,7 @@ Verdict stages_with_fake_tools(const json& result, const std::vector<std::string
                                const std::string& ncu_csv = "",
                                std::vector<std::string> compiled_kernels = {}, const std::string& sass = "",
                                FakeTriton* triton = nullptr, GpuGate* gate = nullptr, double limit_s = 30,
-                               int memcheck_hangs = 0) {
+                               int memcheck_hangs = 0, std::vector<json>* requests = nullptr) {
   const fs::path dir = fs::temp_directory_path() / ("ptxbench-fake-tools-" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir / "scratch");
@@ -355,7 +356,7 @@ Verdict stages_with_fake_tools(const json& result, const std::vector<std::string
   // Reads the request up to NUL and the key after it; prints the result and its HMAC tag. Keeps the requests
   // and, where one asks for the kernels Triton compiled, writes them and lists them in the result.
   const fs::path runner = write_script(dir, "runner", R"(#!/usr/bin/env python3
-import hashlib, hmac, json, os, sys
+import hashlib, hmac, json, os, subprocess, sys
 here = os.path.dirname(os.path.abspath(__file__))
 data = sys.stdin.buffer.read()
 request, _, key = data.partition(b"\0")
@@ -363,6 +364,9 @@ with open(os.path.join(here, "requests.jsonl"), "a") as kept:
     kept.write(request.decode() + "\n")
 document = open(os.path.join(here, "result.json")).read()
 asked = json.loads(request)
+# The solution process, under the tool that starts it (`true` stands for the worker).
+if asked.get("solution_wrapper"):
+    subprocess.run(asked["solution_wrapper"] + ["true"])
 if asked.get("kernels_dir"):
     os.makedirs(asked["kernels_dir"], exist_ok=True)
     names = open(os.path.join(here, "kernels.txt")).read().split()
@@ -434,9 +438,10 @@ exec "$@"
   tools.sandbox = resolve_sandbox({.enabled = false});
   Verdict verdict;
   run_gpu_stages(compiled, task(), tools, verdict);
-  if (triton) {
+  if (triton && !requests) requests = &triton->requests;
+  if (requests) {
     std::ifstream kept(dir / "requests.jsonl");
-    for (std::string line; std::getline(kept, line);) triton->requests.push_back(json::parse(line));
+    for (std::string line; std::getline(kept, line);) requests->push_back(json::parse(line));
   }
   fs::remove_all(dir);
   return verdict;
@@ -557,6 +562,35 @@ TEST(GpuStages, SanitizeRunsMemcheckSynccheckAndRacecheck) {
   EXPECT_EQ(sanitize.status, StageStatus::passed) << sanitize.message;
   for (const char* tool : {"memcheck", "synccheck", "racecheck"})
     EXPECT_TRUE(sanitize.details.contains(tool)) << tool << ": " << sanitize.details.dump();
+}
+
+// compute-sanitizer starts the solution process, not the runner: the runner's own kernels are not the tool's
+// to check (and instrumented, they cost it more than the solution's did). Each request names its tool, with
+// the log in that runner's own folder, which the fake runner ran (the reports above are those logs).
+TEST(GpuStages, EachSanitizerStartsTheSolutionProcessAlone) {
+  const json passed =
+      json::parse(R"({"protocol": 1, "mode": "sanitize", "status": "passed", "message": "all passed",
+    "shapes": [{"label": "small-m", "dims": {"M": 128, "N": 4096, "K": 4096}, "passed": true, "trials": [
+      {"trial": 0, "passed": true, "inputs_unchanged": true, "output_stable": true, "outputs": []}]}]})");
+  std::vector<json> requests;
+  const Verdict verdict =
+      stages_with_fake_tools(passed, {"sanitize"}, {}, "", {}, "", nullptr, nullptr, 30, 0, &requests);
+  EXPECT_EQ(stage_named(verdict, "sanitize").status, StageStatus::passed);
+  ASSERT_EQ(requests.size(), 3u);
+  std::set<std::string> tools;
+  for (const json& request : requests) {
+    ASSERT_TRUE(request.contains("solution_wrapper")) << request.dump();
+    const std::vector<std::string> wrapper = request["solution_wrapper"];
+    EXPECT_EQ(fs::path(wrapper.at(0)).filename(), "compute-sanitizer");
+    const auto at = [&](const std::string& option) {
+      const auto it = std::find(wrapper.begin(), wrapper.end(), option);
+      return it == wrapper.end() || it + 1 == wrapper.end() ? std::string() : *(it + 1);
+    };
+    tools.insert(at("--tool"));
+    EXPECT_EQ(fs::path(at("--log-file")).filename(), at("--tool") + ".log");
+    EXPECT_EQ(fs::path(at("--log-file")).parent_path().filename().string().rfind("call-", 0), 0u);
+  }
+  EXPECT_EQ(tools, (std::set<std::string>{"memcheck", "synccheck", "racecheck"}));
 }
 
 // Evaluations sharing a GPU (gpu_gate.h): a stage that timed out while another evaluation's stage shared the

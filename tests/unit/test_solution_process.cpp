@@ -11,6 +11,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 
@@ -179,6 +181,26 @@ TEST(SolutionProcessJudge, ATritonSolutionsWorkerIsPythonRunningTheInlinedHostWi
   };
   EXPECT_TRUE(has("TRITON_CACHE_DIR"));
   EXPECT_TRUE(has("TRITON_HOME"));
+}
+
+// A tool that starts the worker (compute-sanitizer) writes its report once the worker has ended: the worker
+// is ended by closing its socket, and the tool gets to finish, where a signal would have cut it short.
+TEST(SolutionProcessJudge, AWrappedWorkersToolFinishesItsReport) {
+  const std::string report =
+      (std::filesystem::temp_directory_path() / ("ptxbench-wrapper-" + std::to_string(getpid()))).string();
+  std::filesystem::remove(report);
+  {
+    WorkerCommand command = fake_worker_command("honest");
+    command.wrapper = {"/bin/sh", "-c", "\"$@\"; echo \"worker ended: $?\" > " + report, "tool"};
+    SolutionProcess process(command);
+    process.open(0);
+    EXPECT_EQ(process.calibrate(0).reply.wall_us, 10);
+  }
+  std::ifstream in(report);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "worker ended: 0");
+  std::filesystem::remove(report);
 }
 
 TEST(SolutionProcessJudge, AWorkerThatCannotStartIsSeenToEnd) {
