@@ -1,5 +1,6 @@
 // The ptxbench subcommands. Each parses nothing itself: it gets its options filled in by main.cpp (CLI11),
-// calls the modules and prints. Exit codes are documented in docs/cli.md and in `ptxbench --help`.
+// calls the modules and prints. Exit codes are documented in docs/cli.md and in each command's --help
+// (cli/exit_codes.h).
 #pragma once
 
 #include <string>
@@ -11,7 +12,8 @@ enum ExitCode : int {
   kExitOk = 0,        // done; for eval: every stage passed
   kExitRejected = 1,  // the submission was judged and failed; for run: a verdict differs from its expectation
   kExitUsage = 2,     // bad arguments, unknown task, a solution that is not a readable file of <= 1 MiB
-  kExitIncomplete = 3,  // nothing failed, but stages were skipped (no GPU here, or a static-only task)
+  kExitIncomplete = 3,  // nothing failed, but stages were skipped (no GPU here, or a static-only task); for
+                        // fixit export and build: nothing was exported
   kExitConfig = 4,      // a broken task file or solutions manifest, or no project folder
   kExitHarness = 5,     // ptxbench itself could not judge (no nvcc, store not writable, internal error)
 };

@@ -401,6 +401,44 @@ void print_export(const CommonOptions& common, const fixit::ExportResult& r, con
                            r.train, r.heldout, out);
 }
 
+// Why no example came out, from the counts of what went in: {"mined": N} of a mined set, or {"repairs":
+// {status: count}} of a repair run and, when reasoning was asked for, {"reasoning_accepted": N} (a build's
+// pipeline).
+std::string why_nothing_exported(const json& counts) {
+  if (counts.value("mined", json(1)) == 0) return "the mined set is empty";
+  if (counts.contains("repairs")) {
+    const auto by_status = counts["repairs"].get<std::map<std::string, int>>();
+    int total = 0;
+    std::vector<std::string> parts;
+    for (const auto& [status, n] : by_status) {
+      total += n;
+      parts.push_back(fmt::format("{} {}", n, status));
+    }
+    if (total == 0) return "there was no failure to repair";
+    const auto verified = by_status.find(fixit::kVerified);
+    if (verified == by_status.end() || verified->second == 0)
+      return fmt::format(
+          "no fix was verified ({}){}", fmt::join(parts, ", "),
+          by_status.contains(fixit::kUnverifiedFix)
+              ? "; an unverified one failed nothing, but its GPU stages were skipped, so it is no fix"
+              : "");
+  }
+  if (counts.value("balanced_after_repair", json(1)) == 0) return "balancing kept no verified fix";
+  if (counts.value("reasoning_accepted", json(1)) == 0) return "no verified fix has an accepted reasoning";
+  return "no example came out";
+}
+
+// An export of no example is not a success, for export as for build: its empty files would pass for a data
+// set.
+int nothing_exported(const std::string& why) {
+  std::fprintf(
+      stderr,
+      "ptxbench: nothing exported: %s. Files without an example are no data set, so this is not a success "
+      "(exit 3)\n",
+      why.c_str());
+  return kExitIncomplete;
+}
+
 int export_command(const CommonOptions& common, const FixitCommandOptions& o) {
   Context ctx = open_project(common);
   if (!std::filesystem::exists(ctx.paths.store())) {
@@ -413,20 +451,27 @@ int export_command(const CommonOptions& common, const FixitCommandOptions& o) {
     std::fprintf(stderr, "ptxbench: fixit export takes --repair-run RUN [--reason-run RUN] or --mined RUN\n");
     return kExitUsage;
   }
+  fixit::ExportResult exported;
+  json counts;  // of what went in, to say why nothing came out
   try {
     std::vector<fixit::Example> examples;
     json card = {{"name", o.name.empty() ? "fixit" : o.name}};
     if (o.mined) {
       const auto items = fixit::mined_set(store, o.mined);
+      counts["mined"] = items.size();
       examples = fixit::make_examples(store, ctx.registry, fixit::Layout::direct, {.correct = items});
       card["runs"] = {{"mine", o.mined}};
     } else {
       const auto repairs = fixit::repairs(store, o.repair_run);
+      std::map<std::string, int> by_status;
+      for (const auto& r : repairs) ++by_status[r.status];
+      counts["repairs"] = by_status;
       std::map<int64_t, std::string> reasoning;
       std::string reasoner, teacher;
       if (o.reason_run) {
         reasoning = fixit::reasonings(store, o.reason_run);
         reasoner = fixit::reason_settings_from_json(store.run(o.reason_run)->args).reasoner;
+        counts["reasoning_accepted"] = reasoning.size();
       }
       if (const auto run = store.run(o.repair_run)) teacher = run->args.value("model", std::string());
       examples = fixit::make_examples(
@@ -437,11 +482,13 @@ int export_command(const CommonOptions& common, const FixitCommandOptions& o) {
       card["teacher"] = teacher;
       card["reasoner"] = reasoner;
     }
-    print_export(common, fixit::export_examples(examples, o.out, *format, o.holdout, card), o.out);
+    exported = fixit::export_examples(examples, o.out, *format, o.holdout, card);
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "ptxbench: %s\n", e.what());
     return kExitUsage;
   }
+  print_export(common, exported, o.out);
+  if (exported.train + exported.heldout == 0) return nothing_exported(why_nothing_exported(counts));
   return kExitOk;
 }
 
@@ -496,14 +543,13 @@ int build_command(const CommonOptions& common, const FixitCommandOptions& o) {
     return kExitHarness;
   }
   print_export(common, result.exported, o.out);
-  const json repairs = result.exported.card.value("pipeline", json()).value("repairs", json::object());
   if (!common.json && !gpu.present)
     std::cout << "GPU stages skipped: " << gpu.absent_reason
               << ": no fix or solution can be verified here, and only verified code is exported.\n";
-  // Nothing exported because nothing could be verified here: stages were skipped, as for eval.
-  if (result.exported.train + result.exported.heldout == 0 &&
-      (!gpu.present || repairs.value(fixit::kUnverifiedFix, 0) > 0))
-    return kExitIncomplete;
+  if (result.exported.train + result.exported.heldout == 0) {
+    const std::string why = why_nothing_exported(result.exported.card.value("pipeline", json::object()));
+    return nothing_exported(gpu.present ? why : fmt::format("{} ({})", why, gpu.absent_reason));
+  }
   return kExitOk;
 }
 

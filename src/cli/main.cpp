@@ -5,8 +5,10 @@
 #include <cstring>
 #include <exception>
 #include <iostream>
+#include <sstream>
 
 #include "cli/commands.h"
+#include "cli/exit_codes.h"
 #include "cli/fixit_commands.h"
 #include "cli/validators.h"
 #include "task/task.h"
@@ -14,25 +16,8 @@
 
 using namespace ptxbench;
 
-namespace {
-
-constexpr const char* kExitCodes = R"(Exit codes:
-  0  done; for eval: every stage passed
-  1  the submission was judged and failed (run --solutions: a verdict differs from its expectation;
-     run --model reference: a shipped solution's last verdict failed)
-  2  bad arguments, unknown task, or a solution file that cannot be read or is not a regular file of at
-     most 1 MiB
-  3  nothing failed, but stages were skipped (no GPU here, or a static-only task)
-  4  a broken task file or solutions manifest, or no project folder
-  5  ptxbench itself could not judge (no nvcc, the host failed the compile: a full disk, a cache folder that
-     cannot be written; store not writable, output that could not be written, internal error), or an agent
-     trajectory stopped on a model or judge error (continue it with run --resume N))";
-
-}  // namespace
-
 int main(int argc, char** argv) {
   CLI::App app{"ptxbench: benchmark GPU kernels that must use an architecture's own PTX instructions"};
-  app.footer(kExitCodes);
   app.set_version_flag("--version", PTXBENCH_VERSION);
   app.require_subcommand(1);
   // The global options (--root, --data) are taken after the subcommand too: its unknown options fall
@@ -296,6 +281,14 @@ int main(int argc, char** argv) {
                    "Attempts at a job before it goes to the dead-letter stream")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
+
+  // Each command's --help ends with the exit codes it returns and what they mean for it (cli/exit_codes.h).
+  for (const CommandExitCodes& entry : kCommandExitCodes) {
+    CLI::App* command = &app;
+    std::istringstream words{std::string(entry.command)};
+    for (std::string word; words >> word;) command = command->get_subcommand(word);
+    command->footer(exit_codes_footer(entry));
+  }
 
   try {
     app.parse(argc, argv);

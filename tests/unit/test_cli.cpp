@@ -7,12 +7,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <thread>
 
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
 
 #include "fake_nvcc.h"
 #include "spawned.h"
@@ -50,6 +53,31 @@ class Cli : public testing::Test {
     return (kRoot / "solutions" / "examples" / name).string();
   }
   static std::string test_solution(const std::string& name) { return (kData / "solutions" / name).string(); }
+
+  // The help's "Exit codes:" section, to its end ("" when there is none).
+  static std::string exit_codes_section(const std::string& help) {
+    const size_t start = help.find("Exit codes:");
+    return start == std::string::npos ? "" : help.substr(start);
+  }
+  // The codes a section lists: its lines "  N  meaning".
+  static std::set<int> codes_listed(const std::string& section) {
+    std::set<int> codes;
+    std::istringstream lines(section);
+    for (std::string line; std::getline(lines, line);)
+      if (line.size() > 5 && line.starts_with("  ") && std::isdigit(line[2]) && line.substr(3, 2) == "  ")
+        codes.insert(line[2] - '0');
+    return codes;
+  }
+  // The subcommands a help lists under "Subcommands:".
+  static std::vector<std::string> subcommands_listed(const std::string& help) {
+    std::vector<std::string> names;
+    std::istringstream lines(help.substr(help.find("Subcommands:") + 1));
+    std::string line;
+    std::getline(lines, line);
+    while (std::getline(lines, line) && line.starts_with("  "))
+      names.push_back(line.substr(2, line.find(' ', 2) - 2));
+    return names;
+  }
 
   fs::path data_;
 };
@@ -123,6 +151,105 @@ TEST_F(Cli, RunHelpShowsBothModes) {
                              "--target-speedup", "--stop-when-verified", "--resume", "--parallel"})
     EXPECT_NE(h.out.find(option), std::string::npos) << option;
   EXPECT_NE(ptxbench({"results", "--help"}).out.find("--export"), std::string::npos);
+}
+
+// Each command's --help ends with the exit codes it can return and what they mean for it, not another's: the
+// commands are those the helps list, so a new one without its own section fails here.
+TEST_F(Cli, EverySubcommandsHelpListsItsOwnExitCodes) {
+  const std::map<std::string, std::set<int>> expected = {
+      {"", {0, 1, 2, 3, 4, 5}},          {"tasks", {0, 2, 4, 5}},          {"compile", {0, 1, 2, 4, 5}},
+      {"eval", {0, 1, 2, 3, 4, 5}},      {"run", {0, 1, 2, 4, 5}},         {"results", {0, 2, 4, 5}},
+      {"report", {0, 2, 4, 5}},          {"cache", {0, 2, 4, 5}},          {"fixit", {0, 2, 3, 4, 5}},
+      {"fixit mine", {0, 2, 4, 5}},      {"fixit repair", {0, 2, 4, 5}},   {"fixit reason", {0, 2, 4, 5}},
+      {"fixit export", {0, 2, 3, 4, 5}}, {"fixit build", {0, 2, 3, 4, 5}}, {"fixit show", {0, 2, 4, 5}},
+      {"serve", {0, 2, 4, 5}},           {"worker", {0, 2, 4, 5}}};
+  std::vector<std::string> commands = {""};
+  const auto top = ptxbench({"--help"});
+  for (const auto& name : subcommands_listed(top.out)) commands.push_back(name);
+  for (const auto& name : subcommands_listed(ptxbench({"fixit", "--help"}).out))
+    commands.push_back("fixit " + name);
+  ASSERT_EQ(commands.size(), expected.size()) << top.out;
+  std::set<std::string> sections;
+  for (const auto& command : commands) {
+    std::vector<std::string> args;
+    std::istringstream words(command);
+    for (std::string word; words >> word;) args.push_back(word);
+    args.push_back("--help");
+    const auto help = ptxbench(args);
+    EXPECT_EQ(help.exit_code, 0) << command;
+    const std::string section = exit_codes_section(help.out);
+    EXPECT_NE(section, "") << "'" << command << " --help' has no \"Exit codes:\" section";
+    ASSERT_TRUE(expected.contains(command)) << command;
+    EXPECT_EQ(codes_listed(section), expected.at(command)) << command << ":\n" << section;
+    sections.insert(section);
+    // What every command shares is said in each.
+    EXPECT_NE(section.find("bad arguments"), std::string::npos) << command;
+    EXPECT_NE(section.find("no project folder"), std::string::npos) << command;
+  }
+  EXPECT_EQ(sections.size(), commands.size()) << "a command's exit codes are another's";
+}
+
+TEST_F(Cli, FixitHelpSpeaksOfFixitsExitCodesNotOfEvals) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"fixit", "--help"},
+                                               {"fixit", "export", "--help"},
+                                               {"fixit", "build", "--help"}}) {
+    const std::string section = exit_codes_section(ptxbench(args).out);
+    EXPECT_EQ(section.find("every stage passed"), std::string::npos) << section;
+    EXPECT_EQ(section.find("run --solutions"), std::string::npos) << section;
+    EXPECT_EQ(section.find("run --resume"), std::string::npos) << section;
+    EXPECT_EQ(codes_listed(section), (std::set<int>{0, 2, 3, 4, 5})) << section;
+    EXPECT_NE(section.find("nothing was exported"), std::string::npos) << section;
+  }
+  EXPECT_NE(exit_codes_section(ptxbench({"fixit", "repair", "--help"}).out).find("fixit repair --resume N"),
+            std::string::npos);
+}
+
+TEST_F(Cli, EvalHelpStillListsItsExitCodes) {
+  const std::string section = exit_codes_section(ptxbench({"eval", "--help"}).out);
+  EXPECT_EQ(codes_listed(section), (std::set<int>{0, 1, 2, 3, 4, 5})) << section;
+  for (const char* meaning : {"  0  every stage passed", "  1  the submission was judged and failed",
+                              "no task with that id", "  3  nothing failed, but stages were skipped",
+                              "a broken task file", "it could not judge", "no nvcc"})
+    EXPECT_NE(section.find(meaning), std::string::npos) << meaning << "\n" << section;
+  EXPECT_EQ(section.find("nothing was exported"), std::string::npos) << section;
+  EXPECT_EQ(section.find("--resume"), std::string::npos) << section;
+}
+
+// fixit export, like fixit build, exits 3 when it exported nothing and says why on standard error: an empty
+// train.jsonl is no data set. Here from the reference model's run on this host, where nothing can be
+// verified: a mined set of verified turns that is empty, and a repair whose fix is unverified.
+TEST_F(Cli, AnExportOfNothingExitsThreeAndSaysWhy) {
+  const auto run = ptxbench({"run", "--cpu-only", "--tasks", kTask, "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::string run_id = std::to_string(json::parse(run.out)["run_id"].get<int64_t>());
+
+  const auto verified = ptxbench({"fixit", "mine", "--correct", "--runs", run_id, "--json"});
+  ASSERT_EQ(verified.exit_code, 0) << verified.err;
+  ASSERT_EQ(json::parse(verified.out)["items"].size(), 0u);  // no turn is verified without a GPU
+  const std::string empty_set = std::to_string(json::parse(verified.out)["run_id"].get<int64_t>());
+  const auto direct =
+      ptxbench({"fixit", "export", "--mined", empty_set, "--out", (data_ / "direct").string()});
+  EXPECT_EQ(direct.exit_code, 3) << direct.out << direct.err;
+  EXPECT_NE(direct.err.find("nothing exported: the mined set is empty"), std::string::npos) << direct.err;
+  EXPECT_NE(direct.err.find("not a success"), std::string::npos) << direct.err;
+  EXPECT_EQ(read_file(data_ / "direct" / "train.jsonl"), "");
+
+  const auto failed = ptxbench({"fixit", "mine", "--runs", run_id, "--json"});
+  ASSERT_EQ(failed.exit_code, 0) << failed.err;
+  ASSERT_EQ(json::parse(failed.out)["items"].size(), 1u);  // the reference model's broken copy
+  const auto repair = ptxbench({"fixit", "repair", "--mined",
+                                std::to_string(json::parse(failed.out)["run_id"].get<int64_t>()), "--teacher",
+                                "reference", "--cpu-only", "--json"});
+  ASSERT_EQ(repair.exit_code, 0) << repair.err;
+  const json repaired = json::parse(repair.out);
+  ASSERT_EQ(repaired["repairs"][0]["status"], "unverified");
+  const auto fix =
+      ptxbench({"fixit", "export", "--repair-run", std::to_string(repaired["run_id"].get<int64_t>()), "--out",
+                (data_ / "fix").string(), "--json"});
+  EXPECT_EQ(fix.exit_code, 3) << fix.out << fix.err;
+  EXPECT_EQ(json::parse(fix.out)["train"], 0);  // what was written is still said
+  EXPECT_NE(fix.err.find("nothing exported: no fix was verified (1 unverified)"), std::string::npos)
+      << fix.err;
 }
 
 TEST_F(Cli, AgentOptionsThatCannotWorkExitWithTwo) {

@@ -627,6 +627,8 @@ TEST(FixitCli, TheReferenceFlowOnACpuHostExportsNothingUnverified) {
                                         "--teacher", "reference", "--reasoner", "reference", "--cpu-only"});
   EXPECT_EQ(built.exit_code, 3) << built.out << built.err;
   EXPECT_NE(built.out.find("only verified code is exported"), std::string::npos) << built.out;
+  EXPECT_NE(built.err.find("nothing exported: no fix was verified (1 unverified)"), std::string::npos)
+      << built.err;
   EXPECT_EQ(read_file(out / "train.jsonl"), "");
   const json card = json::parse(read_file(out / "card.json"));
   EXPECT_EQ(card["pipeline"]["repairs"][kUnverifiedFix], 1) << card.dump(2);
