@@ -26,7 +26,6 @@
 #include "cli/project.h"
 #include "compile/cache.h"
 #include "compile/compile.h"
-#include "eval/attention_baseline.h"
 #include "eval/evaluate.h"
 #include "eval/evaluator.h"
 #include "eval/settings.h"
@@ -137,7 +136,7 @@ EvalOptions eval_options(const ProjectPaths& paths, const HostSettings& host, co
   EvalOptions options{compile_options(paths, host, task, no_cache), gpu, {}};
   options.tools.runner = host.runner;
   options.tools.scratch = paths.data / "scratch" / std::to_string(getpid());
-  options.tools.attention_baseline = attention_baseline_setup(paths.root, host.python);
+  options.tools.attention_baseline_module = paths.root / "baselines" / "attention_cudnn.py";
   options.tools.python = host.python;
   options.tools.sandbox_data_bytes = host.sandbox_data_bytes;
   if (stage_time_limit_s > 0) options.tools.set_all_limits(stage_time_limit_s);

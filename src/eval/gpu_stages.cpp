@@ -102,7 +102,7 @@ json sandbox_details(const SandboxSetup& sandbox) {
 void run_gpu_stages(const CompileResult& compiled, const Task& task, const GpuTools& tools,
                     Verdict& verdict) {
   fs::create_directories(tools.scratch);
-  const SandboxSetup sandbox = sandbox_setup(compiled, tools);
+  const SandboxSetup sandbox = sandbox_setup(compiled, task, tools);
   const json sandboxed = sandbox_details(sandbox);
   const std::string unconfined = refused_unconfined(*sandbox.status, "the solution is not run");
   StageContext context{

@@ -1,6 +1,6 @@
 // The GPU stages: sanitize, correct, instructions, time. Each runs the solution in a fresh ptxbench-runner
-// child process (under compute-sanitizer or Nsight Compute where the stage needs them, tool and runner
-// together in the sandbox of sandbox.h), with a time limit; the parent only reads what the child reports on
+// child process (which starts the solution's process under compute-sanitizer or Nsight Compute where the stage
+// needs them, all of it in the sandbox of sandbox.h), with a time limit; the parent only reads what the child reports on
 // its authenticated result channel and how it ended, so a hanging, crashing or lying solution costs one
 // stage, never the judge. Each stage's details carry "sandbox": what confined the run.
 #pragma once
@@ -14,7 +14,6 @@
 #include <nlohmann/json.hpp>
 
 #include "compile/compile.h"
-#include "eval/attention_baseline.h"
 #include "eval/gpu_gate.h"
 #include "eval/sandbox.h"
 #include "eval/verdict.h"
@@ -49,8 +48,10 @@ struct GpuTools {
   bool wants(const std::string& stage) const {
     return std::find(stages.begin(), stages.end(), stage) != stages.end();
   }
-  // The attention tasks' vendor baseline, timed after the solution with the same warm-up and repetitions.
-  AttentionBaselineSetup attention_baseline;
+  // The attention tasks' vendor baseline ("baseline": "vendor-attention"): a module of Python entry points
+  // (baselines/attention_cudnn.py) that the runner runs with `python` in a process of its own and times
+  // alternating with the solution. Empty: those tasks get no speedup.
+  std::filesystem::path attention_baseline_module;
   // The sandbox every runner process starts in, resolved once by the front end (resolve_sandbox). Left as
   // default-constructed it is unavailable, and the GPU stages are a harness error instead of running
   // unconfined.
@@ -64,8 +65,7 @@ struct GpuTools {
 // ptxbench-runner beside this executable; empty when there is none ($PTXBENCH_RUNNER: eval/settings.h).
 std::filesystem::path runner_beside_executable();
 
-// Appends the four GPU stage results to `verdict` and sets its speedup and coverage. An attention task with
-// "baseline": "vendor-attention" gets its baseline from tools.attention_baseline (attention_baseline.h).
+// Appends the four GPU stage results to `verdict` and sets its speedup and coverage.
 void run_gpu_stages(const CompileResult& compiled, const Task& task, const GpuTools& tools, Verdict& verdict);
 
 // The runner's stdout judged as its result channel (src/runner/protocol.h): the document when the output is

@@ -36,9 +36,14 @@ std::string fresh_key() {
   return mac::to_hex(bytes, sizeof(bytes));
 }
 
+// Whether the task's baseline is a module the runner runs in python (the attention tasks' vendor baseline).
+bool uses_baseline_module(const Task& task, const GpuTools& tools) {
+  return task.baseline == kBaselineVendorAttention && !tools.attention_baseline_module.empty();
+}
+
 }  // namespace
 
-SandboxSetup sandbox_setup(const CompileResult& compiled, const GpuTools& tools) {
+SandboxSetup sandbox_setup(const CompileResult& compiled, const Task& task, const GpuTools& tools) {
   SandboxSetup setup{.status = &tools.sandbox};
   SandboxPolicy& policy = setup.policy;
   policy.hidden = default_hidden_paths(tools.sandbox);
@@ -54,8 +59,12 @@ SandboxSetup sandbox_setup(const CompileResult& compiled, const GpuTools& tools)
   policy.hidden.erase(std::unique(policy.hidden.begin(), policy.hidden.end()), policy.hidden.end());
   // What the runner needs back inside hidden folders: the library, the runner, its libraries.
   policy.readable = {library, fs::absolute(tools.runner).parent_path()};
-  // A Triton solution runs in python: its installation (a virtual environment, the python it was made from).
-  if (compiled.runner_track == proto::kTrackTriton) {
+  // The attention tasks' vendor baseline, a module of the project's, wherever the project is (a home folder is
+  // hidden).
+  if (uses_baseline_module(task, tools)) policy.readable.push_back(fs::absolute(tools.attention_baseline_module));
+  // A Triton solution, and that baseline, run in python: its installation (a virtual environment, the python
+  // it was made from).
+  if (compiled.runner_track == proto::kTrackTriton || uses_baseline_module(task, tools)) {
     const auto search_path = tools.sandbox.environment.find("PATH");
     if (const std::string python = find_program(
             tools.python, search_path == tools.sandbox.environment.end() ? "" : search_path->second);
@@ -109,6 +118,10 @@ json request_for(const Task& task, const CompileResult& compiled, const std::str
   const ArchInfo* arch = find_arch(task.arch);
   if (mode == proto::kModeTime && arch != nullptr)
     request[proto::kDenseFlopsPerSmPerClock] = arch->dense_bf16_flops_per_sm_per_clock;
+  if (mode == proto::kModeTime && uses_baseline_module(task, tools)) {
+    request[proto::kBaselineModule] = fs::absolute(tools.attention_baseline_module).string();
+    request[proto::kPython] = tools.python;
+  }
   if (compiled.runner_track != proto::kTrackCuda) {
     request[proto::kTrack] = compiled.runner_track;
     request[proto::kPython] = tools.python;

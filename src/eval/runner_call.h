@@ -40,7 +40,7 @@ struct SandboxSetup {
   bool profiling_admin = false;
 };
 
-SandboxSetup sandbox_setup(const CompileResult& compiled, const GpuTools& tools);
+SandboxSetup sandbox_setup(const CompileResult& compiled, const Task& task, const GpuTools& tools);
 
 // The runner's request for one mode (protocol.h) of this task and compiled solution, with a fresh seed.
 nlohmann::json request_for(const Task& task, const CompileResult& compiled, const std::string& mode,

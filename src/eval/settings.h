@@ -16,7 +16,8 @@ struct HostSettings {
   std::filesystem::path nvcc = "/usr/local/cuda/bin/nvcc";  // $PTXBENCH_NVCC
   // $PTXBENCH_RUNNER, else ptxbench-runner beside this executable; empty: none (the GPU stages cannot run).
   std::filesystem::path runner;
-  // $PTXBENCH_PYTHON: a python with torch, for the attention baseline; it also parses and scans Triton
+  // $PTXBENCH_PYTHON: a python with torch and Triton, for Triton solutions and the attention baseline
+  // (baselines/attention_cudnn.py, which the runner runs); it also parses and scans Triton
   // solutions (track/triton_track.cpp), so that the syntax judged is that of the python that runs them.
   std::string python = "python3";
   std::string visible_devices;  // $CUDA_VISIBLE_DEVICES: the GPUs this process may use (detect_gpu)

@@ -1,6 +1,5 @@
 #include <fmt/format.h>
 
-#include "eval/attention_baseline.h"
 #include "eval/gpu_stage.h"
 #include "runner/protocol.h"
 #include "task/catalog.h"
@@ -8,33 +7,6 @@
 namespace ptxbench {
 using nlohmann::json;
 namespace proto = protocol;
-
-namespace {
-
-// The vendor baseline of an attention task ("baseline": "vendor-attention"), measured after the runner timed
-// the solution (or taken from earlier in this process) and put into the runner's timing beside the
-// solution's Series, as the runner puts cuBLASLt's for GEMM. Only a passed timing gets one: a failed one has
-// no speed to compare. Returns the seconds the measurement took.
-double with_attention_baseline(json& result, const Task& task, const GpuTools& tools,
-                               const std::string& host) {
-  if (task.baseline != kBaselineVendorAttention || status_of(result) != StageStatus::passed) return 0;
-  json& timing = result[proto::kTiming];
-  if (!timing.is_object() || !timing.value(proto::kBaseline, json()).is_null()) return 0;
-  AttentionBaselineRun run{.warmup = tools.warmup,
-                           .repetitions = tools.repetitions,
-                           .gpu = host,
-                           .visible_device = tools.visible_device};
-  const json device = result.value(proto::kDeviceInfo, json());
-  if (device.is_object() && device.value(proto::kName, json()).is_string())
-    run.gpu = device[proto::kName].get<std::string>();
-  if (const json flush = timing.value(proto::kL2FlushBytes, json()); flush.is_number_integer())
-    run.l2_flush_bytes = flush.get<int64_t>();
-  const AttentionBaseline baseline = measure_attention_baseline(task, tools.attention_baseline, run);
-  add_attention_baseline(timing, baseline);
-  return baseline.wall_s;
-}
-
-}  // namespace
 
 StageResult time_stage_from(const json& result, const Task& task) {
   StageResult stage{.name = "time", .status = status_of(result)};
@@ -64,16 +36,10 @@ StageResult time_stage_from(const json& result, const Task& task) {
       fmt::format("{:.1f} us ({:.0f} TFLOP/s, p10-p90 {:.1f}-{:.1f} us)", median_us(solution),
                   solution.value(proto::kTflops, 0.0), solution[proto::kEventUs][proto::kP10].get<double>(),
                   solution[proto::kEventUs][proto::kP90].get<double>());
-  // The host's note on the baseline, when it added one (attention_baseline.h): why there is none, or that it
-  // was measured earlier in this run.
-  const json note = timing.value(kBaselineNote, json());
   if (baseline.is_object() && speedup.is_number())
-    stage.message += fmt::format(" against {} {:.1f} us ({:.0f} TFLOP/s): {:.3f}x{}",
+    stage.message += fmt::format(" against {} {:.1f} us ({:.0f} TFLOP/s): {:.3f}x",
                                  baseline.value(proto::kName, std::string("baseline")), median_us(baseline),
-                                 baseline.value(proto::kTflops, 0.0), speedup.get<double>(),
-                                 note.is_string() ? " (" + note.get<std::string>() + ")" : "");
-  else if (note.is_string())
-    stage.message += fmt::format("; {}, so no speedup", note.get<std::string>());
+                                 baseline.value(proto::kTflops, 0.0), speedup.get<double>());
   else if (task.baseline == kBaselineNone)
     stage.message += "; this task has no baseline (\"baseline\": \"none\"), so no speedup";
   else
@@ -81,18 +47,16 @@ StageResult time_stage_from(const json& result, const Task& task) {
   return stage;
 }
 
-// Time: the main shape's timed calls and the baseline's, in one runner process (an attention task's vendor
-// baseline after it, in a process of its own).
+// Time: the main shape's timed calls and the baseline's, alternating in one runner process (an attention
+// task's vendor baseline in a process of the runner's own, beside the solution's).
 StageResult time_stage(StageContext& context) {
   const GpuTools& tools = context.tools;
   RunnerCall timed = call_runner(tools, context.sandbox,
                                  request_for(context.task, context.compiled, proto::kModeTime, tools),
                                  tools.time_limit_s);
-  const double baseline_s =
-      timed.result ? with_attention_baseline(*timed.result, context.task, tools, context.verdict.host) : 0;
   StageResult time = timed.result ? time_stage_from(*timed.result, context.task)
                                   : process_failure("time", timed, tools.time_limit_s);
-  time.wall_s = timed.process.wall_s + baseline_s;
+  time.wall_s = timed.process.wall_s;
   if (time.status == StageStatus::passed) add_launches(context, "time", timed.result);
   if (time.status == StageStatus::passed && time.details.value(proto::kSpeedup, json()).is_number())
     context.verdict.speedup = time.details[proto::kSpeedup].get<double>();

@@ -143,23 +143,24 @@ std::string own_path() {
 // The worker library the Python host of a Triton solution loads: beside the runner.
 constexpr const char* kWorkerLibrary = "libptxbench-solution-worker.so";
 
-// How the solution process starts for this request, under the request's tool if it names one; a Triton
-// solution's kernel cache is made in /tmp (the sandbox's own tmpfs), into `triton_cache`.
+// A process that hosts Python entry points (a Triton solution, a baseline module), run by `python`, its
+// kernel cache made in /tmp (the sandbox's own tmpfs), into `triton_cache`.
+ptxbench::runner::WorkerCommand python_command(const std::string& python, std::string& triton_cache) {
+  const fs::path library = fs::path(own_path()).parent_path() / kWorkerLibrary;
+  if (!fs::exists(library)) throw std::runtime_error("the worker library is missing: " + library.string());
+  char folder[] = "/tmp/ptxbench-triton-XXXXXX";
+  if (mkdtemp(folder) == nullptr)
+    throw std::runtime_error(std::string("cannot make Triton's cache folder: ") + std::strerror(errno));
+  triton_cache = folder;
+  return ptxbench::runner::python_worker(python, library.string(), triton_cache);
+}
+
+// How the solution process starts for this request, under the request's tool if it names one.
 ptxbench::runner::WorkerCommand worker_command(const ptxbench::runner::Request& request,
                                                std::string& triton_cache) {
   using namespace ptxbench::runner;
-  WorkerCommand command;
-  if (!request.triton) {
-    command = cuda_worker(own_path());
-  } else {
-    const fs::path library = fs::path(own_path()).parent_path() / kWorkerLibrary;
-    if (!fs::exists(library)) throw std::runtime_error("the worker library is missing: " + library.string());
-    char folder[] = "/tmp/ptxbench-triton-XXXXXX";
-    if (mkdtemp(folder) == nullptr)
-      throw std::runtime_error(std::string("cannot make Triton's cache folder: ") + std::strerror(errno));
-    triton_cache = folder;
-    command = python_worker(request.python, library.string(), triton_cache);
-  }
+  WorkerCommand command =
+      request.triton ? python_command(request.python, triton_cache) : cuda_worker(own_path());
   command.wrapper = request.solution_wrapper;
   return command;
 }
@@ -185,14 +186,29 @@ void keep_compiled_kernels(const std::string& cache, const std::string& to, Json
   fs::remove_all(cache, error);
 }
 
+// Opens the baseline's process and loads the request's baseline module in it: the harness's own code, so a
+// failure is the harness's (a runtime_error, which run() reports as a harness_error), never the solution's.
+ptxbench::runner::SolutionProcess* open_baseline(ptxbench::runner::SolutionProcess& baseline,
+                                                 const ptxbench::runner::Request& request,
+                                                 ptxbench::runner::solution::Entry entry) {
+  try {
+    baseline.open(request.device);
+    (void)baseline.load(request.baseline_module, entry);
+  } catch (const std::exception& error) {
+    throw std::runtime_error(std::string("the baseline module ") + request.baseline_module +
+                             " could not be loaded: " + error.what());
+  }
+  return &baseline;
+}
+
 // Runs the whole request into `result`; every failure becomes a status and a message.
 void run(const std::string& text, Json& result) {
   using namespace ptxbench::runner;
   std::unique_ptr<TaskFamily> family;
-  std::unique_ptr<SolutionProcess> solution;
+  std::unique_ptr<SolutionProcess> solution, baseline;
   Request request;
   std::optional<solution::Entry> entry;
-  std::string triton_cache;
+  std::string triton_cache, baseline_cache;
   try {
     request = parse_request(text);
     result[p::kMode] = request.mode_name;
@@ -204,6 +220,8 @@ void run(const std::string& text, Json& result) {
     }
     // Forked before this process creates its CUDA context (a forked child cannot use its parent's).
     solution = std::make_unique<SolutionProcess>(worker_command(request, triton_cache));
+    if (request.mode == Mode::time && !request.baseline_module.empty())
+      baseline = std::make_unique<SolutionProcess>(python_command(request.python, baseline_cache));
     // The context and device facts come first, so that a library that breaks CUDA at load time is seen as
     // such.
     PTXBENCH_CUDA(cudaSetDevice(request.device));
@@ -218,6 +236,7 @@ void run(const std::string& text, Json& result) {
   Session session{request, *family, *solution, result, {}};
   try {
     solution->open(request.device);
+    if (baseline) session.baseline = open_baseline(*baseline, request, *entry);
     if (request.mode == Mode::time) {
       session.calibration = calibrate(*solution, request.device);
       session.read_bandwidth_bytes_per_s = measure_read_bandwidth();
@@ -237,8 +256,11 @@ void run(const std::string& text, Json& result) {
     set_error(result, p::kHarnessError, error.what());
   }
   solution.reset();  // the worker is gone before its cache is read
+  baseline.reset();
   if (!triton_cache.empty() && !request.kernels_dir.empty())
     keep_compiled_kernels(triton_cache, request.kernels_dir, result);
+  std::error_code error;
+  if (!baseline_cache.empty()) fs::remove_all(baseline_cache, error);
 }
 
 }  // namespace

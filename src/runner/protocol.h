@@ -49,7 +49,8 @@
 //                                               // is applied (the timing's "roofline" says so)
 //   "track": "cuda",                            // optional, default "cuda"; "triton": "library" is the
 //                                               // solution's Python file, run by the python below
-//   "python": "/usr/bin/python3",               // triton: the python with torch and triton
+//   "python": "/usr/bin/python3",               // triton, or a baseline module: the python with torch
+//                                               // and triton
 //   "kernels_dir": "/abs/scratch/kernels",      // triton, optional: where the runner copies the kernels
 //                                               // Triton compiled (its cache's cubins), once the
 //                                               // solution process is gone; the result's
@@ -64,6 +65,12 @@
 //                                               // inputs come from the runner's reference forward).
 //                                               // The runner ends the process by closing its socket,
 //                                               // so that the tool finishes its report.
+//   "baseline_module": "/abs/baselines/attention_cudnn.py"
+//                                               // optional (time): the family's baseline as Python entry
+//                                               // points (docs/triton-abi.md), run by `python` in a process
+//                                               // of its own as a Triton solution is, and timed
+//                                               // alternating with the solution; a family without a
+//                                               // baseline in the runner (attention) has none without it
 // }
 // Families (family / entry_point / dimensions / outputs):
 //   gemm               / ptxbench_gemm_bf16              / M N K              / C
@@ -72,9 +79,10 @@
 //                        library) / B Hq Hkv Sq Sk D / dQ, dK, dV
 //   The attention families call the solution with scale = 1/sqrt(D) and causal from "parameters". Their
 //   backward inputs O and LSE are the runner's reference forward of the trial's Q, K, V (O rounded to bf16).
-//   The runner times no baseline for them: in "time" mode "baseline", "speedup" and "speedup_wall" are null
-//   (the parent adds the vendor attention's, measured in a process of its own: src/eval/attention_baseline.h)
-//   and the hidden-work test compares the solution's wall - event gap with the calibrated one alone.
+//   Their baseline is the request's baseline_module (the vendor attention), checked once against the
+//   reference before the timed calls (a wrong one is a harness_error) and timed by its own process's clocks,
+//   its event times the op alone; without one, "baseline", "speedup" and "speedup_wall" are null in "time"
+//   mode. The hidden-work test compares the solution's wall - event gap with the calibrated one alone.
 // Modes:
 //   check    every shape, `trials` trials each, each on a fresh non-blocking stream of the runner's.
 //   time     main shape: solution and baseline alternate, each call with fresh inputs and a cold L2; every
@@ -181,6 +189,7 @@ inline constexpr const char* kTrack = "track";
 inline constexpr const char* kPython = "python";
 inline constexpr const char* kKernelsDir = "kernels_dir";
 inline constexpr const char* kSolutionWrapper = "solution_wrapper";
+inline constexpr const char* kBaselineModule = "baseline_module";
 
 // Request values and defaults.
 inline constexpr const char* kModeCheck = "check";

@@ -132,11 +132,15 @@ Request parse_request(const std::string& text) {
   if (track != p::kTrackCuda && track != p::kTrackTriton)
     throw RequestError("request: \"track\" must be \"cuda\" or \"triton\"");
   request.triton = track == p::kTrackTriton;
-  if (request.triton) {
+  if (doc.contains(p::kBaselineModule)) request.baseline_module = require_string(doc, p::kBaselineModule);
+  if (request.triton || !request.baseline_module.empty()) {
     request.python = require_string(doc, p::kPython);
-    if (doc.contains(p::kKernelsDir)) request.kernels_dir = require_string(doc, p::kKernelsDir);
-  } else if (doc.contains(p::kPython) || doc.contains(p::kKernelsDir)) {
-    throw RequestError("request: \"python\" and \"kernels_dir\" belong to the triton track");
+  } else if (doc.contains(p::kPython)) {
+    throw RequestError("request: \"python\" runs a Triton solution or a baseline module, and there is none");
+  }
+  if (doc.contains(p::kKernelsDir)) {
+    if (!request.triton) throw RequestError("request: \"kernels_dir\" belongs to the triton track");
+    request.kernels_dir = require_string(doc, p::kKernelsDir);
   }
   if (doc.contains(p::kSolutionWrapper)) {
     const Json& wrapper = doc.at(p::kSolutionWrapper);

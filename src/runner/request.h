@@ -30,9 +30,10 @@ struct Request {
   int device = 0;
   int dense_flops_per_sm_per_clock = 0;  // time: the physics floor's peak rate; 0: not given, no floor
   bool triton = false;                   // "track": "triton": `library` is a Python file, run by `python`
-  std::string python;                    // triton only
+  std::string python;                    // triton, or a baseline module
   std::string kernels_dir;               // triton, optional: where Triton's compiled kernels are copied
   std::vector<std::string> solution_wrapper;  // a tool that starts the solution process (compute-sanitizer)
+  std::string baseline_module;  // time: the family's baseline as Python entry points, run by `python`
 
   const Tolerance& tolerance_for(const std::string& output) const {
     const auto it = tolerances.find(output);

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <random>
 #include <vector>
 
@@ -394,6 +395,42 @@ void time_baseline(TaskFamily& family, cudaStream_t stream, const DeviceBuffer& 
   samples.wall_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
 }
 
+// Asks the baseline's process for one call of the request's baseline module (the harness's own code: its
+// failure is the harness's, never the solution's).
+CallOutcome call_baseline_process(SolutionProcess& baseline, const SolutionCall& call, uint32_t flags) {
+  CallOutcome outcome;
+  try {
+    outcome = baseline.call(call, flags);
+  } catch (const SolutionFault& fault) {
+    throw std::runtime_error(std::string("the baseline's process failed: ") + fault.what());
+  }
+  const solution::Reply& reply = outcome.reply;
+  if (reply.failed != solution::Phase::none) {
+    std::string message = std::string("the baseline failed: ") + reply.message;
+    if (reply.cuda_error != 0)
+      message += std::string(": ") + cudaGetErrorName(static_cast<cudaError_t>(reply.cuda_error));
+    throw std::runtime_error(message);
+  }
+  return outcome;
+}
+
+// Times the baseline in its own process as the solution is timed (time_solution): a cold L2, the flush
+// ended before the request, the GPU switched to that process's context; its times are its process's clocks,
+// which are the harness's own code.
+void time_baseline_process(SolutionProcess& baseline, const SolutionCall& call, cudaStream_t stream,
+                           const DeviceBuffer& flush, uint32_t salt, Samples& samples) {
+  flush_l2(flush.get(), flush.bytes(), salt, stream);
+  PTXBENCH_CUDA(cudaStreamSynchronize(stream));
+  try {
+    baseline.switch_in();
+  } catch (const SolutionFault& fault) {
+    throw std::runtime_error(std::string("the baseline's process failed: ") + fault.what());
+  }
+  const solution::Reply reply = call_baseline_process(baseline, call, solution::kTimed).reply;
+  samples.event_us.push_back(reply.event_us);
+  samples.wall_us.push_back(reply.wall_us);
+}
+
 // Times one call of the solution with a cold L2 (the flush, from this process, ends before the request is
 // sent: the L2 is the GPU's, not a process's). The event and wall times are the solution process's claims,
 // measured as time_baseline measures; this process's own clock around the request bounds them. Returns
@@ -470,6 +507,12 @@ std::string impossible_time(const RooflineInputs& in, const Roofline& floor) {
   return text;
 }
 
+// The baseline module as the timing names it.
+Json describe_baseline_module(const Request& request) {
+  return {{p::kName, std::filesystem::path(request.baseline_module).stem().string()},
+          {p::kBaselineModule, request.baseline_module}};
+}
+
 // Solution and baseline alternate, each call with fresh inputs and a poisoned output before its flush, so
 // that drift of clocks or temperature hits both alike and a solution that skips work on repeated calls is
 // caught by the check of every timed call's output. Fails when that re-check fails, when the call's work
@@ -495,9 +538,11 @@ void run_time(Session& session) {
   family.compute_reference(harness.get());
   PTXBENCH_CUDA(cudaStreamSynchronize(harness.get()));
   const double judge_s = seconds_since(judge_start);
-  // A family without a baseline in the runner (attention: the parent adds the vendor one) describes it as
-  // null: the solution is timed alone.
-  const bool has_baseline = !family.describe_baseline().is_null();
+  // The baseline: the request's baseline module in a process of its own, or the family's in this process. A
+  // family without one in the runner (attention) describes it as null: then, without a module, the solution
+  // is timed alone.
+  SolutionProcess* const baseline_process = session.baseline;
+  const bool has_baseline = baseline_process != nullptr || !family.describe_baseline().is_null();
   // The process's first call may do one-time work (loading a module, Triton compiling the solution's
   // kernels): the second call's length is what the budgets count.
   call_solution(session, {shape.label, 0, "warm-up call 0"}, 0);
@@ -508,7 +553,18 @@ void run_time(Session& session) {
       time_stage_calls(request.warmup, request.repetitions, call_s, judge_s);
   for (int i = 2; i < warmup_calls; ++i)
     call_solution(session, {shape.label, i, "warm-up call " + std::to_string(i)}, 0);
-  if (has_baseline) {
+  if (baseline_process != nullptr) {
+    // One call checked against the reference, on inputs of its own and the buffers where the solution's calls
+    // find them: a baseline that computes something else than the task gives no speedup.
+    const uint64_t check_key = input_key(request.seed, Purpose::time, 1, 0);
+    prepare_call(family, check_key, harness.get(), Placement::kept);
+    const CallOutcome checked = call_baseline_process(*baseline_process, family.solution_call(), 0);
+    family.snapshot_outputs(harness.get());
+    const Json trial = judge(session, harness.get(), trial_header(0, check_key, checked.reply));
+    if (!trial[p::kPassedField].get<bool>())
+      throw std::runtime_error("the baseline's output is wrong: " + describe_failure(shape.to_string(), trial));
+    for (int i = 0; i < warmup_calls; ++i) call_baseline_process(*baseline_process, family.solution_call(), 0);
+  } else if (has_baseline) {
     for (int i = 0; i < warmup_calls + 1; ++i)
       family.call_baseline(harness.get());  // +1: plans the algorithm
     PTXBENCH_CUDA(cudaDeviceSynchronize());
@@ -544,8 +600,13 @@ void run_time(Session& session) {
       recheck = std::move(checked);
     else if (failed_calls == 0 && i == calls - 1)
       recheck = std::move(checked);
-    if (has_baseline && !counted)
-      time_baseline(family, harness.get(), flush, static_cast<uint32_t>(2 * i + 1), baseline);
+    if (has_baseline && !counted) {
+      const uint32_t salt = static_cast<uint32_t>(2 * i + 1);
+      if (baseline_process != nullptr)
+        time_baseline_process(*baseline_process, family.solution_call(), harness.get(), flush, salt, baseline);
+      else
+        time_baseline(family, harness.get(), flush, salt, baseline);
+    }
   }
   session.result[p::kLaunches] = log.collect(session.solution);
 
@@ -558,7 +619,8 @@ void run_time(Session& session) {
                  {p::kL2FlushBytes, flush.bytes()},
                  {p::kStreamHandle, hex(stream_handle_value)},
                  {p::kSolution, series(solution, flops)},
-                 {p::kBaseline, family.describe_baseline()}};
+                 {p::kBaseline, baseline_process != nullptr ? describe_baseline_module(request)
+                                                            : family.describe_baseline()}};
   if (has_baseline) timing[p::kBaseline].update(series(baseline, flops));
   const auto median = [&](const char* who, const char* clock) {
     return timing.at(who).at(clock).at(p::kMedian).get<double>();
@@ -569,7 +631,11 @@ void run_time(Session& session) {
   if (has_baseline) {
     timing[p::kSpeedup] = median(p::kBaseline, p::kEventUs) / median(p::kSolution, p::kEventUs);
     timing[p::kSpeedupWall] = median(p::kBaseline, p::kWallUs) / median(p::kSolution, p::kWallUs);
-    baseline_gap = median(p::kBaseline, p::kWallUs) - median(p::kBaseline, p::kEventUs);
+    // The launch and synchronisation overhead of a baseline in this process, as the judge sees it. A baseline
+    // module's wall time also holds the copies of its outputs, outside its events by design: no overhead a
+    // solution may claim (its own calibrated gap applies).
+    if (baseline_process == nullptr)
+      baseline_gap = median(p::kBaseline, p::kWallUs) - median(p::kBaseline, p::kEventUs);
     std::snprintf(summary, sizeof(summary),
                   "%s: solution %.1f us (%.1f TFLOP/s), baseline %.1f us, speedup %.3f",
                   shape.to_string().c_str(), median(p::kSolution, p::kEventUs),

@@ -30,6 +30,9 @@ struct Session {
   Json& result;
   Calibration calibration;
   double read_bandwidth_bytes_per_s = 0;  // time mode: measure_read_bandwidth's
+  // time mode: the process of the request's baseline module, its module loaded, or none (the family's own
+  // baseline, if it has one, runs in this process).
+  SolutionProcess* baseline = nullptr;
 };
 
 // Runs the request's mode; sets result["status"] and result["message"] unless it throws.

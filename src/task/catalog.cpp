@@ -23,8 +23,8 @@ std::string check_attention_shape(const std::map<std::string, int64_t>& dims,
   return "";
 }
 
-// The runner times no attention baseline itself: the time stage adds the vendor one (attention_baseline.h),
-// or reports the solution's time alone.
+// The vendor attention (baselines/attention_cudnn.py, which the runner runs in a process of its own), or the
+// solution's time alone.
 const std::vector<std::string> kAttentionBaselines = {kBaselineVendorAttention, kBaselineNone};
 
 const std::vector<TensorInfo> kAttentionForwardTensors = {

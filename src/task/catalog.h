@@ -19,7 +19,7 @@ struct ParameterInfo {
 
 // The baselines a task file may name in "baseline": what the time stage measures a solution against.
 inline constexpr const char* kBaselineCublasLt = "cublaslt";                 // the runner times cuBLASLt
-inline constexpr const char* kBaselineVendorAttention = "vendor-attention";  // eval/attention_baseline.h
+inline constexpr const char* kBaselineVendorAttention = "vendor-attention";  // baselines/attention_cudnn.py
 inline constexpr const char* kBaselineNone = "none";                         // the solution's time alone
 
 // A tensor the harness allocates for a call: its element count, an expression over the shape's dimensions as

@@ -5,6 +5,7 @@
 
 #include "eval/evaluate.h"
 #include "eval/gpu_stages.h"
+#include "eval/runner_call.h"
 #include "eval/settings.h"
 #include "util/errors.h"
 #include "util/files.h"
@@ -344,7 +345,8 @@ Verdict stages_with_fake_tools(const json& result, const std::vector<std::string
                                const std::string& ncu_csv = "",
                                std::vector<std::string> compiled_kernels = {}, const std::string& sass = "",
                                FakeTriton* triton = nullptr, GpuGate* gate = nullptr, double limit_s = 30,
-                               int memcheck_hangs = 0, std::vector<json>* requests = nullptr) {
+                               int memcheck_hangs = 0, std::vector<json>* requests = nullptr,
+                               const Task* on_task = nullptr) {
   const fs::path dir = fs::temp_directory_path() / ("ptxbench-fake-tools-" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir / "scratch");
@@ -436,8 +438,9 @@ exec "$@"
   tools.stages = stages;
   tools.gate = gate;
   tools.sandbox = resolve_sandbox({.enabled = false});
+  tools.attention_baseline_module = dir / "attention_cudnn.py";
   Verdict verdict;
-  run_gpu_stages(compiled, task(), tools, verdict);
+  run_gpu_stages(compiled, on_task ? *on_task : task(), tools, verdict);
   if (triton && !requests) requests = &triton->requests;
   if (requests) {
     std::ifstream kept(dir / "requests.jsonl");
@@ -562,6 +565,57 @@ TEST(GpuStages, SanitizeRunsMemcheckSynccheckAndRacecheck) {
   EXPECT_EQ(sanitize.status, StageStatus::passed) << sanitize.message;
   for (const char* tool : {"memcheck", "synccheck", "racecheck"})
     EXPECT_TRUE(sanitize.details.contains(tool)) << tool << ": " << sanitize.details.dump();
+}
+
+// The attention tasks' vendor baseline is a module the runner runs in python beside the solution and times
+// with it: the time stage's request names it (and the python), no other stage's does, and a GEMM task's time
+// request does not (cuBLASLt is the runner's own).
+TEST(GpuStages, AnAttentionTasksTimeRequestNamesTheVendorBaselineModule) {
+  const json passed = json::parse(R"({"protocol": 1, "mode": "check", "status": "passed", "message": "ok",
+    "shapes": []})");
+  const auto requests_of = [&](const Task& on_task) {
+    std::vector<json> requests;
+    stages_with_fake_tools(passed, {"correct", "time"}, {}, "", {}, "", nullptr, nullptr, 30, 0, &requests,
+                           &on_task);
+    return requests;
+  };
+  const Task attention = task_named("attention-fwd-d64-sm90a");
+  ASSERT_EQ(attention.baseline, "vendor-attention");
+  const std::vector<json> requests = requests_of(attention);
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(requests[0]["mode"], "check");
+  EXPECT_FALSE(requests[0].contains("baseline_module")) << requests[0].dump();
+  EXPECT_FALSE(requests[0].contains("python")) << requests[0].dump();
+  EXPECT_EQ(requests[1]["mode"], "time");
+  EXPECT_EQ(fs::path(requests[1].value("baseline_module", "")).filename(), "attention_cudnn.py");
+  EXPECT_TRUE(fs::path(requests[1].value("baseline_module", "")).is_absolute());
+  EXPECT_EQ(requests[1].value("python", ""), "python3");
+  for (const json& request : requests_of(task())) EXPECT_FALSE(request.contains("baseline_module"));
+}
+
+// The baseline module runs in the runner's sandbox: the module and the python that runs it are readable there
+// (a project in a home folder is otherwise hidden), for an attention task and not for a CUDA GEMM.
+TEST(GpuStages, TheSandboxOfAnAttentionTaskReadsTheBaselineModuleAndItsPython) {
+  GpuTools tools;
+  tools.scratch = fs::temp_directory_path() / "ptxbench-data" / "scratch" / "1";
+  tools.runner = "/opt/ptxbench/ptxbench-runner";
+  tools.attention_baseline_module = "/home/user/ptxbench/baselines/attention_cudnn.py";
+  tools.python = "/usr/bin/python3";
+  tools.sandbox = resolve_sandbox({.enabled = false});
+  CompileResult compiled;
+  compiled.library = "/data/cache/compile/abc/solution.so";
+  const auto readable = [&](const Task& on_task) {
+    return sandbox_setup(compiled, on_task, tools).policy.readable;
+  };
+  const auto has = [](const std::vector<fs::path>& paths, const fs::path& path) {
+    return std::find(paths.begin(), paths.end(), path) != paths.end();
+  };
+  const std::vector<fs::path> attention = readable(task_named("attention-bwd-d64-sm90a"));
+  EXPECT_TRUE(has(attention, tools.attention_baseline_module));
+  EXPECT_TRUE(has(attention, "/usr"));  // the python's installation
+  const std::vector<fs::path> gemm = readable(task());
+  EXPECT_FALSE(has(gemm, tools.attention_baseline_module));
+  EXPECT_FALSE(has(gemm, "/usr"));
 }
 
 // compute-sanitizer starts the solution process, not the runner: the runner's own kernels are not the tool's
