@@ -30,8 +30,8 @@ CLI::App* add_fixit_command(CLI::App& app, FixitCommandOptions& o, const std::fu
   auto* fixit = app.add_subcommand(
       "fixit",
       "Fine-tuning data from failed turns: mine them, repair them with a teacher (verified by the judge), "
-      "explain the fixes with a reasoner, export chat JSONL with a data card; or build a whole variant from a "
-      "spec (docs/fixit.md)");
+      "explain the fixes with a reasoner, export a Hugging Face dataset folder for TRL or OpenAI fine-tuning "
+      "with a data card; or build a whole variant from a spec (docs/fixit.md)");
   fixit->require_subcommand(1);
   auto models = [&](CLI::App* sub) {
     sub->add_option("--models", o.models, "The model catalogue [$PTXBENCH_MODELS, else <root>/models.json]");
@@ -93,15 +93,27 @@ CLI::App* add_fixit_command(CLI::App& app, FixitCommandOptions& o, const std::fu
   models(reason);
   add_json(reason);
 
-  auto* exp = fixit->add_subcommand("export", "Write chat JSONL (train.jsonl, heldout.jsonl) and a data card");
+  auto* exp = fixit->add_subcommand(
+      "export",
+      "Write a dataset folder: train.jsonl, test.jsonl (held-out tasks), README.md (the data card)");
   o.export_cmd = exp;
   exp->add_option("--repair-run", o.repair_run, "Fix examples from this repair run's verified fixes");
   exp->add_option("--reason-run", o.reason_run, "With their reasoning from this run (else the fix alone)");
   exp->add_option("--mined", o.mined, "Direct-generation examples from this mined set of verified turns");
   exp->add_option("--out", o.out, "Output folder")->required();
-  exp->add_option("--format", o.format, "messages, openai or prompt-completion")
-      ->check(CLI::IsMember({"messages", "openai", "prompt-completion"}));
-  exp->add_option("--holdout", o.holdout, "Task globs held out of train.jsonl (comma-separated)")->delimiter(',');
+  auto format_and_prompt = [&](CLI::App* sub) {
+    sub->add_option("--format", o.format,
+                    "prompt-completion (TRL's SFTTrainer: the loss on the fix alone), messages (the whole "
+                    "conversation with weights) or openai (OpenAI fine-tuning)")
+        ->check(CLI::IsMember({"prompt-completion", "messages", "openai"}));
+    sub->add_option("--prompt", o.prompt,
+                    "The example's first user message: statement (the task statement) or agent (the agent's "
+                    "first message as the source run asked it, with its kit files: many times longer)")
+        ->check(CLI::IsMember({"statement", "agent"}));
+  };
+  format_and_prompt(exp);
+  exp->add_option("--holdout", o.holdout, "Task globs whose examples go to test.jsonl (comma-separated)")
+      ->delimiter(',');
   exp->add_option("--name", o.name, "The data card's name");
   add_json(exp);
 
@@ -110,8 +122,7 @@ CLI::App* add_fixit_command(CLI::App& app, FixitCommandOptions& o, const std::fu
   o.build = build;
   build->add_option("spec", o.spec, "The spec file")->required();
   build->add_option("--out", o.out, "Output folder (its state.json makes the same command resume)")->required();
-  build->add_option("--format", o.format, "messages, openai or prompt-completion")
-      ->check(CLI::IsMember({"messages", "openai", "prompt-completion"}));
+  format_and_prompt(build);
   filters(build);
   build->add_option("--teacher", o.teacher, "Instead of the spec's teacher");
   build->add_option("--reasoner", o.reasoner, "Instead of the spec's reasoner");
@@ -393,12 +404,13 @@ int reason_command(const CommonOptions& common, const FixitCommandOptions& o) {
 
 void print_export(const CommonOptions& common, const fixit::ExportResult& r, const std::string& out) {
   if (common.json) {
-    std::cout << json_text(json{{"train", r.train}, {"heldout", r.heldout}, {"card", r.card}}, 2) << "\n";
+    std::cout << json_text(json{{"train", r.train}, {"test", r.test}, {"card", r.card}}, 2) << "\n";
     return;
   }
-  std::cout << fmt::format("{} train and {} held-out examples in {}/train.jsonl and heldout.jsonl; the data card "
-                           "in card.md and card.json\n",
-                           r.train, r.heldout, out);
+  std::cout << fmt::format(
+      "{} train examples in {}/train.jsonl, {} test (held-out tasks){}; the data card in "
+      "README.md and card.json\n",
+      r.train, out, r.test, r.test > 0 ? " in test.jsonl" : "");
 }
 
 // Why no example came out, from the counts of what went in: {"mined": N} of a mined set, or {"repairs":
@@ -447,7 +459,8 @@ int export_command(const CommonOptions& common, const FixitCommandOptions& o) {
   }
   Store store(ctx.paths.store(), StoreAccess::read_only);
   const auto format = fixit::export_format_from_string(o.format);
-  if (!format || (o.repair_run ? 1 : 0) + (o.mined ? 1 : 0) != 1) {
+  const auto prompt = fixit::prompt_source_from_string(o.prompt);
+  if (!format || !prompt || (o.repair_run ? 1 : 0) + (o.mined ? 1 : 0) != 1) {
     std::fprintf(stderr, "ptxbench: fixit export takes --repair-run RUN [--reason-run RUN] or --mined RUN\n");
     return kExitUsage;
   }
@@ -459,7 +472,8 @@ int export_command(const CommonOptions& common, const FixitCommandOptions& o) {
     if (o.mined) {
       const auto items = fixit::mined_set(store, o.mined);
       counts["mined"] = items.size();
-      examples = fixit::make_examples(store, ctx.registry, fixit::Layout::direct, {.correct = items});
+      examples = fixit::make_examples(store, ctx.registry, fixit::Layout::direct,
+                                      {.correct = items, .prompt = *prompt});
       card["runs"] = {{"mine", o.mined}};
     } else {
       const auto repairs = fixit::repairs(store, o.repair_run);
@@ -474,10 +488,13 @@ int export_command(const CommonOptions& common, const FixitCommandOptions& o) {
         counts["reasoning_accepted"] = reasoning.size();
       }
       if (const auto run = store.run(o.repair_run)) teacher = run->args.value("model", std::string());
-      examples = fixit::make_examples(
-          store, ctx.registry, fixit::Layout::fix,
-          {.repairs = repairs, .reasoning = reasoning, .need_reasoning = o.reason_run != 0, .teacher = teacher,
-           .reasoner = reasoner});
+      examples = fixit::make_examples(store, ctx.registry, fixit::Layout::fix,
+                                      {.repairs = repairs,
+                                       .reasoning = reasoning,
+                                       .need_reasoning = o.reason_run != 0,
+                                       .teacher = teacher,
+                                       .reasoner = reasoner,
+                                       .prompt = *prompt});
       card["runs"] = {{"repair", o.repair_run}, {"reason", o.reason_run}};
       card["teacher"] = teacher;
       card["reasoner"] = reasoner;
@@ -488,7 +505,7 @@ int export_command(const CommonOptions& common, const FixitCommandOptions& o) {
     return kExitUsage;
   }
   print_export(common, exported, o.out);
-  if (exported.train + exported.heldout == 0) return nothing_exported(why_nothing_exported(counts));
+  if (exported.train + exported.test == 0) return nothing_exported(why_nothing_exported(counts));
   return kExitOk;
 }
 
@@ -533,7 +550,8 @@ int build_command(const CommonOptions& common, const FixitCommandOptions& o) {
          .judge = &judge,
          .parallel = o.parallel,
          .say = [](const std::string& line) { std::cerr << line << "\n"; },
-         .on_event = print_turn});
+         .on_event = print_turn,
+         .prompt = *fixit::prompt_source_from_string(o.prompt)});
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "ptxbench: %s\n", e.what());
     return kExitUsage;
@@ -546,7 +564,7 @@ int build_command(const CommonOptions& common, const FixitCommandOptions& o) {
   if (!common.json && !gpu.present)
     std::cout << "GPU stages skipped: " << gpu.absent_reason
               << ": no fix or solution can be verified here, and only verified code is exported.\n";
-  if (result.exported.train + result.exported.heldout == 0) {
+  if (result.exported.train + result.exported.test == 0) {
     const std::string why = why_nothing_exported(result.exported.card.value("pipeline", json::object()));
     return nothing_exported(gpu.present ? why : fmt::format("{} ({})", why, gpu.absent_reason));
   }

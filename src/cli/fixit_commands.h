@@ -52,7 +52,8 @@ struct FixitCommandOptions {
   // export, build
   long long reason_run = 0;
   std::string out;
-  std::string format = "messages";
+  std::string format = "prompt-completion";
+  std::string prompt = "statement";
   std::vector<std::string> holdout;
   std::string name;
   std::string spec;

@@ -76,7 +76,8 @@ BuildResult build_variant(const Spec& spec, const std::filesystem::path& out, Ex
   json card = {{"name", spec.name}, {"about", spec.about}, {"spec", spec_doc}};
 
   if (spec.correct_source) {
-    const auto examples = make_examples(store, *c.registry, Layout::direct, {.correct = items});
+    const auto examples =
+        make_examples(store, *c.registry, Layout::direct, {.correct = items, .prompt = c.prompt});
     card["runs"] = {{"mine", state.mine_run}};
     card["pipeline"] = pipeline;
     result.exported = export_examples(examples, out, format, spec.holdout, card);
@@ -166,7 +167,8 @@ BuildResult build_variant(const Spec& spec, const std::filesystem::path& out, Ex
                                        .reasoning = reasoning,
                                        .need_reasoning = !reasoner.empty(),
                                        .teacher = spec.teacher,
-                                       .reasoner = reasoner});
+                                       .reasoner = reasoner,
+                                       .prompt = c.prompt});
   card["runs"] = {{"mine", state.mine_run}, {"repair", state.repair_run}, {"reason", state.reason_run}};
   card["teacher"] = spec.teacher;
   card["reasoner"] = reasoner;

@@ -36,6 +36,7 @@ struct BuildContext {
   int parallel = 4;
   std::function<void(const std::string& line)> say;          // progress, one line at a time
   std::function<void(const agent::TurnEvent&)> on_event;     // the repair's turns
+  PromptSource prompt = PromptSource::statement;             // the examples' prompts (an export's choice)
 };
 
 struct BuildState {

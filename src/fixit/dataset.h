@@ -1,6 +1,6 @@
 // Fixit's datasets: the declarative spec a variant is built from (fixit/*.json, docs/fixit.md), the examples
-// in chat form, and their export: JSONL that TRL's SFTTrainer, Hugging Face `datasets` and OpenAI fine-tuning
-// read, with a data card.
+// in chat form, and their export: a Hugging Face dataset folder (train.jsonl, test.jsonl, a README.md data
+// card whose front matter names the splits) in the form TRL's SFTTrainer or OpenAI fine-tuning reads.
 #pragma once
 
 #include <cstdint>
@@ -61,32 +61,61 @@ struct Example {
   std::string task_id;
 };
 
+// What an example's system prompt and first user message are.
+enum class PromptSource {
+  // The agent's system prompt and the task statement alone: short, the same whatever the run.
+  statement,
+  // The source turn's own request, as stored: the system prompt and the agent's first message (the statement,
+  // the kit files at the run's knowledge level, what to answer), exactly as the model was asked.
+  agent,
+};
+std::string to_string(PromptSource source);
+std::optional<PromptSource> prompt_source_from_string(const std::string& text);
+
 struct ExampleSources {
   std::vector<Repair> repairs;              // fix layout: the verified ones are used
   std::map<int64_t, std::string> reasoning;  // by repair trajectory; required for each when `need_reasoning`
   bool need_reasoning = false;
   std::vector<Mined> correct;  // direct layout
   std::string teacher, reasoner;
+  PromptSource prompt = PromptSource::statement;
 };
 
 // The examples, each checked against the store: its code is the submission of a stored evaluation whose
-// verdict passed every stage (throws std::runtime_error otherwise: the data must never hold an unverified fix).
+// verdict passed every stage (throws std::runtime_error otherwise: the data must never hold an unverified
+// fix). Each one's metadata names the knowledge level of the run its failure (or solution) came from.
 std::vector<Example> make_examples(Store& store, const TaskRegistry& registry, Layout layout,
                                    const ExampleSources& sources);
 
+// Each format's line, and the trainer that reads it (docs/fixit.md).
 enum class ExportFormat {
-  messages,  // {"messages": [...], "metadata": {...}}: TRL, datasets; the loss on assistant messages with weight 1
-  openai,    // {"messages": [...]} only: OpenAI's fine-tuning upload (it honours "weight" on assistant messages);
-             // each line's metadata in train.metadata.jsonl / heldout.metadata.jsonl, line for line
-  prompt_completion,  // {"prompt": [...], "completion": [last], "metadata"}: TRL's loss on the completion alone
+  // {"prompt": [every message but the last], "completion": [the last], "metadata": {...}}: TRL's SFTTrainer,
+  // conversational prompt-completion; its loss on the completion alone.
+  prompt_completion,
+  // {"messages": [...], "metadata": {...}}: the whole conversation with its weights, for `datasets` and tools
+  // of one's own. TRL reads it as conversational language modelling and ignores "weight".
+  messages,
+  // {"messages": [...]} alone: OpenAI's fine-tuning upload, which honours "weight" on assistant messages.
+  // Each
+  // line's metadata is in metadata/examples.jsonl, with its split and line.
+  openai,
 };
+std::string to_string(ExportFormat format);
 std::optional<ExportFormat> export_format_from_string(const std::string& text);
 
-// Writes train.jsonl and heldout.jsonl (examples of tasks matching `holdout`), card.json and card.md into
-// `dir`. `card_extra` goes into the card as it is (the spec, the run ids).
+// The split of examples whose tasks match the held-out globs is "test": `datasets` infers it from test.jsonl.
+inline constexpr const char* kTrainSplit = "train";
+inline constexpr const char* kTestSplit = "test";
+// Where the openai format keeps each line's metadata: a name no split pattern of `datasets` matches.
+inline constexpr const char* kOpenaiMetadataFile = "metadata/examples.jsonl";
+
+// Writes into `dir` a dataset folder: train.jsonl, test.jsonl (examples of tasks matching `holdout`; written
+// only when it has some), README.md (the data card, whose YAML front matter names each split's file, the
+// licence and the task category, as the Hugging Face Hub and `datasets.load_dataset` read them) and
+// card.json. `card_extra` goes into the card as it is (the spec, the run ids).
 struct ExportResult {
   int train = 0;
-  int heldout = 0;
+  int test = 0;
   nlohmann::json card;
 };
 ExportResult export_examples(const std::vector<Example>& examples, const std::filesystem::path& dir,

@@ -1,10 +1,12 @@
 // Fixit offline: a student's agent run with a scripted model, mined; a teacher and a reasoner behind scripted
-// fake OpenAI-compatible servers; the judge is the agent tests' fake (the seam every agent test uses instead of
-// a GPU), whose verdicts pass only for code that says so. Covered: normalisation and deduplication, filters,
-// quotas, repair verification (verified, correct-only and unverified kept apart), resume after a model error
-// and a judge crash, the reasoning checks, spec parsing (the shipped specs too), the build end to end and
-// resumed, and the export (every line parsed back, roles in order, the loss marked, every example's code a
-// passing evaluation of the store).
+// fake OpenAI-compatible servers; the judge is the agent tests' fake (the seam every agent test uses instead
+// of a GPU), whose verdicts pass only for code that says so. Covered: normalisation and deduplication,
+// filters, quotas, repair verification (verified, correct-only and unverified kept apart), resume after a
+// model error and a judge crash, the reasoning checks, spec parsing (the shipped specs too), the build end to
+// end and resumed, and the export (every line parsed back, roles in order, the loss marked, every example's
+// code a passing evaluation of the store; each format held to the schema of the trainer that reads it; the
+// folder a Hugging Face dataset whose card names its splits; the source's knowledge level and the agent's own
+// prompt).
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -104,13 +106,14 @@ struct Student {
   }
 };
 
-// A store with the student's run: 2 tasks x 3 samples x 3 turns.
-int64_t student_run(AgentHarness& h) {
+// A store with the student's run: 2 tasks x 3 samples x 3 turns, the kit shown at `knowledge`.
+int64_t student_run(AgentHarness& h, const std::string& knowledge = "params") {
   Student student;
   ScriptedModel model([&student](int turn) { return student(turn); });
   FakeJudge judge;
   auto settings = h.settings({kHopperTask, kOtherHopperTask}, 3, {.max_turns = 3});
   settings.model = "student";
+  settings.knowledge = knowledge;
   const int64_t run = agent::start_agent_run(h.store, settings);
   EXPECT_EQ(h.run(run, settings, model, judge).errors, 0);
   return run;
@@ -491,7 +494,8 @@ TEST(Fixit, BuildExportsChatJsonlWithACardAndResumes) {
   ASSERT_TRUE(built.complete);
   // Per task two failures mined; the first task's are verified on turn 2, the second task's cannot be.
   EXPECT_EQ(built.exported.train, 2);
-  EXPECT_EQ(built.exported.heldout, 0);
+  EXPECT_EQ(built.exported.test, 0);
+  EXPECT_FALSE(fs::exists(out / "test.jsonl"));  // no held-out example: no test split
   const auto lines = read_jsonl(out / "train.jsonl");
   ASSERT_EQ(lines.size(), 2u);
   const std::vector<std::string> roles = {"system", "user", "assistant", "user", "assistant"};
@@ -516,7 +520,7 @@ TEST(Fixit, BuildExportsChatJsonlWithACardAndResumes) {
   EXPECT_EQ(card["heldout_tasks"].size(), 0u);
   EXPECT_EQ(card["pipeline"]["repairs"][kUnverifiedFix], 2);
   EXPECT_EQ(card["judge_versions"], json::array({"test"}));
-  EXPECT_NE(read_file(out / "card.md").find("Per error class"), std::string::npos);
+  EXPECT_NE(read_file(out / "README.md").find("Per error class"), std::string::npos);
 
   // The same build again: every step is found done; nothing is asked; the same lines.
   const int teacher_calls = teacher_server.calls, reasoner_calls = reasoner_server.calls;
@@ -530,21 +534,25 @@ TEST(Fixit, BuildExportsChatJsonlWithACardAndResumes) {
   other.name = "other";
   EXPECT_THROW(build_variant(other, out, ExportFormat::messages, context), std::invalid_argument);
 
-  // Held out by task: the first task's examples go to heldout.jsonl; the other formats.
+  // Held out by task: the first task's examples go to test.jsonl; the other formats.
   ExampleSources sources{.repairs = repairs(h.store, built.state.repair_run),
                          .reasoning = reasonings(h.store, built.state.reason_run),
                          .need_reasoning = true};
   const auto examples = make_examples(h.store, h.registry, Layout::fix, sources);
   const auto split = export_examples(examples, h.dir / "split", ExportFormat::openai, {"*n4096-k4096*"}, {});
   EXPECT_EQ(split.train, 0);
-  EXPECT_EQ(split.heldout, 2);
-  const auto openai_lines = read_jsonl(h.dir / "split" / "heldout.jsonl");
-  const auto openai_meta = read_jsonl(h.dir / "split" / "heldout.metadata.jsonl");
+  EXPECT_EQ(split.test, 2);
+  const std::string card_text = read_file(h.dir / "split" / "README.md");  // the card names no empty train split
+  EXPECT_NE(card_text.find("  data_files:\n  - split: test\n    path: test.jsonl\n---\n"), std::string::npos)
+      << card_text;
+  const auto openai_lines = read_jsonl(h.dir / "split" / "test.jsonl");
+  const auto openai_meta = read_jsonl(h.dir / "split" / kOpenaiMetadataFile);
   ASSERT_EQ(openai_meta.size(), openai_lines.size());
   for (size_t i = 0; i < openai_lines.size(); ++i) {
     EXPECT_EQ(openai_lines[i].size(), 1u);  // messages alone
     EXPECT_EQ(openai_lines[i]["messages"].size(), 5u);
-    EXPECT_EQ(openai_meta[i]["split"], "heldout");
+    EXPECT_EQ(openai_meta[i]["split"], "test");
+    EXPECT_EQ(openai_meta[i]["line"], i + 1);
     EXPECT_TRUE(agent::verified(*h.store.verdict(openai_meta[i]["evaluation_id"].get<int64_t>())));
   }
   export_examples(examples, h.dir / "pc", ExportFormat::prompt_completion, {}, {});
@@ -580,6 +588,382 @@ TEST(Fixit, BuildBalancedAfterRepairKeepsQuotasOfVerifiedFixes) {
   EXPECT_EQ(built.exported.train, 2);  // then one per task
   for (const auto& line : read_jsonl(h.dir / "t4" / "train.jsonl"))
     EXPECT_EQ(line["messages"][4]["content"].get<std::string>().rfind("```cuda", 0), 0u);  // no reasoner: the fix
+}
+
+// --- the export's formats, each against the schema its trainer documents; the dataset folder ---
+
+namespace {
+
+// Verified fixes of the student's failures (two per task, the teacher's second turn passes) and the
+// student's verified solutions, from a run at `knowledge`.
+struct ExportSources {
+  int64_t repair_run = 0;
+  std::vector<Repair> fixes;
+  std::vector<Mined> correct;
+};
+
+ExportSources export_sources(AgentHarness& h, const std::string& knowledge = "params") {
+  const int64_t run = student_run(h, knowledge);
+  ScriptedModel teacher([](int turn) { return turn == 1 ? reply_with("FAIL time") : reply_with("PASS x2"); });
+  FakeJudge judge;
+  const int64_t repair_run = start_repair(h.store, {.teacher = "teacher", .turns = 2},
+                                          mine(h.store, {.runs = {run}, .quotas = {.per_task = 2}}));
+  EXPECT_EQ(run_repair(repair_run, h.store, h.registry, teacher, judge, kRoot / "kits", 1).errors, 0);
+  return {.repair_run = repair_run,
+          .fixes = repairs(h.store, repair_run),
+          .correct = mine(h.store, {.runs = {run}, .correct = true})};
+}
+
+std::vector<Example> fix_examples(AgentHarness& h, const ExportSources& s,
+                                  PromptSource prompt = PromptSource::statement) {
+  return make_examples(h.store, h.registry, Layout::fix,
+                       {.repairs = s.fixes, .teacher = "teacher", .prompt = prompt});
+}
+
+std::vector<Example> direct_examples(AgentHarness& h, const ExportSources& s,
+                                     PromptSource prompt = PromptSource::statement) {
+  return make_examples(h.store, h.registry, Layout::direct, {.correct = s.correct, .prompt = prompt});
+}
+
+std::set<std::string> keys_of(const json& object) {
+  std::set<std::string> keys;
+  for (const auto& [key, value] : object.items()) keys.insert(key);
+  return keys;
+}
+
+// A chat message as TRL's dataset formats and OpenAI's chat fine-tuning format write one: an object whose
+// "role" is system, user or assistant and whose "content" is a string (here never empty).
+void expect_chat_message(const json& m, const std::string& where) {
+  ASSERT_TRUE(m.is_object()) << where;
+  ASSERT_TRUE(m.contains("role") && m["role"].is_string()) << where;
+  const std::string role = m["role"];
+  EXPECT_TRUE(role == "system" || role == "user" || role == "assistant") << where << ": " << role;
+  ASSERT_TRUE(m.contains("content") && m["content"].is_string()) << where;
+  EXPECT_FALSE(m["content"].get<std::string>().empty()) << where;
+}
+
+std::vector<std::string> roles_of(const json& messages) {
+  std::vector<std::string> roles;
+  for (const auto& m : messages) roles.push_back(m.at("role"));
+  return roles;
+}
+
+// What `datasets` needs of a JSON Lines file to build one table of it: every line an object of the same
+// fields, each field of one JSON type on every line (objects compared field by field).
+json shape_of(const json& value) {
+  if (!value.is_object()) return value.type_name();
+  json shape = json::object();
+  for (const auto& [key, field] : value.items())
+    shape[key] = field.is_array() ? json("array") : shape_of(field);
+  return shape;
+}
+
+void expect_one_shape(const std::vector<json>& lines, const std::string& where) {
+  ASSERT_FALSE(lines.empty()) << where;
+  for (const auto& line : lines) EXPECT_EQ(shape_of(line), shape_of(lines.front())) << where;
+}
+
+const std::vector<std::string> kFixRoles = {"system", "user", "assistant", "user", "assistant"};
+const std::vector<std::string> kDirectRoles = {"system", "user", "assistant"};
+
+}  // namespace
+
+// The default format, prompt-completion, is TRL's conversational prompt-completion type (its "Dataset
+// formats" page): "prompt" a list of messages, "completion" a list holding the assistant's answer;
+// SFTTrainer's loss is on the completion alone by default. Here the completion is the fix (or the verified
+// code) and nothing else, and no line carries a "weight", which TRL would not read.
+TEST(FixitExport, PromptCompletionIsTrlsConversationalPromptCompletionWithTheFixAsTheCompletion) {
+  AgentHarness h("fixit-pc");
+  const ExportSources sources = export_sources(h);
+  for (const bool fix : {true, false}) {
+    const auto examples = fix ? fix_examples(h, sources) : direct_examples(h, sources);
+    ASSERT_EQ(examples.size(), fix ? 4u : 2u);
+    const fs::path dir = h.dir / (fix ? "pc-fix" : "pc-direct");
+    export_examples(examples, dir, ExportFormat::prompt_completion, {}, {});
+    const auto lines = read_jsonl(dir / "train.jsonl");
+    ASSERT_EQ(lines.size(), examples.size());
+    expect_one_shape(lines, dir.string());
+    for (size_t i = 0; i < lines.size(); ++i) {
+      const json& line = lines[i];
+      const std::string where = fmt::format("{} line {}", dir.filename().string(), i + 1);
+      EXPECT_EQ(keys_of(line), (std::set<std::string>{"prompt", "completion", "metadata"})) << where;
+      ASSERT_TRUE(line["prompt"].is_array()) << where;
+      ASSERT_TRUE(line["completion"].is_array()) << where;
+      ASSERT_EQ(line["completion"].size(), 1u) << where;  // one message: the answer to learn
+      for (const json* part : {&line["prompt"], &line["completion"]})
+        for (const auto& m : *part) {
+          expect_chat_message(m, where);
+          EXPECT_EQ(keys_of(m), (std::set<std::string>{"role", "content"})) << where << ": no weight";
+        }
+      const json& answer = line["completion"][0];
+      EXPECT_EQ(answer["role"], "assistant") << where;
+      EXPECT_EQ(line["prompt"].back()["role"], "user") << where;  // the completion answers the last user turn
+      std::vector<std::string> roles = roles_of(line["prompt"]);
+      roles.push_back(answer["role"]);
+      EXPECT_EQ(roles, fix ? kFixRoles : kDirectRoles) << where;
+      // The completion is the example's last message, the one verified: its code is the passing submission.
+      EXPECT_EQ(answer["content"], examples[i].messages.back()["content"]) << where;
+      ASSERT_TRUE(line["metadata"].is_object()) << where;
+      const auto v = h.store.verdict(line["metadata"]["evaluation_id"].get<int64_t>());
+      ASSERT_TRUE(v) << where;
+      EXPECT_TRUE(agent::verified(*v)) << where;
+      EXPECT_EQ(agent::extract_code(cuda_track(), answer["content"].get<std::string>()).code,
+                *h.store.source(v->submission_hash))
+          << where;
+      if (fix) {  // the failed attempt is in the prompt: context, never a target
+        const auto failed = h.store.source(line["metadata"]["failed_submission"].get<std::string>());
+        ASSERT_TRUE(failed) << where;
+        EXPECT_EQ(line["prompt"][2]["content"], agent::fenced(cuda_track(), *failed)) << where;
+      }
+    }
+    EXPECT_EQ(json::parse(read_file(dir / "card.json"))["format"], "prompt-completion");
+  }
+}
+
+// openai is OpenAI's chat fine-tuning format: a line is {"messages": [...]} and nothing else; "weight" (0 or
+// 1) is allowed on assistant messages only, and the loss covers those of weight 1: the fix alone. What each
+// line is, is in metadata/examples.jsonl, with its split and line.
+TEST(FixitExport, OpenaiIsOpenAisChatFineTuningFormatWithTheLossOnTheFixAlone) {
+  AgentHarness h("fixit-openai");
+  const ExportSources sources = export_sources(h);
+  for (const bool fix : {true, false}) {
+    const auto examples = fix ? fix_examples(h, sources) : direct_examples(h, sources);
+    const fs::path dir = h.dir / (fix ? "openai-fix" : "openai-direct");
+    const auto result = export_examples(examples, dir, ExportFormat::openai, {"*n4096-k4096*"}, {});
+    EXPECT_EQ(result.train + result.test, static_cast<int>(examples.size()));
+    EXPECT_GT(result.test, 0);
+    const auto metadata = read_jsonl(dir / kOpenaiMetadataFile);
+    ASSERT_EQ(metadata.size(), examples.size());
+    size_t next = 0;  // metadata lines: the train split's, then the test split's
+    for (const char* split : {kTrainSplit, kTestSplit}) {
+      const auto lines = read_jsonl(dir / fmt::format("{}.jsonl", split));
+      ASSERT_EQ(lines.size(),
+                static_cast<size_t>(split == std::string(kTrainSplit) ? result.train : result.test));
+      for (size_t i = 0; i < lines.size(); ++i) {
+        const json& line = lines[i];
+        const std::string where = fmt::format("{} {} line {}", dir.filename().string(), split, i + 1);
+        EXPECT_EQ(keys_of(line), std::set<std::string>{"messages"}) << where;
+        ASSERT_TRUE(line["messages"].is_array()) << where;
+        EXPECT_EQ(roles_of(line["messages"]), fix ? kFixRoles : kDirectRoles) << where;
+        std::vector<int> weights;
+        for (const auto& m : line["messages"]) {
+          expect_chat_message(m, where);
+          if (m["role"] != "assistant") {
+            EXPECT_EQ(keys_of(m), (std::set<std::string>{"role", "content"}))
+                << where << ": weight on assistants only";
+            continue;
+          }
+          EXPECT_EQ(keys_of(m), (std::set<std::string>{"role", "content", "weight"})) << where;
+          ASSERT_TRUE(m["weight"].is_number_integer()) << where;
+          weights.push_back(m["weight"].get<int>());
+        }
+        const std::vector<int> expected = fix ? std::vector<int>{0, 1} : std::vector<int>{1};
+        EXPECT_EQ(weights, expected) << where;  // the loss: the last alone
+        const json& meta = metadata.at(next++);
+        EXPECT_EQ(meta["split"], split) << where;
+        EXPECT_EQ(meta["line"], i + 1) << where;
+        const auto v = h.store.verdict(meta["evaluation_id"].get<int64_t>());
+        ASSERT_TRUE(v) << where;
+        EXPECT_EQ(
+            agent::extract_code(cuda_track(), line["messages"].back()["content"].get<std::string>()).code,
+            *h.store.source(v->submission_hash))
+            << where;
+      }
+    }
+  }
+}
+
+// messages is the whole conversation, weights and metadata in each line: TRL's conversational
+// language-modelling type, which SFTTrainer reads with the loss on every token, or with assistant_only_loss
+// on every assistant message: for a fix example the failed attempt too, since TRL reads no "weight". Hence
+// prompt-completion is the default; a direct example has one assistant message, the verified code.
+TEST(FixitExport, MessagesIsTrlsConversationalLanguageModellingWithTheWeightsKept) {
+  AgentHarness h("fixit-messages");
+  const ExportSources sources = export_sources(h);
+  for (const bool fix : {true, false}) {
+    const fs::path dir = h.dir / (fix ? "messages-fix" : "messages-direct");
+    export_examples(fix ? fix_examples(h, sources) : direct_examples(h, sources), dir, ExportFormat::messages,
+                    {}, {});
+    const auto lines = read_jsonl(dir / "train.jsonl");
+    expect_one_shape(lines, dir.string());
+    for (const auto& line : lines) {
+      EXPECT_EQ(keys_of(line), (std::set<std::string>{"messages", "metadata"}));
+      EXPECT_EQ(roles_of(line["messages"]), fix ? kFixRoles : kDirectRoles);
+      int assistants = 0;
+      for (const auto& m : line["messages"]) {
+        expect_chat_message(m, dir.string());
+        assistants += m["role"] == "assistant";
+        EXPECT_EQ(m.contains("weight"), m["role"] == "assistant");
+      }
+      EXPECT_EQ(assistants, fix ? 2 : 1);
+      EXPECT_EQ(line["messages"].back()["weight"], 1);
+    }
+  }
+}
+
+namespace {
+
+// The split `datasets` infers for a file of a folder without `configs` (its data_files module): a split's
+// keyword (train, training; validation, valid, dev, val; test, testing, eval, evaluation) as a folder's name,
+// or in the file's name with a non-word character (one of "-._ " or a digit) after it and the name's start or
+// one of them before it; folder names are looked at first. "" when none matches.
+std::string inferred_split(const fs::path& relative) {
+  static const std::vector<std::pair<std::string, std::vector<std::string>>> keywords = {
+      {"train", {"train", "training"}},
+      {"validation", {"validation", "valid", "dev", "val"}},
+      {"test", {"test", "testing", "eval", "evaluation"}}};
+  auto delimiter = [](char c) { return c == '-' || c == '.' || c == '_' || c == ' ' || std::isdigit(c); };
+  auto holds = [&](const std::string& name, const std::string& keyword, bool end_delimits) {
+    for (size_t at = name.find(keyword); at != std::string::npos; at = name.find(keyword, at + 1)) {
+      const size_t after = at + keyword.size();
+      if ((at == 0 || delimiter(name[at - 1])) &&
+          ((after == name.size() && end_delimits) || (after < name.size() && delimiter(name[after]))))
+        return true;
+    }
+    return false;
+  };
+  std::vector<std::string> folders;
+  for (const auto& part : relative.parent_path()) folders.push_back(part.string());
+  for (const auto& [split, words] : keywords)
+    for (const auto& folder : folders)
+      for (const auto& word : words)
+        if (holds(folder, word, true)) return split;
+  for (const auto& [split, words] : keywords)
+    for (const auto& word : words)
+      if (holds(relative.filename().string(), word, false)) return split;
+  return "";
+}
+
+std::vector<fs::path> files_under(const fs::path& dir) {
+  std::vector<fs::path> out;
+  for (const auto& entry : fs::recursive_directory_iterator(dir))
+    if (entry.is_regular_file()) out.push_back(fs::relative(entry.path(), dir));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The README's YAML front matter: between its first line "---" and the next.
+std::string front_matter_of(const std::string& readme) {
+  if (readme.rfind("---\n", 0) != 0) return "";
+  const size_t end = readme.find("\n---\n", 3);
+  return end == std::string::npos ? "" : readme.substr(0, end + 5);
+}
+
+}  // namespace
+
+// The export is a Hugging Face dataset folder: README.md opens with the YAML front matter the Hub and
+// `datasets.load_dataset` read (the splits and their files under `configs`, the licence: the repository's,
+// Apache-2.0; the task category), each split's file is named as `datasets` would infer that split without the
+// card, and no other file (the card's JSON, the openai format's metadata) is named like a split.
+TEST(FixitExport, TheFolderIsAHuggingFaceDatasetWhoseCardNamesItsSplits) {
+  AgentHarness h("fixit-card");
+  const ExportSources sources = export_sources(h, "templates");
+  const auto examples = fix_examples(h, sources);
+  const fs::path dir = h.dir / "hf";
+  const auto result = export_examples(examples, dir, ExportFormat::openai, {"*n4096-k4096*"},
+                                      {{"name", "t\"5"}, {"about", "a test"}});
+  ASSERT_EQ(result.train, 2);
+  ASSERT_EQ(result.test, 2);
+  const std::string readme = read_file(dir / "README.md");
+  EXPECT_EQ(front_matter_of(readme),
+            "---\n"
+            "pretty_name: \"ptxbench fixit: t\\\"5\"\n"
+            "license: apache-2.0\n"
+            "language:\n- en\n"
+            "task_categories:\n- text-generation\n"
+            "tags:\n- code\n- cuda\n- gpu-kernels\n- ptxbench\n"
+            "size_categories:\n- \"n<1K\"\n"
+            "configs:\n"
+            "- config_name: default\n"
+            "  data_files:\n"
+            "  - split: train\n"
+            "    path: train.jsonl\n"
+            "  - split: test\n"
+            "    path: test.jsonl\n"
+            "---\n");
+  const std::string licence = read_file(kRoot / "LICENSE");
+  EXPECT_NE(licence.find("Apache License"), std::string::npos);
+  EXPECT_NE(licence.find("Version 2.0"), std::string::npos);
+  EXPECT_NE(readme.find("Per knowledge level of the source run"), std::string::npos);
+  EXPECT_NE(readme.find("| templates | 2 | 2 |"), std::string::npos) << readme;
+
+  // Every file: the split files infer their own split, nothing else infers one.
+  std::map<std::string, std::string> splits;
+  for (const auto& file : files_under(dir)) splits[file.generic_string()] = inferred_split(file);
+  EXPECT_EQ(splits, (std::map<std::string, std::string>{{"README.md", ""},
+                                                        {"card.json", ""},
+                                                        {kOpenaiMetadataFile, ""},
+                                                        {"test.jsonl", "test"},
+                                                        {"train.jsonl", "train"}}));
+  // The rule as the datasets documentation states it, on names it gives and on this export's old names.
+  EXPECT_EQ(inferred_split("my_train_file.csv"), "train");
+  EXPECT_EQ(inferred_split("test-file.csv"), "test");
+  EXPECT_EQ(inferred_split("validation1.csv"), "validation");
+  EXPECT_EQ(inferred_split("testfile.csv"), "");
+  EXPECT_EQ(inferred_split("data/eval.csv"), "test");
+  EXPECT_EQ(inferred_split("heldout.jsonl"), "");              // was never loaded
+  EXPECT_EQ(inferred_split("train.metadata.jsonl"), "train");  // was mixed into the train split
+  EXPECT_EQ(inferred_split("metadata/examples.jsonl"), "");
+  const json card = json::parse(read_file(dir / "card.json"));
+  EXPECT_EQ(card["license"], "Apache-2.0");
+  EXPECT_EQ(card["files"],
+            (json{{"train", "train.jsonl"}, {"test", "test.jsonl"}, {"metadata", kOpenaiMetadataFile}}));
+
+  // Exported again into the folder, with nothing held out and in another format: no test split, no metadata
+  // file left from before, and the card names the train split alone.
+  const auto again = export_examples(examples, dir, ExportFormat::prompt_completion, {}, {{"name", "t5"}});
+  EXPECT_EQ(again.train, 4);
+  EXPECT_EQ(files_under(dir), (std::vector<fs::path>{"README.md", "card.json", "train.jsonl"}));
+  const std::string matter = front_matter_of(read_file(dir / "README.md"));
+  EXPECT_NE(matter.find("  - split: train\n    path: train.jsonl\n---\n"), std::string::npos) << matter;
+  EXPECT_EQ(matter.find("test"), std::string::npos) << matter;
+}
+
+// Each example names the knowledge level of the run its failure (or solution) came from, also from a mined
+// set stored before items carried it; with PromptSource::agent its system prompt and first user message are
+// the source turn's own, as stored: the statement, the kit files at that level, what to answer.
+TEST(FixitExport, ExamplesNameTheSourceKnowledgeLevelAndCanCarryTheAgentsOwnFirstPrompt) {
+  AgentHarness h("fixit-prompt");
+  ExportSources sources = export_sources(h, "templates");
+  for (const auto& e : fix_examples(h, sources)) {
+    EXPECT_EQ(e.meta["knowledge"], "templates");
+    EXPECT_EQ(e.meta["prompt"], "statement");
+    EXPECT_EQ(e.messages[0]["content"], agent::system_prompt(cuda_track()));
+    EXPECT_EQ(e.messages[1]["content"], agent::task_statement(cuda_track(), *h.registry.find(e.task_id)));
+  }
+  for (const auto& e : direct_examples(h, sources)) EXPECT_EQ(e.meta["knowledge"], "templates");
+  ExportSources old = sources;
+  for (auto& r : old.fixes) r.failure.knowledge.clear();
+  for (auto& m : old.correct) m.knowledge.clear();
+  for (const auto& e : fix_examples(h, old)) EXPECT_EQ(e.meta["knowledge"], "templates");
+  for (const auto& e : direct_examples(h, old)) EXPECT_EQ(e.meta["knowledge"], "templates");
+
+  const auto fixes = fix_examples(h, sources, PromptSource::agent);
+  const auto direct = direct_examples(h, sources, PromptSource::agent);
+  ASSERT_EQ(fixes.size(), 4u);
+  ASSERT_EQ(direct.size(), 2u);
+  std::map<int64_t, int64_t> source_trajectory;  // the example's evaluation -> the trajectory it came from
+  for (const auto& r : sources.fixes) source_trajectory[r.fix_evaluation_id] = r.failure.trajectory_id;
+  for (const auto& m : sources.correct) source_trajectory[m.evaluation_id] = m.trajectory_id;
+  for (const auto* set : {&fixes, &direct})
+    for (const auto& e : *set) {
+      EXPECT_EQ(e.meta["prompt"], "agent");
+      const Task& task = *h.registry.find(e.task_id);
+      const auto turns = h.store.turns(source_trajectory.at(e.meta["evaluation_id"].get<int64_t>()));
+      ASSERT_EQ(turns.at(0).index, 1);
+      const json& request = turns.at(0).request;
+      EXPECT_EQ(e.messages[0]["content"], request["system"]);
+      const std::string first = e.messages[1]["content"];
+      EXPECT_EQ(first, request["messages"][0]["content"]);
+      EXPECT_EQ(first.rfind(agent::task_statement(cuda_track(), task), 0),
+                0u);  // the statement, then the kit
+      EXPECT_NE(first.find("Architecture knowledge (templates level)"), std::string::npos);
+      EXPECT_GT(first.size(), 4 * agent::task_statement(cuda_track(), task).size());
+    }
+  // The rest of a fix example is as with the statement.
+  const auto short_fixes = fix_examples(h, sources);
+  for (size_t i = 0; i < fixes.size(); ++i)
+    for (size_t m = 2; m < kFixRoles.size(); ++m) EXPECT_EQ(fixes[i].messages[m], short_fixes[i].messages[m]);
 }
 
 // --- the command line, with the reference model on this host (no GPU stage: nothing can be verified) ---
@@ -717,4 +1101,56 @@ TEST(FixitCli, AKilledRepairResumedStoresWhatAnUninterruptedOneDoes) {
   for (const auto& r : repairs(store, killed_run)) statuses.push_back(r.status);
   EXPECT_EQ(statuses, (std::vector<std::string>{kNotFixed, kNotFixed}));
   fs::remove_all(data);
+}
+
+// fixit export as a user runs it: prompt-completion and the task statement unless --format and --prompt say
+// otherwise, a README.md card beside the splits; the store is the agent tests' (its fixes verified by the
+// fake judge), read by the real binary.
+TEST(FixitCli, ExportWritesPromptCompletionByDefaultAndTheAgentsPromptWhenAsked) {
+  AgentHarness h("fixit-cli-export");
+  const ExportSources sources = export_sources(h, "contracts");
+  const std::string repair_run = std::to_string(sources.repair_run);
+  const fs::path plain_dir = h.dir / "plain";
+  const auto plain = ptxbench_in(h.dir, {"fixit", "export", "--repair-run", repair_run, "--out",
+                                         plain_dir.string(), "--name", "cli", "--json"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(json::parse(plain.out)["train"], 4);
+  EXPECT_EQ(json::parse(plain.out)["test"], 0);
+  EXPECT_EQ(json::parse(plain.out)["card"]["format"], "prompt-completion");
+  const auto lines = read_jsonl(plain_dir / "train.jsonl");
+  ASSERT_EQ(lines.size(), 4u);
+  for (const auto& line : lines) {
+    EXPECT_EQ(keys_of(line), (std::set<std::string>{"prompt", "completion", "metadata"}));
+    EXPECT_EQ(
+        line["prompt"][1]["content"],
+        agent::task_statement(cuda_track(), *h.registry.find(line["metadata"]["task"].get<std::string>())));
+    EXPECT_EQ(line["metadata"]["knowledge"], "contracts");
+    EXPECT_EQ(line["metadata"]["prompt"], "statement");
+  }
+  EXPECT_EQ(front_matter_of(read_file(plain_dir / "README.md"))
+                .rfind("---\npretty_name: \"ptxbench fixit: cli\"\n", 0),
+            0u);
+
+  const fs::path agent_dir = h.dir / "agent";
+  const auto asked =
+      ptxbench_in(h.dir, {"fixit", "export", "--repair-run", repair_run, "--out", agent_dir.string(),
+                          "--prompt", "agent", "--format", "messages", "--holdout", "*n4096-k4096*"});
+  ASSERT_EQ(asked.exit_code, 0) << asked.err;
+  EXPECT_NE(asked.out.find("2 train examples"), std::string::npos) << asked.out;
+  EXPECT_NE(asked.out.find("2 test (held-out tasks) in test.jsonl"), std::string::npos) << asked.out;
+  for (const char* split : {"train.jsonl", "test.jsonl"})
+    for (const auto& line : read_jsonl(agent_dir / split)) {
+      EXPECT_EQ(keys_of(line), (std::set<std::string>{"messages", "metadata"}));
+      EXPECT_NE(
+          line["messages"][1]["content"].get<std::string>().find("Architecture knowledge (contracts level)"),
+          std::string::npos);
+      EXPECT_EQ(line["metadata"]["prompt"], "agent");
+    }
+
+  const auto bad = ptxbench_in(h.dir, {"fixit", "export", "--repair-run", repair_run, "--out",
+                                       (h.dir / "bad").string(), "--prompt", "everything"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
+  const auto help = ptxbench_in(h.dir, {"fixit", "export", "--help"});
+  EXPECT_NE(help.out.find("--prompt"), std::string::npos);
+  EXPECT_NE(help.out.find("prompt-completion"), std::string::npos);
 }
