@@ -45,20 +45,21 @@ step transfer "$bin/ptxbench" fixit build fixit/transfer.json --out "$out/transf
 step s3-again "$bin/ptxbench" fixit build fixit/s3.json --out "$out/s3" --runs "$run" --tasks "$tasks" \
   --teacher reference --reasoner reference || status=1
 
-# Every line: parsed, roles in order, the loss on the last message, its code the submission of a passing
-# evaluation in the store.
+# Every line (the default format, TRL's prompt-completion): parsed, the prompt's roles in order, the completion
+# the one assistant message that fixes, its code the submission of a passing evaluation in the store.
 python3 - "$out" "$bin/ptxbench" <<'PY' | tee "$out/check.txt" || status=1
-import json, subprocess, sys, re, hashlib
+import json, os, subprocess, sys, re, hashlib
 out, ptxbench = sys.argv[1], sys.argv[2]
 bad = 0
-for variant, roles in (("s3", ["system", "user", "assistant", "user", "assistant"]),
-                       ("s0", ["system", "user", "assistant"]),
-                       ("transfer", ["system", "user", "assistant", "user", "assistant"])):
-    for split in ("train", "heldout"):
-        lines = [json.loads(l) for l in open(f"{out}/{variant}/{split}.jsonl")]
+for variant, roles in (("s3", ["system", "user", "assistant", "user"]),
+                       ("s0", ["system", "user"]),
+                       ("transfer", ["system", "user", "assistant", "user"])):
+    for split in ("train", "test"):  # test.jsonl: the held-out tasks, written only when there are some
+        path = f"{out}/{variant}/{split}.jsonl"
+        lines = [json.loads(l) for l in open(path)] if os.path.exists(path) else []
         for line in lines:
-            messages = line["messages"]
-            ok = [m["role"] for m in messages] == roles and messages[-1].get("weight") == 1
+            messages = line["prompt"] + line["completion"]
+            ok = [m["role"] for m in line["prompt"]] == roles and [m["role"] for m in line["completion"]] == ["assistant"]
             verdict = json.loads(subprocess.run([ptxbench, "results", "--id", str(line["metadata"]["evaluation_id"]),
                                                  "--json"], capture_output=True, text=True).stdout)
             code = re.findall(r"```cuda\n(.*?)```", messages[-1]["content"], re.S)[-1]
@@ -70,6 +71,6 @@ for variant, roles in (("s3", ["system", "user", "assistant", "user", "assistant
 print(f"examples failing the check: {bad}")
 sys.exit(1 if bad else 0)
 PY
-cp "$out"/s3/card.md "$out/s3-card.md" 2>/dev/null
+cp "$out"/s3/README.md "$out/s3-card.md" 2>/dev/null
 echo "exit status $status" | tee -a "$out/steps.txt"
 exit $status
