@@ -33,6 +33,21 @@ std::string order_key(const std::string& value) {
 
 }  // namespace
 
+int knowledge_rank(const std::string& knowledge) {
+  for (size_t i = 0; i < std::size(kKnowledgeOrder); ++i)
+    if (knowledge == kKnowledgeOrder[i]) return static_cast<int>(i);
+  return static_cast<int>(std::size(kKnowledgeOrder));
+}
+
+namespace {
+
+// Sorts knowledge levels in the ablation's order (params, templates, contracts), any other after them.
+std::pair<int, std::string> knowledge_key(const std::string& knowledge) {
+  return {knowledge_rank(knowledge), knowledge};
+}
+
+}  // namespace
+
 Rate wilson(int k, int n) {
   Rate r{.k = k, .n = n};
   if (n <= 0) return r;
@@ -99,7 +114,7 @@ namespace {
 struct GroupKey {
   std::string model, knowledge, arch, family, task, track;
   auto tied() const {
-    return std::make_tuple(model, knowledge, arch, order_key(family), order_key(task), track);
+    return std::make_tuple(model, knowledge_key(knowledge), arch, order_key(family), order_key(task), track);
   }
   bool operator<(const GroupKey& o) const { return tied() < o.tied(); }
 };
@@ -204,6 +219,40 @@ Table metrics_table(const Dataset& data) {
   return table;
 }
 
+// The rates at every turn limit from 1 to the group's largest budget: the step curve the page draws. Per
+// model x knowledge x arch x family (and "all" families) x track; a trajectory takes part at the limits within
+// its run's budget, and is counted at each as metrics_table counts it.
+Table turn_curve_table(const Dataset& data) {
+  Table table{.name = "turn_curve"};
+  for (const auto& [key, group] : metric_groups(data)) {
+    if (key.task != kAll) continue;
+    int largest = 0;
+    for (const auto* t : group) largest = std::max(largest, t->max_turns);
+    for (int limit = 1; limit <= largest; ++limit) {
+      int counted = 0, not_yet = 0, correct = 0, correct_n = 0, verified = 0, verified_n = 0;
+      for (const auto* t : group) {
+        if (limit > t->max_turns) continue;
+        const WithinLimit w = within(*t, limit);
+        if (!w.counted) {
+          ++not_yet;
+          continue;
+        }
+        ++counted;
+        if (w.correct) correct_n += 1, correct += *w.correct;
+        if (w.verified) verified_n += 1, verified += *w.verified;
+      }
+      Row row = {{"model", key.model},   {"knowledge", key.knowledge},  {"arch", key.arch},
+                 {"family", key.family}, {"track", key.track},          {"turn", limit},
+                 {"max_turns", budgets_text(group)}, {"trajectories", counted}, {"not_yet_counted", not_yet}};
+      put_rate(row, "correct", wilson(correct, correct_n));
+      put_rate(row, "verified", wilson(verified, verified_n));
+      table.rows.push_back(std::move(row));
+    }
+  }
+  table.columns = columns_of(table.rows, {"model", "knowledge", "arch", "family", "track", "turn"});
+  return table;
+}
+
 // A finished turn's outcome: its error class, else "verified", else "undecided" (nothing failed; this host
 // could not judge it).
 std::string outcome_of(const TurnRecord& turn) {
@@ -270,10 +319,11 @@ Table tokens_per_turn_table(const Dataset& data) {
   struct Sums {
     std::vector<std::optional<double>> input, output, reasoning, latency;
   };
-  std::map<std::tuple<std::string, std::string, int>, Sums> groups;
+  // (model, knowledge, track, turn), knowledge in the ablation's order
+  std::map<std::tuple<std::string, std::pair<int, std::string>, std::string, int>, Sums> groups;
   for (const auto& t : data.trajectories)
     for (const auto& turn : t.turns) {
-      Sums& s = groups[{t.model, t.knowledge, turn.index}];
+      Sums& s = groups[{t.model, knowledge_key(t.knowledge), t.track, turn.index}];
       s.input.push_back(as_double(turn.input_tokens));
       s.output.push_back(as_double(turn.output_tokens));
       s.reasoning.push_back(as_double(turn.reasoning_tokens));
@@ -281,11 +331,12 @@ Table tokens_per_turn_table(const Dataset& data) {
     }
   Table table{.name = "tokens_per_turn"};
   for (const auto& [key, s] : groups) {
-    const auto& [model, knowledge, turn] = key;
+    const auto& [model, knowledge, track, turn] = key;
     const Spread in = spread_of(s.input), out = spread_of(s.output), reasoning = spread_of(s.reasoning),
                  latency = spread_of(s.latency);
     table.rows.push_back({{"model", model},
-                          {"knowledge", knowledge},
+                          {"knowledge", knowledge.second},
+                          {"track", track},
                           {"turn", turn},
                           {"turns", s.input.size()},
                           {"with_usage", in.n},
@@ -298,7 +349,7 @@ Table tokens_per_turn_table(const Dataset& data) {
                           {"latency_s_median", optional(latency.median)},
                           {"latency_s_max", optional(latency.max)}});
   }
-  table.columns = columns_of(table.rows, {"model", "knowledge", "turn", "turns"});
+  table.columns = columns_of(table.rows, {"model", "knowledge", "track", "turn", "turns"});
   return table;
 }
 
@@ -308,10 +359,11 @@ Table tokens_per_verified_table(const Dataset& data) {
     int trajectories = 0;
     std::vector<double> turns, input, output, reasoning, latency;
   };
-  std::map<std::tuple<std::string, std::string, std::string>, Costs> groups;
+  // (model, knowledge, track, family), knowledge in the ablation's order
+  std::map<std::tuple<std::string, std::pair<int, std::string>, std::string, std::string>, Costs> groups;
   for (const auto& t : data.trajectories) {
     for (const std::string& family : {t.family, std::string(kAll)}) {
-      Costs& c = groups[{t.model, t.knowledge, order_key(family)}];
+      Costs& c = groups[{t.model, knowledge_key(t.knowledge), t.track, order_key(family)}];
       ++c.trajectories;
       const WithinLimit w = within(t, t.max_turns);
       if (!w.first_verified) continue;
@@ -332,10 +384,11 @@ Table tokens_per_verified_table(const Dataset& data) {
   }
   Table table{.name = "tokens_per_verified_trajectory"};
   for (const auto& [key, c] : groups) {
-    const auto& [model, knowledge, family] = key;
+    const auto& [model, knowledge, track, family] = key;
     const Spread reasoning = spread(c.reasoning), latency = spread(c.latency);
     table.rows.push_back({{"model", model},
-                          {"knowledge", knowledge},
+                          {"knowledge", knowledge.second},
+                          {"track", track},
                           {"family", family.empty() ? std::string(kAll) : family},
                           {"trajectories", c.trajectories},
                           {"verified", c.turns.size()},
@@ -347,7 +400,8 @@ Table tokens_per_verified_table(const Dataset& data) {
                           {"latency_s_mean", optional(latency.mean)},
                           {"latency_s_median", optional(latency.median)}});
   }
-  table.columns = columns_of(table.rows, {"model", "knowledge", "family", "trajectories", "verified"});
+  table.columns =
+      columns_of(table.rows, {"model", "knowledge", "track", "family", "trajectories", "verified"});
   return table;
 }
 
@@ -472,19 +526,28 @@ void add_views(const Dataset& data, const Table& metrics, const std::string& dim
   std::vector<std::string> fixed_keys;
   for (const auto& k : all_keys)
     if (k != dimension) fixed_keys.push_back(k);
-  // fixed values -> column values -> trajectories
-  std::map<std::vector<std::string>, std::map<std::string, std::vector<const TrajectoryRecord*>>> by_fixed;
+  // A value's place among its key's: knowledge levels in the ablation's order, other keys' alphabetically.
+  auto sort_key = [](const std::string& key, const std::string& value) {
+    return std::make_pair(key == "knowledge" ? knowledge_rank(value) : 0, value);
+  };
+  using SortKey = std::pair<int, std::string>;
+  // fixed values (by their sort keys) -> column values (by theirs) -> trajectories
+  std::map<std::vector<SortKey>, std::map<SortKey, std::vector<const TrajectoryRecord*>>> by_fixed;
   for (const auto& t : data.trajectories) {
-    std::vector<std::string> fixed;
-    for (const auto& k : fixed_keys) fixed.push_back(value_of(t, k));
-    by_fixed[fixed][value_of(t, dimension)].push_back(&t);
+    std::vector<SortKey> fixed;
+    for (const auto& k : fixed_keys) fixed.push_back(sort_key(k, value_of(t, k)));
+    by_fixed[fixed][sort_key(dimension, value_of(t, dimension))].push_back(&t);
   }
-  for (const auto& [fixed, columns] : by_fixed) {
-    if (columns.size() < 2) continue;
+  for (const auto& [fixed_keyed, keyed_columns] : by_fixed) {
+    if (keyed_columns.size() < 2) continue;
+    std::vector<std::string> fixed;
+    for (const auto& f : fixed_keyed) fixed.push_back(f.second);
+    std::set<std::string> columns;
     std::vector<const TrajectoryRecord*> compared;
     std::vector<std::string> column_names;
-    for (const auto& [name, ts] : columns) {
-      column_names.push_back(name);
+    for (const auto& [name, ts] : keyed_columns) {
+      column_names.push_back(name.second);
+      columns.insert(name.second);
       compared.insert(compared.end(), ts.begin(), ts.end());
     }
     const std::string limit = common_limit(compared);
@@ -546,6 +609,7 @@ Report build_report(const Dataset& data, const Selection& selection) {
                   {"runs", runs},
                   {"tracks", tracks}};
   report.metrics = metrics_table(data);
+  report.turn_curve = turn_curve_table(data);
   report.error_classes = error_class_table(data);
   report.tokens_per_turn = tokens_per_turn_table(data);
   report.tokens_per_verified = tokens_per_verified_table(data);

@@ -29,6 +29,11 @@ Spread spread(std::vector<double> values);
 // The turn limits every report shows, besides each run's own maximum.
 inline constexpr int kTurnLimits[] = {1, 4, 8};
 
+// The knowledge levels of the ablation, in its order (tables, views and charts keep it; docs/report.md).
+inline constexpr const char* kKnowledgeOrder[] = {"params", "templates", "contracts"};
+// A level's place in kKnowledgeOrder; any other level after them all.
+int knowledge_rank(const std::string& knowledge);
+
 // What a trajectory had come to within its first `limit` turns. It counts at a limit within its run's budget
 // once it has that many finished turns or has ended (it stopped when verified, or on a host that cannot judge).
 struct WithinLimit {
@@ -54,15 +59,16 @@ inline constexpr const char* kAll = "all";
 struct Report {
   nlohmann::ordered_json about;  // ptxbench version, the selection, the runs
   Table metrics;                 // per model x knowledge x arch x family x task, per turn limit
+  Table turn_curve;              // per model x knowledge x arch x family, at every turn limit 1..max turns
   Table error_classes;           // per model x knowledge x arch x family, per turn index
-  Table tokens_per_turn;         // per model x knowledge, per turn index
-  Table tokens_per_verified;     // per model x knowledge x family: the cost of a verified trajectory
+  Table tokens_per_turn;         // per model x knowledge x track, per turn index
+  Table tokens_per_verified;     // per model x knowledge x track x family: the cost of a verified trajectory
   Table stage_times;             // per host x stage
   Table trajectories;            // one row per trajectory
   nlohmann::ordered_json side_by_side = nlohmann::ordered_json::array();  // the comparisons (views)
 
   std::vector<const Table*> tables() const {
-    return {&metrics, &error_classes, &tokens_per_turn, &tokens_per_verified, &stage_times, &trajectories};
+    return {&metrics, &turn_curve, &error_classes, &tokens_per_turn, &tokens_per_verified, &stage_times, &trajectories};
   }
 };
 

@@ -129,34 +129,35 @@ Grid error_class_grid(const Report& r) {
 
 Grid tokens_per_turn_grid(const Report& r) {
   Grid g{.id = "tokens-per-turn",
-         .header = {"model", "knowledge", "turn", "turns", "input tokens", "output tokens", "reasoning tokens",
-                    "latency mean", "latency median", "latency max"},
-         .ids = {"model", "knowledge", "turn", "turns", "input_tokens_mean", "output_tokens_mean",
+         .header = {"model", "knowledge", "track", "turn", "turns", "input tokens", "output tokens",
+                    "reasoning tokens", "latency mean", "latency median", "latency max"},
+         .ids = {"model", "knowledge", "track", "turn", "turns", "input_tokens_mean", "output_tokens_mean",
                  "reasoning_tokens_mean", "latency_s_mean", "latency_s_median", "latency_s_max"}};
   for (const Row& t : r.tokens_per_turn.rows) {
-    g.rows.push_back({text(t, "model"), text(t, "knowledge"), text(t, "turn"), text(t, "turns"),
+    g.rows.push_back({text(t, "model"), text(t, "knowledge"), text(t, "track"), text(t, "turn"), text(t, "turns"),
                       decimal(t, "input_tokens_mean", 0), decimal(t, "output_tokens_mean", 0),
                       decimal(t, "reasoning_tokens_mean", 0), decimal(t, "latency_s_mean", 2, " s"),
                       decimal(t, "latency_s_median", 2, " s"), decimal(t, "latency_s_max", 2, " s")});
-    g.keys.push_back(row_key(t, {"model", "knowledge", "turn"}));
+    g.keys.push_back(row_key(t, {"model", "knowledge", "track", "turn"}));
   }
   return g;
 }
 
 Grid tokens_per_verified_grid(const Report& r) {
   Grid g{.id = "tokens-per-verified",
-         .header = {"model", "knowledge", "family", "trajectories", "verified", "turns", "input tokens",
+         .header = {"model", "knowledge", "track", "family", "trajectories", "verified", "turns", "input tokens",
                     "output tokens", "reasoning tokens", "reasoning median", "latency", "latency median"},
-         .ids = {"model", "knowledge", "family", "trajectories", "verified", "turns_mean", "input_tokens_mean",
-                 "output_tokens_mean", "reasoning_tokens_mean", "reasoning_tokens_median", "latency_s_mean",
-                 "latency_s_median"}};
+         .ids = {"model", "knowledge", "track", "family", "trajectories", "verified", "turns_mean",
+                 "input_tokens_mean", "output_tokens_mean", "reasoning_tokens_mean", "reasoning_tokens_median",
+                 "latency_s_mean", "latency_s_median"}};
   for (const Row& t : r.tokens_per_verified.rows) {
-    g.rows.push_back({text(t, "model"), text(t, "knowledge"), text(t, "family"), text(t, "trajectories"),
+    g.rows.push_back({text(t, "model"), text(t, "knowledge"), text(t, "track"), text(t, "family"),
+                      text(t, "trajectories"),
                       text(t, "verified"), decimal(t, "turns_mean", 2), decimal(t, "input_tokens_mean", 0),
                       decimal(t, "output_tokens_mean", 0), decimal(t, "reasoning_tokens_mean", 0),
                       decimal(t, "reasoning_tokens_median", 0), decimal(t, "latency_s_mean", 2, " s"),
                       decimal(t, "latency_s_median", 2, " s")});
-    g.keys.push_back(row_key(t, {"model", "knowledge", "family"}));
+    g.keys.push_back(row_key(t, {"model", "knowledge", "track", "family"}));
   }
   return g;
 }

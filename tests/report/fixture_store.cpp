@@ -79,11 +79,12 @@ std::string error_class_of(const std::string& outcome) {
 }
 
 void add_run(Store& store, const std::string& model, int turns, bool stop_when_verified,
-             const std::vector<std::vector<Step>>& samples, const std::string& track = "cuda") {
+             const std::vector<std::vector<Step>>& samples, const std::string& track = "cuda",
+             const std::string& knowledge = "contracts") {
   agent::AgentRunSettings settings;
   settings.model = model;
   settings.track = track;
-  settings.knowledge = "contracts";
+  settings.knowledge = knowledge;
   settings.tasks_pattern = kTask;
   settings.archs = {"sm_90a"};
   settings.task_ids = {kTask};
@@ -93,7 +94,7 @@ void add_run(Store& store, const std::string& model, int turns, bool stop_when_v
   const int64_t run = agent::start_agent_run(store, settings);
   for (size_t s = 0; s < samples.size(); ++s) {
     const int sample = static_cast<int>(s) + 1;
-    const int64_t trajectory = store.add_trajectory(run, kTask, sample, model, "contracts");
+    const int64_t trajectory = store.add_trajectory(run, kTask, sample, model, knowledge);
     for (size_t i = 0; i < samples[s].size(); ++i) {
       const Step& step = samples[s][i];
       const int n = static_cast<int>(i) + 1;
@@ -142,6 +143,24 @@ void write_two_track_store(const std::filesystem::path& database) {
   Store store(database);
   add_run(store, "m1", 2, true, {{{"verified", 1.1}}, {{"correct"}, {"verified", 0.7}}}, "cuda");
   add_run(store, "m1", 2, true, {{{"verified", 0.9, 1.25}}, {{"instructions"}, {"instructions"}}}, "triton");
+}
+
+void write_ablation_store(const std::filesystem::path& database) {
+  Store store(database);
+  // Stored in neither the ablation's order nor the alphabet's, so that the report must put them in order.
+  add_run(store, "m1", 3, false,
+          {{{"verified", 1.4}, {"verified", 1.6}, {"verified", 1.6}},
+           {{"compile"}, {"correct"}, {"verified", 1.0}}},
+          "cuda", "contracts");
+  add_run(store, "m1", 3, false,
+          {{{"compile"}, {"compile"}, {"correct"}}, {{"compile"}, {"correct"}, {"instructions"}}}, "cuda",
+          "templates");
+  add_run(store, "m1", 3, false,
+          {{{"extraction"}, {"compile"}, {"compile"}}, {{"compile"}, {"compile"}, {"compile"}}}, "cuda",
+          "params");
+  add_run(store, "m1", 3, false,
+          {{{"correct"}, {"verified", 0.9}, {"verified", 1.1}}, {{"compile"}, {"compile"}, {"instructions"}}},
+          "triton", "contracts");
 }
 
 }  // namespace ptxbench::report_fixture

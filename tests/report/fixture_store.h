@@ -24,4 +24,13 @@ void write_fixture_store(const std::filesystem::path& database);
 // fails, then verified 0.7x) and triton (2 samples: verified 0.9x in turn 1; instructions fails twice).
 void write_two_track_store(const std::filesystem::path& database);
 
+// The knowledge ablation and the tracks: model m1, 3 turns, 2 samples per run, stored in the order
+//   cuda contracts:  #1 verified 1.4x | verified 1.6x | verified 1.6x   #2 compile | numerical | verified 1.0x
+//   cuda templates:  #1 compile | compile | numerical                    #2 compile | numerical | instruction
+//   cuda params:     #1 extraction | compile | compile                   #2 compile | compile | compile
+//   triton contracts: #1 numerical | verified 0.9x | verified 1.1x       #2 compile | compile | instruction
+// Correct within 1, 2, 3 turns: contracts 1, 1, 2 of 2; templates 0, 0, 1; params 0, 0, 0; triton 0, 1, 2.
+// Verified within 1, 2, 3 turns: contracts 1, 1, 2; templates 0, 0, 0; params 0, 0, 0; triton 0, 1, 1.
+void write_ablation_store(const std::filesystem::path& database);
+
 }  // namespace ptxbench::report_fixture

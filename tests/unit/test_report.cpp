@@ -342,7 +342,7 @@ TEST_F(ReportOfTheFixture, TokensLatencyAndStageTimes) {
       EXPECT_DOUBLE_EQ(row["latency_s_mean"].get<double>(), 4.0);
     }
   EXPECT_TRUE(seen);
-  EXPECT_EQ(html_cell("tokens-per-verified", "m1|contracts|all", "input_tokens_mean"), "2000");
+  EXPECT_EQ(html_cell("tokens-per-verified", "m1|contracts|cuda|all", "input_tokens_mean"), "2000");
   // 13 verdicts (two turns had no code): 5 verified (all six stages), failed at compile (3: 1 s each),
   // correct (3: numerical) and instructions (2).
   std::map<std::string, std::pair<int, double>> stages;
@@ -449,6 +449,95 @@ TEST(ReportCommand, TracksAreComparedSideBySidePerTask) {
     int rows = 0;
     for (const auto& row : report["error_classes"]) rows += row["track"] == track && row["family"] == "all";
     EXPECT_GT(rows, 0) << track;
+  }
+  fs::remove_all(base);
+}
+
+// The step curve: the correct and verified rates at every turn limit from 1 to the run's turns, counted as the
+// metrics table counts them (fixture_store.h's m1, 4 turns, and m2, 2 turns).
+TEST_F(ReportOfTheFixture, CorrectAndVerifiedRatesAtEveryTurn) {
+  std::map<std::string, std::vector<std::string>> curves;  // model -> "turn correct_k/n verified_k/n"
+  for (const auto& row : json_["turn_curve"])
+    if (row["family"] == "all" && row["track"] == "cuda")
+      curves[row["model"]].push_back(fmt::format("{} {}/{} {}/{}", row["turn"].get<int>(),
+                                                 row["correct_k"].get<int>(), row["correct_n"].get<int>(),
+                                                 row["verified_k"].get<int>(), row["verified_n"].get<int>()));
+  // m1: #2 correct and verified at turn 1, #1 at turn 2; #3 correct at turn 4 (its instructions failed).
+  EXPECT_EQ(curves["m1"], (std::vector<std::string>{"1 1/3 1/3", "2 2/3 2/3", "3 2/3 2/3", "4 3/3 2/3"}));
+  // m2: #1 solved at turn 1 (counted at 2: it ended), #2 compile then numerical.
+  EXPECT_EQ(curves["m2"], (std::vector<std::string>{"1 1/2 1/2", "2 1/2 1/2"}));
+  // At the standard limits the curve holds the metrics table's numbers.
+  for (const auto& row : json_["turn_curve"])
+    if (row["model"] == "m1" && row["family"] == "gemm" && row["turn"] == 4) {
+      EXPECT_NEAR(row["correct_rate"].get<double>(), 1.0, 1e-12);
+      EXPECT_NEAR(row["correct_lo"].get<double>(), 0.438503, 1e-6);
+      EXPECT_NEAR(row["verified_rate"].get<double>(), 2.0 / 3, 1e-12);
+    }
+  EXPECT_TRUE(fs::exists(base_ / "out" / "turn_curve.csv"));
+  EXPECT_EQ(html_data()["turn_curve"], json_["turn_curve"]);
+}
+
+TEST_F(ReportOfTheFixture, TokenTablesNameTheTrack) {
+  for (const char* table : {"tokens_per_turn", "tokens_per_verified_trajectory"})
+    for (const auto& row : json_[table]) EXPECT_EQ(row["track"], "cuda") << table;
+  EXPECT_EQ(html_cell("tokens-per-turn", "m1|contracts|cuda|2", "track"), "cuda");
+  EXPECT_NE(slurp(base_ / "out" / "tokens_per_turn.csv").find("model,knowledge,track,turn,"), std::string::npos);
+}
+
+// The knowledge ablation in its order (params, templates, contracts), never the alphabet's, in every table and
+// view; the tracks compared beside it (fixture_store.h's write_ablation_store).
+TEST(ReportCommand, TheAblationKeepsItsOrder) {
+  const fs::path base = fs::temp_directory_path() / ("ptxbench-report-ablation-" + std::to_string(getpid()));
+  fs::remove_all(base);
+  report_fixture::write_ablation_store(base / "ptxbench.db");
+  const ProcessResult r = run_report(base, base / "out");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const json report = json::parse(slurp(base / "out" / "report.json"));
+  const std::vector<std::string> order = {"params", "templates", "contracts"};
+  auto levels = [](const json& rows) {
+    std::vector<std::string> seen;
+    for (const auto& row : rows)
+      if (seen.empty() || seen.back() != row["knowledge"]) seen.push_back(row["knowledge"]);
+    return seen;
+  };
+  for (const char* table : {"metrics", "turn_curve", "error_classes", "tokens_per_turn",
+                            "tokens_per_verified_trajectory"})
+    EXPECT_EQ(levels(report[table]), order) << table;
+  const json* view = side_by_side_view(report, "knowledge");
+  ASSERT_NE(view, nullptr);
+  EXPECT_EQ((*view)["columns"], json(order));
+  EXPECT_EQ((*view)["fixed"]["track"], "cuda");
+  // The correct rate within each turn, per level (verified beside it), from the fixture's turns.
+  std::map<std::string, std::vector<std::string>> curves;
+  for (const auto& row : report["turn_curve"])
+    if (row["family"] == "all")
+      curves[row["knowledge"].get<std::string>() + " " + row["track"].get<std::string>()].push_back(
+          fmt::format("{}/{} {}/{}", row["correct_k"].get<int>(), row["correct_n"].get<int>(),
+                      row["verified_k"].get<int>(), row["verified_n"].get<int>()));
+  EXPECT_EQ(curves["contracts cuda"], (std::vector<std::string>{"1/2 1/2", "1/2 1/2", "2/2 2/2"}));
+  EXPECT_EQ(curves["templates cuda"], (std::vector<std::string>{"0/2 0/2", "0/2 0/2", "1/2 0/2"}));
+  EXPECT_EQ(curves["params cuda"], (std::vector<std::string>{"0/2 0/2", "0/2 0/2", "0/2 0/2"}));
+  EXPECT_EQ(curves["contracts triton"], (std::vector<std::string>{"0/2 0/2", "1/2 1/2", "2/2 1/2"}));
+  const json* tracks = side_by_side_view(report, "track");
+  ASSERT_NE(tracks, nullptr);
+  EXPECT_EQ((*tracks)["columns"], json::array({"cuda", "triton"}));
+  // The tables of report.md and report.html list the levels in the same order.
+  for (const std::string& text : {slurp(base / "out" / "report.md"), slurp(base / "out" / "report.html")}) {
+    const size_t family = text.find("## By family");  // after the runs, listed as they were stored
+    const size_t params = text.find("m1 | params", family), templates = text.find("m1 | templates", family),
+                 contracts = text.find("m1 | contracts", family);
+    if (text.rfind("# ptxbench", 0) == 0) {
+      ASSERT_NE(params, std::string::npos);
+      EXPECT_LT(params, templates);
+      EXPECT_LT(templates, contracts);
+    } else {
+      const size_t p = text.find("data-key=\"m1|params|sm_90a|cuda|all|all|1\""),
+                   t = text.find("data-key=\"m1|templates|sm_90a|cuda|all|all|1\""),
+                   c = text.find("data-key=\"m1|contracts|sm_90a|cuda|all|all|1\"");
+      ASSERT_NE(p, std::string::npos);
+      EXPECT_LT(p, t);
+      EXPECT_LT(t, c);
+    }
   }
   fs::remove_all(base);
 }
