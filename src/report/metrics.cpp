@@ -507,8 +507,9 @@ std::string common_limit(const std::vector<const TrajectoryRecord*>& compared) {
 ordered_json cell_of(const Row& m) {
   ordered_json cell;
   for (const char* key :
-       {"trajectories", "correct_k", "correct_n", "correct_rate", "verified_k", "verified_n", "verified_rate",
-        "verified_lo", "verified_hi", "speedup_n", "speedup_max", "speedup_mean", "kernel_speedup_of_best"})
+       {"trajectories", "correct_k", "correct_n", "correct_rate", "correct_lo", "correct_hi", "verified_k",
+        "verified_n", "verified_rate", "verified_lo", "verified_hi", "speedup_n", "speedup_max", "speedup_mean",
+        "kernel_speedup_of_best"})
     cell[key] = m[key];
   return cell;
 }

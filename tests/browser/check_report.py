@@ -5,10 +5,13 @@
   and its canvas must show more than a blank rectangle; `--expect-chart ID=N` and `--min-charts N` also hold
   the page to what its data should give;
 - a blank page: the screenshot must show text, tables and charts, not one colour;
-- a trajectory viewer that does not show each trajectory's turns, code, feedback and diffs.
+- a trajectory viewer that does not show each trajectory's turns, code, feedback and diffs;
+- a chart without its download links, or whose SVG link does not give an SVG picture of it (vector marks for its
+  data, its legend's text) or whose PNG link does not give a PNG.
 
 Usage: check_report.py REPORT.html [--screenshot FILE] [--min-charts N] [--expect-chart ID=N ...]
-                                   [--expect-empty ID ...] [--chromium PATH]
+                                   [--expect-empty ID ...] [--chromium PATH] [--svg-folder DIR]
+(--svg-folder: where to keep each chart's SVG download, ID.svg.)
 Exit 0 when every check passed; 1 otherwise (each problem printed); 2 when the browser could not be run."""
 import argparse
 import base64
@@ -140,7 +143,7 @@ CHART_CHECK = r"""
       if (!d.marks || !chart.isDatasetVisible(i)) return;
       chart.getDatasetMeta(i).data.forEach((e, j) => {
         const v = d.data[j];
-        if (v === null || v === 0 || v === undefined || e.skip) return;
+        if (v === null || v === undefined || e.skip || (v === 0 && !d.zeroes)) return;
         const x = e.x, y = e.y;
         if (Number.isFinite(x) && Number.isFinite(y) && x >= area.left - 1 && x <= area.right + 1 &&
             y >= area.top - 1 && y <= area.bottom + 1) drawn++;
@@ -149,6 +152,39 @@ CHART_CHECK = r"""
     const r = canvas.getBoundingClientRect();
     return { id: c.id, points: c.points, drawn, rect: [r.left + window.scrollX, r.top + window.scrollY, r.width, r.height] };
   });
+})()
+"""
+
+# Each drawn chart's download links clicked (the downloads themselves cancelled): what the SVG link's blob holds,
+# parsed as SVG, and what the PNG link points to.
+EXPORT_CHECK = r"""
+(async () => {
+  const cancel = (e) => e.preventDefault();
+  window.addEventListener("click", cancel);
+  const results = [];
+  try {
+    for (const c of window.ptxbenchReport.charts) {
+      if (c.empty) continue;
+      const box = document.getElementById(c.id + "-box");
+      const svgLink = box.querySelector("a.export-svg"), pngLink = box.querySelector("a.export-png");
+      if (!svgLink || !pngLink) { results.push({ id: c.id, problem: "no SVG and PNG download links" }); continue; }
+      svgLink.click();
+      pngLink.click();
+      const text = await (await fetch(svgLink.href)).text();
+      const doc = new DOMParser().parseFromString(text, "image/svg+xml");
+      const root = doc.documentElement;
+      const chart = Chart.getChart(document.getElementById(c.id));
+      const legend = (chart.legend.legendItems || []).map((item) => item.text);
+      const texts = [...doc.querySelectorAll("text")].map((t) => t.textContent);
+      results.push({ id: c.id, download: svgLink.getAttribute("download"), type: root.nodeName,
+                     parseError: !!doc.querySelector("parsererror"), paths: doc.querySelectorAll("path").length,
+                     texts: texts.length, missing: legend.filter((l) => !texts.includes(l)),
+                     svg: text, png: pngLink.href.startsWith("data:image/png;base64,") ? pngLink.href.length : 0 });
+    }
+  } finally {
+    window.removeEventListener("click", cancel);
+  }
+  return results;
 })()
 """
 
@@ -275,6 +311,28 @@ def check(args):
         if len(drawn) < args.min_charts:
             problems.append(f"{len(drawn)} chart(s) drawn, at least {args.min_charts} expected")
 
+        for e in browser.evaluate(EXPORT_CHECK):
+            if e.get("problem"):
+                problems.append(f"chart {e['id']}: {e['problem']}")
+                continue
+            points = by_id[e["id"]]["points"]
+            if args.svg_folder:
+                os.makedirs(args.svg_folder, exist_ok=True)
+                with open(os.path.join(args.svg_folder, e["id"] + ".svg"), "w", encoding="utf-8") as f:
+                    f.write(e["svg"])
+            print(f"  chart {e['id']}: SVG with {e['paths']} paths and {e['texts']} texts; PNG of {e['png']} chars")
+            if e["type"] != "svg" or e["parseError"]:
+                problems.append(f"chart {e['id']}: its SVG download is not an SVG document")
+            elif e["paths"] < points or e["texts"] < 2:
+                problems.append(f"chart {e['id']}: its SVG has {e['paths']} paths and {e['texts']} texts, fewer "
+                                f"than its {points} data marks and its axes' labels")
+            if e["missing"]:
+                problems.append(f"chart {e['id']}: its SVG lacks the legend's {e['missing']}")
+            if e["download"] != e["id"] + ".svg":
+                problems.append(f"chart {e['id']}: its SVG downloads as {e['download']}")
+            if e["png"] < 1000:
+                problems.append(f"chart {e['id']}: its PNG link gives no picture")
+
         viewer = browser.evaluate(VIEWER_CHECK)
         print(f"  viewer: {viewer['trajectories']} trajectories, {viewer['codes']} turns with code, "
               f"{viewer['diffs']} diffs")
@@ -332,6 +390,7 @@ def main():
     parser.add_argument("--min-charts", type=int, default=1)
     parser.add_argument("--expect-chart", action="append", default=[], metavar="ID=N")
     parser.add_argument("--expect-empty", action="append", default=[], metavar="ID")
+    parser.add_argument("--svg-folder")
     parser.add_argument("--chromium", default=shutil.which("chromium") or "chromium")
     args = parser.parse_args()
     if not os.path.isfile(args.report):
