@@ -11,7 +11,8 @@
 
 Usage: check_report.py REPORT.html [--screenshot FILE] [--min-charts N] [--expect-chart ID=N ...]
                                    [--expect-empty ID ...] [--chromium PATH] [--svg-folder DIR]
-(--svg-folder: where to keep each chart's SVG download, ID.svg.)
+(--svg-folder: where to keep each chart's SVG download, ID.svg; --screenshot-section ID: the screenshot shows that
+section alone, e.g. "charts".)
 Exit 0 when every check passed; 1 otherwise (each problem printed); 2 when the browser could not be run."""
 import argparse
 import base64
@@ -353,9 +354,15 @@ def check(args):
             if problem:
                 problems.append(problem)
         size = browser.evaluate("[document.documentElement.scrollWidth, document.documentElement.scrollHeight]")
+        clip = {"x": 0, "y": 0, "width": size[0], "height": min(size[1], 6000), "scale": 1}
+        if args.screenshot_section:
+            rect = browser.evaluate(f"(() => {{ const r = document.getElementById({json.dumps(args.screenshot_section)})"
+                                    ".getBoundingClientRect(); return [r.left + window.scrollX, r.top + window.scrollY, "
+                                    "r.width, r.height]; })()")
+            clip = {"x": 0, "y": max(0, rect[1] - 8), "width": size[0], "height": min(rect[3] + 16, 6000),
+                    "scale": 1}
         shot = browser.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True,
-                                                       "clip": {"x": 0, "y": 0, "width": size[0],
-                                                                "height": min(size[1], 6000), "scale": 1}})
+                                                       "clip": clip})
         png = base64.b64decode(shot["data"])
         if args.screenshot:
             with open(args.screenshot, "wb") as f:
@@ -391,6 +398,7 @@ def main():
     parser.add_argument("--expect-chart", action="append", default=[], metavar="ID=N")
     parser.add_argument("--expect-empty", action="append", default=[], metavar="ID")
     parser.add_argument("--svg-folder")
+    parser.add_argument("--screenshot-section", metavar="ID")
     parser.add_argument("--chromium", default=shutil.which("chromium") or "chromium")
     args = parser.parse_args()
     if not os.path.isfile(args.report):

@@ -362,8 +362,8 @@
                                    "architecture." };
       return { points, height: 300 + 22 * Math.ceil(lines.length / 2), config: { type: "line", data: { datasets },
         options: {
-          scales: { x: { type: "linear", min: 1, max: largest, title: { display: true, text: "turn limit" },
-                         ticks: { stepSize: 1 } },
+          scales: { x: { type: "linear", min: 1, max: largest, offset: true, grid: { offset: false },
+                         title: { display: true, text: "turn limit" }, ticks: { stepSize: 1 } },
                     y: percentAxis("rate") },
           plugins: { legend: { labels: { boxWidth: 24, font: { size: 11 },
                                          filter: noBands.legend.labels.filter } } } } } };
