@@ -1,8 +1,8 @@
 // The GPU stages: sanitize, correct, instructions, time. Each runs the solution in a fresh ptxbench-runner
-// child process (which starts the solution's process under compute-sanitizer or Nsight Compute where the stage
-// needs them, all of it in the sandbox of sandbox.h), with a time limit; the parent only reads what the child reports on
-// its authenticated result channel and how it ended, so a hanging, crashing or lying solution costs one
-// stage, never the judge. Each stage's details carry "sandbox": what confined the run.
+// child process (which starts the solution's process under compute-sanitizer or Nsight Compute where the
+// stage needs them, all of it in the sandbox of sandbox.h), with a time limit; the parent only reads what the
+// child reports on its authenticated result channel and how it ended, so a hanging, crashing or lying
+// solution costs one stage, never the judge. Each stage's details carry "sandbox": what confined the run.
 #pragma once
 
 #include <algorithm>

@@ -106,8 +106,9 @@ StageResult instructions_stage(StageContext& context) {
         (dir / ncu_log).string()};
   };
   const RunnerTool profiler{.command = ncu, .log_name = ncu_log, .profiling = true};
-  RunnerCall profile = call_runner(tools, context.sandbox, request_for(task, compiled, proto::kModeProfile, tools),
-                                   tools.profile_limit_s, &profiler);
+  RunnerCall profile =
+      call_runner(tools, context.sandbox, request_for(task, compiled, proto::kModeProfile, tools),
+                  tools.profile_limit_s, &profiler);
   StageResult instructions;
   if (!profile.result) {
     instructions = process_failure("instructions", profile, tools.profile_limit_s);

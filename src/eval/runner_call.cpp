@@ -59,9 +59,10 @@ SandboxSetup sandbox_setup(const CompileResult& compiled, const Task& task, cons
   policy.hidden.erase(std::unique(policy.hidden.begin(), policy.hidden.end()), policy.hidden.end());
   // What the runner needs back inside hidden folders: the library, the runner, its libraries.
   policy.readable = {library, fs::absolute(tools.runner).parent_path()};
-  // The attention tasks' vendor baseline, a module of the project's, wherever the project is (a home folder is
-  // hidden).
-  if (uses_baseline_module(task, tools)) policy.readable.push_back(fs::absolute(tools.attention_baseline_module));
+  // The attention tasks' vendor baseline, a module of the project's, wherever the project is (a home folder
+  // is hidden).
+  if (uses_baseline_module(task, tools))
+    policy.readable.push_back(fs::absolute(tools.attention_baseline_module));
   // A Triton solution, and that baseline, run in python: its installation (a virtual environment, the python
   // it was made from).
   if (compiled.runner_track == proto::kTrackTriton || uses_baseline_module(task, tools)) {

@@ -36,14 +36,13 @@ StageResult sanitize_stage(StageContext& context) {
   const json request = request_for(context.task, context.compiled, proto::kModeSanitize, tools);
   const auto run_tool = [&tools, &context, &request](const std::string& tool) {
     const std::string log_name = tool + ".log";
-    const RunnerTool sanitizer{.command = [&](const fs::path& dir) {
-                                 return std::vector<std::string>{
-                                     tools.compute_sanitizer.string(), "--tool", tool,
-                                     // the solution process and any process it starts
-                                     "--target-processes", "all", "--log-file", (dir / log_name).string(),
-                                     "--print-limit", "20", "--error-exitcode", "99"};
-                               },
-                               .log_name = log_name};
+    auto command = [&](const fs::path& dir) {
+      return std::vector<std::string>{tools.compute_sanitizer.string(), "--tool", tool,
+                                      // the solution process and any process it starts
+                                      "--target-processes", "all", "--log-file", (dir / log_name).string(),
+                                      "--print-limit", "20", "--error-exitcode", "99"};
+    };
+    const RunnerTool sanitizer{.command = command, .log_name = log_name};
     return call_runner(tools, context.sandbox, request, tools.sanitize_limit_s, &sanitizer);
   };
   const auto started = std::chrono::steady_clock::now();

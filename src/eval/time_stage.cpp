@@ -51,9 +51,9 @@ StageResult time_stage_from(const json& result, const Task& task) {
 // task's vendor baseline in a process of the runner's own, beside the solution's).
 StageResult time_stage(StageContext& context) {
   const GpuTools& tools = context.tools;
-  RunnerCall timed = call_runner(tools, context.sandbox,
-                                 request_for(context.task, context.compiled, proto::kModeTime, tools),
-                                 tools.time_limit_s);
+  RunnerCall timed =
+      call_runner(tools, context.sandbox,
+                  request_for(context.task, context.compiled, proto::kModeTime, tools), tools.time_limit_s);
   StageResult time = timed.result ? time_stage_from(*timed.result, context.task)
                                   : process_failure("time", timed, tools.time_limit_s);
   time.wall_s = timed.process.wall_s;

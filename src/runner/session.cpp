@@ -562,8 +562,10 @@ void run_time(Session& session) {
     family.snapshot_outputs(harness.get());
     const Json trial = judge(session, harness.get(), trial_header(0, check_key, checked.reply));
     if (!trial[p::kPassedField].get<bool>())
-      throw std::runtime_error("the baseline's output is wrong: " + describe_failure(shape.to_string(), trial));
-    for (int i = 0; i < warmup_calls; ++i) call_baseline_process(*baseline_process, family.solution_call(), 0);
+      throw std::runtime_error("the baseline's output is wrong: " +
+                               describe_failure(shape.to_string(), trial));
+    for (int i = 0; i < warmup_calls; ++i)
+      call_baseline_process(*baseline_process, family.solution_call(), 0);
   } else if (has_baseline) {
     for (int i = 0; i < warmup_calls + 1; ++i)
       family.call_baseline(harness.get());  // +1: plans the algorithm
@@ -603,7 +605,8 @@ void run_time(Session& session) {
     if (has_baseline && !counted) {
       const uint32_t salt = static_cast<uint32_t>(2 * i + 1);
       if (baseline_process != nullptr)
-        time_baseline_process(*baseline_process, family.solution_call(), harness.get(), flush, salt, baseline);
+        time_baseline_process(*baseline_process, family.solution_call(), harness.get(), flush, salt,
+                              baseline);
       else
         time_baseline(family, harness.get(), flush, salt, baseline);
     }

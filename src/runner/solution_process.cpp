@@ -68,7 +68,8 @@ SolutionProcess::SolutionProcess(const WorkerCommand& command) {
 SolutionProcess::~SolutionProcess() {
   if (socket_ >= 0) close(socket_);
   // A worker ends at the end of its socket; its tool, once it has reported on it. A tool that has not ended
-  // within the grace (or a worker that ignores its socket's end) is killed, as an unwrapped worker is at once.
+  // within the grace (or a worker that ignores its socket's end) is killed, as an unwrapped worker is at
+  // once.
   if (pid_ > 0 && wrapped_ && pidfd_ >= 0) {
     pollfd ended{.fd = pidfd_, .events = POLLIN, .revents = 0};
     while (poll(&ended, 1, kWrapperGraceSeconds * 1000) < 0 && errno == EINTR) {
