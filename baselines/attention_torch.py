@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""The vendor baseline of ptxbench's attention tasks: the fastest correct vendor attention on this GPU.
+"""The survey of vendor attentions for ptxbench's attention tasks: each one checked and timed on this GPU, the
+fastest correct one named.
 
-A trusted helper, not a solution: `ptxbench` (src/eval/attention_baseline.cpp) runs it on the GPU host, outside
-the solution sandbox, after the runner has timed a solution; bench/attention-baselines.sh runs it for every
-task. It is a process of its own because the runner stays libc + CUDA only (no Python, no cuDNN).
+bench/attention-baselines.sh runs it for every task; it chose cuDNN on every Hopper task, which is why the time
+stage's baseline is baselines/attention_cudnn.py (run by the runner beside the solution, alternating with it).
 
     echo '{"direction": "forward", "dims": {"B": 4, "Hq": 16, "Hkv": 16, "Sq": 4096, "Sk": 4096, "D": 128},
            "causal": true, "scale": 0.08838834764831845, "warmup": 10, "repetitions": 50}' |
