@@ -42,12 +42,11 @@ inline const std::vector<CommandExitCodes> kCommandExitCodes = {
       {kExitIncomplete,
        "nothing failed, but stages were skipped (eval); nothing was exported (fixit export, fixit build)"},
       {kExitConfig,
-       "a broken task file, solutions manifest or model catalogue, or a numeric $PTXBENCH_* setting that "
-       "is not a whole number"},
+       "a broken task file, solutions manifest or model catalogue, or a numeric $PTXBENCH_* setting that is "
+       "not a whole number"},
       {kExitHarness,
-       "it could not judge (no nvcc, a full disk, a results store it cannot write), or a model or "
-       "judge error "
-       "stopped a run (resume it)"}},
+       "it could not judge (no nvcc, a full disk, a results store it cannot write), or a model or judge "
+       "error stopped a run (resume it)"}},
      "Each subcommand's --help lists the codes it returns and what each means for it."},
     {"tasks",
      {{kExitOk, "the tasks were listed, or the task shown"},
@@ -58,8 +57,7 @@ inline const std::vector<CommandExitCodes> kCommandExitCodes = {
       {kExitRejected, "a compile error, or the static checks failed (forbidden means)"},
       {kExitUsage,
        "no task with that id, a track the task does not accept or the file's extension contradicts, or a "
-       "solution "
-       "file that cannot be read or is not a regular file of at most 1 MiB"},
+       "solution file that cannot be read or is not a regular file of at most 1 MiB"},
       {kExitConfig, "a broken task file, or a numeric $PTXBENCH_* setting that is not a whole number"},
       {kExitHarness,
        "the host failed the compile: no nvcc, a full disk, a cache folder that cannot be written"}}},
@@ -68,40 +66,32 @@ inline const std::vector<CommandExitCodes> kCommandExitCodes = {
       {kExitRejected, "the submission was judged and failed"},
       {kExitUsage,
        "no task with that id, a track the task does not accept or the file's extension contradicts, or a "
-       "solution "
-       "file that cannot be read or is not a regular file of at most 1 MiB"},
+       "solution file that cannot be read or is not a regular file of at most 1 MiB"},
       {kExitIncomplete,
        "nothing failed, but stages were skipped (no GPU here, --cpu-only, --stages, or a static-only task)"},
       {kExitConfig, "a broken task file, or a numeric $PTXBENCH_* setting that is not a whole number"},
       {kExitHarness,
-       "it could not judge (no nvcc, the host failed the compile: a full disk, a cache folder that "
-       "cannot be "
+       "it could not judge (no nvcc, the host failed the compile: a full disk, a cache folder that cannot be "
        "written), or the results store cannot be opened or written (unless --no-store)"}}},
     {"run",
      {{kExitOk,
        "every trajectory ended (--model reference: and no shipped solution's last verdict failed); with "
-       "--solutions: "
-       "every verdict is as its manifest entry expects"},
+       "--solutions: every verdict is as its manifest entry expects"},
       {kExitRejected,
        "--model reference: a shipped solution's last verdict failed; with --solutions: a verdict differs "
-       "from its "
-       "expectation"},
+       "from its expectation"},
       {kExitUsage,
        "an unknown model, architecture or knowledge level, no task that matches and accepts the track, an "
-       "option of "
-       "the other mode, --resume of a run that is no agent run or that another process drives, more --gpus "
-       "than "
-       "here, a bad --evaluator URL or token; with --solutions: no entry applies to a matching task"},
+       "option of the other mode, --resume of a run that is no agent run or that another process drives, "
+       "more --gpus than here, a bad --evaluator URL or token; with --solutions: no entry applies to a "
+       "matching task"},
       {kExitConfig,
        "a broken task file, solutions manifest (an entry's file unreadable or over 1 MiB) or model "
-       "catalogue, or a "
-       "numeric $PTXBENCH_* setting that is not a whole number"},
+       "catalogue, or a numeric $PTXBENCH_* setting that is not a whole number"},
       {kExitHarness,
        "a trajectory stopped on a model or judge error (with --evaluator: the service unreachable for 10 "
-       "minutes, "
-       "no worker taking a job in time, or no verdict for a job): continue it with run --resume N; or the "
-       "results "
-       "store cannot be opened or written"}}},
+       "minutes, no worker taking a job in time, or no verdict for a job): continue it with run --resume N; "
+       "or the results store cannot be opened or written"}}},
     {"results",
      {{kExitOk, "shown (with --export: written)"},
       {kExitUsage,
@@ -111,8 +101,7 @@ inline const std::vector<CommandExitCodes> kCommandExitCodes = {
      {{kExitOk, "the report was written"},
       {kExitUsage,
        "no results store yet, an unknown or non-agent run, nothing matches the selection, an --out folder "
-       "that "
-       "cannot be made or written"},
+       "that cannot be made or written"},
       {kExitConfig, "a broken task file"},
       {kExitHarness, "a report file could not be written once the folder was checked (a full disk)"}}},
     {"cache",
@@ -126,50 +115,42 @@ inline const std::vector<CommandExitCodes> kCommandExitCodes = {
        "a broken task file or model catalogue, or a numeric $PTXBENCH_* setting that is not a whole number"},
       {kExitHarness,
        "repair, reason, build: a model or judge error stopped the work (repair --resume N, reason --resume "
-       "N, or the "
-       "same build again continues it)"}},
+       "N, or the same build again continues it)"}},
      "Each fixit subcommand's --help lists its own."},
     {"fixit mine",
      {{kExitOk, "the mined set was stored as a run (even an empty one)"},
       {kExitUsage,
        "--correct with --error-classes, a class that is not a failed turn's with code, a run that is no "
-       "agent run or "
-       "(named in --runs) not a CUDA one"},
+       "agent run or (named in --runs) not a CUDA one"},
       {kExitConfig, "a broken task file"},
       {kExitHarness, "the results store cannot be opened or written"}}},
     {"fixit repair",
      {{kExitOk, "every failure's trajectory ended, fixed or not (only verified fixes count)"},
       {kExitUsage,
        "no --mined and --teacher (or --resume), a run that is no mined set or repair run, a mined set of "
-       "verified "
-       "turns, an unknown teacher, a run another process drives"},
+       "verified turns, an unknown teacher, a run another process drives"},
       {kExitConfig,
        "a broken task file or model catalogue, or a numeric $PTXBENCH_* setting that is not a whole number"},
       {kExitHarness,
        "a trajectory stopped on a model or judge error: continue it with fixit repair --resume N; or the "
-       "results store "
-       "cannot be opened or written"}}},
+       "results store cannot be opened or written"}}},
     {"fixit reason",
      {{kExitOk, "every verified fix was asked about (reasonings accepted or refused)"},
       {kExitUsage,
        "no --repair-run and --reasoner (or --resume), a run that is no repair or reasoning run, an unknown "
-       "reasoner, "
-       "--min-chars not below --max-chars, a run another process drives"},
+       "reasoner, --min-chars not below --max-chars, a run another process drives"},
       {kExitConfig, "a broken task file or model catalogue"},
       {kExitHarness,
        "a fix's reasoning stopped on a model error: continue with fixit reason --resume N; or the results "
-       "store "
-       "cannot be opened or written"}}},
+       "store cannot be opened or written"}}},
     {"fixit export",
      {{kExitOk, "examples were written to --out"},
       {kExitUsage,
        "no results store yet, not exactly one of --repair-run and --mined, a run that is not of the kind its "
-       "option "
-       "takes"},
+       "option takes"},
       {kExitIncomplete,
        "nothing was exported (no verified fix, none with an accepted reasoning, an empty mined set): the "
-       "files are "
-       "written but hold no example, which is no data set"},
+       "files are written but hold no example, which is no data set"},
       {kExitConfig, "a broken task file"},
       {kExitHarness,
        "a stored example that does not hold up (its evaluation did not pass), or --out cannot be written"}}},
@@ -179,8 +160,7 @@ inline const std::vector<CommandExitCodes> kCommandExitCodes = {
        "a broken spec (naming the field), an --out folder holding another spec's build, an unknown model"},
       {kExitIncomplete,
        "nothing was exported (no GPU here to verify a fix, no fix verified, none with an accepted "
-       "reasoning): the "
-       "files are written but hold no example, which is no data set"},
+       "reasoning): the files are written but hold no example, which is no data set"},
       {kExitConfig,
        "a broken task file or model catalogue, or a numeric $PTXBENCH_* setting that is not a whole number"},
       {kExitHarness,
