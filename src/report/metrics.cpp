@@ -177,24 +177,43 @@ std::vector<std::string> columns_of(const std::vector<Row>& rows, std::vector<st
   return columns;
 }
 
+// The trajectories of a group at one turn limit, as the rates count them: those not counted there yet, and of
+// the counted, how many were correct and verified among those decided.
+struct RateCounts {
+  int counted = 0, not_yet = 0, correct = 0, correct_n = 0, verified = 0, verified_n = 0;
+
+  // Counts one trajectory; false when it is not counted at this limit yet.
+  bool add(const WithinLimit& w) {
+    if (!w.counted) {
+      ++not_yet;
+      return false;
+    }
+    ++counted;
+    if (w.correct) correct_n += 1, correct += *w.correct;
+    if (w.verified) verified_n += 1, verified += *w.verified;
+    return true;
+  }
+
+  void put(Row& row) const {
+    row["trajectories"] = counted;
+    row["not_yet_counted"] = not_yet;
+    put_rate(row, "correct", wilson(correct, correct_n));
+    put_rate(row, "verified", wilson(verified, verified_n));
+  }
+};
+
 Table metrics_table(const Dataset& data) {
   Table table{.name = "metrics"};
   for (const auto& [key, group] : metric_groups(data)) {
     for (const std::string& limit_text : limits_of(group)) {
-      int counted = 0, not_yet = 0, correct = 0, correct_n = 0, verified = 0, verified_n = 0;
+      RateCounts counts;
       std::vector<double> speedups, kernel_speedups, turns_to_verified;
       std::optional<double> best, kernels_of_best;  // the best trajectory's speedup, and its kernels'
       for (const auto* t : group) {
         const int limit = limit_text == "max" ? t->max_turns : std::stoi(limit_text);
         if (limit > t->max_turns) continue;  // beyond this run's budget: not part of this limit
         const WithinLimit w = within(*t, limit);
-        if (!w.counted) {
-          ++not_yet;
-          continue;
-        }
-        ++counted;
-        if (w.correct) correct_n += 1, correct += *w.correct;
-        if (w.verified) verified_n += 1, verified += *w.verified;
+        if (!counts.add(w)) continue;
         if (w.best_speedup) speedups.push_back(*w.best_speedup);
         if (w.best_kernel_speedup) kernel_speedups.push_back(*w.best_kernel_speedup);
         keep_best_speedup(best, kernels_of_best, w.best_speedup, w.best_kernel_speedup);
@@ -202,10 +221,8 @@ Table metrics_table(const Dataset& data) {
       }
       Row row = {{"model", key.model},   {"knowledge", key.knowledge}, {"arch", key.arch},
                  {"family", key.family}, {"task", key.task},           {"track", key.track},
-                 {"turn_limit", limit_text}, {"max_turns", budgets_text(group)},
-                 {"trajectories", counted},  {"not_yet_counted", not_yet}};
-      put_rate(row, "correct", wilson(correct, correct_n));
-      put_rate(row, "verified", wilson(verified, verified_n));
+                 {"turn_limit", limit_text}, {"max_turns", budgets_text(group)}};
+      counts.put(row);
       put_spread(row, "speedup", spread(speedups));
       put_spread(row, "kernel_speedup", spread(kernel_speedups));
       row["kernel_speedup_of_best"] = optional(kernels_of_best);
@@ -229,23 +246,13 @@ Table turn_curve_table(const Dataset& data) {
     int largest = 0;
     for (const auto* t : group) largest = std::max(largest, t->max_turns);
     for (int limit = 1; limit <= largest; ++limit) {
-      int counted = 0, not_yet = 0, correct = 0, correct_n = 0, verified = 0, verified_n = 0;
-      for (const auto* t : group) {
-        if (limit > t->max_turns) continue;
-        const WithinLimit w = within(*t, limit);
-        if (!w.counted) {
-          ++not_yet;
-          continue;
-        }
-        ++counted;
-        if (w.correct) correct_n += 1, correct += *w.correct;
-        if (w.verified) verified_n += 1, verified += *w.verified;
-      }
-      Row row = {{"model", key.model},   {"knowledge", key.knowledge},  {"arch", key.arch},
-                 {"family", key.family}, {"track", key.track},          {"turn", limit},
-                 {"max_turns", budgets_text(group)}, {"trajectories", counted}, {"not_yet_counted", not_yet}};
-      put_rate(row, "correct", wilson(correct, correct_n));
-      put_rate(row, "verified", wilson(verified, verified_n));
+      RateCounts counts;
+      for (const auto* t : group)
+        if (limit <= t->max_turns) counts.add(within(*t, limit));
+      Row row = {{"model", key.model},   {"knowledge", key.knowledge}, {"arch", key.arch},
+                 {"family", key.family}, {"track", key.track},         {"turn", limit},
+                 {"max_turns", budgets_text(group)}};
+      counts.put(row);
       table.rows.push_back(std::move(row));
     }
   }
