@@ -50,7 +50,7 @@ std::string system_prompt(const Track& track) {
 }
 
 std::string task_statement(const Track& track, const Task& task) {
-  const FamilyInfo* family = find_family(task.family);
+  const Family& family = task.family_spec();
   const ArchInfo* arch = find_arch(task.arch);
   std::string out = fmt::format("Task: {}\n{}\n\n{}\n\n", task.id, task.title, task.description);
   out += fmt::format("Architecture: {} ({}), {}\n", task.arch, arch ? arch->marketing : "?",
@@ -60,10 +60,8 @@ std::string task_statement(const Track& track, const Task& task) {
                                      : "This task is compiled and checked statically only (no GPU of this "
                                        "architecture runs it here): the "
                                        "required instructions must be in the compiled code.\n";
-  if (family) {
-    out += fmt::format("\n{}\n", track.entry_point(*family));
-    out += fmt::format("It computes: {}\n", family->semantics);
-  }
+  out += fmt::format("\n{}\n", track.entry_point(family));
+  out += fmt::format("It computes: {}\n", family.summary);
   out += "\nShapes (every one is checked on fresh random inputs; the first is timed):\n";
   for (const auto& shape : task.all_shapes())
     out += fmt::format("  {:<8} {}\n", shape.label, shape.to_string());
@@ -82,7 +80,7 @@ std::string task_statement(const Track& track, const Task& task) {
   }
   if (!math_family.empty())
     out += fmt::format("Coverage: the {} instructions must account for at least {:.0f}% of the FLOPs ({}).\n",
-                       math_family, task.coverage_threshold * 100, task.flops_formula);
+                       math_family, task.coverage_threshold * 100, family.flops);
   out += fmt::format("Speed is measured against: {}.\n", describe_baseline(task));
   out += fmt::format("\n{}\n", track.file_start());
   return out;

@@ -64,7 +64,7 @@ ReferenceModel::ReferenceModel(const std::filesystem::path& solutions_dir, const
     return it != s.expect.end() && it->second == "passed";
   };
   for (const Task& task : registry.all()) {
-    if (const FamilyInfo* family = find_family(task.family)) entry_points_[task.id] = family->entry_point;
+    entry_points_[task.id] = task.family_spec().entry_point;
     const ShippedSolution* chosen = nullptr;
     bool verified = false;
     for (const auto& s : manifest) {  // the first expected to pass, else the first expected to be correct

@@ -136,7 +136,7 @@ EvalOptions eval_options(const ProjectPaths& paths, const HostSettings& host, co
   EvalOptions options{compile_options(paths, host, task, no_cache), gpu, {}};
   options.tools.runner = host.runner;
   options.tools.scratch = paths.data / "scratch" / std::to_string(getpid());
-  options.tools.attention_baseline_module = paths.root / "baselines" / "attention_cudnn.py";
+  options.tools.project_root = paths.root;
   options.tools.python = host.python;
   options.tools.sandbox_data_bytes = host.sandbox_data_bytes;
   if (stage_time_limit_s > 0) options.tools.set_all_limits(stage_time_limit_s);
@@ -212,11 +212,11 @@ void print_verdict_text(const Verdict& v) {
 }
 
 void print_task_text(const Task& t) {
-  const FamilyInfo* family = find_family(t.family);
+  const Family& family = t.family_spec();
   const ArchInfo* arch = find_arch(t.arch);
   std::cout << fmt::format("{}\n{}\n\n{}\n\n", t.id, t.title, t.description);
   std::cout << fmt::format("family        {} ({})\narchitecture  {} ({}), {}\ndtype         {}\n", t.family,
-                           family->semantics, t.arch, arch->marketing,
+                           family.summary, t.arch, arch->marketing,
                            t.mode == TaskMode::full ? "run, checked and timed on a GPU"
                                                     : "static-only: compiled and checked, not run",
                            t.dtype);
@@ -228,7 +228,7 @@ void print_task_text(const Task& t) {
     std::cout << fmt::format("parameters    {}\n", parameters);
   std::cout << fmt::format(
       "FLOPs         {}\ntolerance     {} for every element (fp32 reference; NaN and Inf never pass)\n",
-      t.flops_formula, describe_tolerances(t));
+      family.flops, describe_tolerances(t));
   std::cout << "must execute\n";
   for (const auto& f : t.required)
     std::cout << fmt::format("  {:<12} PTX {:<36} SASS {}{}\n", f.name,
@@ -237,7 +237,7 @@ void print_task_text(const Task& t) {
   std::cout << fmt::format("coverage      the MMA family must account for >= {:.0f}% of the FLOPs\n",
                            t.coverage_threshold * 100);
   std::cout << fmt::format("baseline      {}\n\nentry point (include/ptxbench/abi.h):\n{}\n\n",
-                           describe_baseline(t), family->signature);
+                           describe_baseline(t), c_declarations(family));
   std::cout << fmt::format(
       "Solutions may include the ABI and the {} kit:\n  #include <ptxbench/abi.h>\n  #include <{}.cuh>   // "
       "kits/{}/ptx: PTX template functions\n",
@@ -245,7 +245,7 @@ void print_task_text(const Task& t) {
   std::cout << fmt::format("\ntracks        {} (ptxbench eval --track)\n", fmt::join(t.tracks, ", "));
   for (const std::string& name : t.tracks)
     if (const Track* track = find_track(name); track && track != &cuda_track())
-      std::cout << fmt::format("\n{} track: {}\n", track->title(), track->entry_point(*family));
+      std::cout << fmt::format("\n{} track: {}\n", track->title(), track->entry_point(family));
 }
 
 }  // namespace

@@ -35,7 +35,7 @@ inline constexpr const char* kEntryPointRule = "entry-point";
 
 // The ABI's entry points the library does not export (rule kEntryPointRule), each with what it exports
 // instead when that looks meant: the same name with C++ linkage, or a near spelling. `exported`: its defined
-// dynamic symbols; `symbols`: the family's (catalog.h's FamilyInfo::symbols).
+// dynamic symbols; `symbols`: the family's (family.h's Family::symbols()).
 std::vector<Violation> check_entry_points(const std::vector<std::string>& exported,
                                           const std::vector<std::string>& symbols);
 // Reads the exports with nm, then check_entry_points.

@@ -13,8 +13,9 @@ namespace proto = protocol;
 namespace {
 
 // What the first mismatches of a wrong output have in common, as a hint at the fault: all of them a fixed
-// multiple of the expected value (a missing or extra factor), or, for a causal attention LSE, all of them
-// larger (keys outside the mask counted). "" when nothing stands out.
+// multiple of the expected value (a missing or extra factor), or all of them larger; the family's hints
+// (src/family) name known causes (a causal attention LSE that counted the keys outside the mask). "" when
+// nothing stands out.
 std::string mismatch_pattern(const json& output, const Task& task) {
   std::vector<std::pair<double, double>> pairs;  // (expected, actual), finite and not near zero
   for (const auto& m : output.value(proto::kFirstMismatches, json::array())) {
@@ -33,30 +34,30 @@ std::string mismatch_pattern(const json& output, const Task& task) {
         return std::abs(r - ratio) <= 0.02 * std::abs(ratio);
       });
   const std::string name = output.value(proto::kName, std::string());
+  const Values values = values_of(task.main_shape.dims, task.parameters);
+  const auto applies = [&](const MismatchHint& hint) {
+    if (!hint.output.empty() && hint.output != name) return false;
+    const auto when = task.parameters.find(hint.when);
+    return hint.when.empty() || (when != task.parameters.end() && when->second);
+  };
   if (proportional) {
     std::string known;
-    const auto near = [&](double value) { return std::abs(ratio - value) <= 0.01 * value; };
-    const auto dim = task.main_shape.dims.find("D");
-    const std::optional<int64_t> d =
-        dim == task.main_shape.dims.end() ? std::nullopt : std::optional<int64_t>(dim->second);
-    if (near(1 / std::log(2.0)))
-      known = " (1/ln 2: a base-2 logarithm where the natural one is asked for?)";
-    else if (near(std::log(2.0)))
-      known = " (ln 2: a natural logarithm where base 2 is asked for?)";
-    else if (d && near(1 / std::sqrt(static_cast<double>(*d))))
-      known = " (1/sqrt(D): the softmax scale applied where it does not belong?)";
-    else if (d && near(std::sqrt(static_cast<double>(*d))))
-      known = " (sqrt(D): the softmax scale missing?)";
+    for (const MismatchHint& hint : task.family_spec().hints) {
+      if (hint.larger || !applies(hint)) continue;
+      const double expected = evaluate_real(hint.ratio, values);
+      if (std::abs(ratio - expected) <= 0.01 * std::abs(expected)) {
+        known = fmt::format(" ({})", hint.text);
+        break;
+      }
+    }
     return fmt::format(" Each of the first {} mismatches of {} is {:.4g}x the expected value{}.",
                        pairs.size(), name, ratio, known);
   }
-  const auto causal = task.parameters.find("causal");
-  if (name == "LSE" && causal != task.parameters.end() && causal->second &&
-      std::all_of(pairs.begin(), pairs.end(), [](const auto& p) { return p.second > p.first; }))
-    return fmt::format(
-        " Each of the first {} mismatches of LSE is larger than expected: keys the causal mask "
-        "hides were counted?",
-        pairs.size());
+  const bool all_larger = std::all_of(pairs.begin(), pairs.end(), [](const auto& p) { return p.second > p.first; });
+  for (const MismatchHint& hint : task.family_spec().hints)
+    if (hint.larger && all_larger && applies(hint))
+      return fmt::format(" Each of the first {} mismatches of {} is larger than expected: {}", pairs.size(), name,
+                         hint.text);
   return "";
 }
 

@@ -48,10 +48,10 @@ struct GpuTools {
   bool wants(const std::string& stage) const {
     return std::find(stages.begin(), stages.end(), stage) != stages.end();
   }
-  // The attention tasks' vendor baseline ("baseline": "vendor-attention"): a module of Python entry points
-  // (baselines/attention_cudnn.py) that the runner runs with `python` in a process of its own and times
-  // alternating with the solution. Empty: those tasks get no speedup.
-  std::filesystem::path attention_baseline_module;
+  // The project's root, under which a baseline module lies (a family descriptor's BaselineSpec::module, the
+  // attention tasks' baselines/attention_cudnn.py): Python entry points that the runner runs with `python` in
+  // a process of its own and times alternating with the solution. Empty: such tasks get no speedup.
+  std::filesystem::path project_root;
   // The sandbox every runner process starts in, resolved once by the front end (resolve_sandbox). Left as
   // default-constructed it is unavailable, and the GPU stages are a harness error instead of running
   // unconfined.

@@ -36,9 +36,12 @@ std::string fresh_key() {
   return mac::to_hex(bytes, sizeof(bytes));
 }
 
-// Whether the task's baseline is a module the runner runs in python (the attention tasks' vendor baseline).
-bool uses_baseline_module(const Task& task, const GpuTools& tools) {
-  return task.baseline == kBaselineVendorAttention && !tools.attention_baseline_module.empty();
+// The module of the task's baseline that the runner runs in python (the attention tasks' vendor baseline), as an
+// absolute path; empty when its baseline is none such, or the project root is unknown.
+fs::path baseline_module(const Task& task, const GpuTools& tools) {
+  const BaselineSpec* baseline = task.family_spec().baseline(task.baseline);
+  if (baseline == nullptr || baseline->module.empty() || tools.project_root.empty()) return {};
+  return fs::absolute(tools.project_root / baseline->module);
 }
 
 }  // namespace
@@ -61,11 +64,11 @@ SandboxSetup sandbox_setup(const CompileResult& compiled, const Task& task, cons
   policy.readable = {library, fs::absolute(tools.runner).parent_path()};
   // The attention tasks' vendor baseline, a module of the project's, wherever the project is (a home folder
   // is hidden).
-  if (uses_baseline_module(task, tools))
-    policy.readable.push_back(fs::absolute(tools.attention_baseline_module));
+  const fs::path module = baseline_module(task, tools);
+  if (!module.empty()) policy.readable.push_back(module);
   // A Triton solution, and that baseline, run in python: its installation (a virtual environment, the python
   // it was made from).
-  if (compiled.runner_track == proto::kTrackTriton || uses_baseline_module(task, tools)) {
+  if (compiled.runner_track == proto::kTrackTriton || !module.empty()) {
     const auto search_path = tools.sandbox.environment.find("PATH");
     if (const std::string python = find_program(
             tools.python, search_path == tools.sandbox.environment.end() ? "" : search_path->second);
@@ -106,7 +109,7 @@ json request_for(const Task& task, const CompileResult& compiled, const std::str
       {proto::kMode, mode},
       {proto::kLibrary, fs::absolute(compiled.library).string()},
       {proto::kFamily, task.family},
-      {proto::kEntryPoint, find_family(task.family)->entry_point},
+      {proto::kEntryPoint, task.family_spec().entry_point},
       {proto::kShapes, shapes},
       {proto::kTolerance, {{proto::kRtol, task.tolerance.rtol}, {proto::kAtol, task.tolerance.atol}}},
       {proto::kTrials, tools.trials},
@@ -119,8 +122,8 @@ json request_for(const Task& task, const CompileResult& compiled, const std::str
   const ArchInfo* arch = find_arch(task.arch);
   if (mode == proto::kModeTime && arch != nullptr)
     request[proto::kDenseFlopsPerSmPerClock] = arch->dense_bf16_flops_per_sm_per_clock;
-  if (mode == proto::kModeTime && uses_baseline_module(task, tools)) {
-    request[proto::kBaselineModule] = fs::absolute(tools.attention_baseline_module).string();
+  if (const fs::path module = baseline_module(task, tools); mode == proto::kModeTime && !module.empty()) {
+    request[proto::kBaselineModule] = module.string();
     request[proto::kPython] = tools.python;
   }
   if (compiled.runner_track != proto::kTrackCuda) {

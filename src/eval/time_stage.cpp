@@ -40,7 +40,7 @@ StageResult time_stage_from(const json& result, const Task& task) {
     stage.message += fmt::format(" against {} {:.1f} us ({:.0f} TFLOP/s): {:.3f}x",
                                  baseline.value(proto::kName, std::string("baseline")), median_us(baseline),
                                  baseline.value(proto::kTflops, 0.0), speedup.get<double>());
-  else if (task.baseline == kBaselineNone)
+  else if (task.baseline == kNoBaseline)
     stage.message += "; this task has no baseline (\"baseline\": \"none\"), so no speedup";
   else
     stage.message += "; this task family has no baseline yet, so no speedup";

@@ -1,9 +1,8 @@
-// A task family: everything the runner needs to know about one kind of kernel (GEMM now, attention later).
-// The modes in session.cpp drive any family through this interface; a new family is one class implementing
-// it, made by make_family().
+// A task family in the runner: its descriptor's tensors as buffers (src/family), and its reference.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -13,7 +12,9 @@
 #include <cuda_runtime.h>
 #include <nlohmann/json.hpp>
 
+#include "family/family.h"
 #include "runner/kernels.h"
+#include "runner/references.h"
 #include "runner/solution_process.h"
 
 namespace ptxbench::runner {
@@ -30,10 +31,7 @@ struct ShapeSpec {
   Json dims_json() const;         // {"M": 8192, "N": 4096, "K": 4096}
 };
 
-struct Tolerance {
-  double rtol = 0;
-  double atol = 0;
-};
+using Tolerance = ptxbench::Tolerance;
 
 // One output compared with its reference, viewed as rows x cols (row-major).
 struct OutputCheck {
@@ -44,57 +42,85 @@ struct OutputCheck {
   bool passed() const { return comparison.mismatches == 0; }
 };
 
+// A task family as the runner drives it: the buffers of its descriptor's tensors (src/family), which it
+// allocates, fills, passes to the solution, checks and compares, and its Reference (references.h) for what
+// only code can say. The modes in session.cpp drive every family through this one class.
 class TaskFamily {
  public:
-  virtual ~TaskFamily() = default;
+  TaskFamily(const Family& spec, std::unique_ptr<Reference> reference,
+             const std::map<std::string, bool>& parameters, std::map<std::string, Tolerance> tolerances);
 
-  // The solution process the family asks for what only the solution knows (the backward's workspace size).
+  // The solution process the family asks for what only the solution knows (a workspace's size).
   void bind(SolutionProcess& solution) { solution_ = &solution; }
 
   // Allocates, for one shape, the inputs, pristine copies of them for the reference, the outputs, a snapshot
-  // of the outputs and the reference outputs; frees the previous shape's. Throws std::invalid_argument for a
-  // shape the family cannot take (a missing or non-positive dimension).
-  virtual void allocate(const ShapeSpec& shape) = 0;
+  // of the outputs and the reference outputs, and the workspace the solution asks for (a SolutionFault above
+  // the family's limit); frees the previous shape's. Throws std::invalid_argument for a shape the family
+  // cannot take (a missing or non-positive dimension, a broken shape rule).
+  void allocate(const ShapeSpec& shape);
 
-  // Writes fresh random inputs derived from `key`, and the same values into the pristine copies.
-  virtual void fill_inputs(uint64_t key, cudaStream_t stream) = 0;
+  // Writes fresh random inputs derived from `key`, the same values into the pristine copies, and then the
+  // inputs the reference computes from them.
+  void fill_inputs(uint64_t key, cudaStream_t stream);
 
-  // Fills the outputs with NaN so that an element the solution does not write fails.
-  virtual void poison_outputs(cudaStream_t stream) = 0;
+  // Fills the outputs and the workspace with 0xFF bytes (NaN in bf16 and fp32), so that an element the
+  // solution does not write fails, and a workspace is not zeroed.
+  void poison_outputs(cudaStream_t stream);
 
   // The entry point's arguments for the current buffers: the solution process calls it with them.
-  virtual SolutionCall solution_call() const = 0;
+  SolutionCall solution_call() const;
   // The buffers the solution reads and writes (allocated with DeviceBuffer::shared), by name: moved before
   // each checked or timed call, their guards filled and checked around it.
-  virtual std::vector<std::pair<std::string, DeviceBuffer*>> shared_buffers() = 0;
+  std::vector<std::pair<std::string, DeviceBuffer*>> shared_buffers();
 
   // Copies the outputs aside: what the solution had written when the runner took it to be done.
-  virtual void snapshot_outputs(cudaStream_t stream) = 0;
+  void snapshot_outputs(cudaStream_t stream);
 
   // Elements of the outputs that differ from the snapshot (something wrote after it). Synchronises `stream`.
-  virtual uint64_t outputs_changed_since_snapshot(cudaStream_t stream) = 0;
+  uint64_t outputs_changed_since_snapshot(cudaStream_t stream);
 
   // Per input, the elements that differ from the pristine copy. Synchronises `stream`.
-  virtual std::vector<std::pair<std::string, uint64_t>> changed_inputs(cudaStream_t stream) = 0;
+  std::vector<std::pair<std::string, uint64_t>> changed_inputs(cudaStream_t stream);
 
   // Computes the reference outputs from the pristine copies.
-  virtual void compute_reference(cudaStream_t stream) = 0;
+  void compute_reference(cudaStream_t stream);
 
-  // Compares the snapshot of every output with the reference. Synchronises `stream`.
-  virtual std::vector<OutputCheck> compare(const Tolerance& tolerance, cudaStream_t stream) = 0;
+  // Compares the snapshot of every output with the reference, each with its tolerance (the request's per-
+  // output one, else `tolerance`). Synchronises `stream`.
+  std::vector<OutputCheck> compare(const Tolerance& tolerance, cudaStream_t stream);
 
-  // Floating-point operations of one call on the current shape.
-  virtual double flops() const = 0;
-  // Bytes of the inputs one call on the current shape must read at least once: after the cold-L2 flush they
-  // come from DRAM (the time stage's physics floor). Outputs do not count: writes may still sit in the L2
-  // when the call's stop event fires.
-  virtual double input_bytes() const = 0;
+  // Floating-point operations of one call on the current shape (the descriptor's formula).
+  double flops() const;
+  // Bytes one call on the current shape must read at least once: after the cold-L2 flush they come from DRAM
+  // (the time stage's physics floor). The descriptor's formula, else the inputs' sizes. Outputs do not count:
+  // writes may still sit in the L2 when the call's stop event fires.
+  double input_bytes() const;
 
-  // Runs the baseline (a vendor library) on the pristine copies into an output of its own.
-  virtual void call_baseline(cudaStream_t stream) = 0;
-  virtual Json describe_baseline() const = 0;  // {"name": "cublaslt", ...}
+  // The baseline timed in this process (Reference::call_baseline), on the pristine inputs; its description,
+  // null when the family has none here.
+  void call_baseline(cudaStream_t stream);
+  Json describe_baseline() const;
 
- protected:
+  const Family& spec() const { return spec_; }
+
+ private:
+  // One tensor of the descriptor: what the solution sees (`data`), and as its role needs, the pristine copy
+  // (an input), the snapshot and the fp32 reference (an output).
+  struct Buffers {
+    const TensorSpec* spec;
+    std::vector<int64_t> extents;
+    DeviceBuffer data, pristine, snapshot, reference;
+  };
+  Buffers& buffers(const std::string& name);
+  ReferenceTensors reference_tensors();
+
+  const Family& spec_;
+  std::unique_ptr<Reference> reference_;
+  std::map<std::string, bool> parameters_;
+  std::map<std::string, Tolerance> tolerances_;
+  std::string label_;
+  Values values_;                 // the current shape's dimensions and the parameters
+  std::vector<Buffers> tensors_;  // in the descriptor's order
   SolutionProcess* solution_ = nullptr;
 };
 

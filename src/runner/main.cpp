@@ -126,11 +126,11 @@ void set_error(Json& result, const char* status, const std::string& message) {
   result[p::kMessage] = message;
 }
 
-// The solution process's name for the request's entry point.
-std::optional<ptxbench::runner::solution::Entry> entry_of(const std::string& entry_point) {
-  for (const auto& known : ptxbench::runner::solution::kEntryNames)
-    if (known.name == entry_point) return known.entry;
-  return std::nullopt;
+// What the solution process loads for a family: its entry point, workspace function and argument kinds.
+ptxbench::runner::EntrySpec entry_of(const ptxbench::Family& family) {
+  return {.entry = family.entry_point,
+          .workspace = family.workspace ? family.workspace->symbol : "",
+          .codes = ptxbench::argument_codes(family)};
 }
 
 std::string own_path() {
@@ -190,7 +190,7 @@ void keep_compiled_kernels(const std::string& cache, const std::string& to, Json
 // failure is the harness's (a runtime_error, which run() reports as a harness_error), never the solution's.
 ptxbench::runner::SolutionProcess* open_baseline(ptxbench::runner::SolutionProcess& baseline,
                                                  const ptxbench::runner::Request& request,
-                                                 ptxbench::runner::solution::Entry entry) {
+                                                 const ptxbench::runner::EntrySpec& entry) {
   try {
     baseline.open(request.device);
     (void)baseline.load(request.baseline_module, entry);
@@ -207,17 +207,17 @@ void run(const std::string& text, Json& result) {
   std::unique_ptr<TaskFamily> family;
   std::unique_ptr<SolutionProcess> solution, baseline;
   Request request;
-  std::optional<solution::Entry> entry;
+  EntrySpec entry;
   std::string triton_cache, baseline_cache;
   try {
     request = parse_request(text);
     result[p::kMode] = request.mode_name;
     family = make_family(request);
-    entry = entry_of(request.entry_point);
-    if (!family || !entry) {
+    if (!family) {
       throw RequestError("request: no task family \"" + request.family + "\" with entry point \"" +
                          request.entry_point + "\"");
     }
+    entry = entry_of(family->spec());
     // Forked before this process creates its CUDA context (a forked child cannot use its parent's).
     solution = std::make_unique<SolutionProcess>(worker_command(request, triton_cache));
     if (request.mode == Mode::time && !request.baseline_module.empty())
@@ -236,12 +236,12 @@ void run(const std::string& text, Json& result) {
   Session session{request, *family, *solution, result, {}};
   try {
     solution->open(request.device);
-    if (baseline) session.baseline = open_baseline(*baseline, request, *entry);
+    if (baseline) session.baseline = open_baseline(*baseline, request, entry);
     if (request.mode == Mode::time) {
       session.calibration = calibrate(*solution, request.device);
       session.read_bandwidth_bytes_per_s = measure_read_bandwidth();
     }
-    const Confinement confined = solution->load(request.library, *entry);
+    const Confinement confined = solution->load(request.library, entry);
     result[p::kSolutionProcess] = {{p::kWritesConfined, confined.writes_confined},
                                    {p::kThreadsWhenConfined, confined.threads}};
     family->bind(*solution);

@@ -72,14 +72,13 @@
 //                                               // alternating with the solution; a family without a
 //                                               // baseline in the runner (attention) has none without it
 // }
-// Families (family / entry_point / dimensions / outputs):
-//   gemm               / ptxbench_gemm_bf16              / M N K              / C
-//   attention-forward  / ptxbench_attention_forward_bf16 / B Hq Hkv Sq Sk D   / O, LSE
-//   attention-backward / ptxbench_attention_backward_bf16 (and ..._workspace_bytes, looked up in the same
-//                        library) / B Hq Hkv Sq Sk D / dQ, dK, dV
-//   The attention families call the solution with scale = 1/sqrt(D) and causal from "parameters". Their
-//   backward inputs O and LSE are the runner's reference forward of the trial's Q, K, V (O rounded to bf16).
-//   Their baseline is the request's baseline_module (the vendor attention), checked once against the
+// Families: a request's "family" and "entry_point" are one of src/family's descriptors, which say everything
+//   else: the dimensions a shape gives, the parameters, the tensors (inputs, outputs compared with the
+//   tolerances, a workspace the solution sizes), the scalars (the attention families' scale = 1/sqrt(D) and
+//   causal), the argument order, the FLOPs and bytes. What a descriptor cannot say is the family's Reference
+//   (references.h): the fp32 reference, the inputs it computes (the backward's O and LSE: the reference forward
+//   of the trial's Q, K, V, O rounded to bf16) and a baseline timed in this process (GEMM's cuBLASLt).
+//   The attention families' baseline is the request's baseline_module (the vendor attention), checked once against the
 //   reference before the timed calls (a wrong one is a harness_error) and timed by its own process's clocks,
 //   its event times the op alone; without one, "baseline", "speedup" and "speedup_wall" are null in "time"
 //   mode. The hidden-work test compares the solution's wall - event gap with the calibrated one alone.

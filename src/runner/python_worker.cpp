@@ -16,8 +16,9 @@ class PythonBinding final : public SolutionBinding {
  public:
   explicit PythonBinding(const ptxbench_python_callbacks& callbacks) : callbacks_(callbacks) {}
 
-  std::optional<std::string> load(const std::string& path, solution::Entry entry) override {
-    return failure(callbacks_.load(path.c_str(), static_cast<uint32_t>(entry), message_, sizeof(message_)));
+  std::optional<std::string> load(const std::string& path, const EntrySpec& entry) override {
+    return failure(callbacks_.load(path.c_str(), entry.entry.c_str(), entry.workspace.c_str(),
+                                   entry.codes.c_str(), message_, sizeof(message_)));
   }
 
   // The judge's clock around a request includes this, and its calibration does not: the timed calls, which
@@ -27,9 +28,9 @@ class PythonBinding final : public SolutionBinding {
     prepared_.reset();
     uint64_t addresses[solution::kMaxPointers] = {};
     for (uint32_t k = 0; k < a.pointer_count; ++k) addresses[k] = reinterpret_cast<uintptr_t>(a.pointers[k]);
-    auto error =
-        failure(callbacks_.prepare(addresses, a.bytes, a.pointer_count, a.ints, a.int_count, a.scale,
-                                   reinterpret_cast<uintptr_t>(a.stream), message_, sizeof(message_)));
+    auto error = failure(callbacks_.prepare(addresses, a.bytes, a.dtypes, a.ranks, &a.extents[0][0],
+                                            a.pointer_count, a.ints, a.int_count, a.floats, a.float_count,
+                                            reinterpret_cast<uintptr_t>(a.stream), message_, sizeof(message_)));
     if (!error) prepared_ = a;
     return error;
   }

@@ -13,16 +13,21 @@
 extern "C" {
 
 struct ptxbench_python_callbacks {
-  // Imports the solution file `path` and finds the entry points of `entry` (solution::Entry).
-  int (*load)(const char* path, uint32_t entry, char* message, size_t capacity);
+  // Imports the solution file `path` and finds its functions `entry` and `workspace` ("" for none), the
+  // entry point's arguments being of the kinds `codes` lists (solution_protocol.h's LoadRequest).
+  int (*load)(const char* path, const char* entry, const char* workspace, const char* codes, char* message,
+              size_t capacity);
   // Makes the tensors for the next call from the runner's buffers as mapped here (device addresses and sizes
-  // in bytes, 0 for a null pointer), the ints and the scale, and makes `stream` (a cudaStream_t) current.
-  int (*prepare)(const uint64_t* pointers, const uint64_t* bytes, uint32_t pointer_count, const int64_t* ints,
-                 uint32_t int_count, float scale, uint64_t stream, char* message, size_t capacity);
+  // in bytes, 0 for a null pointer), each with its element type (family.h's DType), rank and extents
+  // (`extents` holds solution::kMaxRank per pointer), and makes `stream` (a cudaStream_t) current; the ints
+  // and floats are the other arguments, in order.
+  int (*prepare)(const uint64_t* pointers, const uint64_t* bytes, const uint8_t* dtypes, const uint8_t* ranks,
+                 const int64_t* extents, uint32_t pointer_count, const int64_t* ints, uint32_t int_count,
+                 const float* floats, uint32_t float_count, uint64_t stream, char* message, size_t capacity);
   // Calls the entry point with the prepared arguments. 0: it returned, and *returned is its value (None is
   // 0); 1: it raised, and `message` says what; any other value: the script itself failed.
   int (*call)(int64_t* returned, char* message, size_t capacity);
-  // The backward's workspace size for the 7 ints.
+  // The workspace function's answer for these ints.
   int (*workspace_bytes)(const int64_t* ints, uint32_t count, uint64_t* bytes, char* message,
                          size_t capacity);
 };

@@ -15,19 +15,31 @@
 
 namespace ptxbench::runner {
 
-// One call's arguments, in the entry point's order (solution_protocol.h): the pointers (the runner's buffers
-// as mapped here, nullptr for a null pointer) with their sizes in bytes, the ints and the scale, and the
-// stream the call runs on.
+// One call's arguments, by kind, each kind in the entry point's order (solution_protocol.h): the pointers
+// (the runner's buffers as mapped here, nullptr for a null pointer) with their sizes in bytes, element types
+// and extents, the ints and the floats, and the stream the call runs on.
 struct CallArguments {
   void* pointers[solution::kMaxPointers] = {};
   uint64_t bytes[solution::kMaxPointers] = {};
+  uint8_t dtypes[solution::kMaxPointers] = {};
+  uint8_t ranks[solution::kMaxPointers] = {};
+  int64_t extents[solution::kMaxPointers][solution::kMaxRank] = {};
   uint32_t pointer_count = 0;
   int64_t ints[solution::kMaxInts] = {};
   uint32_t int_count = 0;
-  float scale = 0;
+  float floats[solution::kMaxFloats] = {};
+  uint32_t float_count = 0;
   cudaStream_t stream = nullptr;
 
   bool operator==(const CallArguments&) const = default;
+};
+
+// What to load: the symbols of the family's entry point and workspace function ("" for none) and the kinds of
+// the entry point's arguments (solution_protocol.h's LoadRequest).
+struct EntrySpec {
+  std::string entry;
+  std::string workspace;
+  std::string codes;
 };
 
 // What a call of the solution's code came to: its return value, or the exception it raised (Python).
@@ -52,15 +64,14 @@ class SolutionBinding {
  public:
   virtual ~SolutionBinding() = default;
 
-  // Loads the solution (its own code runs now) and finds the entry point(s) of `entry`; why not, in words.
-  virtual std::optional<std::string> load(const std::string& path, solution::Entry entry) = 0;
+  // Loads the solution (its own code runs now) and finds the functions `entry` names; why not, in words.
+  virtual std::optional<std::string> load(const std::string& path, const EntrySpec& entry) = 0;
   // Readies a call before the clocks start (the Python binding makes its tensors here); a failure is the
   // harness's, in words.
   virtual std::optional<std::string> prepare(const CallArguments&) { return std::nullopt; }
   // Calls the entry point with the arguments last prepared.
   virtual Returned invoke(const CallArguments& arguments) = 0;
-  // The backward's workspace size for the 7 ints (B, Hq, Hkv, Sq, Sk, D, causal); the error when the
-  // function failed.
+  // The workspace function's answer for these ints; the error when the function failed.
   struct Size {
     uint64_t bytes = 0;
     std::optional<std::string> error;

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -192,11 +193,16 @@ CallOutcome SolutionProcess::calibrate(double call_us) {
   return outcome;
 }
 
-Confinement SolutionProcess::load(const std::string& library, s::Entry entry) {
+Confinement SolutionProcess::load(const std::string& library, const EntrySpec& entry) {
   s::LoadRequest request;
-  request.entry = entry;
-  if (library.size() >= sizeof(request.library)) throw std::runtime_error("library path too long");
-  std::memcpy(request.library, library.data(), library.size());
+  const auto put = [](char* field, size_t capacity, const std::string& text, const char* what) {
+    if (text.size() >= capacity) throw std::runtime_error(std::string(what) + " too long: " + text);
+    std::memcpy(field, text.data(), text.size());
+  };
+  put(request.library, sizeof(request.library), library, "library path");
+  put(request.entry, sizeof(request.entry), entry.entry, "entry point");
+  put(request.workspace_entry, sizeof(request.workspace_entry), entry.workspace, "workspace function");
+  put(request.codes, sizeof(request.codes), entry.codes, "argument kinds");
   const s::Reply reply = exchange(request);
   if (reply.failed != s::Phase::none) {
     std::optional<cudaError_t> error;
@@ -225,20 +231,27 @@ CallOutcome SolutionProcess::call(const SolutionCall& call, uint32_t flags) {
   s::CallRequest request;
   request.op = s::Op::call;
   request.flags = flags;
-  if (call.pointers.size() > s::kMaxPointers || call.ints.size() > s::kMaxInts ||
-      call.snapshots.size() > s::kMaxSnapshots)
+  if (call.tensors.size() > s::kMaxPointers || call.ints.size() > s::kMaxInts ||
+      call.floats.size() > s::kMaxFloats || call.snapshots.size() > s::kMaxSnapshots)
     throw std::logic_error("SolutionCall: too many arguments");
-  request.pointer_count = static_cast<uint32_t>(call.pointers.size());
-  for (size_t k = 0; k < call.pointers.size(); ++k) {
-    const DeviceBuffer* buffer = call.pointers[k];
+  request.pointer_count = static_cast<uint32_t>(call.tensors.size());
+  for (size_t k = 0; k < call.tensors.size(); ++k) {
+    const CallTensor& tensor = call.tensors[k];
+    if (tensor.extents.size() > s::kMaxRank)
+      throw std::logic_error("SolutionCall: a tensor of too many dims");
+    request.dtypes[k] = tensor.dtype;
+    request.ranks[k] = static_cast<uint8_t>(tensor.extents.size());
+    std::copy(tensor.extents.begin(), tensor.extents.end(), request.extents[k]);
+    const DeviceBuffer* buffer = tensor.buffer;
     if (buffer == nullptr || buffer->get() == nullptr) continue;  // zero handle: a null pointer
     request.handles[k] = buffer->ipc_handle();
     request.bytes[k] = buffer->bytes();
     request.offsets[k] = buffer->offset();
   }
   request.int_count = static_cast<uint32_t>(call.ints.size());
-  for (size_t i = 0; i < call.ints.size(); ++i) request.ints[i] = call.ints[i];
-  request.scale = call.scale;
+  std::copy(call.ints.begin(), call.ints.end(), request.ints);
+  request.float_count = static_cast<uint32_t>(call.floats.size());
+  std::copy(call.floats.begin(), call.floats.end(), request.floats);
   request.snapshot_count = static_cast<uint32_t>(call.snapshots.size());
   for (size_t k = 0; k < call.snapshots.size(); ++k) {
     request.snapshot_of[k] = call.snapshots[k].first;

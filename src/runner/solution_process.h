@@ -18,12 +18,11 @@
 
 #include "runner/device_buffer.h"
 #include "runner/landlock.h"
+#include "runner/solution_binding.h"
 #include "runner/solution_protocol.h"
 
 namespace ptxbench::runner {
 
-// One call of the entry point as a family describes it: the buffers passed as pointer arguments, in the
-// entry point's order (nullptr for a null pointer), then its int arguments and the softmax scale.
 // The solution failed at run time: it returned non-zero, or a CUDA error showed up around its call, or its
 // process ended or broke the protocol. The result's status is runtime_error; `details()` (session.cpp) is its
 // "runtime_error" object. A fault that is a rule broken rather than a failure (state kept between calls,
@@ -49,11 +48,19 @@ struct SolutionFault : std::runtime_error {
   bool rule;
 };
 
+// One call of the entry point as its family describes it (src/family): its tensors, each a buffer (nullptr for
+// a null pointer) with its element type and extents, then its int and its float arguments, each kind in the
+// entry point's order.
+struct CallTensor {
+  const DeviceBuffer* buffer = nullptr;
+  uint8_t dtype = 0;  // family.h's DType
+  std::vector<int64_t> extents;
+};
 struct SolutionCall {
-  std::vector<const DeviceBuffer*> pointers;
+  std::vector<CallTensor> tensors;
   std::vector<int64_t> ints;
-  float scale = 0;
-  // Each output's snapshot buffer, by the output's index in `pointers` (solution_protocol.h, kSnapshotPoint).
+  std::vector<float> floats;
+  // Each output's snapshot buffer, by the output's index in `tensors` (solution_protocol.h, kSnapshotPoint).
   std::vector<std::pair<uint32_t, const DeviceBuffer*>> snapshots;
 };
 
@@ -98,8 +105,8 @@ class SolutionProcess {
   CallOutcome calibrate(double call_us);
   // Loads the library in the worker. Throws SolutionFault when that fails; returns how the worker confined
   // its file-system writes.
-  Confinement load(const std::string& library, solution::Entry entry);
-  // The backward's workspace size for these ints (B, Hq, Hkv, Sq, Sk, D, causal). Throws SolutionFault.
+  Confinement load(const std::string& library, const EntrySpec& entry);
+  // The workspace function's answer for these ints (its family's WorkspaceSpec). Throws SolutionFault.
   uint64_t workspace_bytes(const std::vector<int64_t>& ints);
   // One call. Throws SolutionFault when the worker is gone or answers out of protocol; a failed call is a
   // reply with `failed` set.

@@ -14,25 +14,10 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <string_view>
 
 #include <cuda_runtime.h>
 
 namespace ptxbench::runner::solution {
-
-// The ABI entry points (include/ptxbench/abi.h) the worker knows how to call.
-enum class Entry : uint32_t { gemm = 1, attention_forward = 2, attention_backward = 3 };
-
-struct EntryName {
-  Entry entry;
-  std::string_view name;
-};
-inline constexpr EntryName kEntryNames[] = {
-    {Entry::gemm, "ptxbench_gemm_bf16"},
-    {Entry::attention_forward, "ptxbench_attention_forward_bf16"},
-    {Entry::attention_backward, "ptxbench_attention_backward_bf16"},
-};
-inline constexpr std::string_view kWorkspaceEntryPoint = "ptxbench_attention_backward_workspace_bytes";
 
 // The order of requests: open, then any number of calibrate, then load, then workspace_bytes and call, then
 // launches: what the recorders saw of one call (ints[0]: its call_index), asked for once the calls are over
@@ -57,24 +42,34 @@ struct OpenRequest {
   uint64_t nonce = 0;
 };
 
-// Judge -> worker: load the library (its static constructors run now) and find the entry point(s).
-struct LoadRequest {
-  Op op = Op::load;
-  Entry entry = Entry::gemm;
-  uint64_t nonce = 0;
-  char library[4096] = {};
-};
-
 inline constexpr int kMaxPointers = 12;
 inline constexpr int kMaxInts = 8;
+inline constexpr int kMaxFloats = 4;
+inline constexpr int kMaxRank = 5;
 inline constexpr int kMaxSnapshots = 4;
+inline constexpr int kMaxSymbol = 128;
+
+// Judge -> worker: load the library (its static constructors run now) and find the entry point and the
+// workspace function (empty: none) of the task's family (src/family), whose arguments are, in order, the
+// kinds `codes` lists (family.h's argument_codes: 't' a tensor, 'i' an int, 'f' a float; the stream follows).
+// Every string NUL-terminated.
+struct LoadRequest {
+  Op op = Op::load;
+  uint32_t reserved = 0;
+  uint64_t nonce = 0;
+  char entry[kMaxSymbol] = {};
+  char workspace_entry[kMaxSymbol] = {};
+  char codes[kMaxPointers + kMaxInts + kMaxFloats + 1] = {};
+  char library[4096] = {};
+};
 
 // Judge -> worker: call the entry point (or, for workspace_bytes, the backward's size function, which takes
 // the ints alone; for calibrate, before the library is loaded, a kernel of the worker's own that runs for
 // `calibration_us` in place of the entry point, timed as a kTimed call is: what the runner measures then is
 // the honest overhead of a request for a call of that length, which later claims are held to). Each pointer
 // argument is a buffer of the judge's, shared by IPC handle (a zero handle and size for a null pointer): the
-// argument is the mapped allocation plus `offsets[k]`, where the judge put the buffer for this call.
+// argument is the mapped allocation plus `offsets[k]`, where the judge put the buffer for this call. Its
+// element type (family.h's DType) and extents are what the Python host makes its tensor with.
 struct CallRequest {
   Op op = Op::call;
   uint32_t flags = 0;
@@ -84,8 +79,12 @@ struct CallRequest {
   cudaIpcMemHandle_t handles[kMaxPointers] = {};
   uint64_t bytes[kMaxPointers] = {};
   uint64_t offsets[kMaxPointers] = {};
+  uint8_t dtypes[kMaxPointers] = {};
+  uint8_t ranks[kMaxPointers] = {};
+  int64_t extents[kMaxPointers][kMaxRank] = {};
   int64_t ints[kMaxInts] = {};
-  float scale = 0;
+  uint32_t float_count = 0;
+  float floats[kMaxFloats] = {};
   double calibration_us = 0;
   uint32_t snapshot_count = 0;
   uint32_t snapshot_of[kMaxSnapshots] = {};  // the pointer argument (an output) each snapshot copies

@@ -30,6 +30,8 @@
 #include "runner/solution_binding.h"
 #include "runner/solution_protocol.h"
 #include "runner/tensor_counter.h"
+// After abi.h and solution_binding.h: the calls generated from the family descriptors.
+#include "family/solution_calls.inc"
 
 namespace ptxbench::runner {
 namespace {
@@ -40,63 +42,47 @@ void set_message(s::Reply& reply, const std::string& text) {
   std::snprintf(reply.message, sizeof(reply.message), "%s", text.c_str());
 }
 
-// The CUDA track: the solution is a shared library with C entry points (include/ptxbench/abi.h).
+// The CUDA track: the solution is a shared library with C entry points (include/ptxbench/abi.h), called
+// through the casts generated from the family descriptors (family/codegen.cpp).
 class LibraryBinding final : public SolutionBinding {
  public:
-  std::optional<std::string> load(const std::string& library, s::Entry entry) override {
-    entry_kind_ = entry;
+  std::optional<std::string> load(const std::string& library, const EntrySpec& spec) override {
+    for (const generated::EntryCaller& caller : generated::kEntryCallers)
+      if (spec.entry == caller.symbol) caller_ = &caller;
+    if (caller_ == nullptr || spec.codes != caller_->codes)
+      return "the worker cannot call " + spec.entry + " (" + spec.codes +
+             "): not an entry point it was built for";
+    if (!spec.workspace.empty()) {
+      for (const generated::SizeCaller& caller : generated::kSizeCallers)
+        if (spec.workspace == caller.symbol) size_caller_ = &caller;
+      if (size_caller_ == nullptr) return "the worker cannot call " + spec.workspace;
+    }
     void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) return load_failure(dlerror(), library);
-    std::string_view name;
-    for (const s::EntryName& known : s::kEntryNames)
-      if (known.entry == entry) name = known.name;
-    entry_ = dlsym(handle, std::string(name).c_str());
+    entry_ = dlsym(handle, spec.entry.c_str());
     if (entry_ == nullptr)
-      return "the solution library does not define " + std::string(name) + " with C linkage (extern \"C\")";
-    if (entry == s::Entry::attention_backward) {
-      workspace_entry_ = dlsym(handle, std::string(s::kWorkspaceEntryPoint).c_str());
+      return "the solution library does not define " + spec.entry + " with C linkage (extern \"C\")";
+    if (size_caller_ != nullptr) {
+      workspace_entry_ = dlsym(handle, spec.workspace.c_str());
       if (workspace_entry_ == nullptr)
-        return "the solution library does not define " + std::string(s::kWorkspaceEntryPoint) +
-               " with C linkage (extern \"C\"); the backward needs it even when it returns 0";
+        return "the solution library does not define " + spec.workspace +
+               " with C linkage (extern \"C\"); its family needs it even when it returns 0";
     }
     // Never dlclose'd: the solution's code may still be referenced by the CUDA runtime.
     return std::nullopt;
   }
 
-  Size workspace_bytes(const int64_t* i, uint32_t count) override {
-    if (workspace_entry_ == nullptr || count != 7) return {.error = "no workspace size function to call"};
-    return {
-        .bytes = reinterpret_cast<decltype(&ptxbench_attention_backward_workspace_bytes)>(workspace_entry_)(
-            static_cast<int>(i[0]), static_cast<int>(i[1]), static_cast<int>(i[2]), static_cast<int>(i[3]),
-            static_cast<int>(i[4]), static_cast<int>(i[5]), static_cast<int>(i[6]))};
+  Size workspace_bytes(const int64_t* ints, uint32_t count) override {
+    if (workspace_entry_ == nullptr || count != size_caller_->int_count)
+      return {.error = "no workspace size function to call with " + std::to_string(count) + " ints"};
+    return {.bytes = size_caller_->call(workspace_entry_, ints)};
   }
 
-  Returned invoke(const CallArguments& a) override {
-    using bf16 = __nv_bfloat16;
-    void* const* p = a.pointers;
-    const auto n = [&a](int k) { return static_cast<int>(a.ints[k]); };
-    switch (entry_kind_) {
-      case s::Entry::gemm:
-        return {reinterpret_cast<decltype(&ptxbench_gemm_bf16)>(entry_)(
-            static_cast<const bf16*>(p[0]), static_cast<const bf16*>(p[1]), static_cast<bf16*>(p[2]), n(0),
-            n(1), n(2), a.stream)};
-      case s::Entry::attention_forward:
-        return {reinterpret_cast<decltype(&ptxbench_attention_forward_bf16)>(entry_)(
-            static_cast<const bf16*>(p[0]), static_cast<const bf16*>(p[1]), static_cast<const bf16*>(p[2]),
-            static_cast<bf16*>(p[3]), static_cast<float*>(p[4]), n(0), n(1), n(2), n(3), n(4), n(5), a.scale,
-            n(6), a.stream)};
-      case s::Entry::attention_backward:
-        return {reinterpret_cast<decltype(&ptxbench_attention_backward_bf16)>(entry_)(
-            static_cast<const bf16*>(p[0]), static_cast<const bf16*>(p[1]), static_cast<const bf16*>(p[2]),
-            static_cast<const bf16*>(p[3]), static_cast<const float*>(p[4]), static_cast<const bf16*>(p[5]),
-            static_cast<bf16*>(p[6]), static_cast<bf16*>(p[7]), static_cast<bf16*>(p[8]), p[9], n(0), n(1),
-            n(2), n(3), n(4), n(5), a.scale, n(6), a.stream)};
-    }
-    return {-1};
-  }
+  Returned invoke(const CallArguments& arguments) override { return {caller_->call(entry_, arguments)}; }
 
  private:
-  s::Entry entry_kind_ = s::Entry::gemm;
+  const generated::EntryCaller* caller_ = nullptr;
+  const generated::SizeCaller* size_caller_ = nullptr;
   void* entry_ = nullptr;
   void* workspace_entry_ = nullptr;
 };
@@ -209,8 +195,14 @@ class Worker {
   void load(const s::LoadRequest& request, s::Reply& reply) {
     reply.writes_confined = confinement_.writes_confined ? 1 : 0;
     reply.threads_when_confined = confinement_.threads;
-    const std::string path(request.library, strnlen(request.library, sizeof(request.library)));
-    if (const auto error = binding_.load(path, request.entry))
+    const auto text = [](const char* field, size_t capacity) {
+      return std::string(field, strnlen(field, capacity));
+    };
+    const std::string path = text(request.library, sizeof(request.library));
+    const EntrySpec entry{.entry = text(request.entry, sizeof(request.entry)),
+                          .workspace = text(request.workspace_entry, sizeof(request.workspace_entry)),
+                          .codes = text(request.codes, sizeof(request.codes))};
+    if (const auto error = binding_.load(path, entry))
       return fail(reply, s::Phase::load, cudaSuccess, *error);
     check_device_state(reply, "loading the library (its static constructors)");
   }
@@ -261,7 +253,7 @@ class Worker {
 
   void call(const s::CallRequest& request, s::Reply& reply) {
     if (request.pointer_count > s::kMaxPointers || request.int_count > s::kMaxInts ||
-        request.snapshot_count > s::kMaxSnapshots)
+        request.float_count > s::kMaxFloats || request.snapshot_count > s::kMaxSnapshots)
       return fail(reply, s::Phase::harness, cudaSuccess, "malformed call request");
     for (uint32_t k = 0; k < request.snapshot_count; ++k)
       if (request.snapshot_of[k] >= request.pointer_count)
@@ -297,9 +289,15 @@ class Worker {
     }
     arguments.pointer_count = request.pointer_count;
     std::copy_n(request.bytes, request.pointer_count, arguments.bytes);
+    std::copy_n(request.dtypes, request.pointer_count, arguments.dtypes);
+    for (uint32_t k = 0; k < request.pointer_count; ++k) {
+      arguments.ranks[k] = std::min<uint8_t>(request.ranks[k], s::kMaxRank);
+      std::copy_n(request.extents[k], arguments.ranks[k], arguments.extents[k]);
+    }
     arguments.int_count = request.int_count;
     std::copy_n(request.ints, request.int_count, arguments.ints);
-    arguments.scale = request.scale;
+    arguments.float_count = request.float_count;
+    std::copy_n(request.floats, request.float_count, arguments.floats);
     arguments.stream = stream;
     const bool timed = (request.flags & s::kTimed) != 0, profiled = (request.flags & s::kProfiled) != 0;
     unsigned long long stream_id = 0;

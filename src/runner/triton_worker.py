@@ -35,36 +35,12 @@ UNAVAILABLE = missing_prerequisite()
 if UNAVAILABLE is None:
     import torch  # noqa: E402
 
-# solution::Entry (solution_protocol.h) and the Python entry points.
-GEMM, FORWARD, BACKWARD = 1, 2, 3
-ENTRY_POINTS = {
-    GEMM: "ptxbench_gemm_bf16",
-    FORWARD: "ptxbench_attention_forward_bf16",
-    BACKWARD: "ptxbench_attention_backward_bf16",
-}
-WORKSPACE_ENTRY_POINT = "ptxbench_attention_backward_workspace_bytes"
-
-BF16, F32, BYTES = "<i2", "<f4", "|u1"  # bf16 travels as int16 and is viewed as bfloat16
-ITEM_SIZE = {BF16: 2, F32: 4, BYTES: 1}
-
-
-def tensor_layouts(entry, ints, workspace_bytes):
-    """Each pointer argument's (shape, type) in the ABI's layouts (include/ptxbench/abi.h)."""
-    if entry == GEMM:
-        m, n, k = ints[:3]
-        return [((m, k), BF16), ((n, k), BF16), ((m, n), BF16)]
-    b, hq, hkv, sq, sk, d = ints[:6]
-    q, kv, lse = ((b, sq, hq, d), BF16), ((b, sk, hkv, d), BF16), ((b, hq, sq), F32)
-    if entry == FORWARD:
-        return [q, kv, kv, q, lse]
-    return [q, kv, kv, q, lse, q, q, kv, kv, ((workspace_bytes,), BYTES)]
-
-
-def scalar_arguments(entry, ints, scale):
-    """The arguments after the tensors, but for the stream."""
-    if entry == GEMM:
-        return list(ints[:3])
-    return list(ints[:6]) + [scale, ints[6]]
+# family.h's DType: each tensor's element type as __cuda_array_interface__ names it (bf16 travels as int16 and is
+# viewed as bfloat16) and its size.
+BF16, F32, I32, BYTES = 1, 2, 3, 4
+TYPESTR = {BF16: "<i2", F32: "<f4", I32: "<i4", BYTES: "|u1"}
+ITEM_SIZE = {BF16: 2, F32: 4, I32: 4, BYTES: 1}
+MAX_RANK = 5  # solution::kMaxRank: the extents of each pointer argument, padded to it
 
 
 class DeviceMemory:
@@ -83,7 +59,7 @@ class DeviceMemory:
 
 class Host:
     def __init__(self):
-        self.entry = None
+        self.codes = None  # the entry point's argument kinds: 't' a tensor, 'i' an int, 'f' a float
         self.function = None
         self.workspace_function = None
         self.solution_file = None
@@ -92,19 +68,18 @@ class Host:
         self.arguments = None
         self.prepared = None  # what the arguments were made from: a request with the same is served by them
 
-    def load(self, path, entry):
-        if entry not in ENTRY_POINTS:
-            raise ValueError(f"no entry point {entry}")
+    def load(self, path, entry, workspace, codes):
+        if not entry or set(codes) - set("tif"):
+            raise ValueError(f"no entry point {entry!r} with arguments {codes!r}")
         spec = importlib.util.spec_from_file_location("solution", path)
         module = importlib.util.module_from_spec(spec)
         sys.modules["solution"] = module
         spec.loader.exec_module(module)  # the solution's module-level code runs now
         self.solution_file = path
-        self.entry = entry
+        self.codes = codes
         self.prepared = None
-        self.function = self.entry_point(module, ENTRY_POINTS[entry])
-        if entry == BACKWARD:
-            self.workspace_function = self.entry_point(module, WORKSPACE_ENTRY_POINT)
+        self.function = self.entry_point(module, entry)
+        self.workspace_function = self.entry_point(module, workspace) if workspace else None
 
     @staticmethod
     def entry_point(module, name):
@@ -113,13 +88,16 @@ class Host:
             raise LookupError(f"the solution defines no function {name} at module level")
         return function
 
-    def tensor(self, address, available_bytes, shape, typestr):
+    def tensor(self, address, available_bytes, shape, dtype):
         if address == 0:
             return None
+        if dtype not in TYPESTR:
+            raise ValueError(f"no element type {dtype}")
+        typestr = TYPESTR[dtype]
         key = (address, shape, typestr)
         tensor = self.tensors.get(key)
         if tensor is None:
-            needed = math.prod(shape) * ITEM_SIZE[typestr]
+            needed = math.prod(shape) * ITEM_SIZE[dtype]
             if needed > available_bytes:
                 raise ValueError(f"a buffer of {available_bytes} bytes cannot hold a {shape} tensor ({needed} bytes)")
             if len(self.tensors) > 256:
@@ -127,7 +105,7 @@ class Host:
             tensor = torch.as_tensor(DeviceMemory(address, shape, typestr))
             if tensor.device.type != "cuda":  # an older torch copies the buffer to the host instead
                 raise RuntimeError(f"torch {torch.__version__} made a {tensor.device} tensor of a GPU buffer")
-            if typestr == BF16:
+            if dtype == BF16:
                 tensor = tensor.view(torch.bfloat16)
             self.tensors[key] = tensor
         return tensor
@@ -141,24 +119,26 @@ class Host:
             self.streams[handle] = stream
         return stream
 
-    def prepare(self, addresses, sizes, ints, scale, stream_handle):
+    def prepare(self, tensors, ints, floats, stream_handle):
+        """`tensors`: (address, bytes, dtype, shape) of each pointer argument, in order; then the int and the
+        float arguments, each in order; the arguments are laid out as the entry point's `codes` say."""
         # The time stage's calls keep their buffers where its first call found them: their arguments are the
         # last call's, and this request's overhead (outside the clocks, held to the calibrated one) is a
         # comparison, whatever the number of tensors.
-        request = (tuple(addresses), tuple(sizes), tuple(ints), scale, stream_handle)
+        request = (tuple(tensors), tuple(ints), tuple(floats), stream_handle)
         if request == self.prepared:
             self.activate(self.arguments[-1])
             return
         self.prepared = None
-        workspace_bytes = sizes[9] if self.entry == BACKWARD and len(sizes) > 9 else 0
-        layouts = tensor_layouts(self.entry, ints, workspace_bytes)
-        if len(addresses) != len(layouts):
-            raise ValueError(f"{len(addresses)} pointers for an entry point that takes {len(layouts)}")
-        tensors = [self.tensor(a, s, shape, t) for a, s, (shape, t) in zip(addresses, sizes, layouts)]
-        device = next(t.device for t in tensors if t is not None)
+        counts = (len(tensors), len(ints), len(floats))
+        if counts != tuple(self.codes.count(code) for code in "tif"):
+            raise ValueError(f"{counts} tensors, ints and floats for an entry point of arguments {self.codes}")
+        made = [self.tensor(address, size, shape, dtype) for address, size, dtype, shape in tensors]
+        device = next(t.device for t in made if t is not None)
         stream = self.stream(stream_handle, device)
         self.activate(stream)
-        self.arguments = tensors + scalar_arguments(self.entry, ints, scale) + [stream]
+        sources = {"t": iter(made), "i": iter(ints), "f": iter(floats)}
+        self.arguments = [next(sources[code]) for code in self.codes] + [stream]
         self.prepared = request
 
     @staticmethod
@@ -173,9 +153,11 @@ class Host:
         return checked_return(returned, self.function.__name__)
 
     def workspace(self, ints):
-        returned = self.workspace_function(*ints[:7])
+        if self.workspace_function is None:
+            raise LookupError("the entry point has no workspace function")
+        returned = self.workspace_function(*ints)
         if isinstance(returned, bool) or not isinstance(returned, int) or returned < 0:
-            raise TypeError(f"{WORKSPACE_ENTRY_POINT} returned {returned!r}, not a size in bytes")
+            raise TypeError(f"{self.workspace_function.__name__} returned {returned!r}, not a size in bytes")
         return returned
 
     def describe(self, error):
@@ -204,27 +186,33 @@ host = Host()
 
 # The callbacks (python_worker.h): 0 on success, else a message in the buffer.
 MESSAGE = (ctypes.c_void_p, ctypes.c_size_t)
-LOAD = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32, *MESSAGE)
+LOAD = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
+                        *MESSAGE)
 PREPARE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint64),
-                           ctypes.c_uint32, ctypes.POINTER(ctypes.c_int64), ctypes.c_uint32, ctypes.c_float,
-                           ctypes.c_uint64, *MESSAGE)
+                           ctypes.POINTER(ctypes.c_uint8), ctypes.POINTER(ctypes.c_uint8),
+                           ctypes.POINTER(ctypes.c_int64), ctypes.c_uint32, ctypes.POINTER(ctypes.c_int64),
+                           ctypes.c_uint32, ctypes.POINTER(ctypes.c_float), ctypes.c_uint32, ctypes.c_uint64,
+                           *MESSAGE)
 CALL = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int64), *MESSAGE)
 WORKSPACE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int64), ctypes.c_uint32,
                              ctypes.POINTER(ctypes.c_uint64), *MESSAGE)
 
 
-def on_load(path, entry, message, capacity):
+def on_load(path, entry, workspace, codes, message, capacity):
     try:
-        host.load(path.decode(), entry)
+        host.load(path.decode(), entry.decode(), workspace.decode(), codes.decode())
         return 0
     except BaseException as error:  # the solution's import may raise anything, SystemExit included
         write_message(message, capacity, "could not import the solution: " + host.describe(error))
         return 1
 
 
-def on_prepare(addresses, sizes, pointer_count, ints, int_count, scale, stream, message, capacity):
+def on_prepare(addresses, sizes, dtypes, ranks, extents, pointer_count, ints, int_count, floats, float_count,
+               stream, message, capacity):
     try:
-        host.prepare(addresses[:pointer_count], sizes[:pointer_count], ints[:int_count], scale, stream)
+        tensors = [(addresses[k], sizes[k], dtypes[k], tuple(extents[k * MAX_RANK:k * MAX_RANK + ranks[k]]))
+                   for k in range(pointer_count)]
+        host.prepare(tensors, ints[:int_count], floats[:float_count], stream)
         return 0
     except BaseException as error:
         write_message(message, capacity, f"{type(error).__name__}: {error}")
@@ -245,7 +233,8 @@ def on_workspace(ints, count, size, message, capacity):
         size[0] = host.workspace(ints[:count])
         return 0
     except BaseException as error:
-        write_message(message, capacity, f"{WORKSPACE_ENTRY_POINT} raised " + host.describe(error))
+        name = getattr(host.workspace_function, "__name__", "the workspace function")
+        write_message(message, capacity, f"{name} raised " + host.describe(error))
         return 1
 
 

@@ -1,53 +1,12 @@
-// What the code knows about task families and architectures; everything else about a task is data.
+// What the code knows about architectures (the task families are src/family); everything else about a task is
+// data.
 #pragma once
 
 #include <cstdint>
-#include <functional>
-#include <map>
 #include <string>
 #include <vector>
 
 namespace ptxbench {
-
-// A task parameter of a family: a boolean switch of the computation that every task file of the family sets
-// in its "parameters" object ("causal" for attention). Only booleans so far; a new type is a new case in
-// task.cpp's reader.
-struct ParameterInfo {
-  std::string name;     // "causal"
-  std::string meaning;  // one line, for docs and errors
-};
-
-// The baselines a task file may name in "baseline": what the time stage measures a solution against.
-inline constexpr const char* kBaselineCublasLt = "cublaslt";                 // the runner times cuBLASLt
-inline constexpr const char* kBaselineVendorAttention = "vendor-attention";  // baselines/attention_cudnn.py
-inline constexpr const char* kBaselineNone = "none";                         // the solution's time alone
-
-// A tensor the harness allocates for a call: its element count, an expression over the shape's dimensions as
-// task.h's evaluate_expression reads it, so that a task's shapes can be checked to give sizes that fit.
-struct TensorInfo {
-  std::string name;      // "A"
-  std::string elements;  // "M*K"
-};
-
-struct FamilyInfo {
-  std::string name;               // "gemm"
-  std::vector<std::string> dims;  // dimensions every shape must give, in order
-  std::string entry_point;        // the C symbol a solution defines (the main one, looked up by the runner)
-  // Every C symbol a solution's library must define: the entry point and its helpers (the backward's
-  // workspace size), which the static stage looks for among the library's exports.
-  std::vector<std::string> symbols;
-  std::string signature;          // its declaration(s), as in include/ptxbench/abi.h
-  std::string semantics;          // one line: what it computes
-  std::vector<std::string> outputs;       // the outputs the runner compares, by the names of its results
-  std::vector<ParameterInfo> parameters;  // every task file of the family sets each of them
-  std::vector<std::string> baselines;     // the values its task files may give "baseline"
-  std::vector<TensorInfo> tensors;        // the entry point's tensors, inputs and outputs
-  // Checks a shape against the family's rules beyond "positive integers" (GQA divisibility, head dims);
-  // returns what is wrong, or "" when the shape is fine. Null: no further rules.
-  std::function<std::string(const std::map<std::string, int64_t>& dims,
-                            const std::map<std::string, bool>& parameters)>
-      check_shape;
-};
 
 struct ArchInfo {
   std::string name;        // "sm_90a"
@@ -73,9 +32,7 @@ bool known_instruction(const std::vector<std::string>& known, const std::string&
 // stops the task from loading rather than reading as a family the solution failed to execute.
 const std::vector<std::string>& instruction_family_names();
 
-const FamilyInfo* find_family(const std::string& name);
 const ArchInfo* find_arch(const std::string& name);
-const std::vector<FamilyInfo>& all_families();
 const std::vector<ArchInfo>& all_archs();
 
 }  // namespace ptxbench

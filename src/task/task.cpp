@@ -40,102 +40,14 @@ std::string to_string(TaskMode mode) {
   return mode == TaskMode::full ? "full" : "static";
 }
 
-// ---------------------------------------------------------------------------------------------------------
-// Expressions: a tiny recursive-descent evaluator for FLOP formulas such as "2*M*N*K".
-
-namespace {
-
-class ExpressionParser {
- public:
-  ExpressionParser(const std::string& text, const std::map<std::string, int64_t>& values)
-      : text_(text), values_(values) {}
-
-  int64_t parse() {
-    int64_t value = sum();
-    skip_space();
-    if (pos_ != text_.size()) fail(fmt::format("unexpected '{}'", text_[pos_]));
-    return value;
-  }
-
- private:
-  int64_t sum() {
-    int64_t value = product();
-    for (;;) {
-      if (accept('+')) {
-        if (__builtin_add_overflow(value, product(), &value)) fail("overflows 64 bits");
-      } else if (accept('-')) {
-        if (__builtin_sub_overflow(value, product(), &value)) fail("overflows 64 bits");
-      } else {
-        return value;
-      }
-    }
-  }
-  int64_t product() {
-    int64_t value = factor();
-    for (;;) {
-      if (accept('*')) {
-        if (__builtin_mul_overflow(value, factor(), &value)) fail("overflows 64 bits");
-      } else if (accept('/')) {
-        int64_t divisor = factor();
-        if (divisor == 0) fail("division by zero");
-        value /= divisor;
-      } else {
-        return value;
-      }
-    }
-  }
-  int64_t factor() {
-    skip_space();
-    if (accept('(')) {
-      int64_t value = sum();
-      if (!accept(')')) fail("missing ')'");
-      return value;
-    }
-    if (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
-      size_t end = pos_;
-      while (end < text_.size() && std::isdigit(static_cast<unsigned char>(text_[end]))) ++end;
-      int64_t value = 0;
-      if (std::from_chars(text_.data() + pos_, text_.data() + end, value).ec != std::errc())
-        fail("a number too large for 64 bits");
-      pos_ = end;
-      return value;
-    }
-    size_t end = pos_;
-    while (end < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[end])) || text_[end] == '_'))
-      ++end;
-    if (end == pos_)
-      fail(pos_ < text_.size() ? fmt::format("unexpected '{}'", text_[pos_]) : "unexpected end");
-    std::string name = text_.substr(pos_, end - pos_);
-    auto it = values_.find(name);
-    if (it == values_.end()) fail(fmt::format("unknown name '{}'", name));
-    pos_ = end;
-    return it->second;
-  }
-  bool accept(char c) {
-    skip_space();
-    if (pos_ < text_.size() && text_[pos_] == c) return ++pos_, true;
-    return false;
-  }
-  void skip_space() {
-    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
-  }
-  [[noreturn]] void fail(const std::string& what) {
-    throw std::invalid_argument(fmt::format("in \"{}\" at position {}: {}", text_, pos_, what));
-  }
-
-  const std::string& text_;
-  const std::map<std::string, int64_t>& values_;
-  size_t pos_ = 0;
-};
-
-}  // namespace
-
-int64_t evaluate_expression(const std::string& expression, const std::map<std::string, int64_t>& values) {
-  return ExpressionParser(expression, values).parse();
+const Family& Task::family_spec() const {
+  const Family* spec = find_family(family);
+  if (spec == nullptr) throw std::logic_error("task " + id + ": no family " + family);
+  return *spec;
 }
 
 int64_t Task::flops(const Shape& shape) const {
-  return evaluate_expression(flops_formula, shape.dims);
+  return evaluate_expression(family_spec().flops, values_of(shape.dims, parameters));
 }
 
 const Tolerance& Task::tolerance_for(const std::string& output) const {
@@ -155,17 +67,6 @@ std::vector<Shape> Task::all_shapes() const {
 
 namespace {
 
-// The bytes of `tensor` at these dimensions in fp32, the widest element the harness allocates (its references
-// are fp32); nullopt when that overflows 64 bits.
-std::optional<int64_t> bytes_as_fp32(const TensorInfo& tensor, const std::map<std::string, int64_t>& dims) {
-  int64_t bytes = 0;
-  try {
-    if (!__builtin_mul_overflow(evaluate_expression(tensor.elements, dims), int64_t{4}, &bytes)) return bytes;
-  } catch (const std::invalid_argument&) {  // the element count itself overflows
-  }
-  return std::nullopt;
-}
-
 class TaskReader {
  public:
   explicit TaskReader(std::filesystem::path file) : file_(std::move(file)) {}
@@ -178,10 +79,11 @@ class TaskReader {
       throw TaskFileError(e.file, e.where, e.problem);
     }
     if (!doc.is_object()) fail("(document)", "must be a JSON object");
+    // ("flops" is known only to be refused with the reason below.)
     only_known(
         doc, "",
         {"id", "title", "family", "arch", "dtype", "mode", "description", "shapes", "required",
-         "coverage_threshold", "tolerance", "tolerances", "parameters", "baseline", "flops", "tracks"});
+         "coverage_threshold", "tolerance", "tolerances", "parameters", "baseline", "tracks", "flops"});
 
     Task task;
     task.file = file_;
@@ -191,10 +93,12 @@ class TaskReader {
            fmt::format("'{}' must equal the file name without .json ('{}')", task.id, file_.stem().string()));
     task.title = string_field(doc, "title");
     task.family = string_field(doc, "family");
-    const FamilyInfo* family = find_family(task.family);
+    const Family* family = find_family(task.family);
     if (!family)
       fail("family", fmt::format("unknown family '{}' (known: {})", task.family,
-                                 fmt::join(all_families() | std::views::transform(&FamilyInfo::name), ", ")));
+                                 fmt::join(all_families() | std::views::transform(&Family::name), ", ")));
+    if (doc.contains("flops"))
+      fail("flops", fmt::format("FLOPs are the family's ({}), not a task file's", family->flops));
     task.arch = string_field(doc, "arch");
     if (!find_arch(task.arch))
       fail("arch", fmt::format("unknown architecture '{}' (known: {})", task.arch,
@@ -210,10 +114,10 @@ class TaskReader {
       fail("mode", fmt::format("'{}' must be \"full\" or \"static\"", mode));
     task.description = string_field(doc, "description");
     task.baseline = string_field(doc, "baseline");
-    const auto& baselines = family->baselines;
-    if (std::find(baselines.begin(), baselines.end(), task.baseline) == baselines.end())
+    if (!family->baseline(task.baseline))
       fail("baseline", fmt::format("'{}' is not a baseline of family '{}' (known: {})", task.baseline,
-                                   family->name, fmt::join(baselines, ", ")));
+                                   family->name,
+                                   fmt::join(family->baselines | std::views::transform(&BaselineSpec::name), ", ")));
 
     task.parameters = read_parameters(doc, *family);
     task.tracks = read_tracks(doc);
@@ -234,14 +138,6 @@ class TaskReader {
     for (size_t i = 0; i < task.check_shapes.size(); ++i)
       check_shape_rules(task.check_shapes[i], fmt::format("shapes.check[{}]", i), *family, task.parameters);
 
-    task.flops_formula = string_field(doc, "flops");
-    for (const Shape& shape : task.all_shapes()) {
-      try {
-        if (task.flops(shape) <= 0) fail("flops", fmt::format("is not positive for {}", shape.to_string()));
-      } catch (const std::invalid_argument& e) {
-        fail("flops", e.what());
-      }
-    }
 
     task.tolerance = read_tolerance(object_field(doc, "tolerance"), "tolerance");
     // Per-output overrides: the outputs of one family can differ in type and scale (attention's bf16 O and
@@ -251,9 +147,12 @@ class TaskReader {
       if (tolerances.empty()) fail("tolerances", "must name at least one output (or leave the field out)");
       for (const auto& [output, value] : tolerances.items()) {
         const std::string where = "tolerances." + output;
-        if (std::find(family->outputs.begin(), family->outputs.end(), output) == family->outputs.end())
+        const TensorSpec* tensor = family->tensor(output);
+        if (tensor == nullptr || tensor->role != Role::output)
           fail(where, fmt::format("not an output of family '{}' (outputs: {})", family->name,
-                                  fmt::join(family->outputs, ", ")));
+                                  fmt::join(family->with_role(Role::output) |
+                                                std::views::transform([](const TensorSpec* t) { return t->name; }),
+                                            ", ")));
         if (!value.is_object()) fail(where, "must be an object");
         task.tolerances[output] = read_tolerance(value, where);
       }
@@ -339,7 +238,7 @@ class TaskReader {
     return out;
   }
 
-  Shape read_shape(const json& object, const std::string& where, const FamilyInfo& family) const {
+  Shape read_shape(const json& object, const std::string& where, const Family& family) const {
     Shape shape;
     shape.order = family.dims;
     for (const auto& [key, value] : object.items()) {
@@ -369,15 +268,17 @@ class TaskReader {
   }
 
   // The family's own rules, then the sizes of the tensors the shape makes.
-  void check_shape_rules(const Shape& shape, const std::string& where, const FamilyInfo& family,
+  // The family's rules, the sizes of the tensors the shape makes, and FLOPs that are positive.
+  void check_shape_rules(const Shape& shape, const std::string& where, const Family& family,
                          const std::map<std::string, bool>& parameters) const {
-    if (family.check_shape)
-      if (std::string problem = family.check_shape(shape.dims, parameters); !problem.empty())
-        fail(where, problem);
-    for (const TensorInfo& tensor : family.tensors)
-      if (!bytes_as_fp32(tensor, shape.dims))
-        fail(where, fmt::format("tensor {} ({} elements) is too large: its size in bytes overflows 64 bits",
-                                tensor.name, tensor.elements));
+    const Values values = values_of(shape.dims, parameters);
+    try {
+      if (std::string problem = check_shape(family, values); !problem.empty()) fail(where, problem);
+      if (evaluate_expression(family.flops, values) <= 0)
+        fail(where, fmt::format("the family's FLOPs ({}) are not positive", family.flops));
+    } catch (const std::invalid_argument& e) {
+      fail(where, e.what());
+    }
   }
 
   Tolerance read_tolerance(const json& object, const std::string& where) const {
@@ -392,7 +293,7 @@ class TaskReader {
 
   // "parameters": required when the family has parameters, and then it sets every one of them; a family
   // without parameters accepts no field or an empty object.
-  std::map<std::string, bool> read_parameters(const json& doc, const FamilyInfo& family) const {
+  std::map<std::string, bool> read_parameters(const json& doc, const Family& family) const {
     std::map<std::string, bool> out;
     if (!doc.contains("parameters")) {
       if (!family.parameters.empty())
@@ -403,7 +304,7 @@ class TaskReader {
     const json& parameters = object_field(doc, "parameters");
     for (const auto& [name, value] : parameters.items()) {
       const bool known = std::any_of(family.parameters.begin(), family.parameters.end(),
-                                     [&](const ParameterInfo& p) { return p.name == name; });
+                                     [&](const ParameterSpec& p) { return p.name == name; });
       if (!known)
         fail("parameters." + name, family.parameters.empty()
                                        ? fmt::format("family '{}' has no parameters", family.name)
@@ -412,7 +313,7 @@ class TaskReader {
       if (!value.is_boolean()) fail("parameters." + name, "must be true or false");
       out[name] = value.get<bool>();
     }
-    for (const ParameterInfo& p : family.parameters)
+    for (const ParameterSpec& p : family.parameters)
       if (!out.contains(p.name)) fail("parameters." + p.name, "is missing (" + p.meaning + ")");
     return out;
   }
@@ -432,9 +333,9 @@ class TaskReader {
     return tracks;
   }
 
-  static std::string parameter_names(const FamilyInfo& family) {
+  static std::string parameter_names(const Family& family) {
     return fmt::format("{}",
-                       fmt::join(family.parameters | std::views::transform(&ParameterInfo::name), ", "));
+                       fmt::join(family.parameters | std::views::transform(&ParameterSpec::name), ", "));
   }
 
   RequiredFamily read_family(const json& object, const std::string& where) const {
@@ -512,13 +413,8 @@ std::string describe_parameters(const Task& task) {
 }
 
 std::string describe_baseline(const Task& task) {
-  if (task.baseline == kBaselineCublasLt)
-    return "cublaslt (cuBLASLt's bf16 GEMM, timed in the same process the same way)";
-  if (task.baseline == kBaselineVendorAttention)
-    return "vendor-attention (the fastest correct of PyTorch SDPA's cuDNN, Flash and memory-efficient "
-           "attention on this GPU, timed the same way)";
-  if (task.baseline == kBaselineNone) return "none (the time stage reports the time and TFLOP/s alone)";
-  return task.baseline;
+  const BaselineSpec* baseline = task.family_spec().baseline(task.baseline);
+  return baseline == nullptr ? task.baseline : fmt::format("{} ({})", baseline->name, baseline->meaning);
 }
 
 json to_json(const Task& task) {
@@ -535,7 +431,7 @@ json to_json(const Task& task) {
         {{"name", f.name}, {"ptx", f.ptx}, {"sass", f.sass}, {"does_the_math", f.does_the_math}});
   json tolerances = json::object();
   for (const auto& [output, t] : task.tolerances) tolerances[output] = {{"rtol", t.rtol}, {"atol", t.atol}};
-  const FamilyInfo* family = find_family(task.family);
+  const Family& family = task.family_spec();
   return {{"id", task.id},
           {"title", task.title},
           {"family", task.family},
@@ -551,9 +447,9 @@ json to_json(const Task& task) {
           {"parameters", task.parameters},
           {"baseline", task.baseline},
           {"tracks", task.tracks},
-          {"flops", task.flops_formula},
+          {"flops", family.flops},
           {"flops_main", task.flops(task.main_shape)},
-          {"entry_point", family ? family->signature : ""},
+          {"entry_point", c_declarations(family)},
           {"file", task.file.string()}};
 }
 

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "family/family.h"
 #include "util/errors.h"
 
 namespace ptxbench {
@@ -33,11 +34,6 @@ struct RequiredFamily {
   bool does_the_math = false;     // its instructions account for the task's FLOPs (coverage)
 };
 
-struct Tolerance {
-  double rtol = 0;
-  double atol = 0;
-};
-
 enum class TaskMode {
   full,         // compiled here, then run, checked and timed on a GPU of the task's architecture
   static_only,  // compiled and checked statically only (no GPU of this architecture to run on)
@@ -46,7 +42,7 @@ enum class TaskMode {
 struct Task {
   std::string id;
   std::string title;
-  std::string family;  // "gemm"
+  std::string family;  // "gemm": its descriptor is find_family(family) (src/family)
   std::string arch;    // "sm_90a", "sm_100a"
   std::string dtype;   // "bf16"
   TaskMode mode = TaskMode::full;
@@ -58,12 +54,12 @@ struct Task {
   Tolerance tolerance;            // every output's, unless `tolerances` names the output
   std::map<std::string, Tolerance> tolerances;  // per-output overrides, by the family's output names ("LSE")
   std::map<std::string, bool> parameters;       // the family's parameters ("causal"), each set by the file
-  std::string baseline;                         // "cublaslt", "vendor-attention", "none" (catalog.h)
+  std::string baseline;                         // one of the family's ("cublaslt", "vendor-attention", "none")
   std::vector<std::string> tracks = {"cuda"};   // the tracks a solution may be written in (track/track.h)
-  std::string flops_formula;                    // over the shape's dimensions, e.g. "2*M*N*K"
   std::filesystem::path file;
 
-  int64_t flops(const Shape& shape) const;
+  const Family& family_spec() const;   // the descriptor of `family` (a loaded task always has one)
+  int64_t flops(const Shape& shape) const;  // the family's formula, with this task's parameters
   const Tolerance& tolerance_for(const std::string& output) const;
   std::vector<Shape> all_shapes() const;  // main first
 };
@@ -76,9 +72,6 @@ struct TaskFileError : ConfigError {
 };
 
 Task load_task_file(const std::filesystem::path& file);
-
-// Evaluates an integer expression of + - * / and parentheses over named values; throws std::invalid_argument.
-int64_t evaluate_expression(const std::string& expression, const std::map<std::string, int64_t>& values);
 
 class TaskRegistry {
  public:
@@ -97,7 +90,8 @@ class TaskRegistry {
 std::string describe_tolerances(const Task& task);
 // "causal = true", or "" for a family without parameters.
 std::string describe_parameters(const Task& task);
-// "cublaslt (cuBLASLt's bf16 GEMM, ...)": the baseline's name and what it is, for people and models.
+// "cublaslt (cuBLASLt's bf16 GEMM, ...)": the baseline's name and what it is (its descriptor), for people and
+// models.
 std::string describe_baseline(const Task& task);
 
 nlohmann::json to_json(const Task& task);

@@ -29,10 +29,8 @@ class CudaTrack final : public Track {
     if (compiled.ok()) {
       const auto imports = scan_library(compiled.library);
       found.insert(found.end(), imports.begin(), imports.end());
-      if (const FamilyInfo* family = find_family(task.family)) {
-        const auto entries = missing_entry_points(compiled.library, family->symbols);
-        found.insert(found.end(), entries.begin(), entries.end());
-      }
+      const auto entries = missing_entry_points(compiled.library, task.family_spec().symbols());
+      found.insert(found.end(), entries.begin(), entries.end());
     }
     return found;
   }
@@ -67,9 +65,9 @@ Answer with the whole file in one fenced code block that starts with ```cuda. On
                        arch.gencode);
   }
 
-  std::string entry_point(const FamilyInfo& family) const override {
+  std::string entry_point(const Family& family) const override {
     return fmt::format("Entry point (declared in <ptxbench/abi.h>; define it with extern \"C\"):\n{}",
-                       family.signature);
+                       c_declarations(family));
   }
 
   std::string file_start() const override {

@@ -63,7 +63,7 @@ class Track {
   // The agent's prompt: the system prompt, and the task statement's lines that depend on the track.
   virtual std::string system_prompt() const = 0;
   virtual std::string toolchain(const ArchInfo& arch) const = 0;  // after "Architecture: sm_90a (Hopper)"
-  virtual std::string entry_point(const FamilyInfo& family) const = 0;  // where declared, then the signature
+  virtual std::string entry_point(const Family& family) const = 0;  // where declared, then the signature
   virtual std::string file_start() const = 0;                           // how the file begins
   virtual KitLayout kit(const ArchInfo& arch) const = 0;
 

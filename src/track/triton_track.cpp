@@ -23,37 +23,14 @@ namespace {
 
 using nlohmann::json;
 
-// A family's entry points in Python: the signatures a model is shown, and each function the file must define
-// with the number of parameters it is called with.
-struct PythonEntryPoints {
-  std::string signature;
-  std::vector<std::pair<std::string, int>> functions;
-};
-
-const std::map<std::string, PythonEntryPoints>& python_entry_points() {
-  static const std::map<std::string, PythonEntryPoints> table = {
-      {"gemm",
-       {"def ptxbench_gemm_bf16(A: torch.Tensor, B: torch.Tensor, C: torch.Tensor,\n"
-        "                       M: int, N: int, K: int, stream: torch.cuda.Stream) -> int",
-        {{"ptxbench_gemm_bf16", 7}}}},
-      {"attention-forward",
-       {"def ptxbench_attention_forward_bf16(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor,\n"
-        "                                    O: torch.Tensor, LSE: torch.Tensor,\n"
-        "                                    B: int, Hq: int, Hkv: int, Sq: int, Sk: int, D: int,\n"
-        "                                    scale: float, causal: int, stream: torch.cuda.Stream) -> int",
-        {{"ptxbench_attention_forward_bf16", 14}}}},
-      {"attention-backward",
-       {"def ptxbench_attention_backward_workspace_bytes(B: int, Hq: int, Hkv: int, Sq: int, Sk: int,\n"
-        "                                                D: int, causal: int) -> int\n"
-        "def ptxbench_attention_backward_bf16(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor,\n"
-        "                                     O: torch.Tensor, LSE: torch.Tensor, dO: torch.Tensor,\n"
-        "                                     dQ: torch.Tensor, dK: torch.Tensor, dV: torch.Tensor,\n"
-        "                                     workspace: torch.Tensor | None,\n"
-        "                                     B: int, Hq: int, Hkv: int, Sq: int, Sk: int, D: int,\n"
-        "                                     scale: float, causal: int, stream: torch.cuda.Stream) -> int",
-        {{"ptxbench_attention_backward_workspace_bytes", 7}, {"ptxbench_attention_backward_bf16", 19}}}},
-  };
-  return table;
+// The functions a solution file must define, each with the number of parameters it is called with: the
+// family's workspace function (its arguments) and entry point (its arguments and the stream).
+std::vector<std::string> python_functions(const Family& family) {
+  std::vector<std::string> functions;
+  if (family.workspace)
+    functions.push_back(fmt::format("{}:{}", family.workspace->symbol, family.workspace->arguments.size()));
+  functions.push_back(fmt::format("{}:{}", family.entry_point, family.arguments.size() + 1));
+  return functions;
 }
 
 std::string_view scanner_source() {
@@ -152,10 +129,7 @@ class TritonTrack final : public Track {
                         const CompileOptions& options) const override {
     CompileResult result;
     result.compiles_kernels = false;
-    std::vector<std::string> entries;
-    if (const auto it = python_entry_points().find(task.family); it != python_entry_points().end())
-      for (const auto& [function, parameters] : it->second.functions)
-        entries.push_back(fmt::format("{}:{}", function, parameters));
+    const std::vector<std::string> entries = python_functions(task.family_spec());
     result.command = {options.python, "-I", "-S", "-c", "<src/track/triton_scan.py>", "parse"};
     result.command.insert(result.command.end(), entries.begin(), entries.end());
     ProcessResult process;
@@ -236,10 +210,9 @@ Answer with the whole file in one fenced code block that starts with ```python. 
     return "Triton compiles the kernels for it when the entry point is first called (outside the timing)";
   }
 
-  std::string entry_point(const FamilyInfo& family) const override {
-    const auto it = python_entry_points().find(family.name);
+  std::string entry_point(const Family& family) const override {
     return fmt::format("Entry point (docs/triton-abi.md; define it at module level):\n{}",
-                       it == python_entry_points().end() ? "(none for this family)" : it->second.signature);
+                       python_signatures(family));
   }
 
   std::string file_start() const override {

@@ -32,11 +32,14 @@ extern "C" int ptxbench_worker_serve(int socket, const ptxbench_python_callbacks
   }
   char message[480] = {};
   const char* solution = std::getenv("FAKE_SOLUTION");
-  const uint32_t entry = static_cast<uint32_t>(std::atoi(std::getenv("FAKE_ENTRY")));
-  const int loaded = c->load(solution, entry, message, sizeof(message));
+  const bool gemm = std::string(std::getenv("FAKE_ENTRY")) == "gemm";
+  const int loaded = gemm ? c->load(solution, "ptxbench_gemm_bf16", "", "tttiii", message, sizeof(message))
+                          : c->load(solution, "ptxbench_attention_backward_bf16",
+                                    "ptxbench_attention_backward_workspace_bytes", "ttttttttttiiiiiifi", message,
+                                    sizeof(message));
   say(socket, "load " + std::to_string(loaded) + " " + message);
   if (loaded != 0) return 1;
-  if (entry != 1) {  // the backward: its workspace size
+  if (!gemm) {  // the backward: its workspace size
     const int64_t ints[8] = {2, 16, 4, 1000, 1500, 128, 1};
     uint64_t size = 0;
     const int sized = c->workspace_bytes(ints, 7, &size, message, sizeof(message));
@@ -51,9 +54,13 @@ extern "C" int ptxbench_worker_serve(int socket, const ptxbench_python_callbacks
   for (int i = 0; i < calls && i < 3; ++i) {
     const uint64_t pointers[12] = {a_places[i], 0x20000, 0x30000};
     const uint64_t bytes[12] = {m * k * 2, n * k * 2, m * n * 2};
+    const uint8_t dtypes[12] = {1, 1, 1}, ranks[12] = {2, 2, 2};  // bf16 matrices
+    const int64_t extents[12 * 5] = {m, k, 0, 0, 0, n, k, 0, 0, 0, m, n};
     const int64_t ints[8] = {m, n, k};
+    const float floats[4] = {};
     message[0] = '\0';
-    const int prepared = c->prepare(pointers, bytes, 3, ints, 3, 0.0f, 0xABC0, message, sizeof(message));
+    const int prepared = c->prepare(pointers, bytes, dtypes, ranks, extents, 3, ints, 3, floats, 0, 0xABC0, message,
+                                    sizeof(message));
     say(socket, "prepare " + std::to_string(prepared) + " " + message);
     int64_t returned = -7;
     message[0] = '\0';

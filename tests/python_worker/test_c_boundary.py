@@ -59,17 +59,18 @@ def ptxbench_gemm_bf16(A, B, C, M, N, K, stream):
     raise ValueError(f"no configuration for M = {M}")
 """
 
-# Says where A was and how many times the host script has laid out a call's tensors so far (its
-# tensor_layouts, in the script's own module).
+# Says where A was and how many times the host script has made a call's tensors so far (its Host.tensor, in
+# the script's own module).
 WHERE = """
 import __main__
 laid_out = 0
-_layouts = __main__.tensor_layouts
-def _counted(*arguments):
+_tensor = __main__.Host.tensor
+def _counted(self, address, *arguments):
     global laid_out
-    laid_out += 1
-    return _layouts(*arguments)
-__main__.tensor_layouts = _counted
+    if address == 0x10000 or address == 0x40000:
+        laid_out += 1
+    return _tensor(self, address, *arguments)
+__main__.Host.tensor = _counted
 
 def ptxbench_gemm_bf16(A, B, C, M, N, K, stream):
     return (A.address >> 16) * 100 + laid_out
@@ -107,32 +108,32 @@ def run(solution, entry, modules=("torch", "numpy", "triton"), calls=1):
 
 class CBoundaryTest(unittest.TestCase):
     def test_a_gemm_call_goes_through_the_c_callbacks_and_back(self):
-        process, lines = run(GEMM, 1)
+        process, lines = run(GEMM, "gemm")
         self.assertEqual(process.returncode, 0, process.stderr)
         self.assertEqual(lines[0], "load 0 ")
         self.assertEqual(lines[1], "prepare 0 ")
         self.assertEqual(lines[2], "call 0 6607 ")  # 1999 + 4096 + 512, from the tensors' shapes
 
     def test_a_call_with_the_last_calls_buffers_reuses_its_arguments_and_a_moved_one_does_not(self):
-        process, lines = run(WHERE, 1, calls=3)
+        process, lines = run(WHERE, "gemm", calls=3)
         self.assertEqual(process.returncode, 0, process.stderr)
         # Laid out for the first call, not again for the same buffers, again for A moved.
         self.assertEqual(lines[1:], ["prepare 0 ", "call 0 101 ", "prepare 0 ", "call 0 101 ",
                                      "prepare 0 ", "call 0 402 "])
 
     def test_an_exception_comes_back_as_status_1_with_its_line(self):
-        process, lines = run(RAISES, 1)
+        process, lines = run(RAISES, "gemm")
         self.assertEqual(process.returncode, 0, process.stderr)
         self.assertTrue(lines[2].startswith("call 1 -7 ValueError: no configuration for M = 1999"), lines)
         self.assertIn("(solution.py, line 3)", lines[2])
 
     def test_the_workspace_size_comes_back_through_its_pointer(self):
-        process, lines = run(BACKWARD, 3)
+        process, lines = run(BACKWARD, "backward")
         self.assertEqual(process.returncode, 0, process.stderr)
         self.assertEqual(lines[1], "workspace 0 128000 ")
 
     def test_a_python_without_numpy_is_reported_as_unavailable(self):
-        process, lines = run(GEMM, 1, modules=("torch", "triton"))
+        process, lines = run(GEMM, "gemm", modules=("torch", "triton"))
         self.assertEqual(process.returncode, 3, process.stderr)
         self.assertTrue(lines[0].startswith("unavailable "), lines)
         self.assertIn("cannot run Triton solutions: importing numpy failed", lines[0])

@@ -438,7 +438,7 @@ exec "$@"
   tools.stages = stages;
   tools.gate = gate;
   tools.sandbox = resolve_sandbox({.enabled = false});
-  tools.attention_baseline_module = dir / "attention_cudnn.py";
+  tools.project_root = dir;
   Verdict verdict;
   run_gpu_stages(compiled, on_task ? *on_task : task(), tools, verdict);
   if (triton && !requests) requests = &triton->requests;
@@ -599,7 +599,8 @@ TEST(GpuStages, TheSandboxOfAnAttentionTaskReadsTheBaselineModuleAndItsPython) {
   GpuTools tools;
   tools.scratch = fs::temp_directory_path() / "ptxbench-data" / "scratch" / "1";
   tools.runner = "/opt/ptxbench/ptxbench-runner";
-  tools.attention_baseline_module = "/home/user/ptxbench/baselines/attention_cudnn.py";
+  tools.project_root = "/home/user/ptxbench";
+  const fs::path module = "/home/user/ptxbench/baselines/attention_cudnn.py";
   tools.python = "/usr/bin/python3";
   tools.sandbox = resolve_sandbox({.enabled = false});
   CompileResult compiled;
@@ -611,10 +612,10 @@ TEST(GpuStages, TheSandboxOfAnAttentionTaskReadsTheBaselineModuleAndItsPython) {
     return std::find(paths.begin(), paths.end(), path) != paths.end();
   };
   const std::vector<fs::path> attention = readable(task_named("attention-bwd-d64-sm90a"));
-  EXPECT_TRUE(has(attention, tools.attention_baseline_module));
+  EXPECT_TRUE(has(attention, module));
   EXPECT_TRUE(has(attention, "/usr"));  // the python's installation
   const std::vector<fs::path> gemm = readable(task());
-  EXPECT_FALSE(has(gemm, tools.attention_baseline_module));
+  EXPECT_FALSE(has(gemm, module));
   EXPECT_FALSE(has(gemm, "/usr"));
 }
 

@@ -31,7 +31,6 @@ Task hopper_gemm_task(bool require_tma = true) {
   task.id = "gemm-test-sm90a";
   task.family = "gemm";
   task.arch = "sm_90a";
-  task.flops_formula = "2*M*N*K";
   task.coverage_threshold = 0.95;
   task.main_shape = gemm_shape(4096, 4096, 4096);
   task.required.push_back({"wgmma", {"wgmma.mma_async"}, {"HGMMA"}, true});

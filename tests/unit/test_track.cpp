@@ -92,32 +92,38 @@ TEST(Tracks, TasksSayWhichTheyAccept) {
             "task gemm-bf16-n4096-k4096-sm100a does not accept the triton track (it accepts: cuda)");
 }
 
-// A family without Python entry points would leave the Triton track's prompt and parse without one.
+// Every family's Python entry points come from its descriptor: the prompt shows them, the parse checks them.
 TEST(Tracks, EveryFamilyHasTritonEntryPoints) {
-  for (const FamilyInfo& family : all_families()) {
+  for (const Family& family : all_families()) {
     const std::string text = triton_track().entry_point(family);
     EXPECT_TRUE(contains(text, "def " + family.entry_point + "(")) << family.name << ":\n" << text;
-    EXPECT_TRUE(contains(text, "stream: torch.cuda.Stream")) << family.name;
+    EXPECT_TRUE(contains(text, "stream: torch.cuda.Stream) -> int")) << family.name;
   }
-  EXPECT_TRUE(contains(triton_track().entry_point(*find_family("attention-backward")),
-                       "def ptxbench_attention_backward_workspace_bytes("));
+  const std::string backward = triton_track().entry_point(*find_family("attention-backward"));
+  EXPECT_TRUE(contains(backward, "def ptxbench_attention_backward_workspace_bytes(B: int, Hq: int, Hkv: int, "))
+      << backward;
+  EXPECT_TRUE(contains(backward, "causal: int) -> int\ndef ptxbench_attention_backward_bf16(")) << backward;
+  EXPECT_TRUE(contains(backward, "dV: torch.Tensor, workspace: torch.Tensor | None,")) << backward;
 }
 
-// A family's symbols (the static stage's entry-point check) are the ones every other layer names: declared
-// in the ABI header, in the track's signatures, and called by the Triton host script.
+// A family's symbols (the static stage's entry-point check) are the ones the ABI header declares, and the C
+// declarations derived from the descriptor are the ones a model is shown. (That their types agree with the
+// header's is a static_assert in the runner's build: family/codegen.cpp.)
 TEST(Tracks, EveryFamilySymbolIsTheOneEveryLayerNames) {
   const std::string abi = read_file(fs::path(PTXBENCH_SOURCE_DIR) / "include" / "ptxbench" / "abi.h");
-  const std::string worker = read_file(fs::path(PTXBENCH_SOURCE_DIR) / "src" / "runner" / "triton_worker.py");
-  for (const FamilyInfo& family : all_families()) {
-    EXPECT_NE(std::find(family.symbols.begin(), family.symbols.end(), family.entry_point), family.symbols.end())
-        << family.name;
-    for (const std::string& symbol : family.symbols) {
+  for (const Family& family : all_families()) {
+    const std::vector<std::string> symbols = family.symbols();
+    EXPECT_EQ(symbols.front(), family.entry_point) << family.name;
+    for (const std::string& symbol : symbols) {
       EXPECT_TRUE(contains(abi, " " + symbol + "(")) << family.name << ": " << symbol;
-      EXPECT_TRUE(contains(family.signature, " " + symbol + "(")) << family.name << ": " << symbol;
+      EXPECT_TRUE(contains(c_declarations(family), " " + symbol + "(")) << family.name << ": " << symbol;
+      EXPECT_TRUE(contains(cuda_track().entry_point(family), " " + symbol + "(")) << symbol;
       EXPECT_TRUE(contains(triton_track().entry_point(family), "def " + symbol + "(")) << symbol;
-      EXPECT_TRUE(contains(worker, "\"" + symbol + "\"")) << symbol;
     }
   }
+  EXPECT_EQ(c_declarations(*find_family("gemm")),
+            "int ptxbench_gemm_bf16(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int M, "
+            "int N, int K,\n                       cudaStream_t stream);");
 }
 
 // --- the compile stage: parsing and the entry points -----------------------------------------------------

@@ -6,6 +6,7 @@ called with. The callbacks are driven through ctypes as the worker library calls
 (pointers in, message buffers out) is exercised too. Usage: test_triton_worker.py <triton_worker.py>
 """
 import ctypes
+import math
 import importlib.util
 import os
 import sys
@@ -112,15 +113,48 @@ SOLUTION = """
 """
 
 
-class Buffers:
-    """The C arguments of a prepare callback."""
+BF16, F32, BYTES = 1, 2, 4  # family.h's DType
 
-    def __init__(self, addresses, sizes, ints):
-        self.addresses = (ctypes.c_uint64 * 12)(*addresses)
-        self.sizes = (ctypes.c_uint64 * 12)(*sizes)
+# The entry points as the runner loads them: symbol, workspace function, argument kinds (family.h).
+GEMM = ("ptxbench_gemm_bf16", "", "tttiii")
+FORWARD = ("ptxbench_attention_forward_bf16", "", "tttttiiiiiifi")
+BACKWARD = ("ptxbench_attention_backward_bf16", "ptxbench_attention_backward_workspace_bytes",
+            "ttttttttttiiiiiifi")
+
+
+class Buffers:
+    """The C arguments of a prepare callback: (address, bytes, dtype, shape) of each tensor, the ints, the
+    floats."""
+
+    def __init__(self, tensors, ints, floats=()):
+        self.addresses = (ctypes.c_uint64 * 12)(*[t[0] for t in tensors])
+        self.sizes = (ctypes.c_uint64 * 12)(*[t[1] for t in tensors])
+        self.dtypes = (ctypes.c_uint8 * 12)(*[t[2] for t in tensors])
+        self.ranks = (ctypes.c_uint8 * 12)(*[len(t[3]) for t in tensors])
+        extents = []
+        for t in tensors:
+            extents += list(t[3]) + [0] * (5 - len(t[3]))
+        self.extents = (ctypes.c_int64 * 60)(*extents)
         self.ints = (ctypes.c_int64 * 8)(*ints)
-        self.count = len(addresses)
+        self.floats = (ctypes.c_float * 4)(*floats)
+        self.count = len(tensors)
         self.int_count = len(ints)
+        self.float_count = len(floats)
+
+
+def gemm_buffers(addresses, m, n, k, sizes=None):
+    sizes = sizes or [m * k * 2, n * k * 2, m * n * 2]
+    shapes = [(m, k), (n, k), (m, n)]
+    return Buffers([(a, s, BF16, shape) for a, s, shape in zip(addresses, sizes, shapes)], [m, n, k])
+
+
+def backward_buffers(workspace_bytes):
+    b, hq, hkv, sq, sk, d = 1, 8, 8, 256, 256, 64
+    q, kv, lse = (b, sq, hq, d), (b, sk, hkv, d), (b, hq, sq)
+    shapes = [q, kv, kv, q, lse, q, q, kv, kv]
+    tensors = [(k + 1, 4 * math.prod(shape), F32 if shape == lse else BF16, shape) for k, shape in enumerate(shapes)]
+    tensors.append((11 if workspace_bytes else 0, workspace_bytes, BYTES, (workspace_bytes,)))
+    return Buffers(tensors, [b, hq, hkv, sq, sk, d, 0], [0.125])
 
 
 class HostScriptTest(unittest.TestCase):
@@ -134,13 +168,15 @@ class HostScriptTest(unittest.TestCase):
         os.unlink(self.path)
 
     def load(self, entry):
-        status = self.w.on_load(self.path.encode(), entry, ctypes.addressof(self.message), 480)
+        status = self.w.on_load(self.path.encode(), entry[0].encode(), entry[1].encode(), entry[2].encode(),
+                                ctypes.addressof(self.message), 480)
         self.assertEqual(status, 0, self.message.value)
         return sys.modules["solution"]
 
-    def prepare(self, buffers, scale=0.125, stream=0xABC0):
-        return self.w.on_prepare(buffers.addresses, buffers.sizes, buffers.count, buffers.ints, buffers.int_count,
-                                 ctypes.c_float(scale).value, stream, ctypes.addressof(self.message), 480)
+    def prepare(self, buffers, stream=0xABC0):
+        return self.w.on_prepare(buffers.addresses, buffers.sizes, buffers.dtypes, buffers.ranks, buffers.extents,
+                                 buffers.count, buffers.ints, buffers.int_count, buffers.floats,
+                                 buffers.float_count, stream, ctypes.addressof(self.message), 480)
 
     def call(self):
         returned = ctypes.c_int64(-7)
@@ -148,9 +184,9 @@ class HostScriptTest(unittest.TestCase):
         return status, returned.value
 
     def test_gemm_gets_its_matrices_in_the_abi_layouts_then_the_sizes_and_the_stream(self):
-        solution = self.load(self.w.GEMM)
+        solution = self.load(GEMM)
         m, n, k = 1999, 4096, 512
-        buffers = Buffers([0x1000, 0x2000, 0x3000], [m * k * 2, n * k * 2, m * n * 2], [m, n, k])
+        buffers = gemm_buffers([0x1000, 0x2000, 0x3000], m, n, k)
         self.assertEqual(self.prepare(buffers), 0, self.message.value)
         self.assertEqual(self.call(), (0, 0))
         name, a, b, c, *rest = solution.calls[0]
@@ -164,11 +200,13 @@ class HostScriptTest(unittest.TestCase):
         self.assertIs(self.torch.current_stream, rest[3])  # Triton launches on the current stream
 
     def test_the_forward_gets_q_k_v_o_lse_then_sizes_scale_causal_and_the_stream(self):
-        solution = self.load(self.w.FORWARD)
+        solution = self.load(FORWARD)
         b, hq, hkv, sq, sk, d = 2, 32, 4, 1000, 1500, 128
-        q, kv = b * sq * hq * d * 2, b * sk * hkv * d * 2
-        buffers = Buffers([1, 2, 3, 4, 5], [q, kv, kv, q, b * hq * sq * 4], [b, hq, hkv, sq, sk, d, 1])
-        self.assertEqual(self.prepare(buffers, scale=0.088388), 0, self.message.value)
+        q, kv = (b, sq, hq, d), (b, sk, hkv, d)
+        tensors = [(1, q, BF16), (2, kv, BF16), (3, kv, BF16), (4, q, BF16), (5, (b, hq, sq), F32)]
+        buffers = Buffers([(a, 4 * math.prod(shape), dtype, shape) for a, shape, dtype in tensors],
+                          [b, hq, hkv, sq, sk, d, 1], [0.088388])
+        self.assertEqual(self.prepare(buffers), 0, self.message.value)
         self.assertEqual(self.call(), (0, 0))  # None returned is 0
         call = solution.calls[0]
         shapes = [t.shape for t in call[1:6]]
@@ -179,22 +217,19 @@ class HostScriptTest(unittest.TestCase):
         self.assertEqual(call[13], 1)
 
     def test_the_backward_gets_its_workspace_as_bytes_or_none(self):
-        solution = self.load(self.w.BACKWARD)
-        b, hq, hkv, sq, sk, d = 1, 8, 8, 256, 256, 64
-        q, kv, lse = b * sq * hq * d * 2, b * sk * hkv * d * 2, b * hq * sq * 4
-        sizes = [q, kv, kv, q, lse, q, q, kv, kv, 4096]
-        buffers = Buffers(list(range(1, 11)), sizes, [b, hq, hkv, sq, sk, d, 0])
+        solution = self.load(BACKWARD)
+        buffers = backward_buffers(4096)
         self.assertEqual(self.prepare(buffers), 0, self.message.value)
         self.assertEqual(self.call(), (0, 0))
         workspace = solution.calls[0][10]
         self.assertEqual((workspace.shape, workspace.typestr), ((4096,), "|u1"))
-        buffers = Buffers(list(range(1, 10)) + [0], sizes[:9] + [0], [b, hq, hkv, sq, sk, d, 0])
+        buffers = backward_buffers(0)
         self.assertEqual(self.prepare(buffers), 0, self.message.value)
         self.call()
         self.assertIsNone(solution.calls[1][10])
 
     def test_the_workspace_size_comes_from_the_solution_and_must_be_a_size(self):
-        self.load(self.w.BACKWARD)
+        self.load(BACKWARD)
         ints = (ctypes.c_int64 * 8)(2, 16, 16, 4096, 4096, 128, 1)
         size = ctypes.c_uint64(0)
         status = self.w.on_workspace(ints, 7, ctypes.pointer(size), ctypes.addressof(self.message), 480)
@@ -206,24 +241,24 @@ class HostScriptTest(unittest.TestCase):
         self.assertIn(b"not a size in bytes", self.message.value)
 
     def test_tensors_are_made_once_per_buffer_and_shape(self):
-        self.load(self.w.GEMM)
-        buffers = Buffers([0x1000, 0x2000, 0x3000], [2 * 64 * 64] * 3, [64, 64, 64])
+        self.load(GEMM)
+        buffers = gemm_buffers([0x1000, 0x2000, 0x3000], 64, 64, 64)
         for _ in range(5):
             self.assertEqual(self.prepare(buffers), 0)
         self.assertEqual(len(self.torch.made), 3)
-        other = Buffers([0x1000, 0x2000, 0x3000], [2 * 64 * 64] * 3, [32, 64, 64])  # another M: other views
+        other = gemm_buffers([0x1000, 0x2000, 0x3000], 32, 64, 64, [2 * 64 * 64] * 3)  # another M: other views
         self.assertEqual(self.prepare(other), 0)
         self.assertEqual(len(self.torch.made), 5)
 
     def test_a_buffer_too_small_for_its_tensor_fails_the_preparation(self):
-        self.load(self.w.GEMM)
-        buffers = Buffers([0x1000, 0x2000, 0x3000], [100, 2 * 64 * 64, 2 * 64 * 64], [64, 64, 64])
+        self.load(GEMM)
+        buffers = gemm_buffers([0x1000, 0x2000, 0x3000], 64, 64, 64, [100, 2 * 64 * 64, 2 * 64 * 64])
         self.assertEqual(self.prepare(buffers), 1)
         self.assertIn(b"cannot hold", self.message.value)
 
     def test_a_return_value_is_passed_on_and_must_be_an_int(self):
-        solution = self.load(self.w.GEMM)
-        buffers = Buffers([1, 2, 3], [2 * 64 * 64] * 3, [64, 64, 64])
+        solution = self.load(GEMM)
+        buffers = gemm_buffers([1, 2, 3], 64, 64, 64)
         self.prepare(buffers)
         solution.RETURN = 3
         self.assertEqual(self.call(), (0, 3))
@@ -233,10 +268,9 @@ class HostScriptTest(unittest.TestCase):
         self.assertIn(b"returned a str, not an int", self.message.value)
 
     def test_an_exception_is_reported_with_the_solutions_line(self):
-        solution = self.load(self.w.BACKWARD)
+        solution = self.load(BACKWARD)
         solution.RAISE = True
-        sizes = [2 * 64 * 64] * 9 + [0]
-        self.prepare(Buffers(list(range(1, 10)) + [0], sizes, [1, 1, 1, 64, 64, 64, 0]))
+        self.prepare(backward_buffers(0))
         status, _ = self.call()
         self.assertEqual(status, 1)
         text = self.message.value.decode()
@@ -247,18 +281,28 @@ class HostScriptTest(unittest.TestCase):
     def test_a_file_that_cannot_be_imported_or_lacks_the_entry_point_fails_to_load(self):
         broken = solution_file("import nonexistent_module_of_no_one\n")
         try:
-            status = self.w.on_load(broken.encode(), self.w.GEMM, ctypes.addressof(self.message), 480)
+            status = self.w.on_load(broken.encode(), *(x.encode() for x in GEMM), ctypes.addressof(self.message),
+                                    480)
             self.assertEqual(status, 1)
             self.assertIn(b"could not import the solution: ModuleNotFoundError", self.message.value)
         finally:
             os.unlink(broken)
         missing = solution_file("def other(): pass\n")
         try:
-            status = self.w.on_load(missing.encode(), self.w.GEMM, ctypes.addressof(self.message), 480)
+            status = self.w.on_load(missing.encode(), *(x.encode() for x in GEMM), ctypes.addressof(self.message),
+                                    480)
             self.assertEqual(status, 1)
             self.assertIn(b"defines no function ptxbench_gemm_bf16", self.message.value)
         finally:
             os.unlink(missing)
+
+    def test_arguments_not_of_the_entry_points_kinds_fail_the_preparation(self):
+        self.load(GEMM)
+        buffers = Buffers([(1, 8192, BF16, (64, 64))] * 3, [64, 64, 64], [0.5])  # a float GEMM does not take
+        self.assertEqual(self.prepare(buffers), 1)
+        self.assertIn(b"for an entry point of arguments tttiii", self.message.value)
+        self.assertEqual(self.w.on_load(self.path.encode(), b"ptxbench_gemm_bf16", b"", b"ttx",
+                                        ctypes.addressof(self.message), 480), 1)
 
     def test_a_long_message_is_cut_to_the_buffer_and_ends_in_nul(self):
         buffer = ctypes.create_string_buffer(b"\xff" * 16)
@@ -277,7 +321,7 @@ class HostScriptTest(unittest.TestCase):
         self.assertIn("cannot run Triton solutions: importing numpy failed", problem)
 
     def test_a_tensor_torch_put_on_the_host_fails_the_preparation(self):
-        self.load(self.w.GEMM)
+        self.load(GEMM)
         real = self.torch.as_tensor
 
         def on_the_host(memory):
@@ -287,15 +331,16 @@ class HostScriptTest(unittest.TestCase):
 
         self.torch.as_tensor = on_the_host
         self.torch.__version__ = "2.4.0"
-        buffers = Buffers([0x1000, 0x2000, 0x3000], [2 * 64 * 64] * 3, [64, 64, 64])
+        buffers = gemm_buffers([0x1000, 0x2000, 0x3000], 64, 64, 64)
         self.assertEqual(self.prepare(buffers), 1)
         self.assertIn(b"made a", self.message.value)
 
     def test_the_callbacks_have_the_c_types_of_python_worker_h(self):
         fields = dict(self.w.Callbacks._fields_)
         self.assertEqual(set(fields), {"load", "prepare", "call", "workspace_bytes"})
-        self.assertEqual(fields["prepare"]._argtypes_[5], ctypes.c_float)  # scale
-        self.assertEqual(fields["prepare"]._argtypes_[6], ctypes.c_uint64)  # the stream
+        self.assertEqual(fields["prepare"]._argtypes_[8], ctypes.POINTER(ctypes.c_float))  # the floats
+        self.assertEqual(fields["prepare"]._argtypes_[10], ctypes.c_uint64)  # the stream
+        self.assertEqual(fields["load"]._argtypes_[1:4], (ctypes.c_char_p,) * 3)
         self.assertEqual(fields["call"]._restype_, ctypes.c_int)
 
 

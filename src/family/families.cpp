@@ -1,0 +1,16 @@
+// Every task family: one descriptor each, under families/.
+#include "family/family.h"
+
+namespace ptxbench {
+
+Family gemm_family();
+Family attention_forward_family();
+Family attention_backward_family();
+
+const std::vector<Family>& all_families() {
+  static const std::vector<Family> families = {gemm_family(), attention_forward_family(),
+                                               attention_backward_family()};
+  return families;
+}
+
+}  // namespace ptxbench

@@ -1,0 +1,143 @@
+// Attention, forward (O and LSE) and backward (dQ, dK, dV): bf16 tensors, GQA, causal masks aligned
+// bottom-right (include/ptxbench/abi.h).
+#include "family/family.h"
+
+namespace ptxbench {
+namespace {
+
+const char* kLayout =
+    "Q [B,Sq,Hq,D], K and V [B,Sk,Hkv,D], O like Q, bf16; LSE [B,Hq,Sq] fp32 = natural log of the row sum of "
+    "exp(scale*q.k) over visible keys; scale = 1/sqrt(D); query head h uses KV head h/(Hq/Hkv); causal: "
+    "query i "
+    "sees key j iff j <= i + (Sk - Sq) (bottom-right aligned)";
+
+// Q, K, V (and dO) ~ N(0,1): with scale = 1/sqrt(D) every score is ~ N(0,1) whatever D, so the softmax is
+// neither flat nor one-hot. Outputs are compared one row per token (b, i) of heads x D values, LSE one row
+// per (b, h) of Sq values: a mismatch's row and column name the token or the query row.
+// The tolerances: bf16 outputs of an fp32 computation are within half an ulp (2^-9 relative) of it; 1e-2
+// relative leaves room for another summation order and for P rounded to bf16 before the PV matmul, as
+// FlashAttention kernels do. LSE is fp32 and O(1)-O(10): 1e-3 absolute.
+TensorSpec bf16_tensor(const char* name, Role role, std::vector<std::string> shape) {
+  return {.name = name,
+          .role = role,
+          .shape = std::move(shape),
+          .row_dims = 2,
+          .tolerance = {.rtol = 0.01, .atol = 0.002}};
+}
+TensorSpec q_like(const char* name, Role role) {
+  return bf16_tensor(name, role, {"B", "Sq", "Hq", "D"});
+}
+TensorSpec kv_like(const char* name, Role role) {
+  return bf16_tensor(name, role, {"B", "Sk", "Hkv", "D"});
+}
+TensorSpec lse(Role role, Fill fill = {}) {
+  return {.name = "LSE",
+          .dtype = DType::f32,
+          .role = role,
+          .shape = {"B", "Hq", "Sq"},
+          .fill = std::move(fill),
+          .row_dims = 2,
+          .tolerance = {.rtol = 0, .atol = 0.001}};
+}
+
+std::vector<ScalarSpec> scalars() {
+  std::vector<ScalarSpec> out;
+  for (const char* dim : {"B", "Hq", "Hkv", "Sq", "Sk", "D"}) out.push_back({ScalarSpec::integer, dim, dim});
+  out.push_back({ScalarSpec::real, "scale", "1/sqrt(D)"});
+  out.push_back({ScalarSpec::integer, "causal", "causal"});
+  return out;
+}
+
+// The rules of abi.h a shape keeps: head dims the ABI names, GQA groups that divide evenly, and (causal)
+// every query row sees at least one key, so that no reference value is -inf (LSE) and every compared element
+// is finite.
+std::vector<ShapeRule> shape_rules() {
+  return {{"D == 64 || D == 96 || D == 128", "D must be 64, 96 or 128"},
+          {"Hq % Hkv == 0", "Hq must be a multiple of Hkv"},
+          {"!causal || Sq <= Sk",
+           "a causal shape needs Sq <= Sk (else the first Sq - Sk query rows see no key)"}};
+}
+
+std::vector<BaselineSpec> baselines() {
+  return {{"vendor-attention",
+           "cuDNN's fused attention through PyTorch (baselines/attention_cudnn.py), run by the runner in a "
+           "process of its own and timed the same way",
+           "baselines/attention_cudnn.py"},
+          {"none", "the time stage reports the time and TFLOP/s alone", ""}};
+}
+
+std::vector<MismatchHint> hints() {
+  return {{"", "1/sqrt(D)", false, "", "1/sqrt(D): the softmax scale applied where it does not belong?"},
+          {"", "sqrt(D)", false, "", "sqrt(D): the softmax scale missing?"},
+          {"", "1/log(2)", false, "", "1/ln 2: a base-2 logarithm where the natural one is asked for?"},
+          {"", "log(2)", false, "", "ln 2: a natural logarithm where base 2 is asked for?"},
+          {"LSE", "", true, "causal", "keys the causal mask hides were counted?"}};
+}
+
+const std::vector<ParameterSpec> kParameters = {
+    {"causal", "query i sees key j only when j <= i + (Sk - Sq) (bottom-right aligned)"}};
+
+}  // namespace
+
+Family attention_forward_family() {
+  return {
+      .name = "attention-forward",
+      .entry_point = "ptxbench_attention_forward_bf16",
+      .summary = std::string("O = softmax(scale * Q K^T) V and LSE, fp32 accumulation; ") + kLayout,
+      .dims = {"B", "Hq", "Hkv", "Sq", "Sk", "D"},
+      .parameters = kParameters,
+      .tensors = {q_like("Q", Role::input), kv_like("K", Role::input), kv_like("V", Role::input),
+                  q_like("O", Role::output), lse(Role::output)},
+      .scalars = scalars(),
+      .arguments = {"Q", "K", "V", "O", "LSE", "B", "Hq", "Hkv", "Sq", "Sk", "D", "scale", "causal"},
+      .workspace = std::nullopt,
+      .shape_rules = shape_rules(),
+      // QK^T and PV, 2*Sq*Sk*D each per head; half when causal. The softmax is not counted.
+      .flops = "4*B*Hq*Sq*Sk*D / (1 + causal)",
+      .bytes = "",
+      .baselines = baselines(),
+      .hints = hints(),
+  };
+}
+
+Family attention_backward_family() {
+  return {
+      .name = "attention-backward",
+      .entry_point = "ptxbench_attention_backward_bf16",
+      .summary =
+          std::string("dQ, dK, dV of attention from Q, K, V, O, LSE and dO (dK, dV summed over the query "
+                      "heads of a KV group), with a workspace the solution sizes; ") +
+          kLayout,
+      .dims = {"B", "Hq", "Hkv", "Sq", "Sk", "D"},
+      .parameters = kParameters,
+      // O and LSE are the reference forward of this Q, K, V (O rounded to bf16, as a forward kernel stores
+      // it): the backward's formulas assume they belong together.
+      .tensors = {q_like("Q", Role::input),
+                  kv_like("K", Role::input),
+                  kv_like("V", Role::input),
+                  [] {
+                    TensorSpec o = q_like("O", Role::input);
+                    o.fill = {Fill::computed, "1"};
+                    return o;
+                  }(),
+                  lse(Role::input, {Fill::computed, "1"}),
+                  q_like("dO", Role::input),
+                  q_like("dQ", Role::output),
+                  kv_like("dK", Role::output),
+                  kv_like("dV", Role::output),
+                  {.name = "workspace", .dtype = DType::bytes, .role = Role::workspace}},
+      .scalars = scalars(),
+      .arguments = {"Q", "K", "V", "O", "LSE", "dO", "dQ", "dK", "dV", "workspace", "B", "Hq", "Hkv", "Sq",
+                    "Sk", "D", "scale", "causal"},
+      .workspace = WorkspaceSpec{.symbol = "ptxbench_attention_backward_workspace_bytes",
+                                 .arguments = {"B", "Hq", "Hkv", "Sq", "Sk", "D", "causal"}},
+      .shape_rules = shape_rules(),
+      // The five matmuls of the FlashAttention-2/3 backward (S recomputed, dP, dV, dK, dQ): 2.5x the forward.
+      .flops = "10*B*Hq*Sq*Sk*D / (1 + causal)",
+      .bytes = "",
+      .baselines = baselines(),
+      .hints = hints(),
+  };
+}
+
+}  // namespace ptxbench

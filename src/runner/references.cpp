@@ -1,0 +1,131 @@
+#include "runner/references.h"
+
+#include <stdexcept>
+
+#include <cuda_bf16.h>
+
+#include "runner/attention_kernels.h"
+#include "runner/cublaslt_gemm.h"
+#include "runner/cuda_check.h"
+
+namespace ptxbench::runner {
+
+void Reference::call_baseline(ReferenceTensors&, cudaStream_t) {
+  throw std::logic_error("the runner times no baseline of this family in its own process");
+}
+
+namespace {
+
+const __nv_bfloat16* bf16(const DeviceBuffer* buffer) {
+  return buffer->as<const __nv_bfloat16>();
+}
+
+// GEMM: cuBLASLt with fp32 output is the reference (fp32 accumulation of the same bf16 products), and
+// cuBLASLt with bf16 output the baseline.
+class GemmReference final : public Reference {
+ public:
+  void allocate(const ReferenceTensors&) override {
+    reference_plan_.reset();
+    baseline_plan_.reset();
+    baseline_output_ = DeviceBuffer();
+  }
+
+  void compute(ReferenceTensors& t, cudaStream_t stream) override {
+    if (!cublaslt_) cublaslt_ = std::make_unique<CublasLt>();
+    if (!reference_plan_)
+      reference_plan_ =
+          std::make_unique<GemmPlan>(*cublaslt_, t.dim("M"), t.dim("N"), t.dim("K"), CUDA_R_32F);
+    reference_plan_->run(bf16(t.pristine.at("A")), bf16(t.pristine.at("B")), t.reference.at("C")->get(),
+                         stream);
+  }
+
+  nlohmann::ordered_json describe_baseline() const override {
+    nlohmann::ordered_json description = {{"name", "cublaslt"},
+                                          {"compute", "bf16 in, fp32 compute, bf16 out"},
+                                          {"workspace_limit_bytes", CublasLt::kWorkspaceBytes}};
+    if (baseline_plan_) description["algo"] = baseline_plan_->describe();
+    return description;
+  }
+
+  void call_baseline(ReferenceTensors& t, cudaStream_t stream) override {
+    if (!cublaslt_) cublaslt_ = std::make_unique<CublasLt>();
+    if (!baseline_plan_)
+      baseline_plan_ =
+          std::make_unique<GemmPlan>(*cublaslt_, t.dim("M"), t.dim("N"), t.dim("K"), CUDA_R_16BF);
+    if (baseline_output_.get() == nullptr) baseline_output_ = DeviceBuffer(t.data.at("C")->bytes());
+    baseline_plan_->run(bf16(t.pristine.at("A")), bf16(t.pristine.at("B")), baseline_output_.get(), stream);
+  }
+
+ private:
+  std::unique_ptr<CublasLt> cublaslt_;  // created on first use, shared by the plans
+  std::unique_ptr<GemmPlan> reference_plan_, baseline_plan_;
+  DeviceBuffer baseline_output_;  // the baseline's bf16 C, allocated on first use
+};
+
+AttentionDims attention_dims(const ReferenceTensors& t) {
+  return {.b = t.dim("B"),
+          .hq = t.dim("Hq"),
+          .hkv = t.dim("Hkv"),
+          .sq = t.dim("Sq"),
+          .sk = t.dim("Sk"),
+          .d = t.dim("D"),
+          .causal = t.values.at("causal") != 0,
+          .scale = static_cast<float>(t.reals.at("scale"))};
+}
+
+// attention_kernels.cu's fp32 forward. Its vendor baseline runs in a process of its own (the descriptor's
+// baseline module), not here.
+class AttentionForwardReference final : public Reference {
+ public:
+  void compute(ReferenceTensors& t, cudaStream_t stream) override {
+    attention_forward_reference(attention_dims(t), bf16(t.pristine.at("Q")), bf16(t.pristine.at("K")),
+                                bf16(t.pristine.at("V")), t.reference.at("O")->as<float>(),
+                                t.reference.at("LSE")->as<float>(), stream);
+  }
+};
+
+// The backward's O and LSE are the reference forward of its Q, K, V (O rounded to bf16 as a forward kernel
+// stores it, LSE as is); its reference is attention_kernels.cu's fp32 backward.
+class AttentionBackwardReference final : public Reference {
+ public:
+  void allocate(const ReferenceTensors& t) override {
+    const AttentionDims dims = attention_dims(t);
+    forward_o_ = DeviceBuffer(static_cast<size_t>(dims.q_elements()) * sizeof(float));
+    forward_lse_ = DeviceBuffer(static_cast<size_t>(dims.lse_elements()) * sizeof(float));
+    delta_ = DeviceBuffer(static_cast<size_t>(dims.lse_elements()) * sizeof(float));
+  }
+
+  void compute_inputs(ReferenceTensors& t, cudaStream_t stream) override {
+    const AttentionDims dims = attention_dims(t);
+    attention_forward_reference(dims, bf16(t.pristine.at("Q")), bf16(t.pristine.at("K")),
+                                bf16(t.pristine.at("V")), forward_o_.as<float>(), forward_lse_.as<float>(),
+                                stream);
+    round_to_bf16(forward_o_.as<const float>(), t.data.at("O")->as<__nv_bfloat16>(),
+                  t.pristine.at("O")->as<__nv_bfloat16>(), dims.q_elements(), stream);
+    for (DeviceBuffer* target : {t.data.at("LSE"), t.pristine.at("LSE")})
+      PTXBENCH_CUDA(cudaMemcpyAsync(target->get(), forward_lse_.get(), forward_lse_.bytes(),
+                                    cudaMemcpyDeviceToDevice, stream));
+  }
+
+  void compute(ReferenceTensors& t, cudaStream_t stream) override {
+    attention_backward_reference(attention_dims(t), bf16(t.pristine.at("Q")), bf16(t.pristine.at("K")),
+                                 bf16(t.pristine.at("V")), bf16(t.pristine.at("O")),
+                                 t.pristine.at("LSE")->as<const float>(), bf16(t.pristine.at("dO")),
+                                 t.reference.at("dQ")->as<float>(), t.reference.at("dK")->as<float>(),
+                                 t.reference.at("dV")->as<float>(), delta_.as<float>(), stream);
+  }
+
+ private:
+  DeviceBuffer forward_o_, forward_lse_, delta_;  // fp32 scratch
+};
+
+}  // namespace
+
+std::unique_ptr<Reference> make_reference(const std::string& name) {
+  if (name == "gemm") return std::make_unique<GemmReference>();
+  if (name == "attention-forward") return std::make_unique<AttentionForwardReference>();
+  if (name == "attention-backward") return std::make_unique<AttentionBackwardReference>();
+  return nullptr;
+}
+
+}  // namespace ptxbench::runner
