@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""Writes every task file under tasks/ as family x shapes x architecture, from the compact spec below.
+
+    python3 tasks/generate.py           rewrites tasks/<arch>/*.json
+    python3 tasks/generate.py --check   exits 1, naming the files, when any differs from what it would write
+
+The files are checked in (the task loader reads them, docs/tasks.md says what each field means); a CPU test runs
+--check, so an edit to a file that is not made here fails. What a family says (its dimensions, tensors, FLOPs)
+is its descriptor's (src/family), never a task file's.
+"""
+import json
+import pathlib
+import sys
+
+# ---- the spec
+
+ARCHITECTURES = [
+    {"arch": "sm_90a", "folder": "sm90a", "name": "Hopper", "mode": "full", "tracks": ["cuda", "triton"],
+     "math": {"name": "wgmma", "ptx": ["wgmma.mma_async"], "sass": ["HGMMA"]},
+     "runs": "Run, checked and timed on an H100/H200."},
+    {"arch": "sm_100a", "folder": "sm100a", "name": "Blackwell", "mode": "static", "tracks": None,
+     "math": {"name": "tcgen05.mma", "ptx": ["tcgen05.mma"], "sass": ["UTCHMMA"]},
+     "runs": "Compiled for sm_100a and checked statically only: the PTX must contain the required families (no "
+             "Blackwell GPU runs it here)."},
+]
+# Every task requires, beside the architecture's MMA (which does the math), TMA loads and mbarrier waits.
+TMA = {"name": "tma", "ptx": ["cp.async.bulk.tensor"], "sass": ["UTMALDG"]}
+MBARRIER = {"name": "mbarrier", "ptx": ["mbarrier.try_wait", "mbarrier.test_wait"], "sass": ["SYNCS.PHASECHK"]}
+
+# GEMM: real models' weight shapes, timed at M = 8192, checked at a small and an odd M.
+GEMM = {
+    "weights": [
+        {"N": 28672, "K": 4096, "what": "an MLP up-projection (wide N)"},
+        {"N": 4096, "K": 14336, "what": "an MLP down-projection (long K)"},
+        {"N": 4096, "K": 4096, "what": "a square layer"},
+        {"N": 7168, "K": 5120, "what": "the MLP/attention output projection size of a large model"},
+    ],
+    "main_m": 8192,
+    "checks": [{"label": "small-m", "M": 128}, {"label": "odd-m", "M": 1999}],
+    "tolerance": {"rtol": 0.01, "atol": 0.01},
+    "coverage_threshold": 0.95,
+    "baseline": "cublaslt",
+}
+
+# Attention, forward and backward: Sq = Sk = 4096 with B and the heads chosen so that the causal forward has
+# 2.25e11 FLOPs or more (docs/tasks.md); checked at 1000 (partial tiles) and 512 x 1536 (Sq != Sk).
+ATTENTION = {
+    "heads": [
+        {"D": 64, "B": 4, "Hq": 32, "Hkv": 32, "check_B": 2, "check_H": 4, "causal": [False, True]},
+        {"D": 96, "B": 4, "Hq": 24, "Hkv": 24, "check_B": 2, "check_H": 4, "causal": [False, True]},
+        {"D": 128, "B": 4, "Hq": 16, "Hkv": 16, "check_B": 2, "check_H": 4, "causal": [False, True]},
+        {"D": 128, "B": 2, "Hq": 32, "Hkv": 4, "check_B": 1, "check_H": 32, "causal": [True]},
+    ],
+    "S": 4096,
+    "checks": [{"label": "seq-1000", "Sq": 1000, "Sk": 1000, "one_batch": False},
+               {"label": "sq512-sk1536", "Sq": 512, "Sk": 1536, "one_batch": True}],
+    # The reasoning and the measurements behind each: docs/tasks.md.
+    "tolerance": {("forward", False): {"rtol": 0.01, "atol": 0.002}, ("forward", True): {"rtol": 0.01, "atol": 0.01},
+                  ("backward", False): {"rtol": 0.01, "atol": 0.002},
+                  ("backward", True): {"rtol": 0.01, "atol": 0.02}},
+    "lse": {"rtol": 0, "atol": 0.001},
+    "gqa_backward_dk_dv": {"rtol": 0.01, "atol": 0.04},
+    "coverage_threshold": 0.9,
+    "baseline": "vendor-attention",
+}
+
+# ---- the files
+
+
+def required(arch):
+    return [dict(arch["math"], does_the_math=True), TMA, MBARRIER]
+
+
+def header(task_id, title, family, arch):
+    task = {"id": task_id, "title": f"{title} ({arch['name']})", "family": family, "arch": arch["arch"],
+            "dtype": "bf16", "mode": arch["mode"]}
+    if arch["tracks"]:
+        task["tracks"] = arch["tracks"]
+    return task
+
+
+def math_label(arch):
+    return f"{arch['math']['name']} ({arch['math']['sass'][0]})"
+
+
+def gemm_tasks(arch):
+    for w in GEMM["weights"]:
+        n, k = w["N"], w["K"]
+        task = header(f"gemm-bf16-n{n}-k{k}-{arch['folder']}", f"bf16 GEMM C = A * B^T, N={n} K={k}", "gemm", arch)
+        task["description"] = (
+            f"y = x W^T for a weight of {n} x {k}, {w['what']}. A is M x {k}, B is {n} x {k}, C is M x {n}, all bf16 "
+            f"and row-major; accumulate in fp32. The solution must execute {math_label(arch)}, TMA tensor loads and "
+            f"mbarrier waits. {arch['runs']}")
+        task["shapes"] = {"main": {"M": GEMM["main_m"], "N": n, "K": k},
+                          "check": [{"label": c["label"], "M": c["M"], "N": n, "K": k} for c in GEMM["checks"]]}
+        task["tolerance"] = GEMM["tolerance"]
+        task["required"] = required(arch)
+        task["coverage_threshold"] = GEMM["coverage_threshold"]
+        task["baseline"] = GEMM["baseline"]
+        yield task
+
+
+def attention_tasks(arch):
+    s = ATTENTION["S"]
+    for direction in ("forward", "backward"):
+        for h in ATTENTION["heads"]:
+            for causal in h["causal"]:
+                d, gqa = h["D"], h["Hq"] != h["Hkv"]
+                name = f"gqa{h['Hq']}x{h['Hkv']}-d{d}" if gqa else f"d{d}"
+                short = "fwd" if direction == "forward" else "bwd"
+                task_id = f"attention-{short}-{name}{'-causal' if causal else ''}-{arch['folder']}"
+                what = "Attention forward with LSE" if direction == "forward" else "Attention backward"
+                heads = f"GQA {h['Hq']}/{h['Hkv']} D={d}" if gqa else f"D={d}"
+                task = header(task_id, f"{what}, {heads}{', causal' if causal else ''}", f"attention-{direction}",
+                              arch)
+                computes = ("Attention forward: O = softmax(scale * Q K^T) V and the log-sum-exp LSE of each row"
+                            if direction == "forward" else
+                            "Attention backward: dQ, dK, dV from Q, K, V, O, LSE and dO, with a workspace the "
+                            "solution sizes")
+                grouping = (f"grouped-query attention, {h['Hq']} query heads over {h['Hkv']} KV heads (query head h "
+                            f"uses KV head h / {h['Hq'] // h['Hkv']})" if gqa else "multi-head attention (Hq = Hkv)")
+                mask = ("causal, aligned to the bottom-right when Sq != Sk (query i sees key j iff j <= i + Sk - Sq)"
+                        if causal else "no mask")
+                checks = ATTENTION["checks"]
+                task["description"] = (
+                    f"{computes}; {grouping}; head dim {d}; {mask}; scale = 1/sqrt({d}). Q is [B,Sq,Hq,D], K and V "
+                    f"[B,Sk,Hkv,D], O like Q, all bf16 and row-major; LSE is [B,Hq,Sq] fp32 (natural log). "
+                    f"Accumulate in fp32. The main shape has Sq = Sk = {s}; check shapes have Sq = Sk = "
+                    f"{checks[0]['Sq']} (not a multiple of 128) and Sq = {checks[1]['Sq']}, Sk = {checks[1]['Sk']}. "
+                    f"The solution must execute {math_label(arch)} for the matmuls, TMA tensor loads and mbarrier "
+                    f"waits. {arch['runs']}")
+                task["parameters"] = {"causal": causal}
+                hq, hkv = (h["Hq"], h["Hkv"]) if gqa else (h["check_H"], h["check_H"])
+                task["shapes"] = {
+                    "main": {"B": h["B"], "Hq": h["Hq"], "Hkv": h["Hkv"], "Sq": s, "Sk": s, "D": d},
+                    "check": [{"label": c["label"], "B": 1 if c["one_batch"] else h["check_B"], "Hq": hq,
+                               "Hkv": hkv, "Sq": c["Sq"], "Sk": c["Sk"], "D": d} for c in checks]}
+                task["tolerance"] = ATTENTION["tolerance"][(direction, causal)]
+                if direction == "forward":
+                    task["tolerances"] = {"LSE": ATTENTION["lse"]}
+                elif gqa:
+                    task["tolerances"] = {"dK": ATTENTION["gqa_backward_dk_dv"], "dV": ATTENTION["gqa_backward_dk_dv"]}
+                task["required"] = required(arch)
+                task["coverage_threshold"] = ATTENTION["coverage_threshold"]
+                task["baseline"] = ATTENTION["baseline"]
+                yield task
+
+
+def all_files(root):
+    files = {}
+    for arch in ARCHITECTURES:
+        for task in [*gemm_tasks(arch), *attention_tasks(arch)]:
+            files[root / arch["folder"] / f"{task['id']}.json"] = json.dumps(task, indent=2) + "\n"
+    return files
+
+
+def main():
+    root = pathlib.Path(__file__).resolve().parent
+    check = sys.argv[1:] == ["--check"]
+    if sys.argv[1:] not in ([], ["--check"]):
+        sys.exit("usage: generate.py [--check]")
+    files = all_files(root)
+    existing = set(root.glob("*/*.json"))
+    stale = sorted(str(p.relative_to(root)) for p in existing - files.keys())
+    differ = sorted(str(p.relative_to(root)) for p, text in files.items()
+                    if not p.exists() or p.read_text() != text)
+    if check:
+        if stale or differ:
+            print("tasks/generate.py --check: the task files are not what tasks/generate.py writes "
+                  f"(run it): differ {differ}, not generated {stale}", file=sys.stderr)
+            sys.exit(1)
+        print(f"tasks/generate.py --check: {len(files)} task files as generated")
+        return
+    for path in stale:
+        (root / path).unlink()
+    for path, text in files.items():
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text)
+    print(f"wrote {len(files)} task files ({len(differ)} changed, {len(stale)} removed)")
+
+
+if __name__ == "__main__":
+    main()
