@@ -27,6 +27,17 @@ ARCHITECTURES = [
 TMA = {"name": "tma", "ptx": ["cp.async.bulk.tensor"], "sass": ["UTMALDG"]}
 MBARRIER = {"name": "mbarrier", "ptx": ["mbarrier.try_wait", "mbarrier.test_wait"], "sass": ["SYNCS.PHASECHK"]}
 
+# Task groups (run, report and fixit --tasks @name): every GEMM; dense attention; grouped-query attention, which
+# serving runs; the generalisation split held out of fine-tuning data (GQA, and the d96 backward).
+GROUPS = {
+    "gemm": lambda family, t: family == "gemm",
+    "gemm-models": lambda family, t: family == "gemm" and (t["N"], t["K"]) in MODEL_WEIGHTS,
+    "attention-dense": lambda family, t: family.startswith("attention") and t["Hq"] == t["Hkv"],
+    "gqa-serving": lambda family, t: family.startswith("attention") and t["Hq"] != t["Hkv"],
+    "held-out": lambda family, t: family.startswith("attention") and (
+        t["Hq"] != t["Hkv"] or (family == "attention-backward" and t["D"] == 96)),
+}
+
 # GEMM: real models' weight shapes, timed at M = 8192, checked at a small and an odd M.
 GEMM = {
     "weights": [
@@ -41,6 +52,20 @@ GEMM = {
     "coverage_threshold": 0.95,
     "baseline": "cublaslt",
 }
+
+# GEMM at the weight shapes of the models serving workloads run (N x K, as PTXBench's GEMM problems list them),
+# each timed at three M of those workloads: decode-like (70-93 rows: memory-bound, the weight read once), a
+# mid-sized batch (about 900-972) and a large prefill (8192 or 8828). The four weights above at M = 8192 keep
+# their ids (gemm-bf16-n*-k*); the others are gemm-m<M>-n<N>-k<K>.
+MODEL_GEMM = [  # (N, K, the three M)
+    (128, 2048, (93, 952, 8828)), (2048, 4096, (93, 952, 8828)), (2048, 5376, (70, 901, 8828)),
+    (21504, 5376, (70, 901, 8828)), (256, 7168, (80, 901, 8192)), (28672, 4096, (70, 972, 8192)),
+    (34816, 5120, (70, 972, 8192)), (4096, 14336, (70, 972, 8192)), (4096, 4096, (70, 972, 8192)),
+    (4096, 5376, (70, 901, 8828)), (5120, 17408, (70, 972, 8192)), (5120, 2048, (93, 952, 8828)),
+    (5120, 5120, (70, 972, 8192)), (5376, 21504, (70, 901, 8828)), (5376, 4096, (70, 901, 8828)),
+    (6144, 4096, (70, 972, 8192)), (7168, 5120, (70, 972, 8192)),
+]
+MODEL_WEIGHTS = {(n, k) for n, k, _ in MODEL_GEMM}
 
 # Attention, forward and backward: Sq = Sk = 4096 with B and the heads chosen so that the causal forward has
 # 2.25e11 FLOPs or more (docs/tasks.md); checked at 1000 (partial tiles) and 512 x 1536 (Sq != Sk).
@@ -83,21 +108,34 @@ def math_label(arch):
     return f"{arch['math']['name']} ({arch['math']['sass'][0]})"
 
 
+def gemm_task(arch, m, n, k, what):
+    named = (m == GEMM["main_m"] and any((w["N"], w["K"]) == (n, k) for w in GEMM["weights"]))
+    task_id = f"gemm-bf16-n{n}-k{k}-{arch['folder']}" if named else f"gemm-m{m}-n{n}-k{k}-{arch['folder']}"
+    title = f"bf16 GEMM C = A * B^T, N={n} K={k}" if named else f"bf16 GEMM C = A * B^T, M={m} N={n} K={k}"
+    task = header(task_id, title, "gemm", arch)
+    task["description"] = (
+        f"y = x W^T for a weight of {n} x {k}, {what}. A is M x {k}, B is {n} x {k}, C is M x {n}, all bf16 "
+        f"and row-major; accumulate in fp32. The solution must execute {math_label(arch)}, TMA tensor loads and "
+        f"mbarrier waits. {arch['runs']}")
+    task["shapes"] = {"main": {"M": m, "N": n, "K": k},
+                      "check": [{"label": c["label"], "M": c["M"], "N": n, "K": k} for c in GEMM["checks"]]}
+    task["tolerance"] = GEMM["tolerance"]
+    task["required"] = required(arch)
+    task["coverage_threshold"] = GEMM["coverage_threshold"]
+    task["baseline"] = GEMM["baseline"]
+    return task
+
+
 def gemm_tasks(arch):
     for w in GEMM["weights"]:
-        n, k = w["N"], w["K"]
-        task = header(f"gemm-bf16-n{n}-k{k}-{arch['folder']}", f"bf16 GEMM C = A * B^T, N={n} K={k}", "gemm", arch)
-        task["description"] = (
-            f"y = x W^T for a weight of {n} x {k}, {w['what']}. A is M x {k}, B is {n} x {k}, C is M x {n}, all bf16 "
-            f"and row-major; accumulate in fp32. The solution must execute {math_label(arch)}, TMA tensor loads and "
-            f"mbarrier waits. {arch['runs']}")
-        task["shapes"] = {"main": {"M": GEMM["main_m"], "N": n, "K": k},
-                          "check": [{"label": c["label"], "M": c["M"], "N": n, "K": k} for c in GEMM["checks"]]}
-        task["tolerance"] = GEMM["tolerance"]
-        task["required"] = required(arch)
-        task["coverage_threshold"] = GEMM["coverage_threshold"]
-        task["baseline"] = GEMM["baseline"]
-        yield task
+        yield gemm_task(arch, GEMM["main_m"], w["N"], w["K"], w["what"])
+    for n, k, ms in MODEL_GEMM:
+        for m in ms:
+            if m == GEMM["main_m"] and any((w["N"], w["K"]) == (n, k) for w in GEMM["weights"]):
+                continue  # one of the four above
+            what = ("at a decode-like M, where reading the weight bounds the time" if m < 128 else
+                    "at a mid-sized batch" if m < 2048 else "at a large prefill batch")
+            yield gemm_task(arch, m, n, k, f"a layer of a served model, timed {what}")
 
 
 def attention_tasks(arch):
@@ -146,10 +184,16 @@ def attention_tasks(arch):
                 yield task
 
 
+def with_groups(task):
+    main = task["shapes"]["main"]
+    task["groups"] = [name for name, member in GROUPS.items() if member(task["family"], main)]
+    return task
+
+
 def all_files(root):
     files = {}
     for arch in ARCHITECTURES:
-        for task in [*gemm_tasks(arch), *attention_tasks(arch)]:
+        for task in map(with_groups, [*gemm_tasks(arch), *attention_tasks(arch)]):
             files[root / arch["folder"] / f"{task['id']}.json"] = json.dumps(task, indent=2) + "\n"
     return files
 

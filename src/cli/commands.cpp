@@ -929,7 +929,8 @@ int results_command(const CommonOptions& common, const ResultsCommandOptions& op
     }
     return kExitOk;
   }
-  EvaluationFilter filter{.task_glob = options.tasks, .limit = options.limit};
+  EvaluationFilter filter{.task_globs = TaskRegistry::load(paths.tasks()).select(options.tasks).globs(),
+                          .limit = options.limit};
   if (options.run) filter.run_id = options.run;
   json out = json::array();
   TextTable table({"ID", "RUN", "TASK", "SOLUTION", "STATUS", "SPEEDUP", "COVERAGE", "WHEN", "SUMMARY"});

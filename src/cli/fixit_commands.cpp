@@ -46,7 +46,7 @@ CLI::App* add_fixit_command(CLI::App& app, FixitCommandOptions& o, const std::fu
     sub->add_option("--runs", o.runs, "Agent runs to mine (comma-separated; default: every agent run)")
         ->delimiter(',');
     sub->add_option("--model", o.model, "Only turns of this model");
-    sub->add_option("--tasks", o.tasks, "Only tasks whose id matches this glob");
+    sub->add_option("--tasks", o.tasks, "Only these tasks: globs over task ids or @group, comma-separated");
   };
 
   auto* mine = fixit->add_subcommand(
@@ -112,7 +112,7 @@ CLI::App* add_fixit_command(CLI::App& app, FixitCommandOptions& o, const std::fu
         ->check(CLI::IsMember({"statement", "agent"}));
   };
   format_and_prompt(exp);
-  exp->add_option("--holdout", o.holdout, "Task globs whose examples go to test.jsonl (comma-separated)")
+  exp->add_option("--holdout", o.holdout, "Tasks whose examples go to test.jsonl: globs or @group (@held-out), comma-separated")
       ->delimiter(',');
   exp->add_option("--name", o.name, "The data card's name");
   add_json(exp);
@@ -226,7 +226,7 @@ int mine_command(const CommonOptions& common, const FixitCommandOptions& o) {
     }
   std::vector<fixit::Mined> items;
   try {
-    items = fixit::mine(store, m);
+    items = fixit::mine(store, ctx.registry, m);
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "ptxbench: %s\n", e.what());
     return kExitUsage;
@@ -499,7 +499,7 @@ int export_command(const CommonOptions& common, const FixitCommandOptions& o) {
       card["teacher"] = teacher;
       card["reasoner"] = reasoner;
     }
-    exported = fixit::export_examples(examples, o.out, *format, o.holdout, card);
+    exported = fixit::export_examples(examples, o.out, *format, o.holdout, ctx.registry.select(o.holdout), card);
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "ptxbench: %s\n", e.what());
     return kExitUsage;

@@ -16,6 +16,11 @@
 
 using namespace ptxbench;
 
+// What every --tasks takes (task/task.h's TaskSelection).
+constexpr const char* kTasksHelp =
+    "Only these tasks: comma-separated globs over task ids, or task groups by @name (@gemm, @attention-dense, "
+    "@gqa-serving, @held-out)";
+
 int main(int argc, char** argv) {
   CLI::App app{"ptxbench: benchmark GPU kernels that must use an architecture's own PTX instructions"};
   app.set_version_flag("--version", PTXBENCH_VERSION);
@@ -83,7 +88,7 @@ int main(int argc, char** argv) {
       "The main job. Default: the agent loop with the built-in reference model (--model reference) on every "
       "task of the local architecture, every turn stored, a summary per task. With --solutions: evaluate a "
       "solutions manifest instead");
-  run_cmd->add_option("--tasks", run.tasks, "Only tasks whose id matches this glob")->capture_default_str();
+  run_cmd->add_option("--tasks", run.tasks, kTasksHelp)->capture_default_str();
   run_cmd->add_option("--arch", run.arch,
                       "Task architecture: sm_90a, sm_100a or all (default: the local GPU's, else sm_90a)");
   run_cmd->add_flag("--cpu-only", run.cpu_only, "Run only the CPU stages, even on a GPU host");
@@ -185,7 +190,7 @@ int main(int argc, char** argv) {
       app.add_subcommand("results", "Show what the store holds: evaluations, one verdict, or runs");
   results_cmd->add_option("--id", results.id, "Show the full verdict of this evaluation");
   results_cmd->add_option("--run", results.run, "Only evaluations of this run");
-  results_cmd->add_option("--tasks", results.tasks, "Only tasks whose id matches this glob")
+  results_cmd->add_option("--tasks", results.tasks, kTasksHelp)
       ->capture_default_str();
   results_cmd->add_option("--limit", results.limit, "At most this many rows")->capture_default_str();
   results_cmd->add_flag("--runs", results.runs, "List the runs instead");
@@ -212,7 +217,7 @@ int main(int argc, char** argv) {
                    "Only runs at these knowledge levels (repeat or comma-separate)")
       ->delimiter(',')
       ->check(CLI::IsMember({"params", "templates", "contracts"}));
-  report_cmd->add_option("--tasks", report.tasks, "Only tasks whose id matches this glob")
+  report_cmd->add_option("--tasks", report.tasks, kTasksHelp)
       ->capture_default_str();
   report_cmd->add_option("--out", report.out, "The folder to write the files to")->capture_default_str();
   add_json(report_cmd);

@@ -140,11 +140,12 @@ std::vector<SolutionRunRow> run_shipped_solutions(
     const SolutionRunOptions& options, Evaluator& evaluator,
     const std::function<void(const ShippedSolution&, SolutionRunRow&)>& record) {
   std::vector<std::pair<const ShippedSolution*, const Task*>> pairs;
+  const TaskSelection selected = registry.select(options.task_glob);
   for (const auto& solution : manifest) {
     if (options.track && solution.track != options.track) continue;
     if (fnmatch(options.solution_glob.c_str(), solution.path.string().c_str(), 0) != 0) continue;
     for (const Task* task : registry.matching(solution.tasks)) {
-      if (fnmatch(options.task_glob.c_str(), task->id.c_str(), 0) != 0) continue;
+      if (!selected.matches(task->id)) continue;
       if (std::find(options.archs.begin(), options.archs.end(), task->arch) == options.archs.end()) continue;
       if (accepts(*task, *solution.track)) pairs.emplace_back(&solution, task);
     }

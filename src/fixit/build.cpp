@@ -65,7 +65,7 @@ BuildResult build_variant(const Spec& spec, const std::filesystem::path& out, Ex
 
   // 1. mine (balanced here when the spec balances before repair)
   if (!state.mine_run) {
-    const auto items = mine(store, spec.mine);
+    const auto items = mine(store, *c.registry, spec.mine);
     state.mine_run = store_mined(store, spec.mine, items);
     save_state(state_file, spec_doc, state);
   }
@@ -80,7 +80,7 @@ BuildResult build_variant(const Spec& spec, const std::filesystem::path& out, Ex
         make_examples(store, *c.registry, Layout::direct, {.correct = items, .prompt = c.prompt});
     card["runs"] = {{"mine", state.mine_run}};
     card["pipeline"] = pipeline;
-    result.exported = export_examples(examples, out, format, spec.holdout, card);
+    result.exported = export_examples(examples, out, format, spec.holdout, c.registry->select(spec.holdout), card);
     result.complete = true;
     return result;
   }
@@ -173,7 +173,7 @@ BuildResult build_variant(const Spec& spec, const std::filesystem::path& out, Ex
   card["teacher"] = spec.teacher;
   card["reasoner"] = reasoner;
   card["pipeline"] = pipeline;
-  result.exported = export_examples(examples, out, format, spec.holdout, card);
+  result.exported = export_examples(examples, out, format, spec.holdout, c.registry->select(spec.holdout), card);
   result.complete = true;
   return result;
 }

@@ -1,7 +1,6 @@
 #include "fixit/dataset.h"
 
 #include <fmt/format.h>
-#include <fnmatch.h>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -456,7 +455,7 @@ std::string count_table(const std::string& title, const json& counts) {
 
 ExportResult export_examples(const std::vector<Example>& examples, const std::filesystem::path& dir,
                              ExportFormat format, const std::vector<std::string>& holdout,
-                             const json& card_extra) {
+                             const TaskSelection& held_out, const json& card_extra) {
   std::filesystem::create_directories(dir);
   std::string train, test, train_meta, test_meta;  // the metadata: the openai format's, apart
   ExportResult result;
@@ -467,8 +466,7 @@ ExportResult export_examples(const std::vector<Example>& examples, const std::fi
                  {"knowledge", json::object()}};
   std::set<std::string> heldout_tasks, train_tasks, teachers, reasoners, judges, prompts;
   for (const auto& e : examples) {
-    bool held = false;
-    for (const auto& glob : holdout) held = held || fnmatch(glob.c_str(), e.task_id.c_str(), 0) == 0;
+    const bool held = held_out.matches(e.task_id);
     const std::string split = held ? kTestSplit : kTrainSplit;
     json meta = e.meta;
     meta["split"] = split;

@@ -118,8 +118,9 @@ struct ExportResult {
   int test = 0;
   nlohmann::json card;
 };
+// `holdout`: the held-out items as given (globs, "@group"), for the card; `held_out`: what they select.
 ExportResult export_examples(const std::vector<Example>& examples, const std::filesystem::path& dir,
                              ExportFormat format, const std::vector<std::string>& holdout,
-                             const nlohmann::json& card_extra);
+                             const TaskSelection& held_out, const nlohmann::json& card_extra);
 
 }  // namespace ptxbench::fixit

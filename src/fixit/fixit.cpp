@@ -1,7 +1,6 @@
 #include "fixit/fixit.h"
 
 #include <fmt/format.h>
-#include <fnmatch.h>
 #include <algorithm>
 #include <set>
 #include <stdexcept>
@@ -160,7 +159,8 @@ std::vector<size_t> balance(const std::vector<const Mined*>& items, const Quotas
   return kept;
 }
 
-std::vector<Mined> mine(Store& store, const MineOptions& options) {
+std::vector<Mined> mine(Store& store, const TaskRegistry& registry, const MineOptions& options) {
+  const TaskSelection selected = registry.select(options.tasks);
   std::set<std::string> classes(options.error_classes.begin(), options.error_classes.end());
   std::vector<int64_t> runs = options.runs;
   if (runs.empty())
@@ -184,7 +184,7 @@ std::vector<Mined> mine(Store& store, const MineOptions& options) {
     }
     for (const auto& t : store.trajectories(run_id)) {
       if (!options.model.empty() && t.model != options.model) continue;
-      if (fnmatch(options.tasks.c_str(), t.task_id.c_str(), 0) != 0) continue;
+      if (!selected.matches(t.task_id)) continue;
       for (const auto& turn : store.turns(t.id)) {
         if (!turn.finished() || turn.code_hash.empty() || !turn.evaluation_id) continue;
         if (turn.index < options.min_turn || (options.max_turn > 0 && turn.index > options.max_turn))

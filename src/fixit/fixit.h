@@ -73,7 +73,7 @@ MineOptions mine_options_from_json(const nlohmann::json& doc);  // throws std::i
 
 // The turns that match, deduplicated by (task, normalised code) (the earliest turn is kept), then balanced by
 // the quotas. Ordered by task, then error class, then turn.
-std::vector<Mined> mine(Store& store, const MineOptions& options);
+std::vector<Mined> mine(Store& store, const TaskRegistry& registry, const MineOptions& options);
 
 // Balancing alone: per task, strata of (error class, turn) are drawn from in turn, each in an order fixed by
 // the seed, until the task's quota is met, and no (task, class) beyond its own quota. Returns the indices of

@@ -1,7 +1,5 @@
 #include "report/dataset.h"
 
-#include <fnmatch.h>
-
 #include <algorithm>
 #include <climits>
 #include <stdexcept>
@@ -87,6 +85,7 @@ Dataset load(Store& store, const TaskRegistry& registry, const Selection& select
     }
   }
 
+  const TaskSelection selected = registry.select(selection.task_glob);
   Dataset data;
   for (const auto& run : runs) {
     RunInfo info{.id = run.id,
@@ -100,7 +99,7 @@ Dataset load(Store& store, const TaskRegistry& registry, const Selection& select
                  .cpu_only = run.args.value("cpu_only", false)};
     if (!listed(selection.models, info.model) || !listed(selection.knowledge, info.knowledge)) continue;
     for (const auto& row : store.trajectories(run.id)) {
-      if (fnmatch(selection.task_glob.c_str(), row.task_id.c_str(), 0) != 0) continue;
+      if (!selected.matches(row.task_id)) continue;
       TrajectoryRecord t{.run_id = run.id,
                          .trajectory_id = row.id,
                          .model = row.model,

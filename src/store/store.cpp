@@ -306,18 +306,25 @@ std::vector<RunRow> Store::runs(int limit) {
 
 std::vector<EvaluationRow> Store::evaluations(const EvaluationFilter& filter) {
   return guarded("list the evaluations", [&]() -> std::vector<EvaluationRow> {
+    // One "task_id GLOB ?" per glob (none: no row), every value bound.
+    std::string globs = "0";
+    for (size_t k = 0; k < filter.task_globs.size(); ++k) globs += " OR task_id GLOB ?";
     SQLite::Statement query(db_, R"sql(
       SELECT id, COALESCE(run_id, 0), task_id, submission, source_name, status, speedup, coverage, created_at,
              json_extract(verdict, '$.summary')
       FROM evaluations
-      WHERE task_id GLOB ? AND (? IS NULL OR run_id = ?)
+      WHERE ()sql" + globs + R"sql() AND (? IS NULL OR run_id = ?)
       ORDER BY id DESC LIMIT ?)sql");
-    query.bind(1, filter.task_glob);
-    if (filter.run_id)
-      query.bind(2, *filter.run_id), query.bind(3, *filter.run_id);
-    else
-      query.bind(2), query.bind(3);
-    query.bind(4, filter.limit);
+    int index = 1;
+    for (const std::string& glob : filter.task_globs) query.bind(index++, glob);
+    if (filter.run_id) {
+      query.bind(index++, *filter.run_id);
+      query.bind(index++, *filter.run_id);
+    } else {
+      query.bind(index++);
+      query.bind(index++);
+    }
+    query.bind(index, filter.limit);
     std::vector<EvaluationRow> rows;
     while (query.executeStep())
       rows.push_back({.id = query.getColumn(0).getInt64(),

@@ -56,7 +56,7 @@ struct EvaluationRow {
 
 struct EvaluationFilter {
   std::optional<int64_t> run_id;
-  std::string task_glob = "*";
+  std::vector<std::string> task_globs = {"*"};  // a task id matching any of them (TaskSelection::globs)
   int limit = 100;
 };
 

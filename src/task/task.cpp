@@ -16,6 +16,7 @@
 #include "task/catalog.h"
 #include "track/track.h"
 #include "util/json_file.h"
+#include "util/text.h"
 
 namespace ptxbench {
 
@@ -83,7 +84,7 @@ class TaskReader {
     only_known(
         doc, "",
         {"id", "title", "family", "arch", "dtype", "mode", "description", "shapes", "required",
-         "coverage_threshold", "tolerance", "tolerances", "parameters", "baseline", "tracks", "flops"});
+         "coverage_threshold", "tolerance", "tolerances", "parameters", "baseline", "tracks", "groups", "flops"});
 
     Task task;
     task.file = file_;
@@ -91,6 +92,8 @@ class TaskReader {
     if (task.id != file_.stem().string())
       fail("id",
            fmt::format("'{}' must equal the file name without .json ('{}')", task.id, file_.stem().string()));
+    if (!plain_name(task.id, /*dots=*/true))
+      fail("id", fmt::format("'{}' must be lowercase letters, digits, '-', '.' and '_'", task.id));
     task.title = string_field(doc, "title");
     task.family = string_field(doc, "family");
     const Family* family = find_family(task.family);
@@ -121,6 +124,7 @@ class TaskReader {
 
     task.parameters = read_parameters(doc, *family);
     task.tracks = read_tracks(doc);
+    task.groups = read_groups(doc);
 
     const json& shapes = object_field(doc, "shapes");
     only_known(shapes, "shapes.", {"main", "check"});
@@ -333,6 +337,30 @@ class TaskReader {
     return tracks;
   }
 
+  // "groups": the task groups the task belongs to (run --tasks @name), each a lowercase name, none twice.
+  std::vector<std::string> read_groups(const json& doc) const {
+    std::vector<std::string> groups;
+    if (!doc.contains("groups")) return groups;
+    for (const json& item : array_field(doc, "groups")) {
+      if (!item.is_string() || !plain_name(item.get<std::string>()))
+        fail("groups", fmt::format("{} is not a group name (lowercase letters, digits and '-')", item.dump()));
+      if (std::find(groups.begin(), groups.end(), item.get<std::string>()) != groups.end())
+        fail("groups", fmt::format("'{}' appears twice", item.get<std::string>()));
+      groups.push_back(item.get<std::string>());
+    }
+    return groups;
+  }
+
+  // Lowercase letters, digits, '-', '.' and '_', starting with a letter or digit: a task id or a group name,
+  // which a task selection can then name without quoting (no glob character, no comma).
+  static bool plain_name(const std::string& name, bool dots = false) {
+    if (name.empty() || !std::isalnum(static_cast<unsigned char>(name[0]))) return false;
+    return std::all_of(name.begin(), name.end(), [&](char c) {
+      return (std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
+              c == '-' || (dots && (c == '.' || c == '_')));
+    });
+  }
+
   static std::string parameter_names(const Family& family) {
     return fmt::format("{}",
                        fmt::join(family.parameters | std::views::transform(&ParameterSpec::name), ", "));
@@ -388,11 +416,47 @@ const Task* TaskRegistry::find(const std::string& id) const {
   return nullptr;
 }
 
-std::vector<const Task*> TaskRegistry::matching(const std::string& glob) const {
+bool TaskSelection::matches(const std::string& task_id) const {
+  return std::any_of(globs_.begin(), globs_.end(),
+                     [&](const std::string& glob) { return fnmatch(glob.c_str(), task_id.c_str(), 0) == 0; });
+}
+
+TaskSelection TaskRegistry::select(const std::string& text) const {
+  return select(split(text, ','));
+}
+
+TaskSelection TaskRegistry::select(const std::vector<std::string>& items) const {
+  const std::string text = fmt::format("{}", fmt::join(items, ","));
+  std::vector<std::string> globs;
+  for (const std::string& item : items) {
+    if (item.empty()) throw ConfigError(fmt::format("task selection '{}': an empty item", text));
+    if (!item.starts_with("@")) {
+      globs.push_back(item);
+      continue;
+    }
+    const std::string group = item.substr(1);
+    size_t members = 0;
+    for (const Task& t : tasks_)
+      if (std::find(t.groups.begin(), t.groups.end(), group) != t.groups.end()) globs.push_back(t.id), ++members;
+    if (members == 0)
+      throw ConfigError(fmt::format("task selection '{}': no task group '{}' (groups: {})", text, group,
+                                    fmt::join(groups(), ", ")));
+  }
+  return TaskSelection(std::move(globs));
+}
+
+std::vector<const Task*> TaskRegistry::matching(const std::string& text) const {
+  const TaskSelection selection = select(text);
   std::vector<const Task*> out;
   for (const auto& t : tasks_)
-    if (fnmatch(glob.c_str(), t.id.c_str(), 0) == 0) out.push_back(&t);
+    if (selection.matches(t.id)) out.push_back(&t);
   return out;
+}
+
+std::vector<std::string> TaskRegistry::groups() const {
+  std::set<std::string> names;
+  for (const Task& t : tasks_) names.insert(t.groups.begin(), t.groups.end());
+  return {names.begin(), names.end()};
 }
 
 std::string describe_tolerances(const Task& task) {
@@ -447,6 +511,7 @@ json to_json(const Task& task) {
           {"parameters", task.parameters},
           {"baseline", task.baseline},
           {"tracks", task.tracks},
+          {"groups", task.groups},
           {"flops", family.flops},
           {"flops_main", task.flops(task.main_shape)},
           {"entry_point", c_declarations(family)},

@@ -56,6 +56,7 @@ struct Task {
   std::map<std::string, bool> parameters;       // the family's parameters ("causal"), each set by the file
   std::string baseline;                         // one of the family's ("cublaslt", "vendor-attention", "none")
   std::vector<std::string> tracks = {"cuda"};   // the tracks a solution may be written in (track/track.h)
+  std::vector<std::string> groups;              // the task groups it belongs to ("gemm", "held-out")
   std::filesystem::path file;
 
   const Family& family_spec() const;   // the descriptor of `family` (a loaded task always has one)
@@ -73,6 +74,21 @@ struct TaskFileError : ConfigError {
 
 Task load_task_file(const std::filesystem::path& file);
 
+// What --tasks and the like name: comma-separated items, each an fnmatch glob over task ids ("gemm-*") or a
+// task group by "@name" ("@held-out": the tasks whose files list the group). Task ids never hold a glob's
+// special characters or a comma (the loader refuses them), so a group is the list of its ids.
+class TaskSelection {
+ public:
+  TaskSelection() = default;
+  explicit TaskSelection(std::vector<std::string> globs) : globs_(std::move(globs)) {}
+  static TaskSelection none() { return TaskSelection(std::vector<std::string>{}); }
+  bool matches(const std::string& task_id) const;
+  const std::vector<std::string>& globs() const { return globs_; }
+
+ private:
+  std::vector<std::string> globs_ = {"*"};
+};
+
 class TaskRegistry {
  public:
   // Loads every *.json below `dir`. Any broken file, or two files with one id, is an error.
@@ -80,7 +96,12 @@ class TaskRegistry {
 
   const std::vector<Task>& all() const { return tasks_; }
   const Task* find(const std::string& id) const;
-  std::vector<const Task*> matching(const std::string& glob) const;  // fnmatch pattern over ids
+  // The selection `text` names (TaskSelection); throws ConfigError for an unknown group or an empty item.
+  TaskSelection select(const std::string& text) const;
+  // The same for items given one by one (an empty list selects no task).
+  TaskSelection select(const std::vector<std::string>& items) const;
+  std::vector<const Task*> matching(const std::string& text) const;  // the tasks select(text) matches
+  std::vector<std::string> groups() const;                            // every group a task names, sorted
 
  private:
   std::vector<Task> tasks_;

@@ -25,6 +25,8 @@ nlohmann::json with_valid_utf8(const nlohmann::json& value);
 
 // The lines of `text`, without their '\n' (a last line without one counts; an empty text has none).
 std::vector<std::string> split_lines(const std::string& text);
+// The parts of `text` between the `separator`s ("a,,b" is "a", "", "b"; "" is one empty part).
+std::vector<std::string> split(const std::string& text, char separator);
 
 // json.dump(indent) with invalid UTF-8 replaced by U+FFFD rather than thrown on.
 std::string json_text(const nlohmann::json& value, int indent = -1);

@@ -161,7 +161,7 @@ TEST(Fixit, NormalisedCodeIgnoresCommentsAndWhitespaceButNotStrings) {
 TEST(Fixit, MinesFailedTurnsDeduplicatedAndFiltered) {
   AgentHarness h("fixit-mine");
   const int64_t run = student_run(h);
-  const auto all = mine(h.store, {.runs = {run}});
+  const auto all = mine(h.store, h.registry, {.runs = {run}});
   // Per task: one distinct turn-1 attempt (they differ only in a comment), three distinct compile failures.
   ASSERT_EQ(all.size(), 8u);
   EXPECT_EQ(count_by(all, &Mined::error_class), (std::map<std::string, int>{{"compile", 6}, {"numerical", 2}}));
@@ -174,12 +174,12 @@ TEST(Fixit, MinesFailedTurnsDeduplicatedAndFiltered) {
     EXPECT_EQ(v->overall(), OverallStatus::failed);
     EXPECT_EQ(v->submission_hash, m.code_hash);
   }
-  EXPECT_EQ(mine(h.store, {.runs = {run}, .error_classes = {"compile"}}).size(), 6u);
-  EXPECT_EQ(mine(h.store, {.runs = {run}, .max_turn = 1}).size(), 2u);
-  EXPECT_EQ(mine(h.store, {.runs = {run}, .min_turn = 2}).size(), 6u);
-  EXPECT_EQ(mine(h.store, {.runs = {run}, .tasks = "*n7168*"}).size(), 4u);
-  EXPECT_EQ(mine(h.store, {.runs = {run}, .model = "someone-else"}).size(), 0u);
-  EXPECT_EQ(mine(h.store, {}).size(), 8u);  // every agent run
+  EXPECT_EQ(mine(h.store, h.registry, {.runs = {run}, .error_classes = {"compile"}}).size(), 6u);
+  EXPECT_EQ(mine(h.store, h.registry, {.runs = {run}, .max_turn = 1}).size(), 2u);
+  EXPECT_EQ(mine(h.store, h.registry, {.runs = {run}, .min_turn = 2}).size(), 6u);
+  EXPECT_EQ(mine(h.store, h.registry, {.runs = {run}, .tasks = "*n7168*"}).size(), 4u);
+  EXPECT_EQ(mine(h.store, h.registry, {.runs = {run}, .model = "someone-else"}).size(), 0u);
+  EXPECT_EQ(mine(h.store, h.registry, {}).size(), 8u);  // every agent run
   // Stored as a run and read back.
   const int64_t set = store_mined(h.store, {.runs = {run}}, all);
   const auto back = mined_set(h.store, set);
@@ -202,21 +202,21 @@ TEST(Fixit, MinesCudaRunsOnly) {
   ASSERT_EQ(h.run(triton, settings, python, judge).errors, 0);
   ASSERT_EQ(h.store.turns(h.store.trajectories(triton).at(0).id).at(0).error_class, "numerical")
       << "the Triton run has failed turns with code to mine";
-  EXPECT_EQ(mine(h.store, {}).size(), mine(h.store, {.runs = {cuda}}).size());
-  EXPECT_THROW(mine(h.store, {.runs = {triton}}), std::invalid_argument);
+  EXPECT_EQ(mine(h.store, h.registry, {}).size(), mine(h.store, h.registry, {.runs = {cuda}}).size());
+  EXPECT_THROW(mine(h.store, h.registry, {.runs = {triton}}), std::invalid_argument);
 }
 
 TEST(Fixit, QuotasPerTaskAndPerClassStratifiedByClassAndTurn) {
   AgentHarness h("fixit-quotas");
   const int64_t run = student_run(h);
   // Two per task: one from each (class, turn) stratum.
-  const auto two = mine(h.store, {.runs = {run}, .quotas = {.per_task = 2}});
+  const auto two = mine(h.store, h.registry, {.runs = {run}, .quotas = {.per_task = 2}});
   ASSERT_EQ(two.size(), 4u);
   EXPECT_EQ(count_by(two, &Mined::error_class), (std::map<std::string, int>{{"compile", 2}, {"numerical", 2}}));
   // One per task and class.
-  EXPECT_EQ(mine(h.store, {.runs = {run}, .quotas = {.per_class = 1}}).size(), 4u);
+  EXPECT_EQ(mine(h.store, h.registry, {.runs = {run}, .quotas = {.per_class = 1}}).size(), 4u);
   // Three per task, at most two of a class: 1 numerical + 2 compile per task.
-  const auto three = mine(h.store, {.runs = {run}, .quotas = {.per_task = 3, .per_class = 2}});
+  const auto three = mine(h.store, h.registry, {.runs = {run}, .quotas = {.per_task = 3, .per_class = 2}});
   EXPECT_EQ(count_by(three, &Mined::error_class), (std::map<std::string, int>{{"compile", 4}, {"numerical", 2}}));
   // The seed chooses which compile failures; the same seed chooses the same ones.
   auto codes = [](const std::vector<Mined>& items) {
@@ -224,12 +224,12 @@ TEST(Fixit, QuotasPerTaskAndPerClassStratifiedByClassAndTurn) {
     for (const auto& m : items) out.insert(m.code_hash);
     return out;
   };
-  const auto again = mine(h.store, {.runs = {run}, .quotas = {.per_task = 3, .per_class = 2}});
+  const auto again = mine(h.store, h.registry, {.runs = {run}, .quotas = {.per_task = 3, .per_class = 2}});
   EXPECT_EQ(codes(three), codes(again));
   bool some_seed_differs = false;
   for (uint64_t seed = 2; seed < 12 && !some_seed_differs; ++seed)
     some_seed_differs =
-        codes(mine(h.store, {.runs = {run}, .quotas = {.per_task = 3, .per_class = 2}, .seed = seed})) !=
+        codes(mine(h.store, h.registry, {.runs = {run}, .quotas = {.per_task = 3, .per_class = 2}, .seed = seed})) !=
         codes(three);
   EXPECT_TRUE(some_seed_differs);
 }
@@ -237,7 +237,7 @@ TEST(Fixit, QuotasPerTaskAndPerClassStratifiedByClassAndTurn) {
 TEST(Fixit, MinesVerifiedTurnsForDirectGeneration) {
   AgentHarness h("fixit-correct");
   const int64_t run = student_run(h);
-  const auto correct = mine(h.store, {.runs = {run}, .correct = true});
+  const auto correct = mine(h.store, h.registry, {.runs = {run}, .correct = true});
   ASSERT_EQ(correct.size(), 2u);  // one distinct passing code per task
   for (const auto& m : correct) {
     EXPECT_TRUE(m.error_class.empty());
@@ -253,7 +253,7 @@ TEST(Fixit, MinesVerifiedTurnsForDirectGeneration) {
 TEST(Fixit, RepairKeepsOnlyVerifiedFixesAndMarksCorrectOnlyOnesApart) {
   AgentHarness h("fixit-repair");
   const int64_t run = student_run(h);
-  const auto items = mine(h.store, {.runs = {run}, .quotas = {.per_task = 2}});
+  const auto items = mine(h.store, h.registry, {.runs = {run}, .quotas = {.per_task = 2}});
   ASSERT_EQ(items.size(), 4u);
   ScriptedServer server(teacher_answer);
   auto teacher = server.provider("teacher");
@@ -311,7 +311,7 @@ TEST(Fixit, RepairKeepsOnlyVerifiedFixesAndMarksCorrectOnlyOnesApart) {
 TEST(Fixit, RepairResumesAfterAModelErrorAndAJudgeCrashWithoutAskingAgain) {
   AgentHarness h("fixit-resume");
   const int64_t run = student_run(h);
-  const auto items = mine(h.store, {.runs = {run}, .tasks = kHopperTask, .quotas = {.per_task = 2}});
+  const auto items = mine(h.store, h.registry, {.runs = {run}, .tasks = kHopperTask, .quotas = {.per_task = 2}});
   ASSERT_EQ(items.size(), 2u);
   auto script = [](int turn) { return turn == 1 ? reply_with("FAIL instructions") : reply_with("PASS x1.2"); };
 
@@ -365,7 +365,7 @@ TEST(Fixit, ReasoningIsCheckedForLengthAndPastedCode) {
 TEST(Fixit, ReasonerRunIsStoredRefusedAttemptsAskedAgainAndResumable) {
   AgentHarness h("fixit-reason");
   const int64_t run = student_run(h);
-  const auto items = mine(h.store, {.runs = {run}, .quotas = {.per_task = 1}});
+  const auto items = mine(h.store, h.registry, {.runs = {run}, .quotas = {.per_task = 1}});
   ScriptedServer teacher_server(teacher_answer);
   FakeJudge judge;
   auto teacher = teacher_server.provider("teacher");
@@ -539,7 +539,8 @@ TEST(Fixit, BuildExportsChatJsonlWithACardAndResumes) {
                          .reasoning = reasonings(h.store, built.state.reason_run),
                          .need_reasoning = true};
   const auto examples = make_examples(h.store, h.registry, Layout::fix, sources);
-  const auto split = export_examples(examples, h.dir / "split", ExportFormat::openai, {"*n4096-k4096*"}, {});
+  const auto split = export_examples(examples, h.dir / "split", ExportFormat::openai, {"*n4096-k4096*"},
+                                      TaskSelection({"*n4096-k4096*"}), {});
   EXPECT_EQ(split.train, 0);
   EXPECT_EQ(split.test, 2);
   const std::string card_text = read_file(h.dir / "split" / "README.md");  // the card names no empty train split
@@ -555,7 +556,7 @@ TEST(Fixit, BuildExportsChatJsonlWithACardAndResumes) {
     EXPECT_EQ(openai_meta[i]["line"], i + 1);
     EXPECT_TRUE(agent::verified(*h.store.verdict(openai_meta[i]["evaluation_id"].get<int64_t>())));
   }
-  export_examples(examples, h.dir / "pc", ExportFormat::prompt_completion, {}, {});
+  export_examples(examples, h.dir / "pc", ExportFormat::prompt_completion, {}, TaskSelection::none(), {});
   for (const auto& line : read_jsonl(h.dir / "pc" / "train.jsonl")) {
     EXPECT_EQ(line["prompt"].size(), 4u);
     ASSERT_EQ(line["completion"].size(), 1u);
@@ -607,11 +608,11 @@ ExportSources export_sources(AgentHarness& h, const std::string& knowledge = "pa
   ScriptedModel teacher([](int turn) { return turn == 1 ? reply_with("FAIL time") : reply_with("PASS x2"); });
   FakeJudge judge;
   const int64_t repair_run = start_repair(h.store, {.teacher = "teacher", .turns = 2},
-                                          mine(h.store, {.runs = {run}, .quotas = {.per_task = 2}}));
+                                          mine(h.store, h.registry, {.runs = {run}, .quotas = {.per_task = 2}}));
   EXPECT_EQ(run_repair(repair_run, h.store, h.registry, teacher, judge, kRoot / "kits", 1).errors, 0);
   return {.repair_run = repair_run,
           .fixes = repairs(h.store, repair_run),
-          .correct = mine(h.store, {.runs = {run}, .correct = true})};
+          .correct = mine(h.store, h.registry, {.runs = {run}, .correct = true})};
 }
 
 std::vector<Example> fix_examples(AgentHarness& h, const ExportSources& s,
@@ -679,7 +680,7 @@ TEST(FixitExport, PromptCompletionIsTrlsConversationalPromptCompletionWithTheFix
     const auto examples = fix ? fix_examples(h, sources) : direct_examples(h, sources);
     ASSERT_EQ(examples.size(), fix ? 4u : 2u);
     const fs::path dir = h.dir / (fix ? "pc-fix" : "pc-direct");
-    export_examples(examples, dir, ExportFormat::prompt_completion, {}, {});
+    export_examples(examples, dir, ExportFormat::prompt_completion, {}, TaskSelection::none(), {});
     const auto lines = read_jsonl(dir / "train.jsonl");
     ASSERT_EQ(lines.size(), examples.size());
     expect_one_shape(lines, dir.string());
@@ -729,7 +730,8 @@ TEST(FixitExport, OpenaiIsOpenAisChatFineTuningFormatWithTheLossOnTheFixAlone) {
   for (const bool fix : {true, false}) {
     const auto examples = fix ? fix_examples(h, sources) : direct_examples(h, sources);
     const fs::path dir = h.dir / (fix ? "openai-fix" : "openai-direct");
-    const auto result = export_examples(examples, dir, ExportFormat::openai, {"*n4096-k4096*"}, {});
+    const auto result = export_examples(examples, dir, ExportFormat::openai, {"*n4096-k4096*"},
+                                     TaskSelection({"*n4096-k4096*"}), {});
     EXPECT_EQ(result.train + result.test, static_cast<int>(examples.size()));
     EXPECT_GT(result.test, 0);
     const auto metadata = read_jsonl(dir / kOpenaiMetadataFile);
@@ -783,7 +785,7 @@ TEST(FixitExport, MessagesIsTrlsConversationalLanguageModellingWithTheWeightsKep
   for (const bool fix : {true, false}) {
     const fs::path dir = h.dir / (fix ? "messages-fix" : "messages-direct");
     export_examples(fix ? fix_examples(h, sources) : direct_examples(h, sources), dir, ExportFormat::messages,
-                    {}, {});
+                    {}, TaskSelection::none(), {});
     const auto lines = read_jsonl(dir / "train.jsonl");
     expect_one_shape(lines, dir.string());
     for (const auto& line : lines) {
@@ -861,7 +863,7 @@ TEST(FixitExport, TheFolderIsAHuggingFaceDatasetWhoseCardNamesItsSplits) {
   const auto examples = fix_examples(h, sources);
   const fs::path dir = h.dir / "hf";
   const auto result = export_examples(examples, dir, ExportFormat::openai, {"*n4096-k4096*"},
-                                      {{"name", "t\"5"}, {"about", "a test"}});
+                                      TaskSelection({"*n4096-k4096*"}), {{"name", "t\"5"}, {"about", "a test"}});
   ASSERT_EQ(result.train, 2);
   ASSERT_EQ(result.test, 2);
   const std::string readme = read_file(dir / "README.md");
@@ -911,7 +913,7 @@ TEST(FixitExport, TheFolderIsAHuggingFaceDatasetWhoseCardNamesItsSplits) {
 
   // Exported again into the folder, with nothing held out and in another format: no test split, no metadata
   // file left from before, and the card names the train split alone.
-  const auto again = export_examples(examples, dir, ExportFormat::prompt_completion, {}, {{"name", "t5"}});
+  const auto again = export_examples(examples, dir, ExportFormat::prompt_completion, {}, TaskSelection::none(), {{"name", "t5"}});
   EXPECT_EQ(again.train, 4);
   EXPECT_EQ(files_under(dir), (std::vector<fs::path>{"README.md", "card.json", "train.jsonl"}));
   const std::string matter = front_matter_of(read_file(dir / "README.md"));

@@ -95,7 +95,9 @@ TEST(Store, RoundTripsVerdictsAndSources) {
   EXPECT_FALSE(store.verdict(9999));
 
   EXPECT_EQ(store.evaluations({}).size(), 3u);
-  EXPECT_EQ(store.evaluations({.task_glob = "task-b"}).size(), 2u);
+  EXPECT_EQ(store.evaluations({.task_globs = {"task-b"}}).size(), 2u);
+  EXPECT_EQ(store.evaluations({.task_globs = {"task-b", "task-a*"}}).size(), store.evaluations({}).size());
+  EXPECT_EQ(store.evaluations({.task_globs = {}}).size(), 0u);
   const auto in_run = store.evaluations({.run_id = 1});
   ASSERT_EQ(in_run.size(), 2u);
   EXPECT_EQ(in_run[0].status, "failed");  // newest first

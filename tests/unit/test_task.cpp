@@ -61,7 +61,10 @@ TEST(TaskRegistry, ShippedTasksLoad) {
       EXPECT_NE(registry.find(std::string("gemm-bf16-n") + n + "-" + arch), nullptr) << n << " " << arch;
   for (const auto& t : registry.all()) {
     if (t.family != "gemm") continue;  // the attention tasks: ShippedAttentionTasks
-    EXPECT_EQ(t.main_shape["M"], 8192) << t.id;
+    // The four weights at M = 8192 keep their ids; every weight of a served model at three M.
+    if (t.id.starts_with("gemm-bf16-")) {
+      EXPECT_EQ(t.main_shape["M"], 8192) << t.id;
+    }
     bool small = false, odd = false;
     for (const auto& s : t.check_shapes) small |= s["M"] <= 128, odd |= s["M"] % 2 == 1;
     EXPECT_TRUE(small && odd) << t.id << " needs a small and an odd M among its check shapes";
@@ -70,12 +73,49 @@ TEST(TaskRegistry, ShippedTasksLoad) {
   const Task* t = registry.find(kId);
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(t->flops(t->main_shape), 2LL * 8192 * 4096 * 4096);
-  EXPECT_EQ(registry.matching("gemm-*-sm100a").size(), 4u);
+  EXPECT_EQ(registry.matching("gemm-bf16-*-sm100a").size(), 4u);
+  // PTXBench's 17 weights of served models, each at a decode-like, a mid and a large M, on both architectures.
+  EXPECT_EQ(registry.matching("@gemm-models").size(), 17u * 3 * 2);
+  EXPECT_EQ(registry.matching("gemm-m70-n4096-k4096-sm90a").size(), 1u);
 }
 
 // Issue 7: forward and backward, D = 64, 96, 128, causal and not, plus GQA 32/4 causal, on both
 // architectures; Sq = Sk = 4096 main shapes with at least 0.3 ms of work even at 750 TFLOP/s; check shapes
 // with a sequence that is not a multiple of 128 and with Sq != Sk.
+// --tasks takes globs and groups, comma-separated; a group is what the task files say they belong to.
+TEST(TaskRegistry, SelectionsNameGlobsAndGroups) {
+  const TaskRegistry registry = TaskRegistry::load(kTasks);
+  const auto ids = [&](const std::string& text) {
+    std::vector<std::string> out;
+    for (const Task* t : registry.matching(text)) out.push_back(t->id);
+    return out;
+  };
+  EXPECT_EQ(registry.groups(),
+            (std::vector<std::string>{"attention-dense", "gemm", "gemm-models", "gqa-serving", "held-out"}));
+  EXPECT_EQ(ids("@gemm"), ids("gemm-*"));
+  EXPECT_EQ(ids("@gemm").size(), 8u + 47 * 2);
+  // The generalisation split: GQA and the d96 backward, on both architectures.
+  const std::vector<std::string> held = ids("@held-out");
+  EXPECT_EQ(held.size(), 8u);
+  for (const std::string& id : held)
+    EXPECT_TRUE(id.find("gqa") != std::string::npos || id.starts_with("attention-bwd-d96-")) << id;
+  EXPECT_EQ(ids("@held-out,gemm-bf16-*-sm90a").size(), 12u);
+  EXPECT_EQ(ids("@gqa-serving").size(), 4u);
+  EXPECT_TRUE(registry.select("@held-out").matches("attention-fwd-gqa32x4-d128-causal-sm90a"));
+  EXPECT_FALSE(registry.select("@held-out").matches("attention-fwd-d96-sm90a"));
+  EXPECT_FALSE(registry.select(std::vector<std::string>{}).matches("gemm-bf16-n4096-k4096-sm90a"));
+  try {
+    (void)registry.select("gemm-*,@helt-out");
+    FAIL() << "an unknown group was taken";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("no task group 'helt-out' (groups: attention-dense, gemm, gemm-models, "
+                                         "gqa-serving, held-out)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW((void)registry.select("gemm-*,"), ConfigError);
+}
+
 TEST(TaskRegistry, ShippedAttentionTasks) {
   const auto registry = TaskRegistry::load(kTasks);
   EXPECT_EQ(registry.matching("attention-*").size(), 28u);
@@ -267,6 +307,9 @@ INSTANTIATE_TEST_SUITE_P(
         Mutation{"tensor_bytes_overflow",
                  [](json& d) { d["shapes"]["check"][0]["M"] = d["shapes"]["check"][0]["K"] = 2147483647; },
                  "shapes.check[0]", "tensor A is too large"},
+        Mutation{"group_not_a_name", [](json& d) { d["groups"] = {"gemm", "Held Out"}; }, "groups",
+                 "\"Held Out\" is not a group name"},
+        Mutation{"group_twice", [](json& d) { d["groups"] = {"gemm", "gemm"}; }, "groups", "appears twice"},
         Mutation{"check_without_label", [](json& d) { d["shapes"]["check"][0].erase("label"); },
                  "shapes.check[0].label", "is missing"},
         Mutation{"check_not_array", [](json& d) { d["shapes"]["check"] = json::object(); }, "shapes.check",
