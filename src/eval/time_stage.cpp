@@ -8,6 +8,22 @@ namespace ptxbench {
 using nlohmann::json;
 namespace proto = protocol;
 
+namespace {
+
+// How close a median came to the task's roofline on this GPU (the runner's "roofline", timing_rules.h): the
+// share of the measured read bandwidth that reading the call's inputs once took ("bandwidth": what a
+// memory-bound task, a decode-sized GEMM, is judged by), and the share of the dense tensor peak its FLOPs
+// took ("peak"); each null when the runner could not give its floor.
+json roofline_shares(const json& roofline, double median_us) {
+  const auto share = [&](const char* floor) {
+    const json value = roofline.value(floor, json());
+    return value.is_number() && median_us > 0 ? json(value.get<double>() / median_us) : json();
+  };
+  return {{"bandwidth", share(proto::kBytesFloorUs)}, {"peak", share(proto::kFlopsFloorUs)}};
+}
+
+}  // namespace
+
 StageResult time_stage_from(const json& result, const Task& task) {
   StageResult stage{.name = "time", .status = status_of(result)};
   const json timing = result.value(proto::kTiming, json::object());
@@ -44,6 +60,17 @@ StageResult time_stage_from(const json& result, const Task& task) {
     stage.message += "; this task has no baseline (\"baseline\": \"none\"), so no speedup";
   else
     stage.message += "; this task family has no baseline yet, so no speedup";
+  if (const json roofline = timing.value(proto::kRoofline, json()); roofline.is_object()) {
+    json shares = {{"solution", roofline_shares(roofline, median_us(solution))}};
+    if (baseline.is_object()) shares["baseline"] = roofline_shares(roofline, median_us(baseline));
+    stage.details["roofline_share"] = shares;
+    const json& mine = shares["solution"];
+    if (mine["bandwidth"].is_number())
+      stage.message +=
+          fmt::format("; {:.0f}% of the measured read bandwidth", 100 * mine["bandwidth"].get<double>());
+    if (mine["peak"].is_number())
+      stage.message += fmt::format(", {:.0f}% of the dense tensor peak", 100 * mine["peak"].get<double>());
+  }
   return stage;
 }
 

@@ -12,17 +12,9 @@ namespace {
 
 using ptxbench::Family;
 
-std::string c_type(const Family& family, const std::string& name) {
-  if (const auto* tensor = family.tensor(name)) {
-    const auto& info = ptxbench::dtype_info(tensor->dtype);
-    return std::string(tensor->role == ptxbench::Role::input ? "const " : "") + info.c_type + "*";
-  }
-  return family.scalar(name)->kind == ptxbench::ScalarSpec::real ? "float" : "int";
-}
-
 // The expression that passes argument `name` from a CallArguments `a`, counting pointers, ints and floats.
 std::string argument(const Family& family, const std::string& name, int& pointer, int& integer, int& real) {
-  const std::string type = c_type(family, name);
+  const std::string type = ptxbench::c_type(family, name);
   if (family.tensor(name) != nullptr)
     return "static_cast<" + type + ">(a.pointers[" + std::to_string(pointer++) + "])";
   if (type == "float") return "a.floats[" + std::to_string(real++) + "]";
@@ -57,7 +49,7 @@ int main(int argc, char** argv) {
     std::string call;
     int pointer = 0, integer = 0, real = 0;
     for (const std::string& name : family.arguments) {
-      types.push_back(c_type(family, name));
+      types.push_back(ptxbench::c_type(family, name));
       call += (call.empty() ? "" : ",\n          ") + argument(family, name, pointer, integer, real);
     }
     types.push_back("cudaStream_t");

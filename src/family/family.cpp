@@ -107,15 +107,7 @@ std::string declaration(const std::string& head, const std::vector<std::string>&
 }
 
 std::string c_parameter(const Family& family, const std::string& name) {
-  if (const TensorSpec* t = family.tensor(name)) {
-    const DTypeInfo& info = dtype_info(t->dtype);
-    const std::string constness = t->role == Role::input ? "const " : "";
-    return constness + info.c_type + "* " + name;
-  }
-  const ScalarSpec* s = family.scalar(name);
-  if (s == nullptr)
-    throw std::logic_error(family.name + ": argument " + name + " is neither tensor nor scalar");
-  return std::string(s->kind == ScalarSpec::real ? "float " : "int ") + name;
+  return c_type(family, name) + " " + name;
 }
 
 std::string python_parameter(const Family& family, const std::string& name) {
@@ -128,6 +120,15 @@ std::string python_parameter(const Family& family, const std::string& name) {
 }
 
 }  // namespace
+
+std::string c_type(const Family& family, const std::string& name) {
+  if (const TensorSpec* t = family.tensor(name))
+    return std::string(t->role == Role::input ? "const " : "") + dtype_info(t->dtype).c_type + "*";
+  const ScalarSpec* s = family.scalar(name);
+  if (s == nullptr)
+    throw std::logic_error(family.name + ": argument " + name + " is neither tensor nor scalar");
+  return s->kind == ScalarSpec::real ? "float" : "int";
+}
 
 std::string c_declarations(const Family& family) {
   std::string text;

@@ -167,6 +167,9 @@ std::string check_shape(const Family& family, const Values& values);
 
 // ---- Derived artefacts.
 
+// The C type of the entry point's argument `name`: "const __nv_bfloat16*" for an input, "float*" for an fp32
+// output, "void*" for a workspace, "int" or "float" for a scalar. Throws std::logic_error for another name.
+std::string c_type(const Family& family, const std::string& name);
 // The C declarations of the entry point (and the workspace function), as include/ptxbench/abi.h has them.
 std::string c_declarations(const Family& family);
 // The same as Python functions on torch tensors (docs/triton-abi.md).

@@ -88,8 +88,8 @@ TaskFamily::TaskFamily(const Family& spec, std::unique_ptr<Reference> reference,
                                   p.name + "\": ...}");
 }
 
-TaskFamily::Buffers& TaskFamily::buffers(const std::string& name) {
-  for (Buffers& b : tensors_)
+const TaskFamily::Buffers& TaskFamily::buffers(const std::string& name) const {
+  for (const Buffers& b : tensors_)
     if (b.spec->name == name) return b;
   throw std::logic_error(spec_.name + ": no tensor " + name);
 }
@@ -108,7 +108,6 @@ void TaskFamily::allocate(const ShapeSpec& shape) {
   // Free the previous shape's memory before taking the new one, so the peak is one shape's worth.
   tensors_.clear();
   values_ = std::move(values);
-  label_ = shape.label;
   for (const TensorSpec& tensor : spec_.tensors) {
     Buffers b{.spec = &tensor, .extents = {}, .data = {}, .pristine = {}, .snapshot = {}, .reference = {}};
     if (tensor.role == Role::workspace) {
@@ -177,9 +176,7 @@ SolutionCall TaskFamily::solution_call() const {
   SolutionCall call;
   for (const std::string& argument : spec_.arguments) {
     if (spec_.tensor(argument) != nullptr) {
-      const auto it = std::find_if(tensors_.begin(), tensors_.end(),
-                                   [&](const Buffers& b) { return b.spec->name == argument; });
-      const Buffers& b = *it;
+      const Buffers& b = buffers(argument);
       if (b.spec->role == Role::output)
         call.snapshots.emplace_back(static_cast<uint32_t>(call.tensors.size()), &b.snapshot);
       call.tensors.push_back({.buffer = b.data.get() != nullptr ? &b.data : nullptr,

@@ -111,14 +111,13 @@ class TaskFamily {
     std::vector<int64_t> extents;
     DeviceBuffer data, pristine, snapshot, reference;
   };
-  Buffers& buffers(const std::string& name);
+  const Buffers& buffers(const std::string& name) const;
   ReferenceTensors reference_tensors();
 
   const Family& spec_;
   std::unique_ptr<Reference> reference_;
   std::map<std::string, bool> parameters_;
   std::map<std::string, Tolerance> tolerances_;
-  std::string label_;
   Values values_;                 // the current shape's dimensions and the parameters
   std::vector<Buffers> tensors_;  // in the descriptor's order
   SolutionProcess* solution_ = nullptr;

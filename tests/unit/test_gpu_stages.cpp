@@ -114,6 +114,27 @@ TEST(GpuStages, TimingReportsBothSidesAndTheSpeedup) {
   EXPECT_NE(stage.message.find("0.950x"), std::string::npos) << stage.message;
 }
 
+// A memory-bound task is judged against the bandwidth: the verdict gives the share of the measured read
+// bandwidth and of the dense peak each side reached at its median.
+TEST(GpuStages, TimingGivesTheSharesOfTheRoofline) {
+  json result = timing_result(false);
+  result["timing"]["roofline"] = {{"peak_tflops", 1070.5}, {"bandwidth_gbs", 4000.0}, {"flops_floor_us", 256.8},
+                                  {"bytes_floor_us", 100.0}, {"floor_us", 256.8},       {"applied", true}};
+  const StageResult stage = time_stage_from(result, task());
+  EXPECT_EQ(stage.status, StageStatus::passed);
+  EXPECT_DOUBLE_EQ(stage.details["roofline_share"]["solution"]["bandwidth"].get<double>(), 0.25);  // 100 / 400
+  EXPECT_DOUBLE_EQ(stage.details["roofline_share"]["solution"]["peak"].get<double>(), 256.8 / 400);
+  EXPECT_DOUBLE_EQ(stage.details["roofline_share"]["baseline"]["bandwidth"].get<double>(), 100.0 / 380);
+  EXPECT_NE(stage.message.find("; 25% of the measured read bandwidth, 64% of the dense tensor peak"),
+            std::string::npos)
+      << stage.message;
+  // Without the peak (a request without the tensor rate), the bandwidth alone.
+  result["timing"]["roofline"]["flops_floor_us"] = nullptr;
+  const StageResult no_peak = time_stage_from(result, task());
+  EXPECT_TRUE(no_peak.details["roofline_share"]["solution"]["peak"].is_null());
+  EXPECT_EQ(no_peak.message.find("dense tensor peak"), std::string::npos) << no_peak.message;
+}
+
 TEST(GpuStages, HiddenWorkFailsTheTimeStage) {
   const StageResult stage = time_stage_from(timing_result(true), task());
   EXPECT_EQ(stage.status, StageStatus::failed);
