@@ -130,31 +130,40 @@ std::string c_type(const Family& family, const std::string& name) {
   return s->kind == ScalarSpec::real ? "float" : "int";
 }
 
-std::string c_declarations(const Family& family) {
+namespace {
+
+// The workspace function's and the entry point's signatures in one language: how it writes a parameter, the
+// two heads ("size_t NAME" / "int NAME"), the stream parameter and what ends each signature.
+struct Language {
+  std::string (*parameter)(const Family&, const std::string&);
+  std::string size_head, entry_head, stream, size_end, entry_end;
+};
+
+std::string signatures(const Family& family, const Language& language) {
+  const auto parameters = [&](const std::vector<std::string>& names) {
+    std::vector<std::string> out;
+    for (const std::string& name : names) out.push_back(language.parameter(family, name));
+    return out;
+  };
   std::string text;
-  if (family.workspace) {
-    std::vector<std::string> parameters;
-    for (const std::string& a : family.workspace->arguments) parameters.push_back(c_parameter(family, a));
-    text += declaration("size_t " + family.workspace->symbol, parameters) + ";\n";
-  }
-  std::vector<std::string> parameters;
-  for (const std::string& a : family.arguments) parameters.push_back(c_parameter(family, a));
-  parameters.push_back("cudaStream_t stream");
-  return text + declaration("int " + family.entry_point, parameters) + ";";
+  if (family.workspace)
+    text +=
+        declaration(language.size_head + family.workspace->symbol, parameters(family.workspace->arguments)) +
+        language.size_end + "\n";
+  std::vector<std::string> entry = parameters(family.arguments);
+  entry.push_back(language.stream);
+  return text + declaration(language.entry_head + family.entry_point, entry) + language.entry_end;
+}
+
+}  // namespace
+
+std::string c_declarations(const Family& family) {
+  return signatures(family, {c_parameter, "size_t ", "int ", "cudaStream_t stream", ";", ";"});
 }
 
 std::string python_signatures(const Family& family) {
-  std::string text;
-  if (family.workspace) {
-    std::vector<std::string> parameters;
-    for (const std::string& a : family.workspace->arguments)
-      parameters.push_back(python_parameter(family, a));
-    text += declaration("def " + family.workspace->symbol, parameters) + " -> int\n";
-  }
-  std::vector<std::string> parameters;
-  for (const std::string& a : family.arguments) parameters.push_back(python_parameter(family, a));
-  parameters.push_back("stream: torch.cuda.Stream");
-  return text + declaration("def " + family.entry_point, parameters) + " -> int";
+  return signatures(family,
+                    {python_parameter, "def ", "def ", "stream: torch.cuda.Stream", " -> int", " -> int"});
 }
 
 std::string argument_codes(const Family& family) {
