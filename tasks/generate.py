@@ -34,7 +34,7 @@ GROUPS = {
     "gemm-models": lambda family, t: family == "gemm" and (t["N"], t["K"]) in MODEL_WEIGHTS,
     "attention-dense": lambda family, t: family.startswith("attention") and t["Hq"] == t["Hkv"],
     "gqa-serving": lambda family, t: family.startswith("attention") and t["Hq"] != t["Hkv"],
-    "held-out": lambda family, t: family.startswith("attention") and (
+    "held-out": lambda family, t: family in ("attention-forward", "attention-backward") and (
         t["Hq"] != t["Hkv"] or (family == "attention-backward" and t["D"] == 96)),
 }
 
@@ -77,6 +77,11 @@ ATTENTION = {
         {"D": 128, "B": 2, "Hq": 32, "Hkv": 4, "check_B": 1, "check_H": 32, "causal": [True]},
     ],
     "S": 4096,
+    # Long-context prefill: the causal d128 forward and backward at other sequence lengths, B chosen for about the
+    # same work as at 4096 (ids end in -s<S>).
+    "lengths": [{"D": 128, "B": 16, "Hq": 16, "Hkv": 16, "check_B": 2, "check_H": 4, "causal": [True], "S": 2048},
+                {"D": 128, "B": 2, "Hq": 16, "Hkv": 16, "check_B": 2, "check_H": 4, "causal": [True], "S": 8192},
+                {"D": 128, "B": 1, "Hq": 16, "Hkv": 16, "check_B": 2, "check_H": 4, "causal": [True], "S": 16384}],
     "checks": [{"label": "seq-1000", "Sq": 1000, "Sk": 1000, "one_batch": False},
                {"label": "sq512-sk1536", "Sq": 512, "Sk": 1536, "one_batch": True}],
     # The reasoning and the measurements behind each: docs/tasks.md.
@@ -88,6 +93,21 @@ ATTENTION = {
     "coverage_threshold": 0.9,
     "baseline": "vendor-attention",
 }
+
+# Decode over a paged KV cache: a batch of 64 sequences of 1..8192 tokens, 262144 in all (a mean of 4096), in pages
+# of 1 token (vLLM's and FlashInfer's page size 1) or 64; the KV cache read is 0.5-1 GiB, far past the L2, so the
+# time is bounded by HBM. Checked on ragged batches whose last pages are partial. No MMA is required: a KV head's
+# group of 4 or 8 query rows is below wgmma's 64 (docs/tasks.md); the pages arrive by bulk copies (tensor or not).
+DECODE = {
+    "heads": [(32, 8, 128, 1), (32, 8, 128, 64), (32, 4, 128, 64), (64, 8, 128, 64)],  # Hq, Hkv, D, page
+    "main": {"B": 64, "L": 8192, "T": 262144},
+    "checks": [{"label": "ragged-1000", "B": 5, "L": 1000, "T": 2100},
+               {"label": "short-77", "B": 3, "L": 77, "T": 100}],
+    "tolerance": {"rtol": 0.01, "atol": 0.002},
+    "lse": {"rtol": 0, "atol": 0.001},
+    "baseline": "none",
+}
+BULK_COPY = {"name": "tma", "ptx": ["cp.async.bulk"], "sass": ["UTMALDG", "UBLKCP"]}
 
 # ---- the files
 
@@ -139,18 +159,19 @@ def gemm_tasks(arch):
 
 
 def attention_tasks(arch):
-    s = ATTENTION["S"]
     for direction in ("forward", "backward"):
-        for h in ATTENTION["heads"]:
+        for h in ATTENTION["heads"] + ATTENTION["lengths"]:
+            s = h.get("S", ATTENTION["S"])
+            length = f"-s{s}" if "S" in h else ""
             for causal in h["causal"]:
                 d, gqa = h["D"], h["Hq"] != h["Hkv"]
                 name = f"gqa{h['Hq']}x{h['Hkv']}-d{d}" if gqa else f"d{d}"
                 short = "fwd" if direction == "forward" else "bwd"
-                task_id = f"attention-{short}-{name}{'-causal' if causal else ''}-{arch['folder']}"
+                task_id = f"attention-{short}-{name}{'-causal' if causal else ''}{length}-{arch['folder']}"
                 what = "Attention forward with LSE" if direction == "forward" else "Attention backward"
                 heads = f"GQA {h['Hq']}/{h['Hkv']} D={d}" if gqa else f"D={d}"
-                task = header(task_id, f"{what}, {heads}{', causal' if causal else ''}", f"attention-{direction}",
-                              arch)
+                task = header(task_id, f"{what}, {heads}{', causal' if causal else ''}{f', S={s}' if length else ''}",
+                              f"attention-{direction}", arch)
                 computes = ("Attention forward: O = softmax(scale * Q K^T) V and the log-sum-exp LSE of each row"
                             if direction == "forward" else
                             "Attention backward: dQ, dK, dV from Q, K, V, O, LSE and dO, with a workspace the "
@@ -184,6 +205,37 @@ def attention_tasks(arch):
                 yield task
 
 
+def decode_tasks(arch):
+    main = DECODE["main"]
+    for hq, hkv, d, page in DECODE["heads"]:
+        task = header(f"attention-decode-gqa{hq}x{hkv}-d{d}-p{page}-{arch['folder']}",
+                      f"Paged decode attention, GQA {hq}/{hkv} D={d}, pages of {page}", "attention-decode-paged", arch)
+        checks = DECODE["checks"]
+        task["description"] = (
+            f"Decode attention over a paged KV cache: one query token per sequence attends to every token of its "
+            f"sequence, O = softmax(scale * q K^T) V and LSE; grouped-query attention, {hq} query heads over {hkv} "
+            f"KV heads (query head h uses KV head h / {hq // hkv}); head dim {d}; scale = 1/sqrt({d}). Q and O are "
+            f"[B,Hq,D] bf16, LSE [B,Hq] fp32 (natural log); K_cache and V_cache are [num_pages,{page},Hkv,D] bf16, "
+            f"a pool of pages of {page} token{'s' if page > 1 else ''}; sequence b has seq_lens[b] tokens, token t "
+            f"in page page_table[b][t/{page}] (page_table [B,max_pages] int32, -1 past a sequence's last page). "
+            f"The lengths and the pages differ in every call. The main shape has {main['B']} sequences of 1 to "
+            f"{main['L']} tokens, {main['T']} in all; check shapes are ragged batches of {checks[0]['B']} and "
+            f"{checks[1]['B']} sequences (at most {checks[0]['L']} and {checks[1]['L']} tokens). Accumulate in "
+            f"fp32. The solution must load the cache with bulk copies (cp.async.bulk, tensor or not) completing on "
+            f"mbarriers. {arch['runs']}"
+            + (" Its speed is the share of the HBM bandwidth reached: no vendor kernel of it is timed."
+               if arch["mode"] == "full" else ""))
+        task["shapes"] = {"main": {"B": main["B"], "Hq": hq, "Hkv": hkv, "D": d, "page": page, "L": main["L"],
+                                   "T": main["T"]},
+                          "check": [{"label": c["label"], "B": c["B"], "Hq": hq, "Hkv": hkv, "D": d, "page": page,
+                                     "L": c["L"], "T": c["T"]} for c in checks]}
+        task["tolerance"] = DECODE["tolerance"]
+        task["tolerances"] = {"LSE": DECODE["lse"]}
+        task["required"] = [BULK_COPY, MBARRIER]
+        task["baseline"] = DECODE["baseline"]
+        yield task
+
+
 def with_groups(task):
     main = task["shapes"]["main"]
     task["groups"] = [name for name, member in GROUPS.items() if member(task["family"], main)]
@@ -193,7 +245,7 @@ def with_groups(task):
 def all_files(root):
     files = {}
     for arch in ARCHITECTURES:
-        for task in map(with_groups, [*gemm_tasks(arch), *attention_tasks(arch)]):
+        for task in map(with_groups, [*gemm_tasks(arch), *attention_tasks(arch), *decode_tasks(arch)]):
             files[root / arch["folder"] / f"{task['id']}.json"] = json.dumps(task, indent=2) + "\n"
     return files
 

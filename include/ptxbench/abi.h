@@ -97,6 +97,41 @@ int ptxbench_attention_backward_bf16(const __nv_bfloat16* Q, const __nv_bfloat16
                                      int B, int Hq, int Hkv, int Sq, int Sk, int D, float scale, int causal,
                                      cudaStream_t stream);
 
+/*
+ * Decode attention over a paged KV cache, bf16 tensors, fp32 softmax statistics: one query token per sequence
+ * (the next token of each sequence in a batch being served), attending to every token of its sequence.
+ *
+ *   Q and O are [B, Hq, D], bf16; LSE is [B, Hq], fp32. K_cache and V_cache are [num_pages, page_size, Hkv, D],
+ *   bf16, D contiguous: one pool of pages that the batch's sequences share. Sequence b has seq_lens[b] tokens
+ *   (1 <= seq_lens[b] <= max_pages * page_size); its token t is row t % page_size of page
+ *   page_table[b][t / page_size]. page_table is [B, max_pages] int32; its entries past a sequence's last page
+ *   are -1. page_table and seq_lens are device memory, and differ from call to call.
+ *   A sequence's pages lie anywhere in the pool, in any order; the rows of its last page past its length, and
+ *   the pages no sequence uses, hold other values.
+ *   D is 64, 128 or 256; Hq is a multiple of Hkv, and query head h uses KV head g = h / (Hq / Hkv).
+ *
+ *   For batch b and query head h, over the tokens t < seq_lens[b] (no mask: the query follows them all):
+ *     s[t]        = scale * sum_d Q[b][h][d] * K(b, t)[g][d]      (K(b, t): the K_cache row of token t)
+ *     LSE[b][h]   = log(sum_t exp(s[t]))                           (natural log; includes scale)
+ *     O[b][h][d]  = sum_t exp(s[t] - LSE[b][h]) * V(b, t)[g][d]
+ *   scale is given by the caller (tasks use 1 / sqrt(D)). Accumulate in fp32.
+ */
+
+/*
+ * The bytes of device workspace ptxbench_attention_decode_paged_bf16 needs for these arguments (0 for none):
+ * for partial results when a long sequence is split over several CTAs. As the backward's workspace function:
+ * called on the host, no GPU work, depends only on its arguments, at most 4 GiB.
+ */
+size_t ptxbench_attention_decode_paged_workspace_bytes(int B, int Hq, int Hkv, int D, int page_size, int max_pages,
+                                                       int num_pages);
+
+/* Writes O and LSE. `workspace` as the backward's: undefined contents, nullptr when its size is 0. */
+int ptxbench_attention_decode_paged_bf16(const __nv_bfloat16* Q, const __nv_bfloat16* K_cache,
+                                         const __nv_bfloat16* V_cache, const int* page_table, const int* seq_lens,
+                                         __nv_bfloat16* O, float* LSE, void* workspace, int B, int Hq, int Hkv,
+                                         int D, int page_size, int max_pages, int num_pages, float scale,
+                                         cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -234,8 +234,11 @@ void print_task_text(const Task& t) {
     std::cout << fmt::format("  {:<12} PTX {:<36} SASS {}{}\n", f.name,
                              fmt::format("{}", fmt::join(f.ptx, ", ")), fmt::join(f.sass, ", "),
                              f.does_the_math ? "  (does the math)" : "");
-  std::cout << fmt::format("coverage      the MMA family must account for >= {:.0f}% of the FLOPs\n",
-                           t.coverage_threshold * 100);
+  if (t.coverage_threshold > 0)
+    std::cout << fmt::format("coverage      the MMA family must account for >= {:.0f}% of the FLOPs\n",
+                             t.coverage_threshold * 100);
+  else
+    std::cout << "coverage      none: no family does the math (a memory-bound task)\n";
   std::cout << fmt::format("baseline      {}\n\nentry point (include/ptxbench/abi.h):\n{}\n\n",
                            describe_baseline(t), c_declarations(family));
   std::cout << fmt::format(

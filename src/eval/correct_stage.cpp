@@ -34,7 +34,7 @@ std::string mismatch_pattern(const json& output, const Task& task) {
         return std::abs(r - ratio) <= 0.02 * std::abs(ratio);
       });
   const std::string name = output.value(proto::kName, std::string());
-  const Values values = values_of(task.main_shape.dims, task.parameters);
+  const Values values = values_of(task.family_spec(), task.main_shape.dims, task.parameters);
   const auto applies = [&](const MismatchHint& hint) {
     if (!hint.output.empty() && hint.output != name) return false;
     const auto when = task.parameters.find(hint.when);

@@ -52,9 +52,11 @@ const Family* find_family(const std::string& name) {
   return nullptr;
 }
 
-Values values_of(const std::map<std::string, int64_t>& dims, const std::map<std::string, bool>& parameters) {
+Values values_of(const Family& family, const std::map<std::string, int64_t>& dims,
+                 const std::map<std::string, bool>& parameters) {
   Values values(dims.begin(), dims.end());
   for (const auto& [name, value] : parameters) values[name] = value ? 1 : 0;
+  for (const auto& [name, expression] : family.derived) values[name] = evaluate_expression(expression, values);
   return values;
 }
 

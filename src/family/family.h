@@ -14,6 +14,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ptxbench {
@@ -128,6 +129,9 @@ struct Family {
   // entry point returns int.
   std::vector<std::string> arguments;
   std::optional<WorkspaceSpec> workspace;
+  // Quantities the shapes and scalars use beside the dimensions, each an integer expression over the
+  // dimensions and the earlier ones (a paged cache's pages per sequence): {"max_pages", "(L + page - 1) / page"}.
+  std::vector<std::pair<std::string, std::string>> derived;
   std::vector<ShapeRule> shape_rules;
   // FLOPs of one call: an integer expression over the dimensions and the parameters.
   std::string flops;
@@ -151,7 +155,10 @@ const Family* find_family(const std::string& name);
 // ---- Values: a shape's dimensions and a task's parameters, as the expressions read them.
 
 using Values = std::map<std::string, int64_t>;
-Values values_of(const std::map<std::string, int64_t>& dims, const std::map<std::string, bool>& parameters);
+// A shape's dimensions, the parameters (0 or 1) and the family's derived quantities; throws
+// std::invalid_argument when a derived one cannot be computed (an overflow).
+Values values_of(const Family& family, const std::map<std::string, int64_t>& dims,
+                 const std::map<std::string, bool>& parameters);
 
 // Integer expressions: + - * / % and parentheses, comparisons (== != < <= > >=), && || !, integers and names;
 // 64-bit and checked (an overflow, a division by zero or an unknown name throws std::invalid_argument).

@@ -252,6 +252,45 @@ __global__ void round_kernel(const float* in, __nv_bfloat16* out, __nv_bfloat16*
   }
 }
 
+// Paged decode, one block per (h, b): the row's scores into `scores` (max_pages * page_size floats per row),
+// their softmax in place, LSE, then O = P V with the threads over D.
+__global__ void __launch_bounds__(kThreads)
+    paged_decode_kernel(PagedDecodeDims s, const __nv_bfloat16* q, const __nv_bfloat16* k_cache,
+                        const __nv_bfloat16* v_cache, const int* page_table, const int* seq_lens, float* o,
+                        float* lse, float* scores) {
+  __shared__ float scratch[32];
+  const int h = static_cast<int>(blockIdx.x), b = static_cast<int>(blockIdx.y), g = h / (s.hq / s.hkv);
+  const int64_t row_index = int64_t{b} * s.hq + h;
+  const int n = seq_lens[b];
+  float* row = scores + row_index * s.max_pages * s.page_size;
+  const __nv_bfloat16* q_row = q + row_index * s.d;
+  // The cache row of token t for KV head g.
+  const auto cache_row = [&](const __nv_bfloat16* cache, int t) {
+    const int64_t page = page_table[int64_t{b} * s.max_pages + t / s.page_size];
+    return cache + ((page * s.page_size + t % s.page_size) * s.hkv + g) * s.d;
+  };
+  for (int t = threadIdx.x; t < n; t += kThreads) {
+    const __nv_bfloat16* k_row = cache_row(k_cache, t);
+    float acc = 0;
+    for (int d = 0; d < s.d; ++d) acc += __bfloat162float(q_row[d]) * __bfloat162float(k_row[d]);
+    row[t] = s.scale * acc;
+  }
+  float row_max = -INFINITY;
+  for (int t = threadIdx.x; t < n; t += kThreads) row_max = fmaxf(row_max, row[t]);
+  row_max = block_reduce(row_max, scratch, true);
+  float row_sum = 0;
+  for (int t = threadIdx.x; t < n; t += kThreads) row_sum += expf(row[t] - row_max);
+  row_sum = block_reduce(row_sum, scratch, false);
+  for (int t = threadIdx.x; t < n; t += kThreads) row[t] = expf(row[t] - row_max) / row_sum;
+  __syncthreads();
+  for (int d = threadIdx.x; d < s.d; d += kThreads) {
+    float acc = 0;
+    for (int t = 0; t < n; ++t) acc += row[t] * __bfloat162float(cache_row(v_cache, t)[d]);
+    o[row_index * s.d + d] = acc;
+  }
+  if (threadIdx.x == 0) lse[row_index] = row_max + logf(row_sum);
+}
+
 unsigned grid_for(int64_t items) {
   return static_cast<unsigned>(std::clamp<int64_t>((items + 255) / 256, 1, kMaxGrid));
 }
@@ -325,6 +364,20 @@ void attention_backward_reference(const AttentionDims& dims, const __nv_bfloat16
     block.into_kv(stream, dims.scale, block.scores(d_scores.get(), true), block.q_like(q32.get()), dk);
     block.into_q(stream, dims.sk, dims.scale, block.scores(d_scores.get()), block.kv_like(k32.get()), dq);
   });
+}
+
+void paged_decode_reference(const PagedDecodeDims& dims, const __nv_bfloat16* q, const __nv_bfloat16* k_cache,
+                            const __nv_bfloat16* v_cache, const int* page_table, const int* seq_lens, float* o,
+                            float* lse, cudaStream_t stream) {
+  if (dims.b <= 0 || dims.b > 65535 || dims.hq <= 0 || dims.hkv <= 0 || dims.hq % dims.hkv != 0 || dims.d <= 0 ||
+      dims.page_size <= 0 || dims.max_pages <= 0)
+    throw std::invalid_argument("paged decode reference: dimensions out of range");
+  const Scratch scores(static_cast<size_t>(dims.b) * static_cast<size_t>(dims.hq) *
+                           static_cast<size_t>(dims.max_pages) * static_cast<size_t>(dims.page_size),
+                       stream);
+  paged_decode_kernel<<<dim3(static_cast<unsigned>(dims.hq), static_cast<unsigned>(dims.b)), kThreads, 0,
+                        stream>>>(dims, q, k_cache, v_cache, page_table, seq_lens, o, lse, scores.get());
+  check_launch("paged_decode_kernel");
 }
 
 void round_to_bf16(const float* in, __nv_bfloat16* out, __nv_bfloat16* copy, int64_t n, cudaStream_t stream) {

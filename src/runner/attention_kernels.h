@@ -40,6 +40,19 @@ void attention_backward_reference(const AttentionDims& dims, const __nv_bfloat16
                                   const __nv_bfloat16* d_o, float* dq, float* dk, float* dv, float* delta,
                                   cudaStream_t stream, size_t score_block_bytes = kAttentionScoreBlockBytes);
 
+// The paged decode (one query token per sequence over a paged KV cache) at these dimensions.
+struct PagedDecodeDims {
+  int b = 0, hq = 0, hkv = 0, d = 0, page_size = 0, max_pages = 0;
+  float scale = 0;
+};
+
+// O [B,Hq,D] and LSE [B,Hq], fp32, from bf16 Q [B,Hq,D] and the caches [pages,page_size,Hkv,D], through the
+// device page table [B,max_pages] and lengths [B] (each in 1..max_pages*page_size, as the runner draws them).
+// One block per (b, h): the scores of the row in global scratch, their softmax, then P V.
+void paged_decode_reference(const PagedDecodeDims& dims, const __nv_bfloat16* q, const __nv_bfloat16* k_cache,
+                            const __nv_bfloat16* v_cache, const int* page_table, const int* seq_lens, float* o,
+                            float* lse, cudaStream_t stream);
+
 // Rounds n fp32 values to bf16 into `out` and `copy` (the backward's O input and its pristine copy).
 void round_to_bf16(const float* in, __nv_bfloat16* out, __nv_bfloat16* copy, int64_t n, cudaStream_t stream);
 

@@ -95,11 +95,12 @@ const TaskFamily::Buffers& TaskFamily::buffers(const std::string& name) const {
 }
 
 void TaskFamily::allocate(const ShapeSpec& shape) {
+  std::map<std::string, int64_t> dims;
+  for (const std::string& dim : spec_.dims) dims[dim] = positive_int_dim(shape, dim.c_str());
   Values values;
-  for (const std::string& dim : spec_.dims) values[dim] = positive_int_dim(shape, dim.c_str());
-  for (const auto& [name, value] : parameters_) values[name] = value ? 1 : 0;
   std::string problem;
   try {
+    values = values_of(spec_, dims, parameters_);
     problem = check_shape(spec_, values);
   } catch (const std::invalid_argument& error) {
     problem = error.what();
@@ -164,7 +165,7 @@ void TaskFamily::fill_inputs(uint64_t key, cudaStream_t stream) {
                      1.0f / std::sqrt(variance), stream);
   }
   ReferenceTensors t = reference_tensors();
-  reference_->compute_inputs(t, stream);
+  reference_->compute_inputs(t, derive_key(key, salt), stream);
 }
 
 void TaskFamily::poison_outputs(cudaStream_t stream) {

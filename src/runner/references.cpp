@@ -1,12 +1,14 @@
 #include "runner/references.h"
 
 #include <stdexcept>
+#include <vector>
 
 #include <cuda_bf16.h>
 
 #include "runner/attention_kernels.h"
 #include "runner/cublaslt_gemm.h"
 #include "runner/cuda_check.h"
+#include "runner/paged_layout.h"
 
 namespace ptxbench::runner {
 
@@ -95,7 +97,7 @@ class AttentionBackwardReference final : public Reference {
     delta_ = DeviceBuffer(static_cast<size_t>(dims.lse_elements()) * sizeof(float));
   }
 
-  void compute_inputs(ReferenceTensors& t, cudaStream_t stream) override {
+  void compute_inputs(ReferenceTensors& t, uint64_t, cudaStream_t stream) override {
     const AttentionDims dims = attention_dims(t);
     attention_forward_reference(dims, bf16(t.pristine.at("Q")), bf16(t.pristine.at("K")),
                                 bf16(t.pristine.at("V")), forward_o_.as<float>(), forward_lse_.as<float>(),
@@ -119,12 +121,46 @@ class AttentionBackwardReference final : public Reference {
   DeviceBuffer forward_o_, forward_lse_, delta_;  // fp32 scratch
 };
 
+
+// Paged decode: the lengths and the page table of each call drawn from its key (paged_layout.h), then
+// attention_kernels.cu's fp32 decode over them.
+class PagedDecodeReference final : public Reference {
+ public:
+  void compute_inputs(ReferenceTensors& t, uint64_t key, cudaStream_t stream) override {
+    const PagedLayout layout = draw_paged_layout(t.dim("B"), t.dim("L"), t.values.at("T"), t.dim("page"),
+                                                 t.dim("max_pages"), t.dim("num_pages"), key);
+    for (const auto& [name, host] : {std::pair{"seq_lens", &layout.seq_lens}, {"page_table", &layout.page_table}})
+      for (DeviceBuffer* target : {t.data.at(name), t.pristine.at(name)}) {
+        if (target->bytes() != host->size() * sizeof(int32_t))
+          throw std::logic_error(std::string("paged decode: ") + name + " has another size than its layout");
+        // From pageable memory: the copy has left `host` when the call returns.
+        PTXBENCH_CUDA(
+            cudaMemcpyAsync(target->get(), host->data(), target->bytes(), cudaMemcpyHostToDevice, stream));
+      }
+  }
+
+  void compute(ReferenceTensors& t, cudaStream_t stream) override {
+    const PagedDecodeDims dims{.b = t.dim("B"),
+                               .hq = t.dim("Hq"),
+                               .hkv = t.dim("Hkv"),
+                               .d = t.dim("D"),
+                               .page_size = t.dim("page"),
+                               .max_pages = t.dim("max_pages"),
+                               .scale = static_cast<float>(t.reals.at("scale"))};
+    paged_decode_reference(dims, bf16(t.pristine.at("Q")), bf16(t.pristine.at("K_cache")),
+                           bf16(t.pristine.at("V_cache")), t.pristine.at("page_table")->as<const int>(),
+                           t.pristine.at("seq_lens")->as<const int>(), t.reference.at("O")->as<float>(),
+                           t.reference.at("LSE")->as<float>(), stream);
+  }
+};
+
 }  // namespace
 
 std::unique_ptr<Reference> make_reference(const std::string& name) {
   if (name == "gemm") return std::make_unique<GemmReference>();
   if (name == "attention-forward") return std::make_unique<AttentionForwardReference>();
   if (name == "attention-backward") return std::make_unique<AttentionBackwardReference>();
+  if (name == "attention-decode-paged") return std::make_unique<PagedDecodeReference>();
   return nullptr;
 }
 

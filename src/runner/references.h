@@ -4,6 +4,7 @@
 // descriptor (src/family, described_family.h). A new family is one class here, made by make_reference().
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -32,8 +33,9 @@ class Reference {
   virtual ~Reference() = default;
   // A new shape: allocate the scratch the reference needs.
   virtual void allocate(const ReferenceTensors&) {}
-  // Writes the Fill::computed inputs (data and pristine copy) from the other inputs' pristine copies.
-  virtual void compute_inputs(ReferenceTensors&, cudaStream_t) {}
+  // Writes the Fill::computed inputs (data and pristine copy): from the other inputs' pristine copies, or drawn
+  // from `key` (the call's, derived for them).
+  virtual void compute_inputs(ReferenceTensors&, uint64_t /*key*/, cudaStream_t) {}
   // Writes each output's fp32 reference from the inputs' pristine copies.
   virtual void compute(ReferenceTensors& tensors, cudaStream_t stream) = 0;
   // A baseline timed in this process, on the pristine inputs into outputs of its own; null when there is

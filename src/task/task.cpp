@@ -48,7 +48,7 @@ const Family& Task::family_spec() const {
 }
 
 int64_t Task::flops(const Shape& shape) const {
-  return evaluate_expression(family_spec().flops, values_of(shape.dims, parameters));
+  return evaluate_expression(family_spec().flops, values_of(family_spec(), shape.dims, parameters));
 }
 
 const Tolerance& Task::tolerance_for(const std::string& output) const {
@@ -181,11 +181,17 @@ class TaskReader {
       math_families += f.does_the_math;
       task.required.push_back(std::move(f));
     }
-    if (math_families != 1)
-      fail("required", "exactly one family must have \"does_the_math\": true (the MMA instruction)");
-    task.coverage_threshold = number_field(doc, "coverage_threshold");
-    if (task.coverage_threshold <= 0 || task.coverage_threshold > 1)
-      fail("coverage_threshold", "must be in (0, 1]");
+    // The family whose instructions do the task's FLOPs (an MMA), held to a share of them; a memory-bound
+    // task (a decode) may have none, and is held to its copies and barriers only.
+    if (math_families > 1)
+      fail("required", "at most one family may have \"does_the_math\": true (the MMA instruction)");
+    if (math_families == 1) {
+      task.coverage_threshold = number_field(doc, "coverage_threshold");
+      if (task.coverage_threshold <= 0 || task.coverage_threshold > 1)
+        fail("coverage_threshold", "must be in (0, 1]");
+    } else if (doc.contains("coverage_threshold")) {
+      fail("coverage_threshold", "applies to a \"does_the_math\" family, and no required family has it");
+    }
     return task;
   }
 
@@ -271,12 +277,11 @@ class TaskReader {
     return value.get<int64_t>();
   }
 
-  // The family's own rules, then the sizes of the tensors the shape makes.
   // The family's rules, the sizes of the tensors the shape makes, and FLOPs that are positive.
   void check_shape_rules(const Shape& shape, const std::string& where, const Family& family,
                          const std::map<std::string, bool>& parameters) const {
-    const Values values = values_of(shape.dims, parameters);
     try {
+      const Values values = values_of(family, shape.dims, parameters);
       if (std::string problem = check_shape(family, values); !problem.empty()) fail(where, problem);
       if (evaluate_expression(family.flops, values) <= 0)
         fail(where, fmt::format("the family's FLOPs ({}) are not positive", family.flops));
@@ -505,7 +510,7 @@ json to_json(const Task& task) {
           {"description", task.description},
           {"shapes", {{"main", shape_json(task.main_shape)}, {"check", checks}}},
           {"required", required},
-          {"coverage_threshold", task.coverage_threshold},
+          {"coverage_threshold", task.coverage_threshold > 0 ? json(task.coverage_threshold) : json()},
           {"tolerance", {{"rtol", task.tolerance.rtol}, {"atol", task.tolerance.atol}}},
           {"tolerances", tolerances},
           {"parameters", task.parameters},

@@ -100,7 +100,7 @@ TEST(TaskRegistry, SelectionsNameGlobsAndGroups) {
   for (const std::string& id : held)
     EXPECT_TRUE(id.find("gqa") != std::string::npos || id.starts_with("attention-bwd-d96-")) << id;
   EXPECT_EQ(ids("@held-out,gemm-bf16-*-sm90a").size(), 12u);
-  EXPECT_EQ(ids("@gqa-serving").size(), 4u);
+  EXPECT_EQ(ids("@gqa-serving").size(), 4u + 8);  // the GQA attention tasks and the paged decodes
   EXPECT_TRUE(registry.select("@held-out").matches("attention-fwd-gqa32x4-d128-causal-sm90a"));
   EXPECT_FALSE(registry.select("@held-out").matches("attention-fwd-d96-sm90a"));
   EXPECT_FALSE(registry.select(std::vector<std::string>{}).matches("gemm-bf16-n4096-k4096-sm90a"));
@@ -118,7 +118,15 @@ TEST(TaskRegistry, SelectionsNameGlobsAndGroups) {
 
 TEST(TaskRegistry, ShippedAttentionTasks) {
   const auto registry = TaskRegistry::load(kTasks);
-  EXPECT_EQ(registry.matching("attention-*").size(), 28u);
+  EXPECT_EQ(registry.matching("attention-fwd-*,attention-bwd-*").size(), 28u + 12);
+  // Long-context prefill: the causal d128 forward and backward at 2048, 8192 and 16384.
+  for (const char* kind : {"fwd", "bwd"})
+    for (const char* arch : {"sm90a", "sm100a"})
+      for (int length : {2048, 8192, 16384}) {
+        const Task* t = registry.find(fmt::format("attention-{}-d128-causal-s{}-{}", kind, length, arch));
+        ASSERT_NE(t, nullptr) << kind << length << arch;
+        EXPECT_EQ(t->main_shape["Sq"], length);
+      }
   for (const char* kind : {"fwd", "bwd"})
     for (const char* arch : {"sm90a", "sm100a"}) {
       for (const char* d : {"d64", "d96", "d128"})
@@ -131,12 +139,13 @@ TEST(TaskRegistry, ShippedAttentionTasks) {
       EXPECT_EQ(registry.find(gqa)->main_shape["Hq"], 32);
       EXPECT_EQ(registry.find(gqa)->main_shape["Hkv"], 4);
     }
-  for (const Task* t : registry.matching("attention-*")) {
+  for (const Task* t : registry.matching("attention-fwd-*,attention-bwd-*")) {
     const bool causal = t->parameters.at("causal");
     const bool forward = t->family == "attention-forward";
-    EXPECT_EQ(t->main_shape["Sq"], 4096) << t->id;
-    EXPECT_EQ(t->main_shape["Sk"], 4096) << t->id;
-    const int64_t full = 4 * t->main_shape["B"] * t->main_shape["Hq"] * 4096 * 4096 * t->main_shape["D"];
+    const int64_t length = t->id.find("-causal-s") == std::string::npos ? 4096 : t->main_shape["Sq"];
+    EXPECT_EQ(t->main_shape["Sq"], length) << t->id;
+    EXPECT_EQ(t->main_shape["Sk"], length) << t->id;
+    const int64_t full = 4 * t->main_shape["B"] * t->main_shape["Hq"] * length * length * t->main_shape["D"];
     EXPECT_EQ(t->flops(t->main_shape), (forward ? full : full * 5 / 2) / (causal ? 2 : 1)) << t->id;
     EXPECT_GE(static_cast<double>(full / (causal ? 2 : 1)), 0.3e-3 * 750e12)
         << t->id << ": forward too short";
@@ -147,6 +156,58 @@ TEST(TaskRegistry, ShippedAttentionTasks) {
     EXPECT_EQ(t->tolerance_for("LSE").atol, forward ? 0.001 : t->tolerance.atol) << t->id;
     EXPECT_EQ(t->baseline, "vendor-attention") << t->id;
   }
+}
+
+// The paged decodes: GQA 32/8 with pages of 1 and 64, 32/4 and 64/8 with pages of 64, on both architectures; a
+// main shape whose cache is far past the L2; ragged check shapes with partial pages; bulk copies and mbarriers
+// required, no family doing the math, no coverage; the roofline as the only speed reference.
+TEST(TaskRegistry, ShippedDecodeTasks) {
+  const auto registry = TaskRegistry::load(kTasks);
+  const auto decodes = registry.matching("attention-decode-*");
+  EXPECT_EQ(decodes.size(), 8u);
+  for (const char* arch : {"sm90a", "sm100a"})
+    for (const char* name : {"gqa32x8-d128-p1", "gqa32x8-d128-p64", "gqa32x4-d128-p64", "gqa64x8-d128-p64"})
+      EXPECT_NE(registry.find(fmt::format("attention-decode-{}-{}", name, arch)), nullptr) << name << arch;
+  for (const Task* t : decodes) {
+    EXPECT_EQ(t->family, "attention-decode-paged");
+    const auto& m = t->main_shape;
+    EXPECT_EQ(t->flops(m), 4 * m["T"] * m["Hq"] * m["D"]) << t->id;
+    EXPECT_GE(4 * m["T"] * m["Hkv"] * m["D"], int64_t{400} << 20) << t->id << ": the cache would sit in the L2";
+    bool partial = false, short_rows = false;
+    for (const auto& s : t->check_shapes) {
+      partial |= s["L"] % s["page"] != 0 || s["page"] == 1;
+      short_rows |= s["L"] < 100;
+      EXPECT_LT(s["T"], s["B"] * s["L"]) << t->id << " " << s.label << ": lengths all equal";
+    }
+    EXPECT_TRUE(partial && short_rows) << t->id;
+    EXPECT_EQ(t->coverage_threshold, 0) << t->id;
+    for (const auto& f : t->required) EXPECT_FALSE(f.does_the_math) << t->id;
+    EXPECT_EQ(t->baseline, "none") << t->id;
+    EXPECT_EQ(t->tolerance_for("LSE").atol, 0.001) << t->id;
+    const Values values = values_of(t->family_spec(), m.dims, t->parameters);
+    EXPECT_EQ(values.at("max_pages"), (m["L"] + m["page"] - 1) / m["page"]) << t->id;
+    EXPECT_GE(values.at("num_pages") * m["page"], m["T"] + m["B"] * m["page"]) << t->id << ": no spare pages";
+  }
+}
+
+// A decode's shape is held to the lengths the runner can draw; its task file has no coverage.
+TEST(TaskFile, DecodeShapesMustAdmitALayout) {
+  const std::string id = "attention-decode-gqa32x8-d128-p64-sm90a";
+  const json valid = json::parse(read_file(kTasks / "sm90a" / (id + ".json")));
+  EXPECT_EQ(load_error(valid.dump(), id).first, "");
+  for (const auto& [dim, value, problem] :
+       {std::tuple{"T", 64 * 8192 + 1, "T, the tokens of the batch, is at most B*L"},
+        std::tuple{"T", 8192 + 62, "T must hold one sequence of L tokens and B - 1 of at least one"},
+        std::tuple{"D", 96, "D must be 64, 128 or 256"}}) {
+    json doc = valid;
+    doc["shapes"]["main"][dim] = value;
+    const auto [field, message] = load_error(doc.dump(), id);
+    EXPECT_EQ(field, "shapes.main") << message;
+    EXPECT_NE(message.find(problem), std::string::npos) << message;
+  }
+  json with_coverage = valid;
+  with_coverage["coverage_threshold"] = 0.9;
+  EXPECT_EQ(load_error(with_coverage.dump(), id).first, "coverage_threshold");
 }
 
 static json valid_attention_task() {
@@ -327,7 +388,12 @@ INSTANTIATE_TEST_SUITE_P(
         Mutation{"required_empty_ptx", [](json& d) { d["required"][0]["ptx"] = json::array(); },
                  "required[0].ptx", "must not be empty"},
         Mutation{"two_math_families", [](json& d) { d["required"][1]["does_the_math"] = true; }, "required",
-                 "exactly one"},
+                 "at most one"},
+        // A task with no family doing the math (a memory-bound one) has no coverage to hold it to.
+        Mutation{"coverage_without_math", [](json& d) { d["required"][0]["does_the_math"] = false; },
+                 "coverage_threshold", "applies to a \"does_the_math\" family, and no required family has it"},
+        Mutation{"math_without_coverage", [](json& d) { d.erase("coverage_threshold"); }, "coverage_threshold",
+                 "is missing"},
         Mutation{"unknown_instruction_family", [](json& d) { d["required"][1]["name"] = "tensor-memory"; },
                  "required[1].name",
                  "unknown instruction family 'tensor-memory' (known: wgmma, tcgen05.mma, tma, mbarrier)"},

@@ -89,6 +89,17 @@ __device__ __forceinline__ void fence_tensormap_acquire(const CUtensorMap* map) 
   asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128;" ::"l"(tmap_addr(map)) : "memory");
 }
 
+// Copies `bytes` contiguous bytes of global memory at `src` into shared `dst` with the bulk copy engine (no
+// tensor map: one row of a gathered layout, such as a paged KV cache's token row); completes `bytes` of
+// transaction on `bar`. `src`, `dst` and `bytes` are multiples of 16. SASS UBLKCP. Contract: "expect_tx
+// accounting" and "bulk copies".
+__device__ __forceinline__ void bulk_load(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                   smem_addr(dst)),
+               "l"(src), "r"(bytes), "r"(smem_addr(bar))
+               : "memory");
+}
+
 // Loads the 1D box at (c0) into shared `dst`; completes `bytes` of transaction on `bar`. Contract: "expect_tx
 // accounting".
 __device__ __forceinline__ void tma_load_1d(void* dst, const CUtensorMap* map, uint64_t* bar, int32_t c0) {

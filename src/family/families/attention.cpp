@@ -1,5 +1,5 @@
 // Attention, forward (O and LSE) and backward (dQ, dK, dV): bf16 tensors, GQA, causal masks aligned
-// bottom-right (include/ptxbench/abi.h).
+// bottom-right; and decode over a paged KV cache (include/ptxbench/abi.h).
 #include "family/family.h"
 
 namespace ptxbench {
@@ -66,12 +66,14 @@ std::vector<BaselineSpec> baselines() {
           {"none", "the time stage reports the time and TFLOP/s alone", ""}};
 }
 
-std::vector<MismatchHint> hints() {
-  return {{"", "1/sqrt(D)", false, "", "1/sqrt(D): the softmax scale applied where it does not belong?"},
-          {"", "sqrt(D)", false, "", "sqrt(D): the softmax scale missing?"},
-          {"", "1/log(2)", false, "", "1/ln 2: a base-2 logarithm where the natural one is asked for?"},
-          {"", "log(2)", false, "", "ln 2: a natural logarithm where base 2 is asked for?"},
-          {"LSE", "", true, "causal", "keys the causal mask hides were counted?"}};
+std::vector<MismatchHint> hints(bool causal) {
+  std::vector<MismatchHint> out = {
+      {"", "1/sqrt(D)", false, "", "1/sqrt(D): the softmax scale applied where it does not belong?"},
+      {"", "sqrt(D)", false, "", "sqrt(D): the softmax scale missing?"},
+      {"", "1/log(2)", false, "", "1/ln 2: a base-2 logarithm where the natural one is asked for?"},
+      {"", "log(2)", false, "", "ln 2: a natural logarithm where base 2 is asked for?"}};
+  if (causal) out.push_back({"LSE", "", true, "causal", "keys the causal mask hides were counted?"});
+  return out;
 }
 
 const std::vector<ParameterSpec> kParameters = {
@@ -96,7 +98,7 @@ Family attention_forward_family() {
       .flops = "4*B*Hq*Sq*Sk*D / (1 + causal)",
       .bytes = "",
       .baselines = baselines(),
-      .hints = hints(),
+      .hints = hints(true),
   };
 }
 
@@ -136,7 +138,77 @@ Family attention_backward_family() {
       .flops = "10*B*Hq*Sq*Sk*D / (1 + causal)",
       .bytes = "",
       .baselines = baselines(),
-      .hints = hints(),
+      .hints = hints(true),
+  };
+}
+
+Family attention_decode_paged_family() {
+  // O and LSE as the dense forward's (attention.cpp): scores ~ N(0,1), bf16 O within 1e-2 relative, fp32 LSE
+  // within 1e-3 absolute. A decode row sums up to L keys in fp32, as the forward's rows do.
+  return {
+      .name = "attention-decode-paged",
+      .entry_point = "ptxbench_attention_decode_paged_bf16",
+      .summary =
+          "O = softmax(scale * q K^T) V and LSE for one query token per sequence over every token of its "
+          "sequence, fp32 accumulation; Q and O [B,Hq,D] bf16, LSE [B,Hq] fp32; K_cache and V_cache "
+          "[num_pages,page_size,Hkv,D] bf16, a pool of pages; sequence b has seq_lens[b] tokens, token t in "
+          "page page_table[b][t/page_size] at row t%page_size (page_table [B,max_pages] int32, -1 past the "
+          "last page); scale = 1/sqrt(D); query head h uses KV head h/(Hq/Hkv)",
+      // L is the longest sequence of the batch and T the tokens of all of them: the runner draws the lengths
+      // of each call (each in 1..L, one of them L, summing to T) and the pages (a random permutation of the
+      // pool), so that no two calls share a layout.
+      .dims = {"B", "Hq", "Hkv", "D", "page", "L", "T"},
+      .parameters = {},
+      .tensors = {{.name = "Q", .shape = {"B", "Hq", "D"}},
+                  {.name = "K_cache", .shape = {"num_pages", "page", "Hkv", "D"}},
+                  {.name = "V_cache", .shape = {"num_pages", "page", "Hkv", "D"}},
+                  {.name = "page_table",
+                   .dtype = DType::i32,
+                   .shape = {"B", "max_pages"},
+                   .fill = {Fill::computed, "1"}},
+                  {.name = "seq_lens", .dtype = DType::i32, .shape = {"B"}, .fill = {Fill::computed, "1"}},
+                  {.name = "O",
+                   .role = Role::output,
+                   .shape = {"B", "Hq", "D"},
+                   .row_dims = 2,
+                   .tolerance = {.rtol = 0.01, .atol = 0.002}},
+                  {.name = "LSE",
+                   .dtype = DType::f32,
+                   .role = Role::output,
+                   .shape = {"B", "Hq"},
+                   .row_dims = 1,
+                   .tolerance = {.rtol = 0, .atol = 0.001}},
+                  {.name = "workspace", .dtype = DType::bytes, .role = Role::workspace}},
+      .scalars = {{ScalarSpec::integer, "B", "B"},
+                  {ScalarSpec::integer, "Hq", "Hq"},
+                  {ScalarSpec::integer, "Hkv", "Hkv"},
+                  {ScalarSpec::integer, "D", "D"},
+                  {ScalarSpec::integer, "page_size", "page"},
+                  {ScalarSpec::integer, "max_pages", "max_pages"},
+                  {ScalarSpec::integer, "num_pages", "num_pages"},
+                  {ScalarSpec::real, "scale", "1/sqrt(D)"}},
+      .arguments = {"Q", "K_cache", "V_cache", "page_table", "seq_lens", "O", "LSE", "workspace", "B", "Hq",
+                    "Hkv", "D", "page_size", "max_pages", "num_pages", "scale"},
+      // Split-KV kernels (flash decoding) keep partial rows and their statistics between two passes.
+      .workspace = WorkspaceSpec{.symbol = "ptxbench_attention_decode_paged_workspace_bytes",
+                                 .arguments = {"B", "Hq", "Hkv", "D", "page_size", "max_pages", "num_pages"}},
+      .derived = {{"max_pages", "(L + page - 1) / page"},
+                  // Room for every sequence's pages (the sum of ceil(len/page) is at most this less B) and at
+                  // least B pages that no sequence uses, whose values a kernel must not read.
+                  {"num_pages", "(T + B*(page - 1)) / page + B"}},
+      .shape_rules = {{"D == 64 || D == 128 || D == 256", "D must be 64, 128 or 256"},
+                      {"Hq % Hkv == 0", "Hq must be a multiple of Hkv"},
+                      {"T <= B*L", "T, the tokens of the batch, is at most B*L"},
+                      {"T >= L + B - 1", "T must hold one sequence of L tokens and B - 1 of at least one"}},
+      // q.k and p.v per token and query head.
+      .flops = "4*T*Hq*D",
+      // Every token's K and V row of its KV head once, and the queries; not the pool's unused pages.
+      .bytes = "4*T*Hkv*D + 2*B*Hq*D",
+      .baselines = {{"none",
+                     "no vendor kernel of paged decode is on the GPU host (torch's SDPA has none): the time "
+                     "stage reports the share of the HBM bandwidth the runner measures",
+                     ""}},
+      .hints = hints(false),
   };
 }
 

@@ -581,6 +581,57 @@ static void test_cluster_dsmem() {
           "cluster_ctarank"});
 }
 
+// ------------------------------------------------------------------------------------------------ bulk copies
+
+// Gathers kBulkRows rows of 256 bytes, row order[i] of `in` into shared row i at a 272-byte pitch (as a paged
+// cache's token rows are gathered), one bulk_load per row issued by the lanes of warp 0, all completing on one
+// mbarrier; then every thread copies the shared rows out densely.
+constexpr int kBulkRows = 40, kBulkRowBytes = 256, kBulkPitch = 272;
+__global__ void bulk_load_kernel(const uint8_t* in, const int* order, uint8_t* out) {
+  __shared__ alignas(128) uint8_t rows[kBulkRows * kBulkPitch];
+  __shared__ uint64_t bar;
+  if (threadIdx.x == 0) {
+    mbarrier_init(&bar, 1);
+    fence_mbarrier_init();
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) mbarrier_arrive_expect_tx(&bar, kBulkRows * kBulkRowBytes);
+  __syncwarp();
+  if (threadIdx.x < 32)
+    for (int i = threadIdx.x; i < kBulkRows; i += 32)
+      bulk_load(rows + i * kBulkPitch, in + order[i] * kBulkRowBytes, kBulkRowBytes, &bar);
+  mbarrier_wait(&bar, 0);
+  for (int k = threadIdx.x; k < kBulkRows * kBulkRowBytes; k += blockDim.x)
+    out[k] = rows[(k / kBulkRowBytes) * kBulkPitch + k % kBulkRowBytes];
+}
+
+static void test_bulk_load(std::mt19937& rng) {
+  const int source_rows = 100;
+  std::vector<uint8_t> in(source_rows * kBulkRowBytes);
+  for (auto& byte : in) byte = static_cast<uint8_t>(rng());
+  std::vector<int> order(kBulkRows);
+  for (auto& row : order) row = static_cast<int>(rng() % source_rows);
+  uint8_t *d_in, *d_out;
+  int* d_order;
+  CUDA_CHECK(cudaMalloc(&d_in, in.size()));
+  CUDA_CHECK(cudaMalloc(&d_out, kBulkRows * kBulkRowBytes));
+  CUDA_CHECK(cudaMalloc(&d_order, order.size() * sizeof(int)));
+  CUDA_CHECK(cudaMemcpy(d_in, in.data(), in.size(), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(d_order, order.data(), order.size() * sizeof(int), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemset(d_out, 0, kBulkRows * kBulkRowBytes));
+  bulk_load_kernel<<<1, 128>>>(d_in, d_order, d_out);
+  sync_or_die("bulk_load_kernel");
+  std::vector<uint8_t> out(kBulkRows * kBulkRowBytes);
+  CUDA_CHECK(cudaMemcpy(out.data(), d_out, out.size(), cudaMemcpyDeviceToHost));
+  bool ok = true;
+  for (int i = 0; i < kBulkRows; ++i)
+    ok = ok && std::memcmp(&out[i * kBulkRowBytes], &in[order[i] * kBulkRowBytes], kBulkRowBytes) == 0;
+  for (void* p : {static_cast<void*>(d_in), static_cast<void*>(d_out), static_cast<void*>(d_order)})
+    CUDA_CHECK(cudaFree(p));
+  record("bulk copies of gathered rows to a padded pitch", ok,
+         {"bulk_load", "mbarrier_arrive_expect_tx", "mbarrier_wait"});
+}
+
 // ------------------------------------------------------------------------------------------------ mbarrier phases
 
 // 64 threads, barrier count 64: checks the parity answers before any arrival and after each of 4 phases.
@@ -1235,6 +1286,7 @@ int main() {
   test_tma_reduce_nd<4>();
   test_tma_multicast();
   test_cluster_dsmem();
+  test_bulk_load(rng);
   test_mbarrier_phases();
   test_elect_bar();
   test_setmaxnreg_pipeline();

@@ -1,0 +1,78 @@
+#include "runner/paged_layout.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace ptxbench::runner {
+namespace {
+
+// SplitMix64: a portable generator (the standard library's distributions differ between implementations).
+class Random {
+ public:
+  explicit Random(uint64_t seed) : state_(seed) {}
+  uint64_t next() {
+    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  // Uniform in 0..n-1 (n > 0), with a bias below 2^-40 for the n used here.
+  uint64_t below(uint64_t n) { return next() % n; }
+
+ private:
+  uint64_t state_;
+};
+
+}  // namespace
+
+PagedLayout draw_paged_layout(int B, int L, int64_t T, int page, int max_pages, int num_pages, uint64_t key) {
+  if (B <= 0 || L <= 0 || page <= 0 || T < int64_t{L} + B - 1 || T > int64_t{B} * L)
+    throw std::invalid_argument("paged layout: no B lengths in 1..L with one of them L sum to T (B=" +
+                                std::to_string(B) + " L=" + std::to_string(L) + " T=" + std::to_string(T) + ")");
+  if (int64_t{max_pages} * page < L)
+    throw std::invalid_argument("paged layout: max_pages pages cannot hold L tokens");
+  Random random(key);
+  PagedLayout layout;
+  std::vector<int32_t>& lens = layout.seq_lens;
+  lens.assign(static_cast<size_t>(B), 1);
+  const auto longest = static_cast<size_t>(random.below(static_cast<uint64_t>(B)));
+  lens[longest] = L;
+  // The tokens beyond one per sequence: shared out by random weights, each length capped at L, and what the
+  // caps and the rounding leave given out in turn from a random sequence on.
+  int64_t left = T - L - (B - 1);
+  std::vector<uint64_t> weights(static_cast<size_t>(B), 0);
+  uint64_t total_weight = 0;
+  for (size_t b = 0; b < lens.size(); ++b)
+    if (b != longest) total_weight += weights[b] = 1 + random.below(1024);
+  const int64_t to_share = left;
+  for (size_t b = 0; b < lens.size() && total_weight > 0; ++b) {
+    const int64_t share = std::min<int64_t>(to_share * static_cast<int64_t>(weights[b]) /
+                                                static_cast<int64_t>(total_weight),
+                                            int64_t{L} - lens[b]);
+    lens[b] += static_cast<int32_t>(share);
+    left -= share;
+  }
+  for (size_t b = random.below(static_cast<uint64_t>(B)); left > 0; b = (b + 1) % lens.size()) {
+    const int64_t add = std::min<int64_t>(left, int64_t{L} - lens[b]);
+    lens[b] += static_cast<int32_t>(add);
+    left -= add;
+  }
+
+  std::vector<int32_t> pool(static_cast<size_t>(num_pages));
+  for (size_t p = 0; p < pool.size(); ++p) pool[p] = static_cast<int32_t>(p);
+  for (size_t p = pool.size(); p > 1; --p) std::swap(pool[p - 1], pool[random.below(p)]);
+  layout.page_table.assign(static_cast<size_t>(B) * static_cast<size_t>(max_pages), -1);
+  size_t next = 0;
+  for (size_t b = 0; b < lens.size(); ++b) {
+    const int pages = (lens[b] + page - 1) / page;
+    if (next + static_cast<size_t>(pages) > pool.size())
+      throw std::invalid_argument("paged layout: the pool of " + std::to_string(num_pages) +
+                                  " pages is too small for the batch");
+    for (int p = 0; p < pages; ++p) layout.page_table[b * static_cast<size_t>(max_pages) + p] = pool[next++];
+  }
+  return layout;
+}
+
+}  // namespace ptxbench::runner

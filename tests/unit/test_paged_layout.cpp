@@ -1,0 +1,85 @@
+// The paged decode's layouts (runner/paged_layout.h): what the ABI promises of them holds for every key, and
+// they are ragged, scattered and fresh per key.
+#include <algorithm>
+#include <numeric>
+#include <set>
+#include <stdexcept>
+
+#include <gtest/gtest.h>
+
+#include "runner/paged_layout.h"
+
+namespace ptxbench::runner {
+namespace {
+
+struct LayoutCase {
+  int B, L;
+  int64_t T;
+  int page;
+};
+
+int pages_for(int tokens, int page) {
+  return (tokens + page - 1) / page;
+}
+
+TEST(PagedLayout, KeepsTheAbiPromisesForEveryKey) {
+  for (const LayoutCase& c : {LayoutCase{5, 1000, 2100, 64}, LayoutCase{3, 77, 100, 1}, LayoutCase{1, 50, 50, 16},
+                              LayoutCase{4, 10, 40, 3}, LayoutCase{64, 8192, 262144, 64}}) {
+    const int max_pages = pages_for(c.L, c.page);
+    const int num_pages = static_cast<int>((c.T + int64_t{c.B} * (c.page - 1)) / c.page + c.B);
+    for (uint64_t key = 0; key < 20; ++key) {
+      SCOPED_TRACE(testing::Message() << "B=" << c.B << " L=" << c.L << " T=" << c.T << " key " << key);
+      const PagedLayout layout = draw_paged_layout(c.B, c.L, c.T, c.page, max_pages, num_pages, key);
+      ASSERT_EQ(layout.seq_lens.size(), static_cast<size_t>(c.B));
+      ASSERT_EQ(layout.page_table.size(), static_cast<size_t>(c.B) * max_pages);
+      EXPECT_EQ(std::accumulate(layout.seq_lens.begin(), layout.seq_lens.end(), int64_t{0}), c.T);
+      EXPECT_EQ(*std::max_element(layout.seq_lens.begin(), layout.seq_lens.end()), c.L);
+      EXPECT_GE(*std::min_element(layout.seq_lens.begin(), layout.seq_lens.end()), 1);
+      std::set<int32_t> used;
+      for (int b = 0; b < c.B; ++b) {
+        const int pages = pages_for(layout.seq_lens[b], c.page);
+        for (int p = 0; p < max_pages; ++p) {
+          const int32_t entry = layout.page_table[static_cast<size_t>(b) * max_pages + p];
+          if (p >= pages) {
+            EXPECT_EQ(entry, -1) << "sequence " << b << " page " << p;
+            continue;
+          }
+          EXPECT_GE(entry, 0);
+          EXPECT_LT(entry, num_pages);
+          EXPECT_TRUE(used.insert(entry).second) << "page " << entry << " given twice";
+        }
+      }
+      EXPECT_GE(num_pages - static_cast<int>(used.size()), c.B) << "fewer unused pages than sequences";
+    }
+  }
+}
+
+TEST(PagedLayout, IsRaggedScatteredAndFreshPerKey) {
+  const int B = 16, L = 4096, page = 64;
+  const int64_t T = 40000;
+  const int max_pages = pages_for(L, page), num_pages = static_cast<int>((T + B * (page - 1)) / page + B);
+  const PagedLayout a = draw_paged_layout(B, L, T, page, max_pages, num_pages, 1);
+  const PagedLayout again = draw_paged_layout(B, L, T, page, max_pages, num_pages, 1);
+  const PagedLayout b = draw_paged_layout(B, L, T, page, max_pages, num_pages, 2);
+  EXPECT_EQ(a.seq_lens, again.seq_lens);
+  EXPECT_EQ(a.page_table, again.page_table);
+  EXPECT_NE(a.seq_lens, b.seq_lens);
+  EXPECT_NE(a.page_table, b.page_table);
+  EXPECT_GE(std::set<int32_t>(a.seq_lens.begin(), a.seq_lens.end()).size(), 8u) << "lengths hardly vary";
+  const bool partial = std::any_of(a.seq_lens.begin(), a.seq_lens.end(), [](int32_t n) { return n % page != 0; });
+  EXPECT_TRUE(partial) << "no sequence ends inside a page";
+  // Scattered: a sequence's pages are not one ascending run.
+  int ascending = 0;
+  for (int p = 0; p + 1 < max_pages && a.page_table[p + 1] >= 0; ++p) ascending += a.page_table[p + 1] == a.page_table[p] + 1;
+  EXPECT_LT(ascending, 3);
+}
+
+TEST(PagedLayout, RefusesWhatNoLayoutCanBe) {
+  EXPECT_THROW(draw_paged_layout(4, 10, 41, 1, 10, 100, 0), std::invalid_argument);  // T > B*L
+  EXPECT_THROW(draw_paged_layout(4, 10, 12, 1, 10, 100, 0), std::invalid_argument);  // T < L + B - 1
+  EXPECT_THROW(draw_paged_layout(4, 10, 20, 4, 2, 100, 0), std::invalid_argument);   // 2 pages of 4 < 10
+  EXPECT_THROW(draw_paged_layout(4, 10, 40, 1, 10, 39, 0), std::invalid_argument);   // pool too small
+}
+
+}  // namespace
+}  // namespace ptxbench::runner
