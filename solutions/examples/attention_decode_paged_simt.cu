@@ -1,8 +1,8 @@
 // A plain, correct paged decode (include/ptxbench/abi.h) with no Hopper instructions: one block per (query
-// head, sequence), each warp taking every fourth token through the page table with an online softmax of its own
-// (each lane holds D / 32 features of the query and of the output), the warps' partial rows merged at the end;
-// fp32 throughout. It exercises the family's whole path; its verdict is correct, and the instruction stage fails
-// (no bulk copies or mbarriers).
+// head, sequence), each warp taking every fourth token through the page table with an online softmax of its
+// own (each lane holds D / 32 features of the query and of the output), the warps' partial rows merged at the
+// end; fp32 throughout. It exercises the family's whole path; its verdict is correct, and the instruction
+// stage fails (no bulk copies or mbarriers).
 #include <math.h>
 
 #include "ptxbench/abi.h"
@@ -77,10 +77,10 @@ extern "C" size_t ptxbench_attention_decode_paged_workspace_bytes(int, int, int,
 extern "C" int ptxbench_attention_decode_paged_bf16(const __nv_bfloat16* Q, const __nv_bfloat16* K_cache,
                                                     const __nv_bfloat16* V_cache, const int* page_table,
                                                     const int* seq_lens, __nv_bfloat16* O, float* LSE, void*,
-                                                    int B, int Hq, int Hkv, int D, int page_size, int max_pages,
-                                                    int, float scale, cudaStream_t stream) {
+                                                    int B, int Hq, int Hkv, int D, int page_size,
+                                                    int max_pages, int, float scale, cudaStream_t stream) {
   if (D % 32 != 0 || D > kMaxD || Hq % Hkv != 0 || B > 65535) return 1;
-  decode_kernel<<<dim3(Hq, B), kWarps * 32, 0, stream>>>(Q, K_cache, V_cache, page_table, seq_lens, O, LSE, Hq,
-                                                         Hkv, D, page_size, max_pages, scale);
+  decode_kernel<<<dim3(Hq, B), kWarps * 32, 0, stream>>>(Q, K_cache, V_cache, page_table, seq_lens, O, LSE,
+                                                         Hq, Hkv, D, page_size, max_pages, scale);
   return cudaGetLastError() == cudaSuccess ? 0 : 1;
 }

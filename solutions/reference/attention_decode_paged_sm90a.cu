@@ -3,22 +3,25 @@
 // (kits/hopper/ptx); the rules it relies on are in kits/hopper/contracts.md ("bulk copies", "expect_tx
 // accounting", "mbarrier phases").
 //
-// A decode reads its KV cache once and does 2 FLOPs per byte of it: the time is the cache's bytes over the HBM
-// bandwidth, and the design is about keeping HBM busy.
+// A decode reads its KV cache once and does 2 FLOPs per byte of it: the time is the cache's bytes over the
+// HBM bandwidth, and the design is about keeping HBM busy.
 //   - Split-KV (flash decoding): one CTA per (chunk of kChunk tokens, KV head, sequence), so that a batch of
 //     ragged lengths spreads evenly over the SMs; the CTAs past a sequence's length exit at once. A second,
 //     small kernel merges a row's chunks (their maxima, sums and unnormalised outputs, in the workspace).
-//   - Each CTA serves the G = Hq / Hkv query heads of its KV head, so each K and V row is read once for all of
+//   - Each CTA serves the G = Hq / Hkv query heads of its KV head, so each K and V row is read once for all
+//   of
 //     them.
-//   - One producer warp gathers the chunk's token rows through the page table, tile by tile (kTile tokens), with
-//     one bulk copy (cp.async.bulk, no tensor map) per K row and per V row, into a ring of kStages stages that
-//     complete on mbarriers. A page of any size is only a table lookup per token: pages of 1 token and of 64
-//     take the same path. The rows land at a padded pitch (D * 2 + 16 bytes), so consecutive rows start in
-//     different shared-memory banks and the reads below are free of conflicts without a swizzle.
+//   - One producer warp gathers the chunk's token rows through the page table, tile by tile (kTile tokens),
+//   with
+//     one bulk copy (cp.async.bulk, no tensor map) per K row and per V row, into a ring of kStages stages
+//     that complete on mbarriers. A page of any size is only a table lookup per token: pages of 1 token and
+//     of 64 take the same path. The rows land at a padded pitch (D * 2 + 16 bytes), so consecutive rows start
+//     in different shared-memory banks and the reads below are free of conflicts without a swizzle.
 //   - Four consumer warps. Scores: a thread per token, the G dot products against the queries (pre-scaled by
-//     scale * log2 e, in shared memory, read as broadcasts). The online softmax is in base 2 (ex2.approx), with
-//     the tile's row maxima combined over the warps through shared memory. P V: each thread owns up to 4 rows x
-//     8 features of the output for a slice of the tile's tokens; the slices are summed once, at the end.
+//     scale * log2 e, in shared memory, read as broadcasts). The online softmax is in base 2 (ex2.approx),
+//     with the tile's row maxima combined over the warps through shared memory. P V: each thread owns up to 4
+//     rows x 8 features of the output for a slice of the tile's tokens; the slices are summed once, at the
+//     end.
 //
 // Shapes: D = 64 or 128 and G in {1, 2, 4, 8, 16} (the tasks have D = 128, G = 4 and 8); others return 1.
 #include <math.h>
@@ -31,10 +34,10 @@ using namespace ptxkit::hopper;
 
 namespace {
 
-constexpr int kTile = 128;             // tokens per stage of the ring
-constexpr int kChunk = 1024;           // tokens per CTA
-constexpr int kStages = 3;             // the ring's depth
-constexpr int kConsumers = 128;        // four warps
+constexpr int kTile = 128;       // tokens per stage of the ring
+constexpr int kChunk = 1024;     // tokens per CTA
+constexpr int kStages = 3;       // the ring's depth
+constexpr int kConsumers = 128;  // four warps
 constexpr int kThreads = kConsumers + 32;
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
@@ -42,10 +45,10 @@ constexpr uint32_t kConsumerBarrier = 1;  // named barrier of the consumer warps
 
 template <int D, int G>
 struct Layout {
-  static constexpr int kPitch = D * 2 + 16;                  // bytes per token row in shared memory
-  static constexpr int kRows = G < 4 ? G : 4;                // output rows per thread in P V
+  static constexpr int kPitch = D * 2 + 16;    // bytes per token row in shared memory
+  static constexpr int kRows = G < 4 ? G : 4;  // output rows per thread in P V
   static constexpr int kRowGroups = G / kRows;
-  static constexpr int kDimGroups = D / 8;                   // 8 features (16 bytes) per thread
+  static constexpr int kDimGroups = D / 8;  // 8 features (16 bytes) per thread
   static constexpr int kSlices = kConsumers / (kDimGroups * kRowGroups);
   static constexpr int kSliceTokens = kTile / kSlices;
   static_assert(kSlices >= 1 && kTile % kSlices == 0, "this D and G leave no token slices");
@@ -74,8 +77,9 @@ template <int D, int G>
 __global__ void __launch_bounds__(kThreads, 1)
     split_kernel(const __nv_bfloat16* __restrict__ Q, const __nv_bfloat16* __restrict__ K_cache,
                  const __nv_bfloat16* __restrict__ V_cache, const int* __restrict__ page_table,
-                 const int* __restrict__ seq_lens, float* __restrict__ partial_o, float* __restrict__ partial_ml,
-                 int Hq, int Hkv, int page_size, int max_pages, int splits, float scale) {
+                 const int* __restrict__ seq_lens, float* __restrict__ partial_o,
+                 float* __restrict__ partial_ml, int Hq, int Hkv, int page_size, int max_pages, int splits,
+                 float scale) {
   using L = Layout<D, G>;
   extern __shared__ __align__(128) uint8_t smem[];
   const int split = blockIdx.x, g = blockIdx.y, b = blockIdx.z;
@@ -86,9 +90,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int tiles = (end - begin + kTile - 1) / kTile;
   uint64_t* full = reinterpret_cast<uint64_t*>(smem + L::kBarrierOffset);
   uint64_t* empty = full + kStages;
-  float* q_s = reinterpret_cast<float*>(smem + L::kQueryOffset);   // [G][D], scaled
-  float* p_s = reinterpret_cast<float*>(smem + L::kPOffset);       // [kTile][G]
-  float* max_s = reinterpret_cast<float*>(smem + L::kMaxOffset);   // [4 warps][G]
+  float* q_s = reinterpret_cast<float*>(smem + L::kQueryOffset);  // [G][D], scaled
+  float* p_s = reinterpret_cast<float*>(smem + L::kPOffset);      // [kTile][G]
+  float* max_s = reinterpret_cast<float*>(smem + L::kMaxOffset);  // [4 warps][G]
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 
   if (threadIdx.x == 0) {
@@ -109,9 +113,10 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
       for (int k = 0; k < kTile / 32; ++k) {
         const int t = t0 + lane + 32 * k;
-        offsets[k] = t < end ? ((static_cast<long long>(pages[t / page_size]) * page_size + t % page_size) * Hkv + g) *
-                                   D
-                             : 0;
+        offsets[k] =
+            t < end
+                ? ((static_cast<long long>(pages[t / page_size]) * page_size + t % page_size) * Hkv + g) * D
+                : 0;
       }
       mbarrier_wait(&empty[stage], ((i / kStages) & 1) ^ 1);
       if (lane == 0) mbarrier_arrive_expect_tx(&full[stage], static_cast<uint32_t>(rows) * D * 2 * 2);
@@ -238,10 +243,10 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 // One block per (query head, sequence): the row's chunks merged; O in bf16, LSE in natural log.
 template <int D>
-__global__ void __launch_bounds__(D) merge_kernel(const float* __restrict__ partial_o,
-                                                  const float* __restrict__ partial_ml,
-                                                  const int* __restrict__ seq_lens, __nv_bfloat16* __restrict__ O,
-                                                  float* __restrict__ LSE, int Hq, int splits) {
+__global__ void __launch_bounds__(D)
+    merge_kernel(const float* __restrict__ partial_o, const float* __restrict__ partial_ml,
+                 const int* __restrict__ seq_lens, __nv_bfloat16* __restrict__ O, float* __restrict__ LSE,
+                 int Hq, int splits) {
   const int h = blockIdx.x, b = blockIdx.y, d = threadIdx.x;
   const int used = (seq_lens[b] + kChunk - 1) / kChunk;
   const long long row = static_cast<long long>(b) * Hq + h;
@@ -298,8 +303,8 @@ int launch_d(int G, const __nv_bfloat16* Q, const __nv_bfloat16* K_cache, const 
       return launch<D, 8>(Q, K_cache, V_cache, page_table, seq_lens, O, LSE, workspace, B, Hq, Hkv, page_size,
                           max_pages, scale, stream);
     case 16:
-      return launch<D, 16>(Q, K_cache, V_cache, page_table, seq_lens, O, LSE, workspace, B, Hq, Hkv, page_size,
-                           max_pages, scale, stream);
+      return launch<D, 16>(Q, K_cache, V_cache, page_table, seq_lens, O, LSE, workspace, B, Hq, Hkv,
+                           page_size, max_pages, scale, stream);
     default:
       return 1;
   }
@@ -317,15 +322,16 @@ extern "C" size_t ptxbench_attention_decode_paged_workspace_bytes(int B, int Hq,
 extern "C" int ptxbench_attention_decode_paged_bf16(const __nv_bfloat16* Q, const __nv_bfloat16* K_cache,
                                                     const __nv_bfloat16* V_cache, const int* page_table,
                                                     const int* seq_lens, __nv_bfloat16* O, float* LSE,
-                                                    void* workspace, int B, int Hq, int Hkv, int D, int page_size,
-                                                    int max_pages, int, float scale, cudaStream_t stream) {
+                                                    void* workspace, int B, int Hq, int Hkv, int D,
+                                                    int page_size, int max_pages, int, float scale,
+                                                    cudaStream_t stream) {
   if (Hkv <= 0 || Hq % Hkv != 0 || B > 65535 || Hkv > 65535 || workspace == nullptr) return 1;
   const int G = Hq / Hkv;
   if (D == 64)
-    return launch_d<64>(G, Q, K_cache, V_cache, page_table, seq_lens, O, LSE, workspace, B, Hq, Hkv, page_size,
-                        max_pages, scale, stream);
+    return launch_d<64>(G, Q, K_cache, V_cache, page_table, seq_lens, O, LSE, workspace, B, Hq, Hkv,
+                        page_size, max_pages, scale, stream);
   if (D == 128)
-    return launch_d<128>(G, Q, K_cache, V_cache, page_table, seq_lens, O, LSE, workspace, B, Hq, Hkv, page_size,
-                         max_pages, scale, stream);
+    return launch_d<128>(G, Q, K_cache, V_cache, page_table, seq_lens, O, LSE, workspace, B, Hq, Hkv,
+                         page_size, max_pages, scale, stream);
   return 1;
 }

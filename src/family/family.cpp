@@ -56,7 +56,8 @@ Values values_of(const Family& family, const std::map<std::string, int64_t>& dim
                  const std::map<std::string, bool>& parameters) {
   Values values(dims.begin(), dims.end());
   for (const auto& [name, value] : parameters) values[name] = value ? 1 : 0;
-  for (const auto& [name, expression] : family.derived) values[name] = evaluate_expression(expression, values);
+  for (const auto& [name, expression] : family.derived)
+    values[name] = evaluate_expression(expression, values);
   return values;
 }
 

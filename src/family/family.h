@@ -130,7 +130,8 @@ struct Family {
   std::vector<std::string> arguments;
   std::optional<WorkspaceSpec> workspace;
   // Quantities the shapes and scalars use beside the dimensions, each an integer expression over the
-  // dimensions and the earlier ones (a paged cache's pages per sequence): {"max_pages", "(L + page - 1) / page"}.
+  // dimensions and the earlier ones (a paged cache's pages per sequence): {"max_pages", "(L + page - 1) /
+  // page"}.
   std::vector<std::pair<std::string, std::string>> derived;
   std::vector<ShapeRule> shape_rules;
   // FLOPs of one call: an integer expression over the dimensions and the parameters.

@@ -367,10 +367,10 @@ void attention_backward_reference(const AttentionDims& dims, const __nv_bfloat16
 }
 
 void paged_decode_reference(const PagedDecodeDims& dims, const __nv_bfloat16* q, const __nv_bfloat16* k_cache,
-                            const __nv_bfloat16* v_cache, const int* page_table, const int* seq_lens, float* o,
-                            float* lse, cudaStream_t stream) {
-  if (dims.b <= 0 || dims.b > 65535 || dims.hq <= 0 || dims.hkv <= 0 || dims.hq % dims.hkv != 0 || dims.d <= 0 ||
-      dims.page_size <= 0 || dims.max_pages <= 0)
+                            const __nv_bfloat16* v_cache, const int* page_table, const int* seq_lens,
+                            float* o, float* lse, cudaStream_t stream) {
+  if (dims.b <= 0 || dims.b > 65535 || dims.hq <= 0 || dims.hkv <= 0 || dims.hq % dims.hkv != 0 ||
+      dims.d <= 0 || dims.page_size <= 0 || dims.max_pages <= 0)
     throw std::invalid_argument("paged decode reference: dimensions out of range");
   const Scratch scores(static_cast<size_t>(dims.b) * static_cast<size_t>(dims.hq) *
                            static_cast<size_t>(dims.max_pages) * static_cast<size_t>(dims.page_size),

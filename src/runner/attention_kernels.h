@@ -50,8 +50,8 @@ struct PagedDecodeDims {
 // device page table [B,max_pages] and lengths [B] (each in 1..max_pages*page_size, as the runner draws them).
 // One block per (b, h): the scores of the row in global scratch, their softmax, then P V.
 void paged_decode_reference(const PagedDecodeDims& dims, const __nv_bfloat16* q, const __nv_bfloat16* k_cache,
-                            const __nv_bfloat16* v_cache, const int* page_table, const int* seq_lens, float* o,
-                            float* lse, cudaStream_t stream);
+                            const __nv_bfloat16* v_cache, const int* page_table, const int* seq_lens,
+                            float* o, float* lse, cudaStream_t stream);
 
 // Rounds n fp32 values to bf16 into `out` and `copy` (the backward's O input and its pristine copy).
 void round_to_bf16(const float* in, __nv_bfloat16* out, __nv_bfloat16* copy, int64_t n, cudaStream_t stream);

@@ -29,8 +29,9 @@ class Random {
 
 PagedLayout draw_paged_layout(int B, int L, int64_t T, int page, int max_pages, int num_pages, uint64_t key) {
   if (B <= 0 || L <= 0 || page <= 0 || T < int64_t{L} + B - 1 || T > int64_t{B} * L)
-    throw std::invalid_argument("paged layout: no B lengths in 1..L with one of them L sum to T (B=" +
-                                std::to_string(B) + " L=" + std::to_string(L) + " T=" + std::to_string(T) + ")");
+    throw std::invalid_argument(
+        "paged layout: no B lengths in 1..L with one of them L sum to T (B=" + std::to_string(B) +
+        " L=" + std::to_string(L) + " T=" + std::to_string(T) + ")");
   if (int64_t{max_pages} * page < L)
     throw std::invalid_argument("paged layout: max_pages pages cannot hold L tokens");
   Random random(key);
@@ -48,9 +49,9 @@ PagedLayout draw_paged_layout(int B, int L, int64_t T, int page, int max_pages, 
     if (b != longest) total_weight += weights[b] = 1 + random.below(1024);
   const int64_t to_share = left;
   for (size_t b = 0; b < lens.size() && total_weight > 0; ++b) {
-    const int64_t share = std::min<int64_t>(to_share * static_cast<int64_t>(weights[b]) /
-                                                static_cast<int64_t>(total_weight),
-                                            int64_t{L} - lens[b]);
+    const int64_t share =
+        std::min<int64_t>(to_share * static_cast<int64_t>(weights[b]) / static_cast<int64_t>(total_weight),
+                          int64_t{L} - lens[b]);
     lens[b] += static_cast<int32_t>(share);
     left -= share;
   }

@@ -1,6 +1,7 @@
-// The layout of a paged KV cache for one call of the paged decode family (include/ptxbench/abi.h): the batch's
-// sequence lengths and the pages each sequence's tokens lie in, drawn afresh from each call's key, so that a
-// solution cannot key anything on the layout and no two calls share it. Plain C++: the CPU tests check it.
+// The layout of a paged KV cache for one call of the paged decode family (include/ptxbench/abi.h): the
+// batch's sequence lengths and the pages each sequence's tokens lie in, drawn afresh from each call's key, so
+// that a solution cannot key anything on the layout and no two calls share it. Plain C++: the CPU tests check
+// it.
 #pragma once
 
 #include <cstdint>

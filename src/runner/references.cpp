@@ -121,7 +121,6 @@ class AttentionBackwardReference final : public Reference {
   DeviceBuffer forward_o_, forward_lse_, delta_;  // fp32 scratch
 };
 
-
 // Paged decode: the lengths and the page table of each call drawn from its key (paged_layout.h), then
 // attention_kernels.cu's fp32 decode over them.
 class PagedDecodeReference final : public Reference {
@@ -129,7 +128,8 @@ class PagedDecodeReference final : public Reference {
   void compute_inputs(ReferenceTensors& t, uint64_t key, cudaStream_t stream) override {
     const PagedLayout layout = draw_paged_layout(t.dim("B"), t.dim("L"), t.values.at("T"), t.dim("page"),
                                                  t.dim("max_pages"), t.dim("num_pages"), key);
-    for (const auto& [name, host] : {std::pair{"seq_lens", &layout.seq_lens}, {"page_table", &layout.page_table}})
+    for (const auto& [name, host] :
+         {std::pair{"seq_lens", &layout.seq_lens}, {"page_table", &layout.page_table}})
       for (DeviceBuffer* target : {t.data.at(name), t.pristine.at(name)}) {
         if (target->bytes() != host->size() * sizeof(int32_t))
           throw std::logic_error(std::string("paged decode: ") + name + " has another size than its layout");

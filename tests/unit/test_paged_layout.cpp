@@ -23,8 +23,9 @@ int pages_for(int tokens, int page) {
 }
 
 TEST(PagedLayout, KeepsTheAbiPromisesForEveryKey) {
-  for (const LayoutCase& c : {LayoutCase{5, 1000, 2100, 64}, LayoutCase{3, 77, 100, 1}, LayoutCase{1, 50, 50, 16},
-                              LayoutCase{4, 10, 40, 3}, LayoutCase{64, 8192, 262144, 64}}) {
+  for (const LayoutCase& c :
+       {LayoutCase{5, 1000, 2100, 64}, LayoutCase{3, 77, 100, 1}, LayoutCase{1, 50, 50, 16},
+        LayoutCase{4, 10, 40, 3}, LayoutCase{64, 8192, 262144, 64}}) {
     const int max_pages = pages_for(c.L, c.page);
     const int num_pages = static_cast<int>((c.T + int64_t{c.B} * (c.page - 1)) / c.page + c.B);
     for (uint64_t key = 0; key < 20; ++key) {
@@ -66,11 +67,13 @@ TEST(PagedLayout, IsRaggedScatteredAndFreshPerKey) {
   EXPECT_NE(a.seq_lens, b.seq_lens);
   EXPECT_NE(a.page_table, b.page_table);
   EXPECT_GE(std::set<int32_t>(a.seq_lens.begin(), a.seq_lens.end()).size(), 8u) << "lengths hardly vary";
-  const bool partial = std::any_of(a.seq_lens.begin(), a.seq_lens.end(), [](int32_t n) { return n % page != 0; });
+  const bool partial =
+      std::any_of(a.seq_lens.begin(), a.seq_lens.end(), [](int32_t n) { return n % page != 0; });
   EXPECT_TRUE(partial) << "no sequence ends inside a page";
   // Scattered: a sequence's pages are not one ascending run.
   int ascending = 0;
-  for (int p = 0; p + 1 < max_pages && a.page_table[p + 1] >= 0; ++p) ascending += a.page_table[p + 1] == a.page_table[p] + 1;
+  for (int p = 0; p + 1 < max_pages && a.page_table[p + 1] >= 0; ++p)
+    ascending += a.page_table[p + 1] == a.page_table[p] + 1;
   EXPECT_LT(ascending, 3);
 }
 

@@ -193,12 +193,14 @@ void run_case(const Case& c, std::mt19937_64& rng) {
   compare(name + " dV", dv.read(), dv_cpu);
 }
 
-// The paged decode: a layout the runner would draw, the fp32 reference against a float64 decode from the ABI's
-// formulas (every token of each sequence through the page table).
-void run_decode_case(int b, int hq, int hkv, int d, int page, int longest, int64_t tokens, std::mt19937_64& rng) {
-  const std::string name = "decode B=" + std::to_string(b) + " Hq=" + std::to_string(hq) + " Hkv=" +
-                           std::to_string(hkv) + " D=" + std::to_string(d) + " page=" + std::to_string(page) +
-                           " L=" + std::to_string(longest) + " T=" + std::to_string(tokens);
+// The paged decode: a layout the runner would draw, the fp32 reference against a float64 decode from the
+// ABI's formulas (every token of each sequence through the page table).
+void run_decode_case(int b, int hq, int hkv, int d, int page, int longest, int64_t tokens,
+                     std::mt19937_64& rng) {
+  const std::string name = "decode B=" + std::to_string(b) + " Hq=" + std::to_string(hq) +
+                           " Hkv=" + std::to_string(hkv) + " D=" + std::to_string(d) +
+                           " page=" + std::to_string(page) + " L=" + std::to_string(longest) +
+                           " T=" + std::to_string(tokens);
   const int max_pages = (longest + page - 1) / page;
   const int num_pages = static_cast<int>((tokens + int64_t{b} * (page - 1)) / page + b);
   const PagedLayout layout = draw_paged_layout(b, longest, tokens, page, max_pages, num_pages, rng());
@@ -210,7 +212,8 @@ void run_decode_case(int b, int hq, int hkv, int d, int page, int longest, int64
   Device<__nv_bfloat16> dq(q), dk(k), dv(v);
   Device<int> table(layout.page_table), lens(layout.seq_lens);
   Device<float> o(nq), lse(size_t(b) * hq);
-  paged_decode_reference(dims, dq.get(), dk.get(), dv.get(), table.get(), lens.get(), o.get(), lse.get(), nullptr);
+  paged_decode_reference(dims, dq.get(), dk.get(), dv.get(), table.get(), lens.get(), o.get(), lse.get(),
+                         nullptr);
   PTXBENCH_CUDA(cudaDeviceSynchronize());
   const auto qd = to_double(q), kd = to_double(k), vd = to_double(v);
   std::vector<double> o_cpu(nq), lse_cpu(size_t(b) * hq);

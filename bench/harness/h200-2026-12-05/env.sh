@@ -1,0 +1,14 @@
+# Sourced by each call's script on the GPU host, from the repository's root: the bundled binaries
+# (bench/harness/bundle.sh) and a store kept under /tmp between calls on one warm machine.
+export PATH=$PWD/.device/bin:$PATH LD_LIBRARY_PATH=$PWD/.device/lib PTXBENCH_ROOT=$PWD
+export PTXBENCH_DATA=/tmp/h/data PTXBENCH_RUNNER=.device/bin/ptxbench-runner
+mkdir -p "$PTXBENCH_DATA" "$OUT"
+nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv,noheader >> "$OUT/gpu.txt"
+date -u +%FT%TZ >> "$OUT/gpu.txt"
+# What comes back is few files: the logs and verdicts of a call in one archive, the store beside it.
+keep_store() {
+  cp "$PTXBENCH_DATA/ptxbench.db" "$OUT/ptxbench.db" 2>/dev/null
+  (cd "$OUT" && tar czf /tmp/results.tgz --exclude ptxbench.db . && find . -mindepth 1 ! -name ptxbench.db \
+    -delete && mv /tmp/results.tgz .)
+}
+trap keep_store EXIT
