@@ -109,6 +109,16 @@ DECODE = {
 }
 BULK_COPY = {"name": "tma", "ptx": ["cp.async.bulk"], "sass": ["UTMALDG", "UBLKCP"]}
 
+# Ragged prefill, causal: a batch of 16 prompts packed token after token, 4 of 4096 tokens and 12 of 1000 (28384 in
+# all), in an order drawn per call; checked on batches with short sequences and sequences of one token. The
+# instructions, coverage and tolerances are the dense causal forward's.
+PREFILL = {
+    "heads": [(32, 8, 128), (16, 16, 128)],  # Hq, Hkv, D
+    "main": {"B": 16, "Bl": 4, "L": 4096, "S": 1000},
+    "checks": [{"label": "ragged-300", "B": 5, "Bl": 2, "L": 300, "S": 77},
+               {"label": "one-token", "B": 3, "Bl": 1, "L": 130, "S": 1}],
+}
+
 # ---- the files
 
 
@@ -236,6 +246,38 @@ def decode_tasks(arch):
         yield task
 
 
+def prefill_tasks(arch):
+    main = PREFILL["main"]
+    for hq, hkv, d in PREFILL["heads"]:
+        gqa = hq != hkv
+        name = f"gqa{hq}x{hkv}-d{d}" if gqa else f"d{d}"
+        task = header(f"attention-prefill-ragged-{name}-{arch['folder']}",
+                      f"Ragged causal prefill, {f'GQA {hq}/{hkv} ' if gqa else ''}D={d}", "attention-prefill-ragged",
+                      arch)
+        checks = PREFILL["checks"]
+        grouping = (f"grouped-query attention, {hq} query heads over {hkv} KV heads (query head h uses KV head "
+                    f"h / {hq // hkv})" if gqa else "multi-head attention (Hq = Hkv)")
+        task["description"] = (
+            f"Ragged prefill: causal self-attention of each sequence of a batch packed token after token, O and the "
+            f"log-sum-exp LSE of each row; {grouping}; head dim {d}; scale = 1/sqrt({d}). Q and O are [T,Hq,D], K "
+            f"and V [T,Hkv,D], bf16; LSE is [T,Hq] fp32 (natural log); sequence b is tokens indptr[b] .. "
+            f"indptr[b+1]-1 (indptr [B+1] int32), and its token i sees its tokens 0..i. The order of the sequences "
+            f"differs in every call. The main shape has {main['B']} sequences, {main['Bl']} of {main['L']} tokens "
+            f"and the others of {main['S']}; check shapes have sequences of {checks[0]['L']} and {checks[0]['S']} "
+            f"tokens, and of {checks[1]['L']} and {checks[1]['S']}. Accumulate in fp32. The solution must execute "
+            f"{math_label(arch)} for the matmuls, TMA tensor loads and mbarrier waits. {arch['runs']}")
+        task["shapes"] = {"main": {"B": main["B"], "Hq": hq, "Hkv": hkv, "D": d, "L": main["L"], "S": main["S"],
+                                   "Bl": main["Bl"]},
+                          "check": [{"label": c["label"], "B": c["B"], "Hq": hq, "Hkv": hkv, "D": d, "L": c["L"],
+                                     "S": c["S"], "Bl": c["Bl"]} for c in checks]}
+        task["tolerance"] = ATTENTION["tolerance"][("forward", True)]
+        task["tolerances"] = {"LSE": ATTENTION["lse"]}
+        task["required"] = required(arch)
+        task["coverage_threshold"] = ATTENTION["coverage_threshold"]
+        task["baseline"] = "none"
+        yield task
+
+
 def with_groups(task):
     main = task["shapes"]["main"]
     task["groups"] = [name for name, member in GROUPS.items() if member(task["family"], main)]
@@ -245,7 +287,7 @@ def with_groups(task):
 def all_files(root):
     files = {}
     for arch in ARCHITECTURES:
-        for task in map(with_groups, [*gemm_tasks(arch), *attention_tasks(arch), *decode_tasks(arch)]):
+        for task in map(with_groups, [*gemm_tasks(arch), *attention_tasks(arch), *decode_tasks(arch), *prefill_tasks(arch)]):
             files[root / arch["folder"] / f"{task['id']}.json"] = json.dumps(task, indent=2) + "\n"
     return files
 

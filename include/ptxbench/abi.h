@@ -132,6 +132,27 @@ int ptxbench_attention_decode_paged_bf16(const __nv_bfloat16* Q, const __nv_bflo
                                          int D, int page_size, int max_pages, int num_pages, float scale,
                                          cudaStream_t stream);
 
+/*
+ * Ragged prefill, causal: the self-attention of each prompt of a batch whose sequences are packed token after
+ * token (no padding), bf16 tensors, fp32 softmax statistics.
+ *
+ *   Q and O are [total, Hq, D], K and V are [total, Hkv, D], bf16, D contiguous; LSE is [total, Hq], fp32.
+ *   Sequence b is the tokens indptr[b] .. indptr[b+1] - 1 (indptr is [B + 1] int32 in device memory, indptr[0] =
+ *   0, indptr[B] = total); each sequence has 1 .. max_len tokens, and the order and the lengths of the sequences
+ *   differ from call to call. D is 64, 96 or 128; Hq is a multiple of Hkv (query head h uses KV head
+ *   g = h / (Hq / Hkv)).
+ *
+ *   For a sequence starting at token o with n tokens, query head h and its rows i, j in 0 .. n - 1 (causal:
+ *   row i sees keys 0 .. i of its own sequence, never another sequence's):
+ *     s[i][j]     = scale * sum_d Q[o + i][h][d] * K[o + j][g][d]
+ *     LSE[o + i][h] = log(sum over j <= i of exp(s[i][j]))            (natural log; includes scale)
+ *     O[o + i][h][d] = sum over j <= i of exp(s[i][j] - LSE[o + i][h]) * V[o + j][g][d]
+ *   scale is given by the caller (tasks use 1 / sqrt(D)). Accumulate in fp32.
+ */
+int ptxbench_attention_prefill_ragged_bf16(const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V,
+                                           const int* indptr, __nv_bfloat16* O, float* LSE, int B, int Hq, int Hkv,
+                                           int D, int max_len, int total, float scale, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -291,6 +291,15 @@ __global__ void __launch_bounds__(kThreads)
   if (threadIdx.x == 0) lse[row_index] = row_max + logf(row_sum);
 }
 
+// A sequence's LSE, [Hq][n] as the dense forward writes it, into the ragged [T][Hq] at token `first`.
+__global__ void ragged_lse_kernel(const float* heads_rows, int hq, int n, int64_t first, float* out) {
+  for (int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; t < int64_t{hq} * n;
+       t += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t h = t / n, i = t % n;
+    out[(first + i) * hq + h] = heads_rows[t];
+  }
+}
+
 unsigned grid_for(int64_t items) {
   return static_cast<unsigned>(std::clamp<int64_t>((items + 255) / 256, 1, kMaxGrid));
 }
@@ -378,6 +387,25 @@ void paged_decode_reference(const PagedDecodeDims& dims, const __nv_bfloat16* q,
   paged_decode_kernel<<<dim3(static_cast<unsigned>(dims.hq), static_cast<unsigned>(dims.b)), kThreads, 0,
                         stream>>>(dims, q, k_cache, v_cache, page_table, seq_lens, o, lse, scores.get());
   check_launch("paged_decode_kernel");
+}
+
+void ragged_prefill_reference(int hq, int hkv, int d, float scale, const std::vector<int32_t>& indptr,
+                              const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
+                              float* o, float* lse, cudaStream_t stream) {
+  for (size_t b = 0; b + 1 < indptr.size(); ++b) {
+    const int64_t first = indptr[b];
+    const int n = indptr[b + 1] - indptr[b];
+    if (n <= 0) throw std::invalid_argument("ragged prefill reference: a sequence without tokens");
+    const AttentionDims dims{
+        .b = 1, .hq = hq, .hkv = hkv, .sq = n, .sk = n, .d = d, .causal = true, .scale = scale};
+    const Scratch sequence_lse(static_cast<size_t>(dims.lse_elements()), stream);
+    // [n, H, D] of one sequence is [1, n, H, D]: the dense forward's layout with B = 1.
+    attention_forward_reference(dims, q + first * hq * d, k + first * hkv * d, v + first * hkv * d,
+                                o + first * hq * d, sequence_lse.get(), stream);
+    ragged_lse_kernel<<<grid_for(dims.lse_elements()), 256, 0, stream>>>(sequence_lse.get(), hq, n, first,
+                                                                         lse);
+    check_launch("ragged_lse_kernel");
+  }
 }
 
 void round_to_bf16(const float* in, __nv_bfloat16* out, __nv_bfloat16* copy, int64_t n, cudaStream_t stream) {

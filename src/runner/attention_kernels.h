@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -52,6 +53,12 @@ struct PagedDecodeDims {
 void paged_decode_reference(const PagedDecodeDims& dims, const __nv_bfloat16* q, const __nv_bfloat16* k_cache,
                             const __nv_bfloat16* v_cache, const int* page_table, const int* seq_lens,
                             float* o, float* lse, cudaStream_t stream);
+
+// The ragged causal prefill: O [T,Hq,D] and LSE [T,Hq], fp32, from bf16 Q [T,Hq,D], K and V [T,Hkv,D] packed
+// by the B + 1 offsets `indptr` (host memory), one dense causal forward (above) per sequence.
+void ragged_prefill_reference(int hq, int hkv, int d, float scale, const std::vector<int32_t>& indptr,
+                              const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
+                              float* o, float* lse, cudaStream_t stream);
 
 // Rounds n fp32 values to bf16 into `out` and `copy` (the backward's O input and its pristine copy).
 void round_to_bf16(const float* in, __nv_bfloat16* out, __nv_bfloat16* copy, int64_t n, cudaStream_t stream);

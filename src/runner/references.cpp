@@ -8,7 +8,7 @@
 #include "runner/attention_kernels.h"
 #include "runner/cublaslt_gemm.h"
 #include "runner/cuda_check.h"
-#include "runner/paged_layout.h"
+#include "runner/layouts.h"
 
 namespace ptxbench::runner {
 
@@ -121,7 +121,7 @@ class AttentionBackwardReference final : public Reference {
   DeviceBuffer forward_o_, forward_lse_, delta_;  // fp32 scratch
 };
 
-// Paged decode: the lengths and the page table of each call drawn from its key (paged_layout.h), then
+// Paged decode: the lengths and the page table of each call drawn from its key (layouts.h), then
 // attention_kernels.cu's fp32 decode over them.
 class PagedDecodeReference final : public Reference {
  public:
@@ -154,6 +154,34 @@ class PagedDecodeReference final : public Reference {
   }
 };
 
+// Ragged prefill: the order of the sequences drawn from each call's key (layouts.h), then one dense causal
+// forward of attention_kernels.cu per sequence, at the offsets read back from the pristine indptr.
+class RaggedPrefillReference final : public Reference {
+ public:
+  void compute_inputs(ReferenceTensors& t, uint64_t key, cudaStream_t stream) override {
+    const std::vector<int32_t> indptr =
+        draw_ragged_indptr(t.dim("B"), t.dim("Bl"), t.dim("L"), t.dim("S"), key);
+    for (DeviceBuffer* target : {t.data.at("indptr"), t.pristine.at("indptr")}) {
+      if (target->bytes() != indptr.size() * sizeof(int32_t))
+        throw std::logic_error("ragged prefill: indptr has another size than its layout");
+      PTXBENCH_CUDA(
+          cudaMemcpyAsync(target->get(), indptr.data(), target->bytes(), cudaMemcpyHostToDevice, stream));
+    }
+  }
+
+  void compute(ReferenceTensors& t, cudaStream_t stream) override {
+    std::vector<int32_t> indptr(static_cast<size_t>(t.dim("B")) + 1);
+    const DeviceBuffer* pristine = t.pristine.at("indptr");
+    PTXBENCH_CUDA(
+        cudaMemcpyAsync(indptr.data(), pristine->get(), pristine->bytes(), cudaMemcpyDeviceToHost, stream));
+    PTXBENCH_CUDA(cudaStreamSynchronize(stream));
+    ragged_prefill_reference(t.dim("Hq"), t.dim("Hkv"), t.dim("D"), static_cast<float>(t.reals.at("scale")),
+                             indptr, bf16(t.pristine.at("Q")), bf16(t.pristine.at("K")),
+                             bf16(t.pristine.at("V")), t.reference.at("O")->as<float>(),
+                             t.reference.at("LSE")->as<float>(), stream);
+  }
+};
+
 }  // namespace
 
 std::unique_ptr<Reference> make_reference(const std::string& name) {
@@ -161,6 +189,7 @@ std::unique_ptr<Reference> make_reference(const std::string& name) {
   if (name == "attention-forward") return std::make_unique<AttentionForwardReference>();
   if (name == "attention-backward") return std::make_unique<AttentionBackwardReference>();
   if (name == "attention-decode-paged") return std::make_unique<PagedDecodeReference>();
+  if (name == "attention-prefill-ragged") return std::make_unique<RaggedPrefillReference>();
   return nullptr;
 }
 

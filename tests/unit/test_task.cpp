@@ -100,7 +100,7 @@ TEST(TaskRegistry, SelectionsNameGlobsAndGroups) {
   for (const std::string& id : held)
     EXPECT_TRUE(id.find("gqa") != std::string::npos || id.starts_with("attention-bwd-d96-")) << id;
   EXPECT_EQ(ids("@held-out,gemm-bf16-*-sm90a").size(), 12u);
-  EXPECT_EQ(ids("@gqa-serving").size(), 4u + 8);  // the GQA attention tasks and the paged decodes
+  EXPECT_EQ(ids("@gqa-serving").size(), 4u + 8 + 2);  // GQA attention, the paged decodes, the GQA prefills
   EXPECT_TRUE(registry.select("@held-out").matches("attention-fwd-gqa32x4-d128-causal-sm90a"));
   EXPECT_FALSE(registry.select("@held-out").matches("attention-fwd-d96-sm90a"));
   EXPECT_FALSE(registry.select(std::vector<std::string>{}).matches("gemm-bf16-n4096-k4096-sm90a"));
@@ -187,6 +187,26 @@ TEST(TaskRegistry, ShippedDecodeTasks) {
     const Values values = values_of(t->family_spec(), m.dims, t->parameters);
     EXPECT_EQ(values.at("max_pages"), (m["L"] + m["page"] - 1) / m["page"]) << t->id;
     EXPECT_GE(values.at("num_pages") * m["page"], m["T"] + m["B"] * m["page"]) << t->id << ": no spare pages";
+  }
+}
+
+// The ragged prefills: GQA 32/8 and MHA 16/16 at D = 128, a batch of long and short prompts whose FLOPs are the
+// shape's; check shapes with short sequences and sequences of one token.
+TEST(TaskRegistry, ShippedPrefillTasks) {
+  const auto registry = TaskRegistry::load(kTasks);
+  const auto prefills = registry.matching("attention-prefill-ragged-*");
+  EXPECT_EQ(prefills.size(), 4u);
+  for (const Task* t : prefills) {
+    const auto& m = t->main_shape;
+    const int64_t long_rows = m["Bl"] * m["L"] * m["L"], short_rows = (m["B"] - m["Bl"]) * m["S"] * m["S"];
+    EXPECT_EQ(t->flops(m), 2 * m["Hq"] * m["D"] * (long_rows + short_rows)) << t->id;
+    EXPECT_GE(static_cast<double>(t->flops(m)), 0.3e-3 * 750e12) << t->id << ": too short to time";
+    bool one_token = false;
+    for (const auto& s : t->check_shapes) one_token |= s["S"] == 1;
+    EXPECT_TRUE(one_token) << t->id;
+    EXPECT_EQ(t->coverage_threshold, 0.9) << t->id;
+    const Values values = values_of(t->family_spec(), m.dims, t->parameters);
+    EXPECT_EQ(values.at("T"), m["Bl"] * m["L"] + (m["B"] - m["Bl"]) * m["S"]) << t->id;
   }
 }
 

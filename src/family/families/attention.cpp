@@ -66,13 +66,16 @@ std::vector<BaselineSpec> baselines() {
           {"none", "the time stage reports the time and TFLOP/s alone", ""}};
 }
 
-std::vector<MismatchHint> hints(bool causal) {
+// `causal_when`: the parameter under which the causal mask applies ("" when it always does), or nullptr for a
+// family without one.
+std::vector<MismatchHint> hints(const char* causal_when) {
   std::vector<MismatchHint> out = {
       {"", "1/sqrt(D)", false, "", "1/sqrt(D): the softmax scale applied where it does not belong?"},
       {"", "sqrt(D)", false, "", "sqrt(D): the softmax scale missing?"},
       {"", "1/log(2)", false, "", "1/ln 2: a base-2 logarithm where the natural one is asked for?"},
       {"", "log(2)", false, "", "ln 2: a natural logarithm where base 2 is asked for?"}};
-  if (causal) out.push_back({"LSE", "", true, "causal", "keys the causal mask hides were counted?"});
+  if (causal_when != nullptr)
+    out.push_back({"LSE", "", true, causal_when, "keys the causal mask hides were counted?"});
   return out;
 }
 
@@ -98,7 +101,7 @@ Family attention_forward_family() {
       .flops = "4*B*Hq*Sq*Sk*D / (1 + causal)",
       .bytes = "",
       .baselines = baselines(),
-      .hints = hints(true),
+      .hints = hints("causal"),
   };
 }
 
@@ -138,7 +141,7 @@ Family attention_backward_family() {
       .flops = "10*B*Hq*Sq*Sk*D / (1 + causal)",
       .bytes = "",
       .baselines = baselines(),
-      .hints = hints(true),
+      .hints = hints("causal"),
   };
 }
 
@@ -208,7 +211,55 @@ Family attention_decode_paged_family() {
                      "no vendor kernel of paged decode is on the GPU host (torch's SDPA has none): the time "
                      "stage reports the share of the HBM bandwidth the runner measures",
                      ""}},
-      .hints = hints(false),
+      .hints = hints(nullptr),
+  };
+}
+
+Family attention_prefill_ragged_family() {
+  // As the dense causal forward's (attention.cpp): the same inputs, scores and tolerances, rows of a sequence.
+  TensorSpec o = bf16_tensor("O", Role::output, {"T", "Hq", "D"});
+  o.row_dims = 1;
+  return {
+      .name = "attention-prefill-ragged",
+      .entry_point = "ptxbench_attention_prefill_ragged_bf16",
+      .summary = "causal self-attention of each sequence of a ragged batch packed token after token, O and LSE, "
+                 "fp32 accumulation; Q and O [T,Hq,D], K and V [T,Hkv,D] bf16, LSE [T,Hq] fp32; sequence b is "
+                 "tokens indptr[b] .. indptr[b+1]-1 (indptr [B+1] int32); token i of a sequence sees its tokens "
+                 "0..i; scale = 1/sqrt(D); query head h uses KV head h/(Hq/Hkv)",
+      // B sequences, Bl of them of L tokens and the others of S, in an order the runner draws for each call:
+      // the FLOPs are the shape's, the layout is the call's.
+      .dims = {"B", "Hq", "Hkv", "D", "L", "S", "Bl"},
+      .parameters = {},
+      .tensors = {bf16_tensor("Q", Role::input, {"T", "Hq", "D"}),
+                  bf16_tensor("K", Role::input, {"T", "Hkv", "D"}),
+                  bf16_tensor("V", Role::input, {"T", "Hkv", "D"}),
+                  {.name = "indptr", .dtype = DType::i32, .shape = {"B + 1"}, .fill = {Fill::computed, "1"}},
+                  o,
+                  {.name = "LSE",
+                   .dtype = DType::f32,
+                   .role = Role::output,
+                   .shape = {"T", "Hq"},
+                   .row_dims = 1,
+                   .tolerance = {.rtol = 0, .atol = 0.001}}},
+      .scalars = {{ScalarSpec::integer, "B", "B"},
+                  {ScalarSpec::integer, "Hq", "Hq"},
+                  {ScalarSpec::integer, "Hkv", "Hkv"},
+                  {ScalarSpec::integer, "D", "D"},
+                  {ScalarSpec::integer, "max_len", "L"},
+                  {ScalarSpec::integer, "total", "T"},
+                  {ScalarSpec::real, "scale", "1/sqrt(D)"}},
+      .arguments = {"Q", "K", "V", "indptr", "O", "LSE", "B", "Hq", "Hkv", "D", "max_len", "total", "scale"},
+      .workspace = std::nullopt,
+      .derived = {{"T", "Bl*L + (B - Bl)*S"}},
+      .shape_rules = {{"D == 64 || D == 96 || D == 128", "D must be 64, 96 or 128"},
+                      {"Hq % Hkv == 0", "Hq must be a multiple of Hkv"},
+                      {"Bl >= 1 && Bl <= B", "Bl, the sequences of L tokens, is 1 .. B"},
+                      {"S <= L", "S, the length of the other sequences, is at most L"}},
+      // Per sequence of n tokens, the causal forward's 4*Hq*n*n*D / 2 (QK^T and PV over the visible half).
+      .flops = "2*Hq*D*(Bl*L*L + (B - Bl)*S*S)",
+      .bytes = "",
+      .baselines = {{"none", "the time stage reports the time and TFLOP/s alone", ""}},
+      .hints = hints(""),
   };
 }
 

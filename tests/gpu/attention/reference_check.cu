@@ -15,7 +15,7 @@
 
 #include "runner/attention_kernels.h"
 #include "runner/device_buffer.h"
-#include "runner/paged_layout.h"
+#include "runner/layouts.h"
 
 using namespace ptxbench::runner;
 

@@ -11,6 +11,6 @@ out=${1:-$root/build/gpu-attention}
 arch=${ARCH:-90a}
 mkdir -p "$out"
 "${NVCC:-nvcc}" -std=c++17 -O2 -gencode "arch=compute_$arch,code=sm_$arch" -I "$root/src" -I "$root/include" \
-  "$here/reference_check.cu" "$root/src/runner/attention_kernels.cu" "$root/src/runner/paged_layout.cpp" \
+  "$here/reference_check.cu" "$root/src/runner/attention_kernels.cu" "$root/src/runner/layouts.cpp" \
   -lcublas -o "$out/attention_reference_check"
 "$out/attention_reference_check"

@@ -1,7 +1,7 @@
-// The layout of a paged KV cache for one call of the paged decode family (include/ptxbench/abi.h): the
-// batch's sequence lengths and the pages each sequence's tokens lie in, drawn afresh from each call's key, so
-// that a solution cannot key anything on the layout and no two calls share it. Plain C++: the CPU tests check
-// it.
+// The layouts of the families whose inputs index others (include/ptxbench/abi.h): a paged KV cache's lengths
+// and pages, a ragged batch's sequence order. Drawn afresh from each call's key, so that a solution cannot
+// key anything on the layout and no two calls share it; the same key gives the same layout on every host.
+// Plain C++: the CPU tests check it.
 #pragma once
 
 #include <cstdint>
@@ -20,5 +20,11 @@ struct PagedLayout {
 // arguments and key give the same layout on every host. Throws std::invalid_argument when no such layout
 // exists (T outside L + B - 1 .. B * L, max_pages below ceil(L / page), a pool too small).
 PagedLayout draw_paged_layout(int B, int L, int64_t T, int page, int max_pages, int num_pages, uint64_t key);
+
+// A ragged batch of B sequences, `longest` of them of L tokens and the others of S, in an order drawn from
+// `key`: the B + 1 offsets of the sequences in the packed tokens (indptr[0] = 0, indptr[B] = longest * L + (B
+// - longest)
+// * S). Throws std::invalid_argument unless 1 <= longest <= B and 1 <= S <= L.
+std::vector<int32_t> draw_ragged_indptr(int B, int longest, int L, int S, uint64_t key);
 
 }  // namespace ptxbench::runner

@@ -1,4 +1,4 @@
-// The paged decode's layouts (runner/paged_layout.h): what the ABI promises of them holds for every key, and
+// The paged decode's layouts (runner/layouts.h): what the ABI promises of them holds for every key, and
 // they are ragged, scattered and fresh per key.
 #include <algorithm>
 #include <numeric>
@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "runner/paged_layout.h"
+#include "runner/layouts.h"
 
 namespace ptxbench::runner {
 namespace {
@@ -82,6 +82,30 @@ TEST(PagedLayout, RefusesWhatNoLayoutCanBe) {
   EXPECT_THROW(draw_paged_layout(4, 10, 12, 1, 10, 100, 0), std::invalid_argument);  // T < L + B - 1
   EXPECT_THROW(draw_paged_layout(4, 10, 20, 4, 2, 100, 0), std::invalid_argument);   // 2 pages of 4 < 10
   EXPECT_THROW(draw_paged_layout(4, 10, 40, 1, 10, 39, 0), std::invalid_argument);   // pool too small
+}
+
+TEST(RaggedLayout, OffsetsOfTheShapesLengthsInAnOrderPerKey) {
+  const int B = 12, longest = 3, L = 500, S = 7;
+  std::set<std::vector<int32_t>> orders;
+  for (uint64_t key = 0; key < 10; ++key) {
+    const std::vector<int32_t> indptr = draw_ragged_indptr(B, longest, L, S, key);
+    ASSERT_EQ(indptr.size(), static_cast<size_t>(B) + 1);
+    EXPECT_EQ(indptr.front(), 0);
+    EXPECT_EQ(indptr.back(), longest * L + (B - longest) * S);
+    int long_ones = 0;
+    for (int b = 0; b < B; ++b) {
+      const int32_t n = indptr[b + 1] - indptr[b];
+      EXPECT_TRUE(n == L || n == S) << n;
+      long_ones += n == L;
+    }
+    EXPECT_EQ(long_ones, longest);
+    EXPECT_EQ(draw_ragged_indptr(B, longest, L, S, key), indptr);
+    orders.insert(indptr);
+  }
+  EXPECT_GE(orders.size(), 5u) << "the order hardly changes between keys";
+  EXPECT_THROW(draw_ragged_indptr(4, 5, 10, 3, 0), std::invalid_argument);
+  EXPECT_THROW(draw_ragged_indptr(4, 1, 10, 11, 0), std::invalid_argument);
+  EXPECT_THROW(draw_ragged_indptr(4, 0, 10, 3, 0), std::invalid_argument);
 }
 
 }  // namespace

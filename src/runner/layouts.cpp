@@ -1,6 +1,7 @@
-#include "runner/paged_layout.h"
+#include "runner/layouts.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -74,6 +75,22 @@ PagedLayout draw_paged_layout(int B, int L, int64_t T, int page, int max_pages, 
     for (int p = 0; p < pages; ++p) layout.page_table[b * static_cast<size_t>(max_pages) + p] = pool[next++];
   }
   return layout;
+}
+
+std::vector<int32_t> draw_ragged_indptr(int B, int longest, int L, int S, uint64_t key) {
+  if (B <= 0 || longest < 1 || longest > B || S < 1 || S > L)
+    throw std::invalid_argument("ragged layout: needs 1 <= longest <= B and 1 <= S <= L");
+  Random random(key);
+  std::vector<int32_t> lens(static_cast<size_t>(B), S);
+  std::fill(lens.begin(), lens.begin() + longest, L);
+  for (size_t b = lens.size(); b > 1; --b) std::swap(lens[b - 1], lens[random.below(b)]);
+  std::vector<int32_t> indptr(static_cast<size_t>(B) + 1, 0);
+  for (size_t b = 0; b < lens.size(); ++b) {
+    if (int64_t{indptr[b]} + lens[b] > INT32_MAX)
+      throw std::invalid_argument("ragged layout: over 2^31 tokens");
+    indptr[b + 1] = indptr[b] + lens[b];
+  }
+  return indptr;
 }
 
 }  // namespace ptxbench::runner
