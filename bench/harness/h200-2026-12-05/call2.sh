@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# Call 2: the paged decode family on the GPU for the first time: the kit's new bulk copy, the runner's fp32
-# decode against float64, the Hopper reference (two tasks, verdicts kept) and the manifest's decode entries on
-# every decode task; then the CUDA attention references on the long-context tasks (correct and time).
+# Call 2: the paged decode and ragged prefill families on the GPU for the first time: the kit's new bulk copy,
+# the runner's fp32 decode against float64, the Hopper decode reference (two tasks, verdicts kept) and the
+# manifest's decode and prefill entries on every task they serve; then the CUDA attention references on the
+# long-context tasks (correct and time).
 source bench/harness/h200-2026-12-05/env.sh
 step() { echo "== $1: exit $2 in $3 s"; }
-start=$SECONDS; timeout -s INT 150 tests/gpu/kit/run.sh /tmp/kit > "$OUT/kit.txt" 2>&1
+start=$SECONDS; timeout -s INT 120 tests/gpu/kit/run.sh /tmp/kit > "$OUT/kit.txt" 2>&1
 step "kit test" $? $((SECONDS - start)); grep -E "bulk|functions," "$OUT/kit.txt"
-start=$SECONDS; timeout -s INT 150 tests/gpu/attention/run.sh /tmp/attention > "$OUT/attention-reference.txt" 2>&1
+start=$SECONDS; timeout -s INT 100 tests/gpu/attention/run.sh /tmp/attention > "$OUT/attention-reference.txt" 2>&1
 step "attention reference check" $? $((SECONDS - start)); grep -E "decode|FAIL|failure" "$OUT/attention-reference.txt"
 for task in attention-decode-gqa32x8-d128-p1-sm90a attention-decode-gqa32x8-d128-p64-sm90a; do
   start=$SECONDS
-  timeout -s INT 120 ptxbench eval solutions/reference/attention_decode_paged_sm90a.cu --task $task --json \
+  timeout -s INT 70 ptxbench eval solutions/reference/attention_decode_paged_sm90a.cu --task $task --json \
     > "$OUT/reference-$task.json" 2> "$OUT/reference-$task.err"
   step "reference on $task" $? $((SECONDS - start))
   python3 - "$OUT/reference-$task.json" <<'PY'
@@ -23,10 +24,11 @@ for s in d['stages']:
 PY
 done
 start=$SECONDS
-timeout -s INT 200 ptxbench run --solutions solutions --only '*decode*' --tasks 'attention-decode-*-sm90a' \
-  --gpu-share 4 > "$OUT/decode-run.txt" 2>&1
-step "decode manifest run" $? $((SECONDS - start)); tail -22 "$OUT/decode-run.txt"
+timeout -s INT 180 ptxbench run --solutions solutions --only '*attention_[dp]*' \
+  --tasks 'attention-decode-*-sm90a,attention-prefill-*-sm90a' --gpu-share 4 > "$OUT/serving-run.txt" 2>&1
+step "decode and prefill manifest run" $? $((SECONDS - start)); tail -26 "$OUT/serving-run.txt"
+[[ $SECONDS -lt 380 ]] || exit 0  # the session's device time was nearly spent: what follows waits for the next
 start=$SECONDS
-timeout -s INT $((570 - SECONDS)) ptxbench run --solutions solutions --only 'reference/attention_*_sm90a.cu' \
+timeout -s INT $((440 - SECONDS)) ptxbench run --solutions solutions --only 'reference/attention_*_sm90a.cu' \
   --tasks 'attention-*-causal-s*-sm90a' --stages correct,time > "$OUT/long-run.txt" 2>&1
 step "long-context run" $? $((SECONDS - start)); tail -16 "$OUT/long-run.txt"

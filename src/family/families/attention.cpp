@@ -216,16 +216,18 @@ Family attention_decode_paged_family() {
 }
 
 Family attention_prefill_ragged_family() {
-  // As the dense causal forward's (attention.cpp): the same inputs, scores and tolerances, rows of a sequence.
+  // As the dense causal forward's (attention.cpp): the same inputs, scores and tolerances, rows of a
+  // sequence.
   TensorSpec o = bf16_tensor("O", Role::output, {"T", "Hq", "D"});
   o.row_dims = 1;
   return {
       .name = "attention-prefill-ragged",
       .entry_point = "ptxbench_attention_prefill_ragged_bf16",
-      .summary = "causal self-attention of each sequence of a ragged batch packed token after token, O and LSE, "
-                 "fp32 accumulation; Q and O [T,Hq,D], K and V [T,Hkv,D] bf16, LSE [T,Hq] fp32; sequence b is "
-                 "tokens indptr[b] .. indptr[b+1]-1 (indptr [B+1] int32); token i of a sequence sees its tokens "
-                 "0..i; scale = 1/sqrt(D); query head h uses KV head h/(Hq/Hkv)",
+      .summary =
+          "causal self-attention of each sequence of a ragged batch packed token after token, O and LSE, "
+          "fp32 accumulation; Q and O [T,Hq,D], K and V [T,Hkv,D] bf16, LSE [T,Hq] fp32; sequence b is "
+          "tokens indptr[b] .. indptr[b+1]-1 (indptr [B+1] int32); token i of a sequence sees its tokens "
+          "0..i; scale = 1/sqrt(D); query head h uses KV head h/(Hq/Hkv)",
       // B sequences, Bl of them of L tokens and the others of S, in an order the runner draws for each call:
       // the FLOPs are the shape's, the layout is the call's.
       .dims = {"B", "Hq", "Hkv", "D", "L", "S", "Bl"},
