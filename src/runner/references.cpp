@@ -121,6 +121,18 @@ class AttentionBackwardReference final : public Reference {
   DeviceBuffer forward_o_, forward_lse_, delta_;  // fp32 scratch
 };
 
+// A computed int32 input drawn on the host, into the solution's buffer and the pristine copy. From pageable
+// memory: the copy has left `host` when the call returns.
+void upload_input(ReferenceTensors& t, const std::string& name, const std::vector<int32_t>& host,
+                  cudaStream_t stream) {
+  for (DeviceBuffer* target : {t.data.at(name), t.pristine.at(name)}) {
+    if (target->bytes() != host.size() * sizeof(int32_t))
+      throw std::logic_error(name + ": the layout drawn has another size than the tensor");
+    PTXBENCH_CUDA(
+        cudaMemcpyAsync(target->get(), host.data(), target->bytes(), cudaMemcpyHostToDevice, stream));
+  }
+}
+
 // Paged decode: the lengths and the page table of each call drawn from its key (layouts.h), then
 // attention_kernels.cu's fp32 decode over them.
 class PagedDecodeReference final : public Reference {
@@ -128,15 +140,8 @@ class PagedDecodeReference final : public Reference {
   void compute_inputs(ReferenceTensors& t, uint64_t key, cudaStream_t stream) override {
     const PagedLayout layout = draw_paged_layout(t.dim("B"), t.dim("L"), t.values.at("T"), t.dim("page"),
                                                  t.dim("max_pages"), t.dim("num_pages"), key);
-    for (const auto& [name, host] :
-         {std::pair{"seq_lens", &layout.seq_lens}, {"page_table", &layout.page_table}})
-      for (DeviceBuffer* target : {t.data.at(name), t.pristine.at(name)}) {
-        if (target->bytes() != host->size() * sizeof(int32_t))
-          throw std::logic_error(std::string("paged decode: ") + name + " has another size than its layout");
-        // From pageable memory: the copy has left `host` when the call returns.
-        PTXBENCH_CUDA(
-            cudaMemcpyAsync(target->get(), host->data(), target->bytes(), cudaMemcpyHostToDevice, stream));
-      }
+    upload_input(t, "seq_lens", layout.seq_lens, stream);
+    upload_input(t, "page_table", layout.page_table, stream);
   }
 
   void compute(ReferenceTensors& t, cudaStream_t stream) override {
@@ -161,12 +166,7 @@ class RaggedPrefillReference final : public Reference {
   void compute_inputs(ReferenceTensors& t, uint64_t key, cudaStream_t stream) override {
     const std::vector<int32_t> indptr =
         draw_ragged_indptr(t.dim("B"), t.dim("Bl"), t.dim("L"), t.dim("S"), key);
-    for (DeviceBuffer* target : {t.data.at("indptr"), t.pristine.at("indptr")}) {
-      if (target->bytes() != indptr.size() * sizeof(int32_t))
-        throw std::logic_error("ragged prefill: indptr has another size than its layout");
-      PTXBENCH_CUDA(
-          cudaMemcpyAsync(target->get(), indptr.data(), target->bytes(), cudaMemcpyHostToDevice, stream));
-    }
+    upload_input(t, "indptr", indptr, stream);
   }
 
   void compute(ReferenceTensors& t, cudaStream_t stream) override {
