@@ -1,5 +1,6 @@
 #include "family/family.h"
 
+#include <cstdint>
 #include <stdexcept>
 
 namespace ptxbench {
@@ -80,6 +81,14 @@ std::string check_shape(const Family& family, const Values& values) {
     } catch (const std::invalid_argument&) {
     }
     return "tensor " + tensor.name + " is too large: its size in bytes overflows 64 bits";
+  }
+  // The entry point takes its integers as int: a derived one (a token count, a page pool) must fit.
+  for (const ScalarSpec& scalar : family.scalars) {
+    if (scalar.kind != ScalarSpec::integer) continue;
+    const int64_t value = evaluate_expression(scalar.value, values);
+    if (value < INT32_MIN || value > INT32_MAX)
+      return "the entry point's int " + scalar.name + " = " + std::to_string(value) +
+             " does not fit in 32 bits";
   }
   return "";
 }

@@ -225,6 +225,17 @@ TEST(TaskFile, DecodeShapesMustAdmitALayout) {
     EXPECT_EQ(field, "shapes.main") << message;
     EXPECT_NE(message.find(problem), std::string::npos) << message;
   }
+  // 2^31 - 1 tokens in pages of 64 is a pool of 33.6 million pages; with another 64 sequences' worth it would
+  // not be, and in pages of one token the pool's page count is past the entry point's int.
+  json huge = valid;
+  huge["shapes"]["main"]["L"] = 40000000;
+  huge["shapes"]["main"]["T"] = 2147483647;
+  EXPECT_EQ(load_error(huge.dump(), id).first, "");
+  huge["shapes"]["main"]["page"] = 1;
+  const auto [field, message] = load_error(huge.dump(), id);
+  EXPECT_EQ(field, "shapes.main") << message;
+  EXPECT_NE(message.find("the entry point's int num_pages = 2147483711 does not fit in 32 bits"), std::string::npos)
+      << message;
   json with_coverage = valid;
   with_coverage["coverage_threshold"] = 0.9;
   EXPECT_EQ(load_error(with_coverage.dump(), id).first, "coverage_threshold");
