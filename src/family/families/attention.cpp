@@ -1,5 +1,5 @@
 // Attention, forward (O and LSE) and backward (dQ, dK, dV): bf16 tensors, GQA, causal masks aligned
-// bottom-right; and decode over a paged KV cache (include/ptxbench/abi.h).
+// bottom-right; decode over a paged KV cache; ragged causal prefill (include/ptxbench/abi.h).
 #include "family/family.h"
 
 namespace ptxbench {
@@ -30,14 +30,19 @@ TensorSpec q_like(const char* name, Role role) {
 TensorSpec kv_like(const char* name, Role role) {
   return bf16_tensor(name, role, {"B", "Sk", "Hkv", "D"});
 }
-TensorSpec lse(Role role, Fill fill = {}) {
+TensorSpec lse(Role role, Fill fill = {}, std::vector<std::string> shape = {"B", "Hq", "Sq"},
+               int row_dims = 2) {
   return {.name = "LSE",
           .dtype = DType::f32,
           .role = role,
-          .shape = {"B", "Hq", "Sq"},
+          .shape = std::move(shape),
           .fill = std::move(fill),
-          .row_dims = 2,
+          .row_dims = row_dims,
           .tolerance = {.rtol = 0, .atol = 0.001}};
+}
+// An int32 input the runner draws for each call (runner/layouts.h): a page table, lengths, offsets.
+TensorSpec drawn_index(const char* name, std::vector<std::string> shape) {
+  return {.name = name, .dtype = DType::i32, .shape = std::move(shape), .fill = {Fill::computed, "1"}};
 }
 
 std::vector<ScalarSpec> scalars() {
@@ -58,12 +63,16 @@ std::vector<ShapeRule> shape_rules() {
            "a causal shape needs Sq <= Sk (else the first Sq - Sk query rows see no key)"}};
 }
 
+BaselineSpec no_baseline() {
+  return {"none", "the time stage reports the time and TFLOP/s alone", ""};
+}
+
 std::vector<BaselineSpec> baselines() {
   return {{"vendor-attention",
            "cuDNN's fused attention through PyTorch (baselines/attention_cudnn.py), run by the runner in a "
            "process of its own and timed the same way",
            "baselines/attention_cudnn.py"},
-          {"none", "the time stage reports the time and TFLOP/s alone", ""}};
+          no_baseline()};
 }
 
 // `causal_when`: the parameter under which the causal mask applies ("" when it always does), or nullptr for a
@@ -162,25 +171,13 @@ Family attention_decode_paged_family() {
       // pool), so that no two calls share a layout.
       .dims = {"B", "Hq", "Hkv", "D", "page", "L", "T"},
       .parameters = {},
-      .tensors = {{.name = "Q", .shape = {"B", "Hq", "D"}},
-                  {.name = "K_cache", .shape = {"num_pages", "page", "Hkv", "D"}},
-                  {.name = "V_cache", .shape = {"num_pages", "page", "Hkv", "D"}},
-                  {.name = "page_table",
-                   .dtype = DType::i32,
-                   .shape = {"B", "max_pages"},
-                   .fill = {Fill::computed, "1"}},
-                  {.name = "seq_lens", .dtype = DType::i32, .shape = {"B"}, .fill = {Fill::computed, "1"}},
-                  {.name = "O",
-                   .role = Role::output,
-                   .shape = {"B", "Hq", "D"},
-                   .row_dims = 2,
-                   .tolerance = {.rtol = 0.01, .atol = 0.002}},
-                  {.name = "LSE",
-                   .dtype = DType::f32,
-                   .role = Role::output,
-                   .shape = {"B", "Hq"},
-                   .row_dims = 1,
-                   .tolerance = {.rtol = 0, .atol = 0.001}},
+      .tensors = {bf16_tensor("Q", Role::input, {"B", "Hq", "D"}),
+                  bf16_tensor("K_cache", Role::input, {"num_pages", "page", "Hkv", "D"}),
+                  bf16_tensor("V_cache", Role::input, {"num_pages", "page", "Hkv", "D"}),
+                  drawn_index("page_table", {"B", "max_pages"}),
+                  drawn_index("seq_lens", {"B"}),
+                  bf16_tensor("O", Role::output, {"B", "Hq", "D"}),
+                  lse(Role::output, {}, {"B", "Hq"}, 1),
                   {.name = "workspace", .dtype = DType::bytes, .role = Role::workspace}},
       .scalars = {{ScalarSpec::integer, "B", "B"},
                   {ScalarSpec::integer, "Hq", "Hq"},
@@ -234,15 +231,8 @@ Family attention_prefill_ragged_family() {
       .parameters = {},
       .tensors = {bf16_tensor("Q", Role::input, {"T", "Hq", "D"}),
                   bf16_tensor("K", Role::input, {"T", "Hkv", "D"}),
-                  bf16_tensor("V", Role::input, {"T", "Hkv", "D"}),
-                  {.name = "indptr", .dtype = DType::i32, .shape = {"B + 1"}, .fill = {Fill::computed, "1"}},
-                  o,
-                  {.name = "LSE",
-                   .dtype = DType::f32,
-                   .role = Role::output,
-                   .shape = {"T", "Hq"},
-                   .row_dims = 1,
-                   .tolerance = {.rtol = 0, .atol = 0.001}}},
+                  bf16_tensor("V", Role::input, {"T", "Hkv", "D"}), drawn_index("indptr", {"B + 1"}), o,
+                  lse(Role::output, {}, {"T", "Hq"}, 1)},
       .scalars = {{ScalarSpec::integer, "B", "B"},
                   {ScalarSpec::integer, "Hq", "Hq"},
                   {ScalarSpec::integer, "Hkv", "Hkv"},
@@ -260,7 +250,7 @@ Family attention_prefill_ragged_family() {
       // Per sequence of n tokens, the causal forward's 4*Hq*n*n*D / 2 (QK^T and PV over the visible half).
       .flops = "2*Hq*D*(Bl*L*L + (B - Bl)*S*S)",
       .bytes = "",
-      .baselines = {{"none", "the time stage reports the time and TFLOP/s alone", ""}},
+      .baselines = {no_baseline()},
       .hints = hints(""),
   };
 }
