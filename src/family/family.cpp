@@ -70,6 +70,13 @@ int64_t elements(const TensorSpec& tensor, const Values& values) {
   return count;
 }
 
+int64_t integer_scalar(const Family& family, const std::string& name, const Values& values) {
+  const ScalarSpec* scalar = family.scalar(name);
+  if (scalar == nullptr || scalar->kind != ScalarSpec::integer)
+    throw std::logic_error(family.name + ": no integer scalar " + name);
+  return evaluate_expression(scalar->value, values);
+}
+
 std::string check_shape(const Family& family, const Values& values) {
   for (const ShapeRule& rule : family.shape_rules)
     if (evaluate_expression(rule.condition, values) == 0) return rule.message + " (" + rule.condition + ")";
@@ -85,7 +92,7 @@ std::string check_shape(const Family& family, const Values& values) {
   // The entry point takes its integers as int: a derived one (a token count, a page pool) must fit.
   for (const ScalarSpec& scalar : family.scalars) {
     if (scalar.kind != ScalarSpec::integer) continue;
-    const int64_t value = evaluate_expression(scalar.value, values);
+    const int64_t value = integer_scalar(family, scalar.name, values);
     if (value < INT32_MIN || value > INT32_MAX)
       return "the entry point's int " + scalar.name + " = " + std::to_string(value) +
              " does not fit in 32 bits";

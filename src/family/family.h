@@ -169,10 +169,14 @@ double evaluate_real(const std::string& expression, const Values& values);
 
 // The elements of `tensor` at these values (not for a workspace); throws std::invalid_argument on overflow.
 int64_t elements(const TensorSpec& tensor, const Values& values);
-// What is wrong with a shape of `family` ("" when nothing): the shape rules, every tensor's bytes counted at 4
-// per element (the runner's fp32 references) within 64 bits, and every integer scalar within the int the entry
-// point takes.
+// What is wrong with a shape of `family` ("" when nothing): the shape rules, every tensor's bytes counted at
+// 4 per element (the runner's fp32 references) within 64 bits, and every integer scalar within the int the
+// entry point takes.
 std::string check_shape(const Family& family, const Values& values);
+
+// The value of the integer scalar `name` at these values (its expression: "page" for page_size); throws
+// std::logic_error when the family has no integer scalar of that name.
+int64_t integer_scalar(const Family& family, const std::string& name, const Values& values);
 
 // ---- Derived artefacts.
 

@@ -113,7 +113,10 @@ void TaskFamily::allocate(const ShapeSpec& shape) {
     Buffers b{.spec = &tensor, .extents = {}, .data = {}, .pristine = {}, .snapshot = {}, .reference = {}};
     if (tensor.role == Role::workspace) {
       std::vector<int64_t> ints;
-      for (const std::string& argument : spec_.workspace->arguments) ints.push_back(values_.at(argument));
+      // The workspace function's arguments are integer scalars of the entry point, by their names
+      // ("page_size"), not dimensions ("page").
+      for (const std::string& argument : spec_.workspace->arguments)
+        ints.push_back(integer_scalar(spec_, argument, values_));
       const uint64_t bytes = solution_->workspace_bytes(ints);
       if (bytes > spec_.workspace->max_bytes) {
         throw SolutionFault("shape " + shape.to_string() + ": " + spec_.workspace->symbol + " asked for " +
@@ -186,7 +189,7 @@ SolutionCall TaskFamily::solution_call() const {
     } else if (const ScalarSpec* scalar = spec_.scalar(argument); scalar->kind == ScalarSpec::real) {
       call.floats.push_back(static_cast<float>(evaluate_real(scalar->value, values_)));
     } else {
-      call.ints.push_back(evaluate_expression(scalar->value, values_));
+      call.ints.push_back(integer_scalar(spec_, argument, values_));
     }
   }
   return call;

@@ -210,6 +210,27 @@ TEST(TaskRegistry, ShippedPrefillTasks) {
   }
 }
 
+// The workspace function takes integer scalars of the entry point, by their names: the decode's page_size is
+// the dimension page, which the runner passes by evaluating the scalar (a lookup of "page_size" among the
+// dimensions found nothing: every decode evaluation on the H200 was a harness error, 2026-12-05).
+TEST(Family, WorkspaceArgumentsAreTheEntryPointsIntegerScalars) {
+  for (const Family& family : all_families()) {
+    if (!family.workspace) continue;
+    for (const std::string& argument : family.workspace->arguments) {
+      const ScalarSpec* scalar = family.scalar(argument);
+      ASSERT_NE(scalar, nullptr) << family.name << ": " << argument;
+      EXPECT_EQ(scalar->kind, ScalarSpec::integer) << family.name << ": " << argument;
+    }
+  }
+  const auto registry = TaskRegistry::load(kTasks);
+  const Task* t = registry.find("attention-decode-gqa32x8-d128-p64-sm90a");
+  ASSERT_NE(t, nullptr);
+  const Values values = values_of(t->family_spec(), t->main_shape.dims, t->parameters);
+  EXPECT_EQ(integer_scalar(t->family_spec(), "page_size", values), 64);
+  EXPECT_EQ(integer_scalar(t->family_spec(), "max_pages", values), 8192 / 64);
+  EXPECT_THROW(integer_scalar(t->family_spec(), "page", values), std::logic_error);  // a dimension, not a scalar
+}
+
 // A decode's shape is held to the lengths the runner can draw; its task file has no coverage.
 TEST(TaskFile, DecodeShapesMustAdmitALayout) {
   const std::string id = "attention-decode-gqa32x8-d128-p64-sm90a";
