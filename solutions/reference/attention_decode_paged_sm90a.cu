@@ -267,44 +267,49 @@ int splits_for(int page_size, int max_pages) {
   return static_cast<int>((static_cast<long long>(page_size) * max_pages + kChunk - 1) / kChunk);
 }
 
+// One call's arguments, as the entry point takes them.
+struct Call {
+  const __nv_bfloat16 *Q, *K_cache, *V_cache;
+  const int *page_table, *seq_lens;
+  __nv_bfloat16* O;
+  float* LSE;
+  void* workspace;
+  int B, Hq, Hkv, page_size, max_pages;
+  float scale;
+  cudaStream_t stream;
+};
+
 template <int D, int G>
-int launch(const __nv_bfloat16* Q, const __nv_bfloat16* K_cache, const __nv_bfloat16* V_cache,
-           const int* page_table, const int* seq_lens, __nv_bfloat16* O, float* LSE, void* workspace, int B,
-           int Hq, int Hkv, int page_size, int max_pages, float scale, cudaStream_t stream) {
+int launch(const Call& c) {
   using L = Layout<D, G>;
   if (cudaFuncSetAttribute(split_kernel<D, G>, cudaFuncAttributeMaxDynamicSharedMemorySize, L::kBytes) !=
       cudaSuccess)
     return 1;
-  const int splits = splits_for(page_size, max_pages);
-  float* partial_o = static_cast<float*>(workspace);
-  float* partial_ml = partial_o + static_cast<long long>(B) * Hq * splits * D;
-  split_kernel<D, G><<<dim3(splits, Hkv, B), kThreads, L::kBytes, stream>>>(
-      Q, K_cache, V_cache, page_table, seq_lens, partial_o, partial_ml, Hq, Hkv, page_size, max_pages, splits,
-      scale);
-  merge_kernel<D><<<dim3(Hq, B), D, 0, stream>>>(partial_o, partial_ml, seq_lens, O, LSE, Hq, splits);
+  const int splits = splits_for(c.page_size, c.max_pages);
+  float* partial_o = static_cast<float*>(c.workspace);
+  float* partial_ml = partial_o + static_cast<long long>(c.B) * c.Hq * splits * D;
+  split_kernel<D, G><<<dim3(splits, c.Hkv, c.B), kThreads, L::kBytes, c.stream>>>(
+      c.Q, c.K_cache, c.V_cache, c.page_table, c.seq_lens, partial_o, partial_ml, c.Hq, c.Hkv, c.page_size,
+      c.max_pages, splits, c.scale);
+  merge_kernel<D>
+      <<<dim3(c.Hq, c.B), D, 0, c.stream>>>(partial_o, partial_ml, c.seq_lens, c.O, c.LSE, c.Hq, splits);
   return cudaGetLastError() == cudaSuccess ? 0 : 1;
 }
 
+// The kernels for the query heads per KV head, G = Hq / Hkv; 1 for a G they are not built for.
 template <int D>
-int launch_d(int G, const __nv_bfloat16* Q, const __nv_bfloat16* K_cache, const __nv_bfloat16* V_cache,
-             const int* page_table, const int* seq_lens, __nv_bfloat16* O, float* LSE, void* workspace, int B,
-             int Hq, int Hkv, int page_size, int max_pages, float scale, cudaStream_t stream) {
+int launch_for_group(int G, const Call& c) {
   switch (G) {
     case 1:
-      return launch<D, 1>(Q, K_cache, V_cache, page_table, seq_lens, O, LSE, workspace, B, Hq, Hkv, page_size,
-                          max_pages, scale, stream);
+      return launch<D, 1>(c);
     case 2:
-      return launch<D, 2>(Q, K_cache, V_cache, page_table, seq_lens, O, LSE, workspace, B, Hq, Hkv, page_size,
-                          max_pages, scale, stream);
+      return launch<D, 2>(c);
     case 4:
-      return launch<D, 4>(Q, K_cache, V_cache, page_table, seq_lens, O, LSE, workspace, B, Hq, Hkv, page_size,
-                          max_pages, scale, stream);
+      return launch<D, 4>(c);
     case 8:
-      return launch<D, 8>(Q, K_cache, V_cache, page_table, seq_lens, O, LSE, workspace, B, Hq, Hkv, page_size,
-                          max_pages, scale, stream);
+      return launch<D, 8>(c);
     case 16:
-      return launch<D, 16>(Q, K_cache, V_cache, page_table, seq_lens, O, LSE, workspace, B, Hq, Hkv,
-                           page_size, max_pages, scale, stream);
+      return launch<D, 16>(c);
     default:
       return 1;
   }
@@ -326,12 +331,9 @@ extern "C" int ptxbench_attention_decode_paged_bf16(const __nv_bfloat16* Q, cons
                                                     int page_size, int max_pages, int, float scale,
                                                     cudaStream_t stream) {
   if (Hkv <= 0 || Hq % Hkv != 0 || B > 65535 || Hkv > 65535 || workspace == nullptr) return 1;
-  const int G = Hq / Hkv;
-  if (D == 64)
-    return launch_d<64>(G, Q, K_cache, V_cache, page_table, seq_lens, O, LSE, workspace, B, Hq, Hkv,
-                        page_size, max_pages, scale, stream);
-  if (D == 128)
-    return launch_d<128>(G, Q, K_cache, V_cache, page_table, seq_lens, O, LSE, workspace, B, Hq, Hkv,
-                         page_size, max_pages, scale, stream);
+  const Call call{Q, K_cache, V_cache, page_table, seq_lens,  O,     LSE,   workspace,
+                  B, Hq,      Hkv,     page_size,  max_pages, scale, stream};
+  if (D == 64) return launch_for_group<64>(Hq / Hkv, call);
+  if (D == 128) return launch_for_group<128>(Hq / Hkv, call);
   return 1;
 }
