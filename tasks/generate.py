@@ -14,18 +14,24 @@ import sys
 
 # ---- the spec
 
-ARCHITECTURES = [
-    {"arch": "sm_90a", "folder": "sm90a", "name": "Hopper", "mode": "full", "tracks": ["cuda", "triton"],
-     "math": {"name": "wgmma", "ptx": ["wgmma.mma_async"], "sass": ["HGMMA"]},
-     "runs": "Run, checked and timed on an H100/H200."},
-    {"arch": "sm_100a", "folder": "sm100a", "name": "Blackwell", "mode": "static", "tracks": None,
-     "math": {"name": "tcgen05.mma", "ptx": ["tcgen05.mma"], "sass": ["UTCHMMA"]},
-     "runs": "Compiled for sm_100a and checked statically only: the PTX must contain the required families (no "
-             "Blackwell GPU runs it here)."},
-]
-# Every task requires, beside the architecture's MMA (which does the math), TMA loads and mbarrier waits.
-TMA = {"name": "tma", "ptx": ["cp.async.bulk.tensor"], "sass": ["UTMALDG"]}
-MBARRIER = {"name": "mbarrier", "ptx": ["mbarrier.try_wait", "mbarrier.test_wait"], "sass": ["SYNCS.PHASECHK"]}
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+# The architectures: their profiles (arch/*.json, which src/arch/profile.h reads too), each folder of task files
+# named after its profile without the underscore ("sm90a").
+PROFILES = [json.loads((ROOT / "arch" / f"{name}.json").read_text()) for name in ("sm_90a", "sm_100a")]
+COMMON = json.loads((ROOT / "arch" / "common.json").read_text())["families"]
+ARCHITECTURES = [{"arch": p["name"], "folder": p["name"].replace("_", ""), "name": p["marketing"],
+                  "mode": p["runtime"], "tracks": p["tracks"], "math": p["math"], "runs": p["runs"]}
+                 for p in PROFILES]
+
+
+def family(key):
+    """A family every architecture shares (arch/common.json), as a task file's "required" entry."""
+    return {k: COMMON[key][k] for k in ("name", "ptx", "sass")}
+
+
+# Every task but the decodes requires, beside the architecture's MMA (which does the math), TMA tensor loads and
+# mbarrier waits; a decode requires bulk copies (tensor or not) and mbarrier waits.
+TMA, MBARRIER, BULK_COPY = family("tma"), family("mbarrier"), family("bulk-copy")
 
 # Task groups (run, report and fixit --tasks @name): every GEMM; dense attention; grouped-query attention, which
 # serving runs; the generalisation split held out of fine-tuning data (GQA, and the d96 backward).
@@ -107,7 +113,6 @@ DECODE = {
     "lse": {"rtol": 0, "atol": 0.001},
     "baseline": "none",
 }
-BULK_COPY = {"name": "tma", "ptx": ["cp.async.bulk"], "sass": ["UTMALDG", "UBLKCP"]}
 
 # Ragged prefill, causal: a batch of 16 prompts packed token after token, 4 of 4096 tokens and 12 of 1000 (28384 in
 # all), in an order drawn per call; checked on batches with short sequences and sequences of one token. The
@@ -119,18 +124,31 @@ PREFILL = {
                {"label": "one-token", "B": 3, "Bl": 1, "L": 130, "S": 1}],
 }
 
+# Paged prefill, causal: a batch of 16 sequences, each after a cached prefix of 2048 tokens, 4 of them with 2048 new
+# tokens and 12 with 512 (a chunked prefill, or prompts whose prefix is shared), in an order and on pages drawn per
+# call; pages of 16 tokens (vLLM's default block) or 64. Checked on batches whose pages end partly filled, with a
+# prefix of one token (nearly the ragged prefill over pages; a dimension is never 0) and with one new token after a
+# long prefix (a decode row).
+PAGED_PREFILL = {
+    "heads": [(32, 8, 128, 16), (32, 8, 128, 64)],  # Hq, Hkv, D, page
+    "main": {"B": 16, "Bl": 4, "L": 2048, "S": 512, "P": 2048},
+    "checks": [{"label": "ragged-300", "B": 5, "Bl": 2, "L": 300, "S": 77, "P": 130},
+               {"label": "prefix-1", "B": 3, "Bl": 1, "L": 130, "S": 1, "P": 1},
+               {"label": "one-token", "B": 2, "Bl": 1, "L": 64, "S": 1, "P": 1000}],
+}
+
 # ---- the files
 
 
 def required(arch):
-    return [dict(arch["math"], does_the_math=True), TMA, MBARRIER]
+    return [dict(name=arch["math"]["name"], ptx=arch["math"]["ptx"], sass=arch["math"]["sass"], does_the_math=True),
+            TMA, MBARRIER]
 
 
 def header(task_id, title, family, arch):
     task = {"id": task_id, "title": f"{title} ({arch['name']})", "family": family, "arch": arch["arch"],
             "dtype": "bf16", "mode": arch["mode"]}
-    if arch["tracks"]:
-        task["tracks"] = arch["tracks"]
+    task["tracks"] = arch["tracks"]
     return task
 
 
@@ -278,6 +296,41 @@ def prefill_tasks(arch):
         yield task
 
 
+def paged_prefill_tasks(arch):
+    main = PAGED_PREFILL["main"]
+    for hq, hkv, d, page in PAGED_PREFILL["heads"]:
+        gqa = hq != hkv
+        name = f"gqa{hq}x{hkv}-d{d}" if gqa else f"d{d}"
+        task = header(f"attention-prefill-paged-{name}-p{page}-{arch['folder']}",
+                      f"Paged causal prefill, {f'GQA {hq}/{hkv} ' if gqa else ''}D={d}, pages of {page}",
+                      "attention-prefill-paged", arch)
+        checks = PAGED_PREFILL["checks"]
+        grouping = (f"grouped-query attention, {hq} query heads over {hkv} KV heads (query head h uses KV head "
+                    f"h / {hq // hkv})" if gqa else "multi-head attention (Hq = Hkv)")
+        task["description"] = (
+            f"Paged prefill: the new tokens of each sequence of a batch attend, causally, to the sequence's tokens in "
+            f"a paged KV cache (its cached prefix, then the new tokens themselves), O and the log-sum-exp LSE of each "
+            f"row; {grouping}; head dim {d}; scale = 1/sqrt({d}). Q and O are [total_q,Hq,D] bf16, the new tokens "
+            f"packed by qo_indptr [B+1]; LSE is [total_q,Hq] fp32 (natural log); K_cache and V_cache are "
+            f"[num_pages,{page},Hkv,D] bf16, sequence b's token t in page page_table[b][t/{page}] (page_table "
+            f"[B,max_pages] int32, -1 past its last page), kv_lens[b] tokens in all. New token i of n sees the "
+            f"tokens j <= kv_lens[b] - n + i. The order of the sequences and their pages differ in every call. The "
+            f"main shape has {main['B']} sequences after prefixes of {main['P']} tokens, {main['Bl']} with "
+            f"{main['L']} new tokens and the others with {main['S']}; check shapes have partly filled last pages, "
+            f"a prefix of one token, and one new token after a prefix of {checks[2]['P']}. Accumulate in fp32. The solution must "
+            f"execute {math_label(arch)} for the matmuls, TMA tensor loads and mbarrier waits. {arch['runs']}")
+        task["shapes"] = {"main": {"B": main["B"], "Hq": hq, "Hkv": hkv, "D": d, "page": page, "L": main["L"],
+                                   "S": main["S"], "Bl": main["Bl"], "P": main["P"]},
+                          "check": [{"label": c["label"], "B": c["B"], "Hq": hq, "Hkv": hkv, "D": d, "page": page,
+                                     "L": c["L"], "S": c["S"], "Bl": c["Bl"], "P": c["P"]} for c in checks]}
+        task["tolerance"] = ATTENTION["tolerance"][("forward", True)]
+        task["tolerances"] = {"LSE": ATTENTION["lse"]}
+        task["required"] = required(arch)
+        task["coverage_threshold"] = ATTENTION["coverage_threshold"]
+        task["baseline"] = "none"
+        yield task
+
+
 def with_groups(task):
     main = task["shapes"]["main"]
     task["groups"] = [name for name, member in GROUPS.items() if member(task["family"], main)]
@@ -287,7 +340,8 @@ def with_groups(task):
 def all_files(root):
     files = {}
     for arch in ARCHITECTURES:
-        for task in map(with_groups, [*gemm_tasks(arch), *attention_tasks(arch), *decode_tasks(arch), *prefill_tasks(arch)]):
+        for task in map(with_groups, [*gemm_tasks(arch), *attention_tasks(arch), *decode_tasks(arch), *prefill_tasks(arch),
+                                       *paged_prefill_tasks(arch)]):
             files[root / arch["folder"] / f"{task['id']}.json"] = json.dumps(task, indent=2) + "\n"
     return files
 

@@ -201,7 +201,7 @@ def write_variant(name):
 if mode == "ptxas":
     # The judge's nvcc flags (src/compile/compile.cpp, nvcc_flags) with the include folders it adds.
     flags = ["-gencode", "arch=compute_90a,code=sm_90a", "-std=c++20", "-O3", "-lineinfo", "-shared", "-Xcompiler",
-             "-fPIC", "-cudart", "shared", "-Xptxas", "-v", "-Iinclude", "-Ikits/hopper/ptx"]
+             "-fPIC", "-cudart", "shared", "-Xptxas", "-v", "-Iinclude", "-Ikits/common/ptx", "-Ikits/hopper/ptx"]
     nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     print("| variant | kernel <D, row> | serves | consumers, bn, stages, regs | shared bytes | registers at launch "
           "| stack | spill stores / loads | ptxas C75xx lines |")

@@ -23,7 +23,7 @@ case "${1:-}" in
     mkdir -p "$build"
     for solution in "$@"; do
       nvcc "${flags[@]}" -shared -Xcompiler -fPIC -cudart shared -lcuda -I "$root/include" \
-        -I "$root/kits/hopper/ptx" "$solution" -o "$build/$(basename "$solution" .cu).so"
+        -I "$root/kits/common/ptx" -I "$root/kits/hopper/ptx" "$solution" -o "$build/$(basename "$solution" .cu).so"
     done
     nvcc "${flags[@]}" -I "$root/include" "$root/bench/attention/profile_driver.cu" -o "$build/profile_driver" -ldl
     ;;

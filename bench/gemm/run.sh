@@ -11,7 +11,7 @@ build="${BUILD_DIR:-$root/build/gemm}"
 mkdir -p "$build"
 name="$(basename "$solution" .cu)"
 nvcc -gencode arch=compute_90a,code=sm_90a -std=c++20 -O3 -shared -Xcompiler -fPIC -cudart shared \
-  -I "$root/include" -I "$root/kits/hopper/ptx" ${SOLUTION_FLAGS:-} -Xptxas -v \
+  -I "$root/include" -I "$root/kits/common/ptx" -I "$root/kits/hopper/ptx" ${SOLUTION_FLAGS:-} -Xptxas -v \
   "$solution" -o "$build/$name.so" 2> "$build/$name.ptxas.log"
 grep -E "registers|spill|warning|C75[0-9][0-9]" "$build/$name.ptxas.log" || true
 if [ ! -x "$build/bench_gemm" ] || [ "$root/bench/gemm/bench_gemm.cu" -nt "$build/bench_gemm" ]; then

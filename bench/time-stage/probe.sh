@@ -16,7 +16,7 @@ library=$solution
 if [[ $solution == *.cu ]]; then
   library=$out/$(basename "$solution" .cu).so
   [[ -f $library ]] || nvcc -gencode arch=compute_90a,code=sm_90a -std=c++20 -O3 -lineinfo -shared \
-    -Xcompiler -fPIC -cudart shared -lcuda -I include -I kits/hopper/ptx -o "$library" "$solution" || exit 2
+    -Xcompiler -fPIC -cudart shared -lcuda -I include -I kits/common/ptx -I kits/hopper/ptx -o "$library" "$solution" || exit 2
 fi
 request=$out/$task-$mode.json
 python3 - "tasks/sm90a/$task.json" "$mode" "$(realpath "$library")" > "$request" <<'PY'

@@ -153,6 +153,34 @@ int ptxbench_attention_prefill_ragged_bf16(const __nv_bfloat16* Q, const __nv_bf
                                            const int* indptr, __nv_bfloat16* O, float* LSE, int B, int Hq, int Hkv,
                                            int D, int max_len, int total, float scale, cudaStream_t stream);
 
+/*
+ * Paged prefill, causal: the new tokens of each sequence of a batch (a prompt, or the next chunk of one) attend to
+ * the sequence's tokens already in a paged KV cache and to each other; the new tokens' K and V are in the cache
+ * too, after the old ones. bf16 tensors, fp32 softmax statistics.
+ *
+ *   Q and O are [total_q, Hq, D], bf16, the new tokens packed: sequence b's are the rows qo_indptr[b] ..
+ *   qo_indptr[b+1] - 1 (qo_indptr is [B + 1] int32, qo_indptr[0] = 0, qo_indptr[B] = total_q), at most max_q_len
+ *   of them. LSE is [total_q, Hq], fp32. K_cache and V_cache are [num_pages, page_size, Hkv, D], bf16, as the
+ *   paged decode's: sequence b has kv_lens[b] tokens in the cache (kv_lens[b] >= its new tokens, at most
+ *   max_pages * page_size), its token t row t % page_size of page page_table[b][t / page_size] (page_table
+ *   [B, max_pages] int32, -1 past the last page). qo_indptr, page_table and kv_lens are device memory and differ
+ *   from call to call; a sequence's pages lie anywhere in the pool, in any order. D is 64, 96 or 128; Hq is a
+ *   multiple of Hkv (query head h uses KV head g = h / (Hq / Hkv)).
+ *
+ *   For sequence b with n = qo_indptr[b+1] - qo_indptr[b] new tokens and m = kv_lens[b] cached ones, its new
+ *   token i (0 .. n - 1, row o + i with o = qo_indptr[b]) is token m - n + i of the sequence and sees the tokens
+ *   j <= m - n + i (causal, aligned to the bottom right as the dense forward's):
+ *     s[i][j]        = scale * sum_d Q[o + i][h][d] * K(b, j)[g][d]     (K(b, j): the K_cache row of token j)
+ *     LSE[o + i][h]  = log(sum over j <= m - n + i of exp(s[i][j]))    (natural log; includes scale)
+ *     O[o + i][h][d] = sum over j <= m - n + i of exp(s[i][j] - LSE[o + i][h]) * V(b, j)[g][d]
+ *   scale is given by the caller (tasks use 1 / sqrt(D)). Accumulate in fp32.
+ */
+int ptxbench_attention_prefill_paged_bf16(const __nv_bfloat16* Q, const __nv_bfloat16* K_cache,
+                                          const __nv_bfloat16* V_cache, const int* qo_indptr, const int* page_table,
+                                          const int* kv_lens, __nv_bfloat16* O, float* LSE, int B, int Hq, int Hkv,
+                                          int D, int page_size, int max_pages, int num_pages, int max_q_len,
+                                          int total_q, float scale, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

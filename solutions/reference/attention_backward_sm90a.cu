@@ -1,6 +1,6 @@
 // Reference solution for the Hopper attention-backward tasks: dQ, dK, dV from Q, K, V, O, LSE and dO, bf16 tensors,
-// fp32 statistics and accumulation (include/ptxbench/abi.h). Written with the kit (kits/hopper/ptx); the rules it
-// relies on are in kits/hopper/contracts.md. The design is FlashAttention-3's backward (Shah et al., 2024), in three
+// fp32 statistics and accumulation (include/ptxbench/abi.h). Written with the kit (kits/hopper/ptx, kits/common/ptx);
+// the rules it relies on are in their contracts.md. The design is FlashAttention-3's backward (Shah et al., 2024), in three
 // kernels on the caller's stream:
 //
 //   1. prep: eight threads per query row (b, h, i): Delta_i = dO_i . O_i and lse2_i = LSE_i * log2(e) into the

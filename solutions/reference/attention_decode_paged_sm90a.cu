@@ -1,6 +1,6 @@
 // Reference solution for the Hopper paged-decode tasks: one query token per sequence over a paged KV cache,
-// grouped-query heads, bf16 in and out, fp32 softmax (include/ptxbench/abi.h). Written with the kit
-// (kits/hopper/ptx); the rules it relies on are in kits/hopper/contracts.md ("bulk copies", "expect_tx
+// grouped-query heads, bf16 in and out, fp32 softmax (include/ptxbench/abi.h). Written with the kit's shared
+// part (kits/common/ptx); the rules it relies on are in kits/common/contracts.md ("bulk copies", "expect_tx
 // accounting", "mbarrier phases").
 //
 // A decode reads its KV cache once and does 2 FLOPs per byte of it: the time is the cache's bytes over the

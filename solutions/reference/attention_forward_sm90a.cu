@@ -1,6 +1,6 @@
 // Reference solution for the Hopper attention-forward tasks: O = softmax(scale Q K^T) V and LSE, bf16 in and
-// out, fp32 softmax (include/ptxbench/abi.h). Written with the kit (kits/hopper/ptx); the rules it relies on are
-// in kits/hopper/contracts.md. The design is FlashAttention-3's (Shah et al., 2024). The tile shape is a table
+// out, fp32 softmax (include/ptxbench/abi.h). Written with the kit (kits/hopper/ptx, kits/common/ptx); the rules
+// it relies on are in their contracts.md. The design is FlashAttention-3's (Shah et al., 2024). The tile shape is a table
 // (the tuning table below, one row per head dim and mask): the number of consumer warpgroups C (2 or 3), the
 // keys per block BN, the depth of the K/V ring, the setmaxnreg budgets and whether the query tiles are aligned
 // to the first row or to the last. As shipped, D = 64 has C = 3 (192-row tiles) and BN = 112, with the tiles

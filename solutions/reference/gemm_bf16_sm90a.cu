@@ -1,5 +1,5 @@
 // Reference solution for the Hopper bf16 GEMM tasks: C[M,N] = A[M,K] * B[N,K]^T, fp32 accumulation, bf16 out.
-// Written with the kit (kits/hopper/ptx); the rules it relies on are in kits/hopper/contracts.md.
+// Written with the kit (kits/hopper/ptx, kits/common/ptx); the rules it relies on are in their contracts.md.
 //
 // Design
 //   - One CTA per SM, persistent: it walks output tiles of 128 x 256 in a grouped order (16 tile-rows of M per

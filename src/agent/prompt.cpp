@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 
-#include "task/catalog.h"
+#include "arch/profile.h"
 #include "util/files.h"
 #include "util/text.h"
 
@@ -51,7 +51,7 @@ std::string system_prompt(const Track& track) {
 
 std::string task_statement(const Track& track, const Task& task) {
   const Family& family = task.family_spec();
-  const ArchInfo* arch = find_arch(task.arch);
+  const ArchProfile* arch = find_arch(task.arch);
   std::string out = fmt::format("Task: {}\n{}\n\n{}\n\n", task.id, task.title, task.description);
   out += fmt::format("Architecture: {} ({}), {}\n", task.arch, arch ? arch->marketing : "?",
                      arch ? track.toolchain(*arch) : "?");
@@ -88,7 +88,7 @@ std::string task_statement(const Track& track, const Task& task) {
 
 std::string knowledge_text(const Track& track, const fs::path& kits_dir, const Task& task,
                            KnowledgeLevel level) {
-  const ArchInfo* arch = find_arch(task.arch);
+  const ArchProfile* arch = find_arch(task.arch);
   if (!arch) return fmt::format("No kit: {} is not an architecture ptxbench knows.\n", task.arch);
   const KitLayout kit = track.kit(*arch);
   const fs::path dir = kits_dir / kit.folder;
@@ -114,16 +114,25 @@ std::string knowledge_text(const Track& track, const fs::path& kits_dir, const T
     out += fmt::format("\n{}\n", kit.no_templates);
     return out;
   }
+  // The shared folder's templates and contracts first: the architecture's build on them.
+  std::vector<fs::path> folders;
+  if (!kit.shared_folder.empty()) folders.push_back(kits_dir / kit.shared_folder);
+  folders.push_back(dir);
   std::vector<fs::path> templates;
-  if (fs::is_directory(dir / kit.templates))
-    for (const auto& entry : fs::directory_iterator(dir / kit.templates))
-      if (entry.is_regular_file() && entry.path().extension() == kit.template_extension)
-        templates.push_back(entry.path());
-  std::sort(templates.begin(), templates.end());
+  for (const fs::path& folder : folders) {
+    std::vector<fs::path> own;
+    if (fs::is_directory(folder / kit.templates))
+      for (const auto& entry : fs::directory_iterator(folder / kit.templates))
+        if (entry.is_regular_file() && entry.path().extension() == kit.template_extension)
+          own.push_back(entry.path());
+    std::sort(own.begin(), own.end());
+    templates.insert(templates.end(), own.begin(), own.end());
+  }
   out += fmt::format("\n{}\n", kit.templates_intro);
   if (templates.empty()) out += kit.no_template_files + "\n";
   for (const auto& file : templates) include_file(file, true);
-  if (level == KnowledgeLevel::contracts) include_file(dir / "contracts.md", false);
+  if (level == KnowledgeLevel::contracts)
+    for (const fs::path& folder : folders) include_file(folder / "contracts.md", false);
   return out;
 }
 

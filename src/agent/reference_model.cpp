@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include "agent/prompt.h"
+#include "arch/profile.h"
 #include "eval/solution_run.h"
-#include "task/catalog.h"
 
 namespace ptxbench::agent {
 
@@ -67,7 +67,10 @@ ReferenceModel::ReferenceModel(const std::filesystem::path& solutions_dir, const
     entry_points_[task.id] = task.family_spec().entry_point;
     const ShippedSolution* chosen = nullptr;
     bool verified = false;
-    for (const auto& s : manifest) {  // the first expected to pass, else the first expected to be correct
+    // The first expected to pass, else the first expected to be correct; for a static-only task (no GPU
+    // stage runs), the first expected to pass the static stage.
+    const char* fallback = task.mode == TaskMode::static_only ? "static" : "correct";
+    for (const auto& s : manifest) {
       if (s.track != &track) continue;
       bool matches = false;
       for (const Task* t : registry.matching(s.tasks)) matches = matches || t->id == task.id;
@@ -77,9 +80,11 @@ ReferenceModel::ReferenceModel(const std::filesystem::path& solutions_dir, const
         verified = true;
         break;
       }
-      if (!chosen && expects(s, "correct")) chosen = &s;
+      if (!chosen && expects(s, fallback)) chosen = &s;
     }
-    if (chosen) by_task_[task.id] = {chosen->path.generic_string(), chosen->source, verified};
+    if (chosen)
+      by_task_[task.id] = {chosen->path.generic_string(), chosen->source, verified,
+                           task.mode == TaskMode::static_only};
   }
 }
 
@@ -102,10 +107,15 @@ std::string ReferenceModel::answer(const std::string& task_id, int turn) const {
   const std::string entry_point = entry == entry_points_.end() ? "" : entry->second;
   std::string intro =
       s.verified ? fmt::format("The shipped reference solution solutions/{}", s.path)
-                 : fmt::format(
-                       "I have no solution for {} that uses its required instructions. This is the shipped "
-                       "solutions/{}, which is correct but does not use them",
-                       task_id, s.path);
+      : s.static_only
+          ? fmt::format(
+                "The shipped solutions/{}, which has never run on a GPU of its architecture: "
+                "only its compile and static stages can be judged",
+                s.path)
+          : fmt::format(
+                "I have no solution for {} that uses its required instructions. This is the shipped "
+                "solutions/{}, which is correct but does not use them",
+                task_id, s.path);
   if (turn <= 1)
     return fmt::format(
         "{}, with a mistake made on purpose (a call to a function that does not exist), so that the "

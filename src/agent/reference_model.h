@@ -6,6 +6,8 @@
 //   Hopper).
 //   - Otherwise a shipped solution expected to be correct (the SIMT example): it says so, and that it has no
 //     solution using the required instructions; its verdicts fail the instruction stage.
+//   - For a static-only task (Blackwell), where no GPU stage runs, a shipped solution expected to pass the
+//     static stage (the reference Blackwell GEMM, never run): its verdicts are incomplete, never verified.
 //   - Otherwise a reply without code saying it has no solution (an extraction failure, every turn).
 // It answers in one track, with the manifest's solutions of that track.
 #pragma once
@@ -38,7 +40,8 @@ class ReferenceModel : public llm::Provider {
   struct Shipped {
     std::string path;  // relative to solutions/
     std::string source;
-    bool verified = false;  // expected to pass every stage
+    bool verified = false;     // expected to pass every stage
+    bool static_only = false;  // for a static-only task: expected to pass the static stage, never run
   };
   std::map<std::string, Shipped> by_task_;
   std::map<std::string, std::string> entry_points_;  // task id -> the C symbol its solution defines

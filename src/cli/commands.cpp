@@ -21,6 +21,7 @@
 #include "agent/prompt.h"
 #include "agent/reference_model.h"
 #include "agent/summary.h"
+#include "arch/profile.h"
 #include "cli/helpers.h"
 #include "cli/progress.h"
 #include "cli/project.h"
@@ -35,7 +36,6 @@
 #include "report/table.h"
 #include "report/write.h"
 #include "store/store.h"
-#include "task/catalog.h"
 #include "task/task.h"
 #include "util/files.h"
 #include "util/format.h"
@@ -213,7 +213,7 @@ void print_verdict_text(const Verdict& v) {
 
 void print_task_text(const Task& t) {
   const Family& family = t.family_spec();
-  const ArchInfo* arch = find_arch(t.arch);
+  const ArchProfile* arch = find_arch(t.arch);
   std::cout << fmt::format("{}\n{}\n\n{}\n\n", t.id, t.title, t.description);
   std::cout << fmt::format("family        {} ({})\narchitecture  {} ({}), {}\ndtype         {}\n", t.family,
                            family.summary, t.arch, arch->marketing,
@@ -221,8 +221,10 @@ void print_task_text(const Task& t) {
                                                     : "static-only: compiled and checked, not run",
                            t.dtype);
   std::cout << "shapes\n";
+  size_t label_width = 0;
+  for (const auto& s : t.all_shapes()) label_width = std::max(label_width, s.label.size());
   for (const auto& s : t.all_shapes())
-    std::cout << fmt::format("  {:<9} {}   ({:.3g} GFLOP)\n", s.label, s.to_string(),
+    std::cout << fmt::format("  {:<{}} {}   ({:.3g} GFLOP)\n", s.label, label_width, s.to_string(),
                              static_cast<double>(t.flops(s)) / 1e9);
   if (const std::string parameters = describe_parameters(t); !parameters.empty())
     std::cout << fmt::format("parameters    {}\n", parameters);
@@ -243,7 +245,7 @@ void print_task_text(const Task& t) {
                            describe_baseline(t), c_declarations(family));
   std::cout << fmt::format(
       "Solutions may include the ABI and the {} kit:\n  #include <ptxbench/abi.h>\n  #include <{}.cuh>   // "
-      "kits/{}/ptx: PTX template functions\n",
+      "kits/{}/ptx and kits/common/ptx: PTX template functions\n",
       arch->marketing, arch->kit, arch->kit);
   std::cout << fmt::format("\ntracks        {} (ptxbench eval --track)\n", fmt::join(t.tracks, ", "));
   for (const std::string& name : t.tracks)
@@ -312,7 +314,8 @@ int compile_command(const CommonOptions& common, const CompileCommandOptions& op
                                k.name, k.registers, k.shared_bytes, k.stack_bytes,
                                k.spill_store_bytes + k.spill_load_bytes);
     if (result.ok()) {
-      // A family absent from the compiled code is never executed: said now, not at the GPU's instruction stage.
+      // A family absent from the compiled code is never executed: said now, not at the GPU's instruction
+      // stage.
       for (const auto& [family, count] : result.inventory.required_counts)
         std::cout << fmt::format("required family {}: {} PTX instruction(s){}\n", family, count,
                                  count == 0 ? ": warning: not in the compiled code, so the instruction "
@@ -395,8 +398,9 @@ std::string judged_where(const GpuInfo& gpu, const std::string& evaluator) {
   return gpu.present ? gpu.describe() : gpu.absent_reason;
 }
 
-// The task architectures a run covers: --arch A, all, or (default) the local GPU's, else sm_90a. False for an
-// unknown architecture (after saying so).
+// The task architectures a run covers: --arch A, all, or (default) the local GPU's, else the first profile
+// whose GPU stages run here (Hopper): its tasks' CPU stages still run. False for an unknown architecture
+// (after saying so).
 bool select_archs(const std::string& arch, const GpuInfo& gpu, std::vector<std::string>& archs) {
   if (arch == "all") {
     for (const auto& a : all_archs()) archs.push_back(a.name);
@@ -407,10 +411,10 @@ bool select_archs(const std::string& arch, const GpuInfo& gpu, std::vector<std::
     }
     archs.push_back(arch);
   } else {
-    std::string local = "sm_90a";  // with no GPU here, Hopper: its tasks' CPU stages still run
+    const ArchProfile* local = gpu.present ? arch_of_compute_capability(gpu.compute_capability) : nullptr;
     for (const auto& a : all_archs())
-      if (gpu.present && a.compute_capability == gpu.compute_capability) local = a.name;
-    archs.push_back(local);
+      if (local == nullptr && a.runs) local = &a;
+    archs.push_back(local->name);
   }
   return true;
 }
@@ -852,15 +856,16 @@ std::string run_settings_line(const json& args) {
   for (const auto& [name, value] : args.items()) {
     if (name == "mode" || value.is_null() || value.is_object()) continue;
     if (value.is_array()) {
-      const bool short_list =
-          value.size() <= 3 && std::all_of(value.begin(), value.end(), [](const json& v) { return v.is_string(); });
+      const bool short_list = value.size() <= 3 && std::all_of(value.begin(), value.end(),
+                                                               [](const json& v) { return v.is_string(); });
       std::vector<std::string> items;
       if (short_list)
         for (const auto& v : value) items.push_back(v.get<std::string>());
       parts.push_back(short_list ? fmt::format("{}={}", name, fmt::join(items, ","))
                                  : fmt::format("{}: {}", name, value.size()));
     } else {
-      parts.push_back(fmt::format("{}={}", name, value.is_string() ? value.get<std::string>() : value.dump()));
+      parts.push_back(
+          fmt::format("{}={}", name, value.is_string() ? value.get<std::string>() : value.dump()));
     }
   }
   const std::string line = fmt::format("{}", fmt::join(parts, " "));

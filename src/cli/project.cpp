@@ -8,7 +8,7 @@
 namespace ptxbench {
 
 std::vector<std::filesystem::path> ProjectPaths::include_dirs(const std::string& kit) const {
-  return {root / "include", root / "kits" / kit / "ptx"};
+  return {root / "include", root / "kits" / "common" / "ptx", root / "kits" / kit / "ptx"};
 }
 
 ProjectPaths find_project(const std::string& root_option, const std::string& data_option) {

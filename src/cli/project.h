@@ -16,7 +16,8 @@ struct ProjectPaths {
   std::filesystem::path solutions() const { return root / "solutions"; }
   std::filesystem::path store() const { return data / "ptxbench.db"; }
   std::filesystem::path compile_cache() const { return data / "cache" / "compile"; }
-  // The ABI header and the architecture's kit, as a solution for `kit` (e.g. "hopper") sees them.
+  // The ABI header, the kit every architecture shares and the architecture's own, as a solution for `kit`
+  // (e.g. "hopper") sees them.
   std::vector<std::filesystem::path> include_dirs(const std::string& kit) const;
 };
 

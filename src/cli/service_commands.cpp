@@ -19,7 +19,7 @@
 #include "service/remote_evaluator.h"
 #include "service/server.h"
 #include "service/worker.h"
-#include "task/catalog.h"
+#include "arch/profile.h"
 #include "util/files.h"
 #include "util/subprocess.h"
 
@@ -187,7 +187,7 @@ int worker_command(const CommonOptions& common, const WorkerCommandOptions& opti
   } else {
     device = std::to_string(options.gpu);
     gpu = detect_gpu(device);
-    const ArchInfo* arch = nullptr;
+    const ArchProfile* arch = nullptr;
     for (const auto& a : all_archs())
       if (gpu.present && a.compute_capability == gpu.compute_capability) arch = &a;
     if (!arch) {

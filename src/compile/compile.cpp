@@ -15,7 +15,7 @@
 
 #include "compile/cache.h"
 #include "compile/diagnostics.h"
-#include "task/catalog.h"
+#include "arch/profile.h"
 #include "util/files.h"
 #include "util/hash.h"
 #include "util/subprocess.h"
@@ -38,7 +38,7 @@ constexpr int kCacheFormat = 2;
 // host code does) resolves through the library's own NEEDED libcuda.so.1, the same way in every stage. The
 // link uses the toolkit's stub library, so the compiling host needs no driver; which driver functions a
 // solution may import is the static scan's rule (forbidden.h).
-std::vector<std::string> nvcc_flags(const ArchInfo& arch, const CompileOptions& options) {
+std::vector<std::string> nvcc_flags(const ArchProfile& arch, const CompileOptions& options) {
   std::vector<std::string> flags = {"-gencode", arch.gencode, "-std=c++20", "-O3",     "-lineinfo",
                                     "-shared",  "-Xcompiler", "-fPIC",      "-cudart", "shared",
                                     "-lcuda",   "-Xptxas",    "-v"};
@@ -260,7 +260,7 @@ RawCompile compile_into(const fs::path& entry, const std::string& source,
   return raw;
 }
 
-CompileResult compile_for(const std::string& source, const Task& task, const ArchInfo& arch,
+CompileResult compile_for(const std::string& source, const Task& task, const ArchProfile& arch,
                           const CompileOptions& options) {
   CompileResult result;
   result.nvcc_version = nvcc_version(options.nvcc);
@@ -346,7 +346,7 @@ fs::path keep_source(const std::string& source, const std::string& name, const C
 }
 
 CompileResult compile_with_nvcc(const std::string& source, const Task& task, const CompileOptions& options) {
-  const ArchInfo* arch = find_arch(task.arch);
+  const ArchProfile* arch = find_arch(task.arch);
   if (!arch) throw std::runtime_error("unknown architecture " + task.arch);
   try {
     const auto started = std::chrono::steady_clock::now();

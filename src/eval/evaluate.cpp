@@ -7,7 +7,7 @@
 #include <ctime>
 #include <sstream>
 
-#include "task/catalog.h"
+#include "arch/profile.h"
 #include "util/files.h"
 #include "util/hash.h"
 #include "util/subprocess.h"
@@ -254,7 +254,7 @@ Verdict judge(const Submission& submission, const Task& task, const EvalOptions&
   verdict.stages.push_back(static_stage(compiled));
 
   // Why the GPU stages cannot run here, if they cannot.
-  const ArchInfo* arch = find_arch(task.arch);
+  const ArchProfile* arch = find_arch(task.arch);
   std::string no_gpu;
   if (!compiled.ok())
     no_gpu = "the solution did not compile";

@@ -2,13 +2,13 @@
 
 #include <algorithm>
 
-#include "task/catalog.h"
+#include "arch/profile.h"
 #include "util/hash.h"
 
 namespace ptxbench {
 
 bool uses_gpu(const Task& task, const Track& track, const EvalOptions& options) {
-  const ArchInfo* arch = find_arch(task.arch);
+  const ArchProfile* arch = find_arch(task.arch);
   return options.gpu.present && task.mode == TaskMode::full && arch &&
          arch->compute_capability == options.gpu.compute_capability && !options.tools.runner.empty() &&
          track.worker().implemented;

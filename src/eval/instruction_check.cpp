@@ -148,52 +148,6 @@ bool same_kernel(const std::string& ncu_name_as_printed, const std::string& comp
   return !base.empty() && base == base_name(compiled);
 }
 
-std::optional<MmaShape> parse_mma_shape(std::string_view opcode) {
-  const std::string_view name = base_opcode(opcode);
-  std::vector<std::string_view> parts;
-  for (std::string_view rest = opcode; !rest.empty();) {
-    const auto dot = rest.find('.');
-    parts.push_back(rest.substr(0, dot));
-    rest = dot == std::string_view::npos ? std::string_view{} : rest.substr(dot + 1);
-  }
-  auto number = [](std::string_view text, int64_t& value) {
-    if (text.empty() || text.size() > 6) return false;
-    value = 0;
-    for (const char c : text) {
-      if (c < '0' || c > '9') return false;
-      value = value * 10 + (c - '0');
-    }
-    return value > 0;
-  };
-  // Warpgroup MMA (wgmma): HGMMA / QGMMA / IGMMA / BGMMA with an "MxNxK" part.
-  if (name.size() == 5 && name.substr(1) == "GMMA") {
-    for (const auto part : parts) {
-      const auto x1 = part.find('x');
-      const auto x2 = x1 == std::string_view::npos ? x1 : part.find('x', x1 + 1);
-      if (x2 == std::string_view::npos) continue;
-      MmaShape shape;
-      if (number(part.substr(0, x1), shape.m) && number(part.substr(x1 + 1, x2 - x1 - 1), shape.n) &&
-          number(part.substr(x2 + 1), shape.k)) {
-        shape.warps_per_instruction = 4;
-        return shape;
-      }
-    }
-    return std::nullopt;
-  }
-  // Warp MMA (mma.sync): HMMA.16816 = m16n8k16, and the other shapes PTX allows.
-  if (name == "HMMA" || name == "IMMA") {
-    static constexpr struct {
-      std::string_view code;
-      int64_t m, n, k;
-    } kWarpShapes[] = {{"16816", 16, 8, 16}, {"16832", 16, 8, 32}, {"1688", 16, 8, 8},
-                       {"1684", 16, 8, 4},   {"884", 8, 8, 4},     {"8816", 8, 8, 16}};
-    for (const auto part : parts)
-      for (const auto& shape : kWarpShapes)
-        if (part == shape.code) return MmaShape{shape.m, shape.n, shape.k, 1};
-  }
-  return std::nullopt;
-}
-
 // FLOPs per warp-level count of the scalar and packed floating-point arithmetic (32 lanes; an FMA is 2).
 // HFMA2.MMA is left out: ptxas uses it to move constants into registers.
 std::optional<int64_t> scalar_flops_per_count(std::string_view opcode) {

@@ -38,6 +38,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "arch/profile.h"
 #include "eval/ncu_report.h"
 #include "eval/sass_inventory.h"
 #include "eval/verdict.h"
@@ -76,13 +77,6 @@ struct LaunchCheck {
   int64_t instructions = 0;
   // Opcodes this launch executed that its kernel's compiled code lacks (only with static SASS).
   std::vector<std::string> opcodes_not_in_compiled_code;
-};
-
-// The MMA an opcode performs, when its name says: HGMMA.64x128x16.F32.BF16 -> {64, 128, 16, 4 warps}.
-struct MmaShape {
-  int64_t m = 0, n = 0, k = 0;
-  int64_t warps_per_instruction = 1;  // 4 for warpgroup MMA: ncu counts each of the 4 warps
-  int64_t flops_per_count() const { return 2 * m * n * k / warps_per_instruction; }
 };
 
 struct CoverageEstimate {
@@ -138,8 +132,7 @@ struct StaticDecision {
 // Nothing here rests on that scan. nullopt when every family is there, or when `compiled` has no function.
 std::optional<StaticDecision> decide_from_compiled_code(const Task& task, const SassInventory& compiled);
 
-// Pieces, exposed for tests and for the report.
-std::optional<MmaShape> parse_mma_shape(std::string_view opcode);
+// Pieces, exposed for tests and for the report (an MMA's shape: arch/profile.h's parse_mma_shape).
 CoverageEstimate estimate_coverage(const std::map<std::string, int64_t>& math_opcodes, int64_t task_flops);
 // Whether a kernel name printed by ncu and one from the compile stage name the same kernel (see above).
 bool same_kernel(const std::string& ncu_name, const std::string& compiled_name);

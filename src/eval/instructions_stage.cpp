@@ -180,7 +180,7 @@ void add_launches(StageContext& context, const std::string& stage, const std::op
 
 void bind_proof(StageContext& context, StageResult& instructions) {
   if (!context.profiled || context.launches.empty()) return;
-  const LaunchBinding binding = bind_launches(*context.profiled, context.launches);
+  const LaunchBinding binding = bind_launches(*find_arch(context.task.arch), *context.profiled, context.launches);
   if (!instructions.details.is_object()) instructions.details = json::object();
   instructions.details["binding"] = binding.details;
   instructions.details["binding"]["status"] = to_string(binding.status);

@@ -134,7 +134,8 @@ void check_signatures(const std::string& stage, const json& log, const std::vect
   }
 }
 
-void check_counts(const std::string& stage, const json& log, int64_t profiled_gmma, Findings& findings) {
+void check_counts(const std::string& stage, const json& log, const std::string& mma_name,
+                  int64_t profiled_mma, Findings& findings) {
   for (const json& counted : log.value("counted", json::array())) {
     const std::string where = counted.value("where", std::string("a call"));
     if (counted.contains("problem")) {
@@ -143,38 +144,41 @@ void check_counts(const std::string& stage, const json& log, int64_t profiled_gm
                                counted.value("problem", std::string())));
       continue;
     }
-    const auto gmma = counted.value("gmma", int64_t{0});
-    const double tolerance = kCountTolerance * static_cast<double>(std::max<int64_t>(profiled_gmma, 1));
-    if (std::abs(static_cast<double>(gmma - profiled_gmma)) > tolerance)
-      findings.add(
-          StageStatus::failed,
-          fmt::format("the {} stage's {} executed {} wgmma instructions (hardware counters), but the "
-                      "profiled call {}: the calls that were not profiled ran other code",
-                      stage, where, gmma, profiled_gmma));
+    const auto mma = counted.value("mma", int64_t{0});
+    const double tolerance = kCountTolerance * static_cast<double>(std::max<int64_t>(profiled_mma, 1));
+    if (std::abs(static_cast<double>(mma - profiled_mma)) > tolerance)
+      findings.add(StageStatus::failed,
+                   fmt::format("the {} stage's {} executed {} {} instructions (hardware counters), but the "
+                               "profiled call {}: the calls that were not profiled ran other code",
+                               stage, where, mma, mma_name, profiled_mma));
   }
 }
 
 }  // namespace
 
-int64_t gmma_instructions(const NcuReport& report) {
+int64_t counted_instructions(const CounterSpec& counter, const NcuReport& report) {
   int64_t total = 0;
   for (const NcuLaunch& launch : report.launches)
-    for (const auto& [opcode, count] : launch.opcodes) {
-      const std::string base = opcode.substr(0, opcode.find('.'));
-      if (base.size() > 4 && base.ends_with("GMMA")) total += count;
-    }
+    for (const auto& [opcode, count] : launch.opcodes)
+      if (std::find(counter.opcodes.begin(), counter.opcodes.end(), opcode.substr(0, opcode.find('.'))) !=
+          counter.opcodes.end())
+        total += count;
   return total;
 }
 
-LaunchBinding bind_launches(const NcuReport& profiled_report,
+LaunchBinding bind_launches(const ArchProfile& arch, const NcuReport& profiled_report,
                             const std::vector<std::pair<std::string, json>>& logs) {
   std::vector<Launch> profiled;
   for (const NcuLaunch& launch : profiled_report.launches) profiled.push_back(from_ncu(launch));
-  const int64_t profiled_gmma = gmma_instructions(profiled_report);
   Findings findings;
+  if (!arch.counters)
+    findings.add(StageStatus::harness_error,
+                 fmt::format("the {} calls' tensor-pipe counts cannot be bound to the profiled call: {}",
+                             arch.name, arch.counters_missing));
+  const int64_t profiled_mma = arch.counters ? counted_instructions(arch.counters->mma, profiled_report) : 0;
   json profiled_json = json::array();
   for (const Launch& launch : profiled) profiled_json.push_back(to_json(launch));
-  json details = {{"profiled", std::move(profiled_json)}, {"profiled_gmma", profiled_gmma},
+  json details = {{"profiled", std::move(profiled_json)}, {"profiled_mma", profiled_mma},
                   {"duration_factor", kDurationFactor},   {"duration_slack_us", kDurationSlackUs},
                   {"count_tolerance", kCountTolerance},   {"stages", json::object()}};
   for (const auto& [stage, log] : logs) {
@@ -187,7 +191,7 @@ LaunchBinding bind_launches(const NcuReport& profiled_report,
       continue;
     }
     check_signatures(stage, log, profiled, findings);
-    check_counts(stage, log, profiled_gmma, findings);
+    if (arch.counters) check_counts(stage, log, arch.math.name, profiled_mma, findings);
   }
   return {.status = findings.status, .message = findings.message, .details = std::move(details)};
 }

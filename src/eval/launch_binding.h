@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "arch/profile.h"
 #include "eval/ncu_report.h"
 #include "eval/verdict.h"
 #include "runner/kernel_name_hash.h"
@@ -36,12 +37,13 @@ struct LaunchBinding {
   nlohmann::json details;
 };
 
-// `logs`: each stage's name and the runner's "launches" summary of its calls (launch_log.h).
-LaunchBinding bind_launches(const NcuReport& profiled,
+// `logs`: each stage's name and the runner's "launches" summary of its calls (launch_log.h), whose counts are
+// of `arch`'s tensor-pipe counters (its profile's "counters").
+LaunchBinding bind_launches(const ArchProfile& arch, const NcuReport& profiled,
                             const std::vector<std::pair<std::string, nlohmann::json>>& logs);
 
-// The warp-level wgmma instructions (HGMMA, QGMMA, IGMMA, BGMMA) a report's launches executed, as the
-// tensor pipe's counter counts them.
-int64_t gmma_instructions(const NcuReport& report);
+// The warp-level instructions of a counter's opcodes (the profile's: HGMMA, QGMMA, IGMMA, BGMMA for Hopper's
+// wgmma) that a report's launches executed, as the counter counts them.
+int64_t counted_instructions(const CounterSpec& counter, const NcuReport& report);
 
 }  // namespace ptxbench

@@ -13,7 +13,7 @@
 
 #include "runner/protocol.h"
 #include "runner/result_mac.h"
-#include "task/catalog.h"
+#include "arch/profile.h"
 #include "util/files.h"
 
 namespace ptxbench {
@@ -119,7 +119,7 @@ json request_for(const Task& task, const CompileResult& compiled, const std::str
   if (!tolerances.empty()) request[proto::kTolerances] = tolerances;
   if (!task.parameters.empty()) request[proto::kParameters] = task.parameters;
   // The architecture's dense tensor rate: the time stage's physics floor (runner/timing_rules.h).
-  const ArchInfo* arch = find_arch(task.arch);
+  const ArchProfile* arch = find_arch(task.arch);
   if (mode == proto::kModeTime && arch != nullptr)
     request[proto::kDenseFlopsPerSmPerClock] = arch->dense_bf16_flops_per_sm_per_clock;
   if (const fs::path module = baseline_module(task, tools); mode == proto::kModeTime && !module.empty()) {

@@ -2,7 +2,7 @@
 
 #include "eval/gpu_stage.h"
 #include "runner/protocol.h"
-#include "task/catalog.h"
+#include "arch/profile.h"
 
 namespace ptxbench {
 using nlohmann::json;

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 #include <string>
+#include <tuple>
 
 #include "family/family.h"
 
@@ -54,6 +55,13 @@ int main(int argc, char** argv) {
     }
     types.push_back("cudaStream_t");
     const std::string type = function_type("int", types);
+    // A family whose entry point takes more arguments of a kind than the worker's fixed-size call carries.
+    for (const auto& [count, limit, kind] :
+         {std::tuple{pointer, "kMaxPointers", "pointers"}, std::tuple{integer, "kMaxInts", "ints"},
+          std::tuple{real, "kMaxFloats", "floats"}})
+      text += "static_assert(" + std::to_string(count) + " <= solution::" + limit + ", \"the " + family.name +
+              " entry point takes " + std::to_string(count) + " " + kind +
+              ": more than runner/solution_protocol.h's " + limit + "\");\n";
     text += "static_assert(std::is_same_v<decltype(&::" + family.entry_point + "), " + type + ">,\n" +
             "              \"the " + family.name + " descriptor's " + family.entry_point +
             " is not the one ptxbench/abi.h declares\");\n";

@@ -300,6 +300,18 @@ __global__ void ragged_lse_kernel(const float* heads_rows, int hq, int n, int64_
   }
 }
 
+// The n tokens of one sequence of a paged cache, [n][Hkv][D] contiguous, from its row of the page table.
+__global__ void gather_pages_kernel(const __nv_bfloat16* cache, const int* pages, int page_size, int hkv,
+                                    int d, int n, __nv_bfloat16* out) {
+  const int64_t row = int64_t{hkv} * d;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n * row;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t t = i / row;
+    const int64_t page = pages[t / page_size];
+    out[i] = cache[(page * page_size + t % page_size) * row + i % row];
+  }
+}
+
 unsigned grid_for(int64_t items) {
   return static_cast<unsigned>(std::clamp<int64_t>((items + 255) / 256, 1, kMaxGrid));
 }
@@ -404,6 +416,46 @@ void ragged_prefill_reference(int hq, int hkv, int d, float scale, const std::ve
                                 o + first * hq * d, sequence_lse.get(), stream);
     ragged_lse_kernel<<<grid_for(dims.lse_elements()), 256, 0, stream>>>(sequence_lse.get(), hq, n, first,
                                                                          lse);
+    check_launch("ragged_lse_kernel");
+  }
+}
+
+void paged_prefill_reference(const PagedPrefillDims& dims, const std::vector<int32_t>& qo_indptr,
+                             const std::vector<int32_t>& kv_lens, const __nv_bfloat16* q,
+                             const __nv_bfloat16* k_cache, const __nv_bfloat16* v_cache,
+                             const int* page_table, float* o, float* lse, cudaStream_t stream) {
+  if (qo_indptr.size() != kv_lens.size() + 1 || dims.page_size <= 0 || dims.max_pages <= 0)
+    throw std::invalid_argument("paged prefill reference: dimensions out of range");
+  for (size_t b = 0; b < kv_lens.size(); ++b) {
+    const int64_t first = qo_indptr[b];
+    const int n = qo_indptr[b + 1] - qo_indptr[b], m = kv_lens[b];
+    if (n <= 0 || m < n || m > int64_t{dims.max_pages} * dims.page_size)
+      throw std::invalid_argument("paged prefill reference: a sequence's lengths out of range");
+    const AttentionDims dense{.b = 1,
+                              .hq = dims.hq,
+                              .hkv = dims.hkv,
+                              .sq = n,
+                              .sk = m,
+                              .d = dims.d,
+                              .causal = true,
+                              .scale = dims.scale};
+    // The sequence's K and V as [1, m, Hkv, D], bf16 as the cache holds them (two to a float of scratch).
+    const int* pages = page_table + b * static_cast<size_t>(dims.max_pages);
+    const auto gathered = [&](const __nv_bfloat16* cache) {
+      Scratch out(static_cast<size_t>(dense.kv_elements() + 1) / 2, stream);
+      gather_pages_kernel<<<grid_for(dense.kv_elements()), 256, 0, stream>>>(
+          cache, pages, dims.page_size, dims.hkv, dims.d, m, reinterpret_cast<__nv_bfloat16*>(out.get()));
+      check_launch("gather_pages_kernel");
+      return out;
+    };
+    const Scratch k = gathered(k_cache), v = gathered(v_cache);
+    const Scratch sequence_lse(static_cast<size_t>(dense.lse_elements()), stream);
+    attention_forward_reference(dense, q + first * dims.hq * dims.d,
+                                reinterpret_cast<const __nv_bfloat16*>(k.get()),
+                                reinterpret_cast<const __nv_bfloat16*>(v.get()), o + first * dims.hq * dims.d,
+                                sequence_lse.get(), stream);
+    ragged_lse_kernel<<<grid_for(dense.lse_elements()), 256, 0, stream>>>(sequence_lse.get(), dims.hq, n,
+                                                                          first, lse);
     check_launch("ragged_lse_kernel");
   }
 }

@@ -60,6 +60,19 @@ void ragged_prefill_reference(int hq, int hkv, int d, float scale, const std::ve
                               const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
                               float* o, float* lse, cudaStream_t stream);
 
+// The paged causal prefill: O [T,Hq,D] and LSE [T,Hq], fp32, from bf16 Q [T,Hq,D] packed by the B + 1 offsets
+// `qo_indptr` and the caches [pages,page_size,Hkv,D] through the device page table [B,max_pages], sequence b
+// holding kv_lens[b] tokens (both host vectors): each sequence's tokens gathered from its pages, then one
+// dense causal forward (above, bottom-right aligned) per sequence.
+struct PagedPrefillDims {
+  int hq = 0, hkv = 0, d = 0, page_size = 0, max_pages = 0;
+  float scale = 0;
+};
+void paged_prefill_reference(const PagedPrefillDims& dims, const std::vector<int32_t>& qo_indptr,
+                             const std::vector<int32_t>& kv_lens, const __nv_bfloat16* q,
+                             const __nv_bfloat16* k_cache, const __nv_bfloat16* v_cache,
+                             const int* page_table, float* o, float* lse, cudaStream_t stream);
+
 // Rounds n fp32 values to bf16 into `out` and `copy` (the backward's O input and its pristine copy).
 void round_to_bf16(const float* in, __nv_bfloat16* out, __nv_bfloat16* copy, int64_t n, cudaStream_t stream);
 

@@ -43,7 +43,7 @@ Json LaunchLog::collect(SolutionProcess& solution) {
 void LaunchLog::add(const s::Reply& reply, const Noted& call) {
   if (call.counted && reply.counter == s::Tool::recorded)
     counted_.push_back(
-        {{"where", call.where}, {"gmma", reply.gmma_instructions}, {"hmma", reply.hmma_instructions}});
+        {{"where", call.where}, {"mma", reply.mma_instructions}, {"tensor", reply.tensor_instructions}});
   else if (call.counted)
     counted_.push_back({{"where", call.where}, {"problem", reply.tool_problem}});
   if (reply.recorder != s::Tool::recorded) {

@@ -21,7 +21,7 @@ class LaunchLog {
   // {"recorder": "recorded" | "unavailable", "problem", "calls",
   //  "signatures": [{"calls", "launch_count", "launches": [{"name", "name_hash", "grid", "block", "cluster",
   //                  "dynamic_shared_bytes", "duration_us"}]}],
-  //  "counted": [{"where", "gmma", "hmma"} | {"where", "problem"}]}:
+  //  "counted": [{"where", "mma", "tensor"} | {"where", "problem"}]}:
   // the calls grouped by the launches they made (everything but durations equal; each duration the median
   // over the group), and the counted calls.
   Json collect(SolutionProcess& solution);

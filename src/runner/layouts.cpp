@@ -26,6 +26,46 @@ class Random {
   uint64_t state_;
 };
 
+// The page table of sequences of these lengths: the pages of each (ceil(length / page) of them) taken in turn
+// from a random permutation of the pool, -1 past its last page.
+std::vector<int32_t> page_table(const std::vector<int32_t>& lens, int page, int max_pages, int num_pages,
+                                Random& random) {
+  std::vector<int32_t> pool(static_cast<size_t>(num_pages));
+  for (size_t p = 0; p < pool.size(); ++p) pool[p] = static_cast<int32_t>(p);
+  for (size_t p = pool.size(); p > 1; --p) std::swap(pool[p - 1], pool[random.below(p)]);
+  std::vector<int32_t> table(lens.size() * static_cast<size_t>(max_pages), -1);
+  size_t next = 0;
+  for (size_t b = 0; b < lens.size(); ++b) {
+    const int pages = (lens[b] + page - 1) / page;
+    if (pages > max_pages)
+      throw std::invalid_argument("paged layout: max_pages pages cannot hold a sequence");
+    if (next + static_cast<size_t>(pages) > pool.size())
+      throw std::invalid_argument("paged layout: the pool of " + std::to_string(num_pages) +
+                                  " pages is too small for the batch");
+    for (int p = 0; p < pages; ++p) table[b * static_cast<size_t>(max_pages) + p] = pool[next++];
+  }
+  return table;
+}
+
+// The lengths of B sequences, `longest` of them L and the others S, in an order drawn from `random`.
+std::vector<int32_t> two_lengths(int B, int longest, int L, int S, Random& random) {
+  std::vector<int32_t> lens(static_cast<size_t>(B), S);
+  std::fill(lens.begin(), lens.begin() + longest, L);
+  for (size_t b = lens.size(); b > 1; --b) std::swap(lens[b - 1], lens[random.below(b)]);
+  return lens;
+}
+
+// The B + 1 offsets of sequences of these lengths packed token after token.
+std::vector<int32_t> offsets(const std::vector<int32_t>& lens) {
+  std::vector<int32_t> indptr(lens.size() + 1, 0);
+  for (size_t b = 0; b < lens.size(); ++b) {
+    if (int64_t{indptr[b]} + lens[b] > INT32_MAX)
+      throw std::invalid_argument("ragged layout: over 2^31 tokens");
+    indptr[b + 1] = indptr[b] + lens[b];
+  }
+  return indptr;
+}
+
 }  // namespace
 
 PagedLayout draw_paged_layout(int B, int L, int64_t T, int page, int max_pages, int num_pages, uint64_t key) {
@@ -62,18 +102,7 @@ PagedLayout draw_paged_layout(int B, int L, int64_t T, int page, int max_pages, 
     left -= add;
   }
 
-  std::vector<int32_t> pool(static_cast<size_t>(num_pages));
-  for (size_t p = 0; p < pool.size(); ++p) pool[p] = static_cast<int32_t>(p);
-  for (size_t p = pool.size(); p > 1; --p) std::swap(pool[p - 1], pool[random.below(p)]);
-  layout.page_table.assign(static_cast<size_t>(B) * static_cast<size_t>(max_pages), -1);
-  size_t next = 0;
-  for (size_t b = 0; b < lens.size(); ++b) {
-    const int pages = (lens[b] + page - 1) / page;
-    if (next + static_cast<size_t>(pages) > pool.size())
-      throw std::invalid_argument("paged layout: the pool of " + std::to_string(num_pages) +
-                                  " pages is too small for the batch");
-    for (int p = 0; p < pages; ++p) layout.page_table[b * static_cast<size_t>(max_pages) + p] = pool[next++];
-  }
+  layout.page_table = page_table(lens, page, max_pages, num_pages, random);
   return layout;
 }
 
@@ -81,16 +110,21 @@ std::vector<int32_t> draw_ragged_indptr(int B, int longest, int L, int S, uint64
   if (B <= 0 || longest < 1 || longest > B || S < 1 || S > L)
     throw std::invalid_argument("ragged layout: needs 1 <= longest <= B and 1 <= S <= L");
   Random random(key);
-  std::vector<int32_t> lens(static_cast<size_t>(B), S);
-  std::fill(lens.begin(), lens.begin() + longest, L);
-  for (size_t b = lens.size(); b > 1; --b) std::swap(lens[b - 1], lens[random.below(b)]);
-  std::vector<int32_t> indptr(static_cast<size_t>(B) + 1, 0);
-  for (size_t b = 0; b < lens.size(); ++b) {
-    if (int64_t{indptr[b]} + lens[b] > INT32_MAX)
-      throw std::invalid_argument("ragged layout: over 2^31 tokens");
-    indptr[b + 1] = indptr[b] + lens[b];
-  }
-  return indptr;
+  return offsets(two_lengths(B, longest, L, S, random));
+}
+
+PagedPrefillLayout draw_paged_prefill_layout(int B, int longest, int L, int S, int P, int page, int max_pages,
+                                             int num_pages, uint64_t key) {
+  if (B <= 0 || longest < 1 || longest > B || S < 1 || S > L || P < 0 || page <= 0)
+    throw std::invalid_argument("paged prefill layout: needs 1 <= longest <= B, 1 <= S <= L and P >= 0");
+  if (int64_t{L} + P > INT32_MAX) throw std::invalid_argument("paged prefill layout: over 2^31 tokens");
+  Random random(key);
+  const std::vector<int32_t> new_tokens = two_lengths(B, longest, L, S, random);
+  PagedPrefillLayout layout;
+  layout.qo_indptr = offsets(new_tokens);
+  for (int32_t n : new_tokens) layout.kv_lens.push_back(n + P);
+  layout.page_table = page_table(layout.kv_lens, page, max_pages, num_pages, random);
+  return layout;
 }
 
 }  // namespace ptxbench::runner

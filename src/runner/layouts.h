@@ -1,7 +1,7 @@
 // The layouts of the families whose inputs index others (include/ptxbench/abi.h): a paged KV cache's lengths
-// and pages, a ragged batch's sequence order. Drawn afresh from each call's key, so that a solution cannot
-// key anything on the layout and no two calls share it; the same key gives the same layout on every host.
-// Plain C++: the CPU tests check it.
+// and pages, a ragged batch's sequence order, a paged prefill's both. Drawn afresh from each call's key, so
+// that a solution cannot key anything on the layout and no two calls share it; the same key gives the same
+// layout on every host. Plain C++: the CPU tests check it.
 #pragma once
 
 #include <cstdint>
@@ -22,9 +22,21 @@ struct PagedLayout {
 PagedLayout draw_paged_layout(int B, int L, int64_t T, int page, int max_pages, int num_pages, uint64_t key);
 
 // A ragged batch of B sequences, `longest` of them of L tokens and the others of S, in an order drawn from
-// `key`: the B + 1 offsets of the sequences in the packed tokens (indptr[0] = 0, indptr[B] = longest * L + (B
-// - longest)
-// * S). Throws std::invalid_argument unless 1 <= longest <= B and 1 <= S <= L.
+// `key`: the B + 1 offsets of the sequences in the packed tokens (indptr[0] = 0, indptr[B] = longest * L +
+// (B - longest) * S). Throws std::invalid_argument unless 1 <= longest <= B and 1 <= S <= L.
 std::vector<int32_t> draw_ragged_indptr(int B, int longest, int L, int S, uint64_t key);
+
+struct PagedPrefillLayout {
+  std::vector<int32_t> qo_indptr;   // [B + 1]: the new tokens of each sequence, packed
+  std::vector<int32_t> kv_lens;     // [B]: its tokens in the cache, the new ones included
+  std::vector<int32_t> page_table;  // [B, max_pages]; -1 past each sequence's last page
+};
+
+// A paged prefill's batch: B sequences, `longest` of them with L new tokens and the others with S, in an
+// order drawn from `key`, each after a cached prefix of P tokens (kv_lens = new tokens + P), their pages
+// drawn as draw_paged_layout's. Throws std::invalid_argument unless 1 <= longest <= B, 1 <= S <= L and P >=
+// 0, or when max_pages or the pool cannot hold the batch.
+PagedPrefillLayout draw_paged_prefill_layout(int B, int longest, int L, int S, int P, int page, int max_pages,
+                                             int num_pages, uint64_t key);
 
 }  // namespace ptxbench::runner

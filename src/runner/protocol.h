@@ -45,7 +45,7 @@
 //                                               // 10 s, at least 5 (the timing reports the counts used)
 //   "device": 0,                                // optional, default 0
 //   "dense_flops_per_sm_per_clock": 4096,       // optional (time): the task's architecture's dense bf16
-//                                               // tensor rate (task/catalog.h); without it no physics floor
+//                                               // tensor rate (arch/profile.h); without it no physics floor
 //                                               // is applied (the timing's "roofline" says so)
 //   "track": "cuda",                            // optional, default "cuda"; "triton": "library" is the
 //                                               // solution's Python file, run by the python below

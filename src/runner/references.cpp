@@ -133,6 +133,16 @@ void upload_input(ReferenceTensors& t, const std::string& name, const std::vecto
   }
 }
 
+// The pristine copy of a computed int32 input, read back to the host (the reference's loop over sequences).
+std::vector<int32_t> download_input(ReferenceTensors& t, const std::string& name, cudaStream_t stream) {
+  const DeviceBuffer* pristine = t.pristine.at(name);
+  std::vector<int32_t> host(pristine->bytes() / sizeof(int32_t));
+  PTXBENCH_CUDA(
+      cudaMemcpyAsync(host.data(), pristine->get(), pristine->bytes(), cudaMemcpyDeviceToHost, stream));
+  PTXBENCH_CUDA(cudaStreamSynchronize(stream));
+  return host;
+}
+
 // Paged decode: the lengths and the page table of each call drawn from its key (layouts.h), then
 // attention_kernels.cu's fp32 decode over them.
 class PagedDecodeReference final : public Reference {
@@ -170,15 +180,41 @@ class RaggedPrefillReference final : public Reference {
   }
 
   void compute(ReferenceTensors& t, cudaStream_t stream) override {
-    std::vector<int32_t> indptr(static_cast<size_t>(t.dim("B")) + 1);
-    const DeviceBuffer* pristine = t.pristine.at("indptr");
-    PTXBENCH_CUDA(
-        cudaMemcpyAsync(indptr.data(), pristine->get(), pristine->bytes(), cudaMemcpyDeviceToHost, stream));
-    PTXBENCH_CUDA(cudaStreamSynchronize(stream));
+    const std::vector<int32_t> indptr = download_input(t, "indptr", stream);
     ragged_prefill_reference(t.dim("Hq"), t.dim("Hkv"), t.dim("D"), static_cast<float>(t.reals.at("scale")),
                              indptr, bf16(t.pristine.at("Q")), bf16(t.pristine.at("K")),
                              bf16(t.pristine.at("V")), t.reference.at("O")->as<float>(),
                              t.reference.at("LSE")->as<float>(), stream);
+  }
+};
+
+// Paged prefill: the order of the sequences and their pages drawn from each call's key (layouts.h), then
+// attention_kernels.cu's gather and dense causal forward per sequence, at the offsets and lengths read back
+// from the pristine inputs.
+class PagedPrefillReference final : public Reference {
+ public:
+  void compute_inputs(ReferenceTensors& t, uint64_t key, cudaStream_t stream) override {
+    const PagedPrefillLayout layout =
+        draw_paged_prefill_layout(t.dim("B"), t.dim("Bl"), t.dim("L"), t.dim("S"), t.dim("P"), t.dim("page"),
+                                  t.dim("max_pages"), t.dim("num_pages"), key);
+    upload_input(t, "qo_indptr", layout.qo_indptr, stream);
+    upload_input(t, "kv_lens", layout.kv_lens, stream);
+    upload_input(t, "page_table", layout.page_table, stream);
+  }
+
+  void compute(ReferenceTensors& t, cudaStream_t stream) override {
+    const std::vector<int32_t> qo_indptr = download_input(t, "qo_indptr", stream),
+                               kv_lens = download_input(t, "kv_lens", stream);
+    const PagedPrefillDims dims{.hq = t.dim("Hq"),
+                                .hkv = t.dim("Hkv"),
+                                .d = t.dim("D"),
+                                .page_size = t.dim("page"),
+                                .max_pages = t.dim("max_pages"),
+                                .scale = static_cast<float>(t.reals.at("scale"))};
+    paged_prefill_reference(dims, qo_indptr, kv_lens, bf16(t.pristine.at("Q")),
+                            bf16(t.pristine.at("K_cache")), bf16(t.pristine.at("V_cache")),
+                            t.pristine.at("page_table")->as<const int>(), t.reference.at("O")->as<float>(),
+                            t.reference.at("LSE")->as<float>(), stream);
   }
 };
 
@@ -190,6 +226,7 @@ std::unique_ptr<Reference> make_reference(const std::string& name) {
   if (name == "attention-backward") return std::make_unique<AttentionBackwardReference>();
   if (name == "attention-decode-paged") return std::make_unique<PagedDecodeReference>();
   if (name == "attention-prefill-ragged") return std::make_unique<RaggedPrefillReference>();
+  if (name == "attention-prefill-paged") return std::make_unique<PagedPrefillReference>();
   return nullptr;
 }
 

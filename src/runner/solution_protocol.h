@@ -43,7 +43,7 @@ struct OpenRequest {
 };
 
 inline constexpr int kMaxPointers = 12;
-inline constexpr int kMaxInts = 8;
+inline constexpr int kMaxInts = 12;
 inline constexpr int kMaxFloats = 4;
 inline constexpr int kMaxRank = 5;
 inline constexpr int kMaxSnapshots = 4;
@@ -154,11 +154,11 @@ struct Reply {
   Tool recorder = Tool::unavailable;
   uint32_t launch_count = 0;
   Launch launches[kMaxLaunches] = {};
-  // launches, of a kCounted call: the tensor-pipe instructions it executed (warp-level, as ncu's
-  // sm__inst_executed_pipe_tensor_op_{gmma,hmma}.sum count them).
+  // launches, of a kCounted call: the tensor-pipe instructions it executed, warp-level, by the GPU's
+  // architecture profile's two counters (runner/tensor_counter.h: its own MMA, every MMA of the pipe).
   Tool counter = Tool::unavailable;
-  uint64_t gmma_instructions = 0;
-  uint64_t hmma_instructions = 0;
+  uint64_t mma_instructions = 0;
+  uint64_t tensor_instructions = 0;
   char tool_problem[256] = {};  // why a recorder is unavailable, NUL-terminated
 };
 

@@ -180,7 +180,10 @@ class Worker {
     // The recorders, in every mode and before the library loads: whether a call is recorded or counted is
     // nothing its code can see.
     recorder_ = std::make_unique<LaunchRecorder>();
-    counter_ = std::make_unique<TensorCounter>();
+    int major = 0, minor = 0;
+    (void)cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+    (void)cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
+    counter_ = std::make_unique<TensorCounter>(arch_of_compute_capability(10 * major + minor));
     // The context's state as the solution must leave it, read before its code first runs.
     device_state_ = read_device_state();
   }
@@ -384,8 +387,8 @@ class Worker {
       return counts;
     }
     counts.counter = s::Tool::recorded;
-    counts.gmma_instructions = counted->gmma;
-    counts.hmma_instructions = counted->hmma;
+    counts.mma_instructions = counted->mma;
+    counts.tensor_instructions = counted->tensor;
     return counts;
   }
 
@@ -395,8 +398,8 @@ class Worker {
     const auto counted = counts_.find(index);
     if (counted == counts_.end()) return;
     reply.counter = counted->second.counter;
-    reply.gmma_instructions = counted->second.gmma_instructions;
-    reply.hmma_instructions = counted->second.hmma_instructions;
+    reply.mma_instructions = counted->second.mma_instructions;
+    reply.tensor_instructions = counted->second.tensor_instructions;
     if (reply.counter != s::Tool::recorded)
       std::snprintf(reply.tool_problem, sizeof(reply.tool_problem), "%s", counted->second.tool_problem);
   }

@@ -23,12 +23,6 @@
 namespace ptxbench::runner {
 namespace {
 
-// The order of the values cuptiProfilerHostEvaluateToGpuValues returns.
-constexpr std::array<const char*, 2> kMetrics = {
-    "sm__inst_executed_pipe_tensor_op_gmma.sum",
-    "sm__inst_executed_pipe_tensor_op_hmma.sum",
-};
-
 constexpr const char* kRangeName = "ptxbench";
 
 // CUPTI's parameter structs, zeroed (pPriv null, every option off) with the size CUPTI checks for.
@@ -106,8 +100,10 @@ struct RangeProfilerDeleter {
 struct TensorCounter::Profiler {
   // Declared in this order so that they are released in the reverse: the range profiler is disabled first,
   // while the host object and the images it was configured with still exist.
-  std::array<const char*, 2> metrics = kMetrics;  // CUPTI takes the names through a non-const pointer
-  std::vector<uint8_t> config_image;              // SetConfig keeps pointers to both images
+  // The profile's mma and tensor metrics, in the order cuptiProfilerHostEvaluateToGpuValues returns them
+  // (CUPTI takes the names through a non-const pointer).
+  std::array<const char*, 2> metrics;
+  std::vector<uint8_t> config_image;  // SetConfig keeps pointers to both images
   std::vector<uint8_t> counter_data;
   std::unique_ptr<CUpti_Profiler_Host_Object, HostDeleter> host;
   std::unique_ptr<CUpti_RangeProfiler_Object, RangeProfilerDeleter> range_profiler;
@@ -310,7 +306,7 @@ struct TensorCounter::Profiler {
   }
 
   std::optional<TensorCounts> evaluate(std::string& problem) {
-    std::array<double, kMetrics.size()> values{};
+    std::array<double, 2> values{};
     auto p = params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(
         CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
     p.pHostObject = host.get();
@@ -322,21 +318,30 @@ struct TensorCounter::Profiler {
     p.pMetricValues = values.data();
     if (!cupti_ok(problem, "cuptiProfilerHostEvaluateToGpuValues", cuptiProfilerHostEvaluateToGpuValues(&p)))
       return std::nullopt;
-    const std::optional<uint64_t> gmma = to_count(values[0]);
-    const std::optional<uint64_t> hmma = to_count(values[1]);
-    if (!gmma || !hmma) {
+    const std::optional<uint64_t> mma = to_count(values[0]);
+    const std::optional<uint64_t> tensor = to_count(values[1]);
+    if (!mma || !tensor) {
       record(problem, "cuptiProfilerHostEvaluateToGpuValues: not counts: " + std::to_string(values[0]) +
                           ", " + std::to_string(values[1]));
       return std::nullopt;
     }
-    return TensorCounts{.gmma = *gmma, .hmma = *hmma};
+    return TensorCounts{.mma = *mma, .tensor = *tensor};
   }
 };
 
-TensorCounter::TensorCounter() {
+TensorCounter::TensorCounter(const ArchProfile* arch) {
+  if (arch == nullptr) {
+    problem_ = "TensorCounter: no architecture profile is this GPU's";
+    return;
+  }
+  if (!arch->counters) {
+    problem_ = "TensorCounter: " + arch->counters_missing;
+    return;
+  }
   // The images are the only allocations that could fail; a counter that cannot hold them is just unavailable.
   try {
     auto profiler = std::make_unique<Profiler>();
+    profiler->metrics = {arch->counters->mma.metric.c_str(), arch->counters->tensor.metric.c_str()};
     if (profiler->set_up(problem_)) profiler_ = std::move(profiler);
   } catch (const std::bad_alloc&) {
     problem_ = "TensorCounter: out of host memory for CUPTI's images";

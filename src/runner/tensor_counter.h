@@ -8,19 +8,21 @@
 #include <optional>
 #include <string>
 
+#include "arch/profile.h"
+
 namespace ptxbench::runner {
 
-// What the tensor pipes executed in one range, in warp-level instructions. `gmma` counts the warpgroup MMAs
-// (wgmma), one per warp of the warpgroup: one m64 wgmma of one warpgroup counts 4, as ncu's
-// sm__inst_executed_pipe_tensor_op_gmma.sum and the per-opcode HGMMA count do. `hmma` counts every MMA of the
-// tensor pipe, wgmma included: one wgmma of a warpgroup counts 4 there too, one mma.sync of a warp 1 (and 0
-// in `gmma`); the warp-level MMAs alone are hmma - gmma.
+// What the tensor pipes executed in one range, in warp-level instructions, by the two counters of the GPU's
+// architecture profile (arch/*.json). `mma` counts the architecture's own MMA, one per warp that issues it:
+// on Hopper sm__inst_executed_pipe_tensor_op_gmma.sum, where one m64 wgmma of a warpgroup counts 4, as the
+// per-opcode HGMMA count does. `tensor` counts every MMA of the tensor pipe, those included: on Hopper
+// sm__inst_executed_pipe_tensor_op_hmma.sum, where one mma.sync of a warp counts 1 (and 0 in `mma`).
 struct TensorCounts {
-  uint64_t gmma = 0;
-  uint64_t hmma = 0;
+  uint64_t mma = 0;
+  uint64_t tensor = 0;
 };
 
-// sm__inst_executed_pipe_tensor_op_{gmma,hmma}.sum over the work of the calling thread's current CUDA context
+// The profile's two metrics over the work of the calling thread's current CUDA context
 // between begin() and end(): a user range with user replay, one range per begin()/end() pair. Nothing throws,
 // nothing is printed; what failed is in problem(), named after the CUPTI or driver call and its error text.
 // Set-up fails where another tool already profiles the process (under ncu, cuptiProfilerInitialize answers
@@ -28,7 +30,9 @@ struct TensorCounts {
 // and synchronisation, inside a range or not (tests/gpu/runner/tensor_counter_probe.cu measures it).
 class TensorCounter {
  public:
-  TensorCounter();   // sets everything up on the current context; available() says whether it worked
+  // Sets everything up on the current context for the profile of its GPU (nullptr: none is known);
+  // available() says whether it worked.
+  explicit TensorCounter(const ArchProfile* arch);
   ~TensorCounter();  // closes an open range, disables the profiler, releases CUPTI's objects
   TensorCounter(const TensorCounter&) = delete;
   TensorCounter& operator=(const TensorCounter&) = delete;

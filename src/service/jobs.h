@@ -21,7 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "service/redis.h"
-#include "task/catalog.h"
+#include "arch/profile.h"
 #include "task/task.h"
 
 namespace ptxbench::service {

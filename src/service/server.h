@@ -9,7 +9,7 @@
 
 #include "service/jobs.h"
 #include "service/redis.h"
-#include "task/catalog.h"
+#include "arch/profile.h"
 
 namespace ptxbench::service {
 

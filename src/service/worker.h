@@ -13,7 +13,7 @@
 #include "eval/verdict.h"
 #include "service/jobs.h"
 #include "service/redis.h"
-#include "task/catalog.h"
+#include "arch/profile.h"
 
 namespace ptxbench::service {
 

@@ -13,7 +13,7 @@
 #include <ranges>
 #include <set>
 
-#include "task/catalog.h"
+#include "arch/profile.h"
 #include "track/track.h"
 #include "util/json_file.h"
 #include "util/text.h"
@@ -81,10 +81,10 @@ class TaskReader {
     }
     if (!doc.is_object()) fail("(document)", "must be a JSON object");
     // ("flops" is known only to be refused with the reason below.)
-    only_known(
-        doc, "",
-        {"id", "title", "family", "arch", "dtype", "mode", "description", "shapes", "required",
-         "coverage_threshold", "tolerance", "tolerances", "parameters", "baseline", "tracks", "groups", "flops"});
+    only_known(doc, "",
+               {"id", "title", "family", "arch", "dtype", "mode", "description", "shapes", "required",
+                "coverage_threshold", "tolerance", "tolerances", "parameters", "baseline", "tracks", "groups",
+                "flops"});
 
     Task task;
     task.file = file_;
@@ -105,7 +105,7 @@ class TaskReader {
     task.arch = string_field(doc, "arch");
     if (!find_arch(task.arch))
       fail("arch", fmt::format("unknown architecture '{}' (known: {})", task.arch,
-                               fmt::join(all_archs() | std::views::transform(&ArchInfo::name), ", ")));
+                               fmt::join(all_archs() | std::views::transform(&ArchProfile::name), ", ")));
     task.dtype = string_field(doc, "dtype");
     if (task.dtype != "bf16") fail("dtype", fmt::format("'{}' is not supported (known: bf16)", task.dtype));
     std::string mode = string_field(doc, "mode");
@@ -115,12 +115,20 @@ class TaskReader {
       task.mode = TaskMode::static_only;
     else
       fail("mode", fmt::format("'{}' must be \"full\" or \"static\"", mode));
+    const ArchProfile& profile = *find_arch(task.arch);
+    if (task.mode == TaskMode::full && !profile.runs)
+      fail("mode", fmt::format("\"full\", but no {} GPU runs the GPU stages here (arch/{}.json): \"static\"",
+                               profile.marketing, profile.name));
     task.description = string_field(doc, "description");
     task.baseline = string_field(doc, "baseline");
     if (!family->baseline(task.baseline))
-      fail("baseline", fmt::format("'{}' is not a baseline of family '{}' (known: {})", task.baseline,
-                                   family->name,
-                                   fmt::join(family->baselines | std::views::transform(&BaselineSpec::name), ", ")));
+      fail("baseline",
+           fmt::format("'{}' is not a baseline of family '{}' (known: {})", task.baseline, family->name,
+                       fmt::join(family->baselines | std::views::transform(&BaselineSpec::name), ", ")));
+    if (task.baseline != kNoBaseline && std::find(profile.baselines.begin(), profile.baselines.end(),
+                                                  task.baseline) == profile.baselines.end())
+      fail("baseline", fmt::format("'{}' is no baseline of {} (its profile's: {})", task.baseline, task.arch,
+                                   fmt::join(profile.baselines, ", ")));
 
     task.parameters = read_parameters(doc, *family);
     task.tracks = read_tracks(doc);
@@ -142,7 +150,6 @@ class TaskReader {
     for (size_t i = 0; i < task.check_shapes.size(); ++i)
       check_shape_rules(task.check_shapes[i], fmt::format("shapes.check[{}]", i), *family, task.parameters);
 
-
     task.tolerance = read_tolerance(object_field(doc, "tolerance"), "tolerance");
     // Per-output overrides: the outputs of one family can differ in type and scale (attention's bf16 O and
     // fp32 LSE), so one pair of numbers cannot suit them all.
@@ -153,10 +160,11 @@ class TaskReader {
         const std::string where = "tolerances." + output;
         const TensorSpec* tensor = family->tensor(output);
         if (tensor == nullptr || tensor->role != Role::output)
-          fail(where, fmt::format("not an output of family '{}' (outputs: {})", family->name,
-                                  fmt::join(family->with_role(Role::output) |
-                                                std::views::transform([](const TensorSpec* t) { return t->name; }),
-                                            ", ")));
+          fail(where,
+               fmt::format("not an output of family '{}' (outputs: {})", family->name,
+                           fmt::join(family->with_role(Role::output) |
+                                         std::views::transform([](const TensorSpec* t) { return t->name; }),
+                                     ", ")));
         if (!value.is_object()) fail(where, "must be an object");
         task.tolerances[output] = read_tolerance(value, where);
       }
@@ -166,11 +174,10 @@ class TaskReader {
     if (required.empty()) fail("required", "must name at least one instruction family");
     int math_families = 0;
     std::set<std::string> names;
-    const ArchInfo& arch = *find_arch(task.arch);
     for (size_t i = 0; i < required.size(); ++i) {
       RequiredFamily f = read_family(required[i], fmt::format("required[{}]", i));
-      for (const auto& [field, listed, known] :
-           {std::tuple{"ptx", &f.ptx, &arch.ptx_mnemonics}, std::tuple{"sass", &f.sass, &arch.sass_opcodes}})
+      for (const auto& [field, listed, known] : {std::tuple{"ptx", &f.ptx, &profile.ptx_mnemonics},
+                                                 std::tuple{"sass", &f.sass, &profile.sass_opcodes}})
         for (const std::string& name : *listed)
           if (!known_instruction(*known, name))
             fail(fmt::format("required[{}].{}", i, field),
@@ -348,7 +355,8 @@ class TaskReader {
     if (!doc.contains("groups")) return groups;
     for (const json& item : array_field(doc, "groups")) {
       if (!item.is_string() || !plain_name(item.get<std::string>()))
-        fail("groups", fmt::format("{} is not a group name (lowercase letters, digits and '-')", item.dump()));
+        fail("groups",
+             fmt::format("{} is not a group name (lowercase letters, digits and '-')", item.dump()));
       if (std::find(groups.begin(), groups.end(), item.get<std::string>()) != groups.end())
         fail("groups", fmt::format("'{}' appears twice", item.get<std::string>()));
       groups.push_back(item.get<std::string>());
@@ -442,7 +450,8 @@ TaskSelection TaskRegistry::select(const std::vector<std::string>& items) const 
     const std::string group = item.substr(1);
     size_t members = 0;
     for (const Task& t : tasks_)
-      if (std::find(t.groups.begin(), t.groups.end(), group) != t.groups.end()) globs.push_back(t.id), ++members;
+      if (std::find(t.groups.begin(), t.groups.end(), group) != t.groups.end())
+        globs.push_back(t.id), ++members;
     if (members == 0)
       throw ConfigError(fmt::format("task selection '{}': no task group '{}' (groups: {})", text, group,
                                     fmt::join(groups(), ", ")));

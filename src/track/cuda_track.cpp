@@ -59,7 +59,7 @@ The file is compiled with nvcc, checked for forbidden means, run under compute-s
 Answer with the whole file in one fenced code block that starts with ```cuda. Only the last code block of your reply is used; keep any explanation short and outside it. Later turns show you the verdict on your previous file: answer each with the whole corrected file, again in one ```cuda block.)";
   }
 
-  std::string toolchain(const ArchInfo& arch) const override {
+  std::string toolchain(const ArchProfile& arch) const override {
     return fmt::format("compiled with nvcc -gencode {} -std=c++20 -O3 -lineinfo -shared -Xcompiler -fPIC -cudart "
                        "shared -lcuda",
                        arch.gencode);
@@ -74,14 +74,16 @@ Answer with the whole file in one fenced code block that starts with ```cuda. On
     return "Start the file with #include <ptxbench/abi.h> (it includes cuda_bf16.h and cuda_runtime.h).";
   }
 
-  KitLayout kit(const ArchInfo& arch) const override {
+  KitLayout kit(const ArchProfile& arch) const override {
     return {.folder = arch.kit,
+            .shared_folder = "common",
             .title = arch.marketing + " kit",
             .templates = "ptx",
             .template_extension = ".cuh",
             .templates_intro = fmt::format(
-                "The kit's PTX template functions follow. kits/{0}/ptx is on the include path: #include "
-                "<{0}.cuh> brings in all of them (namespace ptxkit::{0}), or include one file by its name.",
+                "The kit's PTX template functions follow. kits/common/ptx (what every architecture shares) and "
+                "kits/{0}/ptx are on the include path: #include <{0}.cuh> brings in all of them (namespace "
+                "ptxkit::{0}), or include one file by its name.",
                 arch.kit),
             .no_templates =
                 "No kit header is shown at this level: write the PTX instructions yourself with inline asm.",

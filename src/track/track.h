@@ -10,7 +10,7 @@
 
 #include "compile/compile.h"
 #include "compile/forbidden.h"
-#include "task/catalog.h"
+#include "arch/profile.h"
 #include "task/task.h"
 
 namespace ptxbench {
@@ -19,6 +19,7 @@ namespace ptxbench {
 // the template files, contracts.md.
 struct KitLayout {
   std::string folder;              // under kits/: "hopper"
+  std::string shared_folder;       // under kits/, what every architecture shares: "common" ("" for none)
   std::string title;               // "Hopper kit"
   std::string templates;           // the template files' folder in it: "ptx"
   std::string template_extension;  // ".cuh"
@@ -62,10 +63,10 @@ class Track {
 
   // The agent's prompt: the system prompt, and the task statement's lines that depend on the track.
   virtual std::string system_prompt() const = 0;
-  virtual std::string toolchain(const ArchInfo& arch) const = 0;  // after "Architecture: sm_90a (Hopper)"
+  virtual std::string toolchain(const ArchProfile& arch) const = 0;  // after "Architecture: sm_90a (Hopper)"
   virtual std::string entry_point(const Family& family) const = 0;  // where declared, then the signature
   virtual std::string file_start() const = 0;                           // how the file begins
-  virtual KitLayout kit(const ArchInfo& arch) const = 0;
+  virtual KitLayout kit(const ArchProfile& arch) const = 0;
 
   // Code fences: the language a model is asked for and shown ("cuda"), the fence languages taken as this
   // track's code ("" included: an unlabelled block), and the words for what is asked.

@@ -206,7 +206,7 @@ The file is parsed and checked for forbidden means on its syntax tree; Triton co
 Answer with the whole file in one fenced code block that starts with ```python. Only the last code block of your reply is used; keep any explanation short and outside it. Later turns show you the verdict on your previous file: answer each with the whole corrected file, again in one ```python block.)";
   }
 
-  std::string toolchain(const ArchInfo&) const override {
+  std::string toolchain(const ArchProfile&) const override {
     return "Triton compiles the kernels for it when the entry point is first called (outside the timing)";
   }
 
@@ -219,7 +219,7 @@ Answer with the whole file in one fenced code block that starts with ```python. 
     return "Start the file with import torch, import triton and import triton.language as tl.";
   }
 
-  KitLayout kit(const ArchInfo& arch) const override {
+  KitLayout kit(const ArchProfile& arch) const override {
     return {.folder = arch.kit + "/triton",
             .title = arch.marketing + " Triton kit",
             .templates = "templates",

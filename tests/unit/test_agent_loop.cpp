@@ -12,6 +12,7 @@
 #include "agent/reference_model.h"
 #include "agent/summary.h"
 #include "agent_fakes.h"
+#include "cli/project.h"
 #include "compile/cache.h"
 #include "eval/evaluate.h"
 #include "eval/evaluator.h"
@@ -43,7 +44,7 @@ std::string improving(int turn) {
 EvalOptions cpu_eval_options(const fs::path& cache) {
   EvalOptions options;
   options.compile.cache_dir = cache;
-  options.compile.include_dirs = {kRoot / "include", kRoot / "kits" / "hopper" / "ptx"};
+  options.compile.include_dirs = ProjectPaths{.root = kRoot}.include_dirs("hopper");
   options.compile.nvcc = testing_compile::real_nvcc();
   options.compile.sandbox = testing_compile::compile_sandbox();
   options.gpu.absent_reason = "test: CPU only";
@@ -448,10 +449,17 @@ TEST(ReferenceModel, FirstReplyIsBrokenAndTheSecondCompiles) {
 TEST(ReferenceModel, WithoutAVerifiedSolutionItSaysSo) {
   const TaskRegistry registry = TaskRegistry::load(kRoot / "tasks");
   ReferenceModel reference(kRoot / "solutions", registry, cuda_track());
+  // A task without a reference solution: the SIMT example, correct without the required instructions.
+  const std::string prefill = reference.answer("attention-prefill-ragged-d128-sm90a", 2);
+  EXPECT_NE(prefill.find("no solution"), std::string::npos) << prefill.substr(0, 300);
+  EXPECT_NE(prefill.find("attention_prefill_ragged_simt.cu"), std::string::npos);
+  EXPECT_TRUE(extract_code(cuda_track(), prefill).found);
+  // A static-only task: the reference Blackwell GEMM, said never to have run.
   const std::string blackwell = reference.answer("gemm-bf16-n4096-k4096-sm100a", 2);
-  EXPECT_NE(blackwell.find("no solution"), std::string::npos);
-  EXPECT_NE(blackwell.find("gemm_simt.cu"), std::string::npos);  // correct, without the required instructions
+  EXPECT_NE(blackwell.find("gemm_bf16_sm100a.cu, which has never run on a GPU"), std::string::npos)
+      << blackwell.substr(0, 300);
   EXPECT_TRUE(extract_code(cuda_track(), blackwell).found);
+  EXPECT_FALSE(reference.has_reference("gemm-bf16-n4096-k4096-sm100a"));
   const std::string unknown = reference.answer("no-such-task", 1);
   EXPECT_FALSE(extract_code(cuda_track(), unknown).found);
   // The broken variant without an entry point to break still fails to compile, deterministically.

@@ -47,14 +47,19 @@ TEST(AgentPrompt, EachLevelAddsToTheOneBefore) {
   const std::string templates = knowledge_text(cuda_track(), kits, hopper, KnowledgeLevel::templates);
   EXPECT_TRUE(contains(templates, params_md));
   EXPECT_TRUE(contains(templates, wgmma_cuh));  // verbatim
-  for (const auto& entry : fs::directory_iterator(kits / "hopper" / "ptx"))
-    EXPECT_TRUE(contains(templates, "kits/hopper/ptx/" + entry.path().filename().string())) << entry.path();
+  // The architecture's own files and those every architecture shares (kits/common/ptx), which its own
+  // include.
+  for (const std::string folder : {"hopper", "common"})
+    for (const auto& entry : fs::directory_iterator(kits / folder / "ptx"))
+      EXPECT_TRUE(contains(templates, "kits/" + folder + "/ptx/" + entry.path().filename().string()))
+          << entry.path();
   EXPECT_TRUE(contains(templates, "#include <hopper.cuh>"));
   EXPECT_FALSE(contains(templates, contracts_md.substr(0, 200)));
 
   const std::string contracts = knowledge_text(cuda_track(), kits, hopper, KnowledgeLevel::contracts);
   EXPECT_TRUE(contains(contracts, wgmma_cuh));
   EXPECT_TRUE(contains(contracts, contracts_md));
+  EXPECT_TRUE(contains(contracts, read_file(kits / "common" / "contracts.md")));
   EXPECT_LT(params.size(), templates.size());
   EXPECT_LT(templates.size(), contracts.size());
 }
@@ -66,6 +71,20 @@ TEST(AgentPrompt, AMissingKitIsSaidNotAnError) {
   const std::string text = knowledge_text(cuda_track(), empty_kits, blackwell, KnowledgeLevel::contracts);
   EXPECT_TRUE(contains(text, "Blackwell kit does not exist yet")) << text;
   fs::remove_all(empty_kits);
+}
+
+// A Blackwell task's knowledge is the Blackwell kit's (tcgen05, TMEM) and the shared one's, never Hopper's.
+TEST(AgentPrompt, ABlackwellTaskDrawsFromTheBlackwellKit) {
+  const Task& blackwell = task("gemm-bf16-n4096-k4096-sm100a");
+  const fs::path kits = kRoot / "kits";
+  const std::string text = knowledge_text(cuda_track(), kits, blackwell, KnowledgeLevel::contracts);
+  EXPECT_TRUE(contains(text, "from the Blackwell kit, kits/blackwell:")) << text.substr(0, 300);
+  EXPECT_TRUE(contains(text, read_file(kits / "blackwell" / "ptx" / "tcgen05.cuh")));
+  EXPECT_TRUE(contains(text, read_file(kits / "blackwell" / "params.md")));
+  EXPECT_TRUE(contains(text, read_file(kits / "blackwell" / "contracts.md")));
+  EXPECT_TRUE(contains(text, "----- kits/common/ptx/mbarrier.cuh -----"));
+  EXPECT_TRUE(contains(text, "#include <blackwell.cuh>"));
+  EXPECT_FALSE(contains(text, "----- kits/hopper/")) << "a Hopper file in a Blackwell prompt";
 }
 
 TEST(AgentPrompt, TaskStatementHasWhatASolutionMustKnow) {

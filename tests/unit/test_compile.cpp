@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/project.h"
 #include "compile/cache.h"
 #include "compile/compile.h"
 #include "compile/diagnostics.h"
@@ -42,7 +43,7 @@ class CompileStage : public testing::Test {
     CompileOptions o;
     if (const char* nvcc = std::getenv("PTXBENCH_NVCC")) o.nvcc = nvcc;
     o.cache_dir = cache_;
-    o.include_dirs = {kRoot / "include", kRoot / "kits" / "hopper" / "ptx"};
+    o.include_dirs = ProjectPaths{.root = kRoot}.include_dirs("hopper");
     o.sandbox = testing_compile::compile_sandbox();  // nvcc in the sandbox, as the front ends run it
     return o;
   }
@@ -242,7 +243,8 @@ int ptxbench_gemm_bf16(const __nv_bfloat16*, const __nv_bfloat16*, __nv_bfloat16
   const auto linkage = compile_solution(cuda_track(), cxx, *task_, options());
   ASSERT_TRUE(linkage.ok()) << linkage.diagnostics;
   ASSERT_EQ(linkage.violations.size(), 1u);
-  EXPECT_NE(linkage.violations[0].message.find("C++ linkage"), std::string::npos) << linkage.violations[0].message;
+  EXPECT_NE(linkage.violations[0].message.find("C++ linkage"), std::string::npos)
+      << linkage.violations[0].message;
 }
 
 // The command the README documents is the one the compile stage runs (but for nvcc's path and the include

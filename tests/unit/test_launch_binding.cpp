@@ -11,6 +11,14 @@ using nlohmann::json;
 
 namespace {
 
+const ArchProfile& kHopper = *find_arch("sm_90a");
+
+// bind_launches for a Hopper task.
+LaunchBinding bind_launches(const NcuReport& profiled,
+                            const std::vector<std::pair<std::string, json>>& logs) {
+  return ptxbench::bind_launches(kHopper, profiled, logs);
+}
+
 const std::string kGemm =
     "_ZN44_GLOBAL__N__e03861e6_11_solution_cu_8c1b8a3a11gemm_kernelE14CUtensorMap_stS0_S0_P13__nv_"
     "bfloat16iii";
@@ -35,12 +43,12 @@ json launch(const std::string& name, double duration_us, json grid = {132, 1, 1}
 }
 
 // A stage's log: its calls all launching `launches`, and the counted calls' wgmma counts.
-json log_of(json launches, int calls, std::vector<int64_t> counted_gmma) {
+json log_of(json launches, int calls, std::vector<int64_t> counted_wgmma) {
   json counted = json::array();
-  for (size_t i = 0; i < counted_gmma.size(); ++i)
+  for (size_t i = 0; i < counted_wgmma.size(); ++i)
     counted.push_back({{"where", "timed call " + std::to_string(7 * i)},
-                       {"gmma", counted_gmma[i]},
-                       {"hmma", counted_gmma[i]}});
+                       {"mma", counted_wgmma[i]},
+                       {"tensor", counted_wgmma[i]}});
   return {{"recorder", "recorded"},
           {"problem", ""},
           {"calls", calls},
@@ -56,7 +64,7 @@ TEST(LaunchBinding, TheReferenceGemmsCallsAreBoundToItsProof) {
       bind_launches(profiled(), {{"correct", log_of({launch(kGemm, 355.2)}, 3, {2097152})},
                                  {"time", log_of({launch(kGemm, 355.0)}, 52, {2097152, 2097152})}});
   EXPECT_EQ(binding.status, StageStatus::passed) << binding.message;
-  EXPECT_EQ(binding.details["profiled_gmma"], 2097152);
+  EXPECT_EQ(binding.details["profiled_mma"], 2097152);
 }
 
 TEST(LaunchBinding, AnotherKernelInTheCheckedCallsFailsTheProof) {
@@ -139,13 +147,24 @@ TEST(LaunchBinding, NoRecordOrNoCountIsAHarnessErrorNeverAPass) {
   EXPECT_EQ(binding.status, StageStatus::failed);
 }
 
-TEST(LaunchBinding, GmmaCountsEveryWarpgroupMmaOpcode) {
+TEST(LaunchBinding, TheHopperMmaCounterCountsEveryWarpgroupMmaOpcode) {
   NcuReport report = profiled();
   report.launches[0].opcodes = {{"HGMMA.64x128x16.F32.BF16", 8},
                                 {"QGMMA.64x128x32.F32.E4M3.E4M3", 4},
                                 {"HMMA.16816.F32.BF16", 100},
                                 {"FFMA", 1000}};
-  EXPECT_EQ(gmma_instructions(report), 12);
+  EXPECT_EQ(counted_instructions(kHopper.counters->mma, report), 12);
+}
+
+// Where the profile knows no counter (Blackwell), the calls cannot be bound by counts: a harness error that
+// names why, never a pass.
+TEST(LaunchBinding, AnArchitectureWithoutCountersCannotBindCounts) {
+  const ArchProfile& blackwell = *find_arch("sm_100a");
+  ASSERT_FALSE(blackwell.counters);
+  const LaunchBinding binding = ptxbench::bind_launches(
+      blackwell, profiled(), {{"time", log_of({launch(kGemm, 355.0)}, 52, {2097152})}});
+  EXPECT_EQ(binding.status, StageStatus::harness_error);
+  EXPECT_NE(binding.message.find("B200"), std::string::npos) << binding.message;
 }
 
 TEST(LaunchBinding, ACallOfMoreLaunchesThanReportedIsComparedOnWhatWasReported) {

@@ -108,5 +108,53 @@ TEST(RaggedLayout, OffsetsOfTheShapesLengthsInAnOrderPerKey) {
   EXPECT_THROW(draw_ragged_indptr(4, 0, 10, 3, 0), std::invalid_argument);
 }
 
+// The values the descriptor derives for a shape (attention-prefill-paged): the pool and the table size.
+TEST(PagedPrefillLayout, NewTokensAfterThePrefixOnScatteredPages) {
+  const int B = 6, longest = 2, L = 300, S = 77, P = 130, page = 64;
+  const int max_pages = (L + P + page - 1) / page;
+  const int total = longest * L + (B - longest) * S;
+  const int num_pages = (total + B * P + B * (page - 1)) / page + B;
+  std::set<std::vector<int32_t>> orders;
+  for (uint64_t key = 0; key < 10; ++key) {
+    const PagedPrefillLayout layout =
+        draw_paged_prefill_layout(B, longest, L, S, P, page, max_pages, num_pages, key);
+    ASSERT_EQ(layout.qo_indptr.size(), static_cast<size_t>(B) + 1);
+    ASSERT_EQ(layout.kv_lens.size(), static_cast<size_t>(B));
+    ASSERT_EQ(layout.page_table.size(), static_cast<size_t>(B) * max_pages);
+    EXPECT_EQ(layout.qo_indptr.front(), 0);
+    EXPECT_EQ(layout.qo_indptr.back(), total);
+    std::set<int32_t> used;
+    for (int b = 0; b < B; ++b) {
+      const int32_t n = layout.qo_indptr[b + 1] - layout.qo_indptr[b];
+      EXPECT_TRUE(n == L || n == S) << n;
+      EXPECT_EQ(layout.kv_lens[b], n + P) << "the cache holds the prefix and the new tokens";
+      const int pages = (layout.kv_lens[b] + page - 1) / page;
+      for (int p = 0; p < max_pages; ++p) {
+        const int32_t entry = layout.page_table[b * max_pages + p];
+        if (p < pages) {
+          EXPECT_GE(entry, 0);
+          EXPECT_LT(entry, num_pages);
+          EXPECT_TRUE(used.insert(entry).second) << "page " << entry << " given twice";
+        } else {
+          EXPECT_EQ(entry, -1);
+        }
+      }
+    }
+    EXPECT_LE(used.size() + B, static_cast<size_t>(num_pages)) << "the pool keeps B pages unused";
+    const PagedPrefillLayout again =
+        draw_paged_prefill_layout(B, longest, L, S, P, page, max_pages, num_pages, key);
+    EXPECT_EQ(again.page_table, layout.page_table);
+    EXPECT_EQ(again.qo_indptr, layout.qo_indptr);
+    orders.insert(layout.qo_indptr);
+  }
+  EXPECT_GE(orders.size(), 3u) << "the order hardly changes between keys";
+  // No prefix: the cache holds the new tokens alone.
+  const PagedPrefillLayout bare = draw_paged_prefill_layout(3, 1, 130, 1, 0, 16, 9, 20, 5);
+  EXPECT_EQ(std::set<int32_t>(bare.kv_lens.begin(), bare.kv_lens.end()), (std::set<int32_t>{1, 130}));
+  EXPECT_THROW(draw_paged_prefill_layout(4, 1, 10, 3, -1, 16, 4, 100, 0), std::invalid_argument);  // P < 0
+  EXPECT_THROW(draw_paged_prefill_layout(4, 1, 10, 3, 20, 16, 1, 100, 0), std::invalid_argument);  // 30 > 16
+  EXPECT_THROW(draw_paged_prefill_layout(4, 1, 10, 3, 20, 16, 2, 5, 0), std::invalid_argument);    // pool
+}
+
 }  // namespace
 }  // namespace ptxbench::runner

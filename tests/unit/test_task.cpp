@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "task/catalog.h"
+#include "arch/profile.h"
 #include "task/task.h"
 #include "util/files.h"
 
@@ -74,7 +74,8 @@ TEST(TaskRegistry, ShippedTasksLoad) {
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(t->flops(t->main_shape), 2LL * 8192 * 4096 * 4096);
   EXPECT_EQ(registry.matching("gemm-bf16-*-sm100a").size(), 4u);
-  // PTXBench's 17 weights of served models, each at a decode-like, a mid and a large M, on both architectures.
+  // PTXBench's 17 weights of served models, each at a decode-like, a mid and a large M, on both
+  // architectures.
   EXPECT_EQ(registry.matching("@gemm-models").size(), 17u * 3 * 2);
   EXPECT_EQ(registry.matching("gemm-m70-n4096-k4096-sm90a").size(), 1u);
 }
@@ -100,7 +101,8 @@ TEST(TaskRegistry, SelectionsNameGlobsAndGroups) {
   for (const std::string& id : held)
     EXPECT_TRUE(id.find("gqa") != std::string::npos || id.starts_with("attention-bwd-d96-")) << id;
   EXPECT_EQ(ids("@held-out,gemm-bf16-*-sm90a").size(), 12u);
-  EXPECT_EQ(ids("@gqa-serving").size(), 4u + 8 + 2);  // GQA attention, the paged decodes, the GQA prefills
+  // GQA attention, the paged decodes, the GQA ragged prefills, the paged prefills.
+  EXPECT_EQ(ids("@gqa-serving").size(), 4u + 8 + 2 + 4);
   EXPECT_TRUE(registry.select("@held-out").matches("attention-fwd-gqa32x4-d128-causal-sm90a"));
   EXPECT_FALSE(registry.select("@held-out").matches("attention-fwd-d96-sm90a"));
   EXPECT_FALSE(registry.select(std::vector<std::string>{}).matches("gemm-bf16-n4096-k4096-sm90a"));
@@ -108,9 +110,10 @@ TEST(TaskRegistry, SelectionsNameGlobsAndGroups) {
     (void)registry.select("gemm-*,@helt-out");
     FAIL() << "an unknown group was taken";
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("no task group 'helt-out' (groups: attention-dense, gemm, gemm-models, "
-                                         "gqa-serving, held-out)"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find("no task group 'helt-out' (groups: attention-dense, gemm, gemm-models, "
+                                   "gqa-serving, held-out)"),
+        std::string::npos)
         << e.what();
   }
   EXPECT_THROW((void)registry.select("gemm-*,"), ConfigError);
@@ -158,9 +161,9 @@ TEST(TaskRegistry, ShippedAttentionTasks) {
   }
 }
 
-// The paged decodes: GQA 32/8 with pages of 1 and 64, 32/4 and 64/8 with pages of 64, on both architectures; a
-// main shape whose cache is far past the L2; ragged check shapes with partial pages; bulk copies and mbarriers
-// required, no family doing the math, no coverage; the roofline as the only speed reference.
+// The paged decodes: GQA 32/8 with pages of 1 and 64, 32/4 and 64/8 with pages of 64, on both architectures;
+// a main shape whose cache is far past the L2; ragged check shapes with partial pages; bulk copies and
+// mbarriers required, no family doing the math, no coverage; the roofline as the only speed reference.
 TEST(TaskRegistry, ShippedDecodeTasks) {
   const auto registry = TaskRegistry::load(kTasks);
   const auto decodes = registry.matching("attention-decode-*");
@@ -172,7 +175,8 @@ TEST(TaskRegistry, ShippedDecodeTasks) {
     EXPECT_EQ(t->family, "attention-decode-paged");
     const auto& m = t->main_shape;
     EXPECT_EQ(t->flops(m), 4 * m["T"] * m["Hq"] * m["D"]) << t->id;
-    EXPECT_GE(4 * m["T"] * m["Hkv"] * m["D"], int64_t{400} << 20) << t->id << ": the cache would sit in the L2";
+    EXPECT_GE(4 * m["T"] * m["Hkv"] * m["D"], int64_t{400} << 20)
+        << t->id << ": the cache would sit in the L2";
     bool partial = false, short_rows = false;
     for (const auto& s : t->check_shapes) {
       partial |= s["L"] % s["page"] != 0 || s["page"] == 1;
@@ -190,8 +194,8 @@ TEST(TaskRegistry, ShippedDecodeTasks) {
   }
 }
 
-// The ragged prefills: GQA 32/8 and MHA 16/16 at D = 128, a batch of long and short prompts whose FLOPs are the
-// shape's; check shapes with short sequences and sequences of one token.
+// The ragged prefills: GQA 32/8 and MHA 16/16 at D = 128, a batch of long and short prompts whose FLOPs are
+// the shape's; check shapes with short sequences and sequences of one token.
 TEST(TaskRegistry, ShippedPrefillTasks) {
   const auto registry = TaskRegistry::load(kTasks);
   const auto prefills = registry.matching("attention-prefill-ragged-*");
@@ -228,7 +232,39 @@ TEST(Family, WorkspaceArgumentsAreTheEntryPointsIntegerScalars) {
   const Values values = values_of(t->family_spec(), t->main_shape.dims, t->parameters);
   EXPECT_EQ(integer_scalar(t->family_spec(), "page_size", values), 64);
   EXPECT_EQ(integer_scalar(t->family_spec(), "max_pages", values), 8192 / 64);
-  EXPECT_THROW(integer_scalar(t->family_spec(), "page", values), std::logic_error);  // a dimension, not a scalar
+  EXPECT_THROW(integer_scalar(t->family_spec(), "page", values),
+               std::logic_error);  // a dimension, not a scalar
+}
+
+// The paged prefills: GQA 32/8 at D = 128 in pages of 16 and 64, new tokens after a cached prefix, FLOPs the
+// shape's; check shapes with partial last pages and one new token after a long prefix.
+TEST(TaskRegistry, ShippedPagedPrefillTasks) {
+  const auto registry = TaskRegistry::load(kTasks);
+  const auto prefills = registry.matching("attention-prefill-paged-*");
+  EXPECT_EQ(prefills.size(), 4u);
+  for (const Task* t : prefills) {
+    const auto& m = t->main_shape;
+    const auto work = [&](int64_t n) { return 2 * n * m["P"] + n * n; };  // per head and D, halved
+    EXPECT_EQ(t->flops(m),
+              2 * m["Hq"] * m["D"] * (m["Bl"] * work(m["L"]) + (m["B"] - m["Bl"]) * work(m["S"])))
+        << t->id;
+    EXPECT_GE(static_cast<double>(t->flops(m)), 0.3e-3 * 750e12) << t->id << ": too short to time";
+    bool partial_page = false, decode_row = false;
+    for (const auto& s : t->check_shapes) {
+      partial_page |= (s["L"] + s["P"]) % s["page"] != 0;
+      decode_row |= s["S"] == 1 && s["P"] > s["L"];
+    }
+    EXPECT_TRUE(partial_page && decode_row) << t->id;
+    const Values values = values_of(t->family_spec(), m.dims, t->parameters);
+    const int64_t new_tokens = m["Bl"] * m["L"] + (m["B"] - m["Bl"]) * m["S"];
+    EXPECT_EQ(values.at("T"), new_tokens) << t->id;
+    EXPECT_EQ(values.at("max_pages") * m["page"], m["L"] + m["P"])
+        << t->id << ": the main shape fills its pages";
+    // Every sequence's pages and B spare ones: what draw_paged_prefill_layout needs.
+    int64_t pages = m["Bl"] * ((m["L"] + m["P"] + m["page"] - 1) / m["page"]) +
+                    (m["B"] - m["Bl"]) * ((m["S"] + m["P"] + m["page"] - 1) / m["page"]);
+    EXPECT_GE(values.at("num_pages"), pages + m["B"]) << t->id;
+  }
 }
 
 // A decode's shape is held to the lengths the runner can draw; its task file has no coverage.
@@ -255,7 +291,8 @@ TEST(TaskFile, DecodeShapesMustAdmitALayout) {
   huge["shapes"]["main"]["page"] = 1;
   const auto [field, message] = load_error(huge.dump(), id);
   EXPECT_EQ(field, "shapes.main") << message;
-  EXPECT_NE(message.find("the entry point's int num_pages = 2147483711 does not fit in 32 bits"), std::string::npos)
+  EXPECT_NE(message.find("the entry point's int num_pages = 2147483711 does not fit in 32 bits"),
+            std::string::npos)
       << message;
   json with_coverage = valid;
   with_coverage["coverage_threshold"] = 0.9;
@@ -420,9 +457,16 @@ INSTANTIATE_TEST_SUITE_P(
         Mutation{"tensor_bytes_overflow",
                  [](json& d) { d["shapes"]["check"][0]["M"] = d["shapes"]["check"][0]["K"] = 2147483647; },
                  "shapes.check[0]", "tensor A is too large"},
-        Mutation{"group_not_a_name", [](json& d) { d["groups"] = {"gemm", "Held Out"}; }, "groups",
-                 "\"Held Out\" is not a group name"},
-        Mutation{"group_twice", [](json& d) { d["groups"] = {"gemm", "gemm"}; }, "groups", "appears twice"},
+        Mutation{"group_not_a_name",
+                 [](json& d) {
+                   d["groups"] = {"gemm", "Held Out"};
+                 },
+                 "groups", "\"Held Out\" is not a group name"},
+        Mutation{"group_twice",
+                 [](json& d) {
+                   d["groups"] = {"gemm", "gemm"};
+                 },
+                 "groups", "appears twice"},
         Mutation{"check_without_label", [](json& d) { d["shapes"]["check"][0].erase("label"); },
                  "shapes.check[0].label", "is missing"},
         Mutation{"check_not_array", [](json& d) { d["shapes"]["check"] = json::object(); }, "shapes.check",
@@ -443,12 +487,13 @@ INSTANTIATE_TEST_SUITE_P(
                  "at most one"},
         // A task with no family doing the math (a memory-bound one) has no coverage to hold it to.
         Mutation{"coverage_without_math", [](json& d) { d["required"][0]["does_the_math"] = false; },
-                 "coverage_threshold", "applies to a \"does_the_math\" family, and no required family has it"},
-        Mutation{"math_without_coverage", [](json& d) { d.erase("coverage_threshold"); }, "coverage_threshold",
-                 "is missing"},
+                 "coverage_threshold",
+                 "applies to a \"does_the_math\" family, and no required family has it"},
+        Mutation{"math_without_coverage", [](json& d) { d.erase("coverage_threshold"); },
+                 "coverage_threshold", "is missing"},
         Mutation{"unknown_instruction_family", [](json& d) { d["required"][1]["name"] = "tensor-memory"; },
                  "required[1].name",
-                 "unknown instruction family 'tensor-memory' (known: wgmma, tcgen05.mma, tma, mbarrier)"},
+                 "unknown instruction family 'tensor-memory' (known: mbarrier, tcgen05.mma, tma, wgmma)"},
         Mutation{"duplicate_family", [](json& d) { d["required"][2]["name"] = "wgmma"; }, "required[2].name",
                  "appears twice"},
         Mutation{"misspelt_ptx", [](json& d) { d["required"][0]["ptx"] = {"wgmma.mma_asink"}; },
@@ -460,6 +505,8 @@ INSTANTIATE_TEST_SUITE_P(
                  "required[0].sass", "'UTCHMMA' is no sass instruction of sm_90a"},
         Mutation{"coverage_above_one", [](json& d) { d["coverage_threshold"] = 1.5; }, "coverage_threshold",
                  "(0, 1]"},
+        Mutation{"full_where_no_gpu_runs", [](json& d) { d["arch"] = "sm_100a"; }, "mode",
+                 "\"full\", but no Blackwell GPU runs the GPU stages here (arch/sm_100a.json)"},
         Mutation{"unknown_baseline", [](json& d) { d["baseline"] = "cudnn"; }, "baseline",
                  "'cudnn' is not a baseline of family 'gemm' (known: cublaslt)"},
         Mutation{"attention_baseline", [](json& d) { d["baseline"] = "vendor-attention"; }, "baseline",
@@ -548,9 +595,9 @@ TEST(TaskFile, TracksDefaultToCudaAlone) {
   for (const Task& t : registry.all()) EXPECT_EQ(t.tracks, t.arch == "sm_90a" ? both : cuda) << t.id;
 }
 
-// An instruction named with its modifiers is one the architecture knows (catalog.cpp's profile).
+// An instruction named with its modifiers is one the architecture knows (its profile, arch/*.json).
 TEST(TaskFile, RequiredInstructionsMayCarryModifiers) {
-  const ArchInfo& hopper = *find_arch("sm_90a");
+  const ArchProfile& hopper = *find_arch("sm_90a");
   EXPECT_TRUE(known_instruction(hopper.ptx_mnemonics, "mbarrier.try_wait.parity"));
   EXPECT_TRUE(known_instruction(hopper.sass_opcodes, "SYNCS.PHASECHK"));
   EXPECT_TRUE(known_instruction(hopper.sass_opcodes, "HGMMA"));

@@ -1,11 +1,13 @@
 // ptxkit::hopper arithmetic on registers: the fast base-2 exponential and the row reductions over a wgmma
 // accumulator, the pieces of a softmax (or any row-wise normalisation) done where wgmma leaves its result.
-// Contract: "row reductions over accumulators".
+// Contract: "row reductions over accumulators" (kits/hopper/contracts.md, as every contract named here).
 #pragma once
 
 #include "common.cuh"
 
 namespace ptxkit::hopper {
+
+using namespace ptxkit;
 
 // ---------------------------------------------------------------- thread scope
 

@@ -1,13 +1,16 @@
 // ptxkit::hopper wgmma: warpgroup matrix multiply-accumulate, bf16 x bf16 -> fp32, shape m64nNk16.
 // All 128 threads of a warpgroup (4 consecutive warps, the first warp index a multiple of 4) execute each
 // instruction wrapper (wgmma_fence, wgmma_bf16_*, wgmma_commit, wgmma_wait) together. Contract: "wgmma ordering",
-// "accumulator registers", "descriptors", "swizzle".
+// "accumulator registers", "descriptors" (sections of kits/hopper/contracts.md, as every contract named here unless
+// marked "(common)": those are sections of kits/common/contracts.md), "swizzle" (common).
 #pragma once
 
 #include "common.cuh"
 #include "matrix.cuh"  // pack_bf16x2
 
 namespace ptxkit::hopper {
+
+using namespace ptxkit;  // the shared wrappers (smem_addr, pack_bf16x2, ...)
 
 // ---------------------------------------------------------------- shared-memory matrix descriptors
 
@@ -31,7 +34,7 @@ __device__ __forceinline__ uint64_t make_smem_desc(uint32_t smem, uint32_t lbo_b
 
 // Descriptor of a K-major tile written by TMA with 128B swizzle (rows of 64 bf16 = 128 bytes, 8-row groups
 // 1024 bytes apart; the tile 1024-byte aligned, as make_smem_desc assumes). Advance along K with
-// desc_advance(desc, 32 * k16_step). Contract: "descriptors" and "swizzle".
+// desc_advance(desc, 32 * k16_step). Contract: "descriptors" and "swizzle" (common).
 __device__ __forceinline__ uint64_t make_desc_k128(const void* tile) {
   return make_smem_desc(smem_addr(tile), 16, 1024, DescSwizzle::b128);
 }
@@ -43,13 +46,13 @@ __device__ __forceinline__ uint64_t make_desc_mn128(const void* tile, uint32_t m
   return make_smem_desc(smem_addr(tile), mn_block_bytes, 1024, DescSwizzle::b128);
 }
 
-// Moves a descriptor's start address by `bytes` (a multiple of 16). Contract: "swizzle" (advancing K).
+// Moves a descriptor's start address by `bytes` (a multiple of 16). Contract: "descriptors" (advancing K).
 __device__ __forceinline__ uint64_t desc_advance(uint64_t desc, uint32_t bytes) { return desc + (bytes >> 4); }
 
 // ---------------------------------------------------------------- fragment layouts (no instruction)
 
 // Accumulator element d[i] of thread t (0..127 in the warpgroup) holds D[row][col] of the 64 x N result.
-// Contract: "ldmatrix and stmatrix" (each 8 x 8 block has the ldmatrix/stmatrix register layout).
+// Contract: "accumulator layout" (each 8 x 8 block has the register layout of "ldmatrix and stmatrix" (common)).
 __host__ __device__ constexpr int wgmma_acc_row(int i, int t) { return (t / 32) * 16 + (t % 32) / 4 + 8 * ((i / 2) % 2); }
 __host__ __device__ constexpr int wgmma_acc_col(int i, int t) { return (i / 4) * 8 + (t % 4) * 2 + (i % 2); }
 

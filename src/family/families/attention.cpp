@@ -1,5 +1,5 @@
 // Attention, forward (O and LSE) and backward (dQ, dK, dV): bf16 tensors, GQA, causal masks aligned
-// bottom-right; decode over a paged KV cache; ragged causal prefill (include/ptxbench/abi.h).
+// bottom-right; decode over a paged KV cache; causal prefill, ragged and paged (include/ptxbench/abi.h).
 #include "family/family.h"
 
 namespace ptxbench {
@@ -249,6 +249,63 @@ Family attention_prefill_ragged_family() {
                       {"S <= L", "S, the length of the other sequences, is at most L"}},
       // Per sequence of n tokens, the causal forward's 4*Hq*n*n*D / 2 (QK^T and PV over the visible half).
       .flops = "2*Hq*D*(Bl*L*L + (B - Bl)*S*S)",
+      .bytes = "",
+      .baselines = {no_baseline()},
+      .hints = hints(""),
+  };
+}
+
+Family attention_prefill_paged_family() {
+  // As the ragged prefill's: the dense causal forward's inputs, scores and tolerances, rows of a sequence.
+  TensorSpec o = bf16_tensor("O", Role::output, {"T", "Hq", "D"});
+  o.row_dims = 1;
+  return {
+      .name = "attention-prefill-paged",
+      .entry_point = "ptxbench_attention_prefill_paged_bf16",
+      .summary =
+          "causal attention of each sequence's new tokens to its tokens in a paged KV cache (the earlier "
+          "ones "
+          "and the new ones, last), O and LSE, fp32 accumulation; Q and O [T,Hq,D] bf16 packed by qo_indptr "
+          "[B+1], LSE [T,Hq] fp32; K_cache and V_cache [num_pages,page_size,Hkv,D] bf16, sequence b's token "
+          "t "
+          "in page page_table[b][t/page_size] at row t%page_size, kv_lens[b] tokens; new token i of n sees "
+          "the "
+          "tokens j <= kv_lens[b] - n + i; scale = 1/sqrt(D); query head h uses KV head h/(Hq/Hkv)",
+      // B sequences, Bl of them with L new tokens and the others with S, each after a prefix of P tokens
+      // already cached (a chunked prefill, or a prompt whose prefix is shared): the FLOPs are the shape's;
+      // the order of the sequences and the pages they occupy are drawn for each call.
+      .dims = {"B", "Hq", "Hkv", "D", "page", "L", "S", "Bl", "P"},
+      .parameters = {},
+      .tensors = {bf16_tensor("Q", Role::input, {"T", "Hq", "D"}),
+                  bf16_tensor("K_cache", Role::input, {"num_pages", "page", "Hkv", "D"}),
+                  bf16_tensor("V_cache", Role::input, {"num_pages", "page", "Hkv", "D"}),
+                  drawn_index("qo_indptr", {"B + 1"}), drawn_index("page_table", {"B", "max_pages"}),
+                  drawn_index("kv_lens", {"B"}), o, lse(Role::output, {}, {"T", "Hq"}, 1)},
+      .scalars = {{ScalarSpec::integer, "B", "B"},
+                  {ScalarSpec::integer, "Hq", "Hq"},
+                  {ScalarSpec::integer, "Hkv", "Hkv"},
+                  {ScalarSpec::integer, "D", "D"},
+                  {ScalarSpec::integer, "page_size", "page"},
+                  {ScalarSpec::integer, "max_pages", "max_pages"},
+                  {ScalarSpec::integer, "num_pages", "num_pages"},
+                  {ScalarSpec::integer, "max_q_len", "L"},
+                  {ScalarSpec::integer, "total_q", "T"},
+                  {ScalarSpec::real, "scale", "1/sqrt(D)"}},
+      .arguments = {"Q", "K_cache", "V_cache", "qo_indptr", "page_table", "kv_lens", "O", "LSE", "B", "Hq",
+                    "Hkv", "D", "page_size", "max_pages", "num_pages", "max_q_len", "total_q", "scale"},
+      .workspace = std::nullopt,
+      // T new tokens, Tk cached ones (T and the prefixes); pages as the paged decode's, with B spare.
+      .derived = {{"T", "Bl*L + (B - Bl)*S"},
+                  {"Tk", "T + B*P"},
+                  {"max_pages", "(L + P + page - 1) / page"},
+                  {"num_pages", "(Tk + B*(page - 1)) / page + B"}},
+      .shape_rules = {{"D == 64 || D == 96 || D == 128", "D must be 64, 96 or 128"},
+                      {"Hq % Hkv == 0", "Hq must be a multiple of Hkv"},
+                      {"Bl >= 1 && Bl <= B", "Bl, the sequences of L new tokens, is 1 .. B"},
+                      {"S <= L", "S, the new tokens of the other sequences, is at most L"}},
+      // Per sequence of n new tokens after a prefix of P: QK^T and PV over the prefix (4*Hq*n*P*D) and over
+      // the visible half of the new tokens (the causal forward's 4*Hq*n*n*D / 2).
+      .flops = "2*Hq*D*(Bl*(2*L*P + L*L) + (B - Bl)*(2*S*P + S*S))",
       .bytes = "",
       .baselines = {no_baseline()},
       .hints = hints(""),

@@ -1,7 +1,8 @@
 // GPU test of the attention families' reference (src/runner/attention_kernels.cu): its fp32 kernels against a
 // float64 CPU implementation written straight from include/ptxbench/abi.h, on small shapes that cover causal
 // masking (bottom-right aligned, Sq < Sk and Sq > Sk with fully masked rows), GQA, Sq != Sk, odd lengths and
-// the three head dims. Prints one line per shape and output; exits non-zero on any failure.
+// the three head dims; the paged decode and the paged prefill through drawn page tables. Prints one line per
+// shape and output; exits non-zero on any failure.
 //
 //   nvcc -std=c++17 -gencode arch=compute_90a,code=sm_90a -I src -I include \
 //        tests/gpu/attention/reference_check.cu src/runner/attention_kernels.cu -o attention_reference_check
@@ -244,6 +245,63 @@ void run_decode_case(int b, int hq, int hkv, int d, int page, int longest, int64
   compare(name + " LSE", lse.read(), lse_cpu);
 }
 
+// The paged prefill: a layout the runner would draw, the fp32 reference (a gather and a dense forward per
+// sequence) against a float64 prefill from the ABI's formulas (every visible token through the page table).
+void run_paged_prefill_case(int b, int longest, int l, int s, int prefix, int hq, int hkv, int d, int page,
+                            std::mt19937_64& rng) {
+  const std::string name =
+      "paged prefill B=" + std::to_string(b) + " (" + std::to_string(longest) + " of " + std::to_string(l) +
+      ", others " + std::to_string(s) + ", prefix " + std::to_string(prefix) + ") Hq=" + std::to_string(hq) +
+      " Hkv=" + std::to_string(hkv) + " D=" + std::to_string(d) + " page=" + std::to_string(page);
+  const int total = longest * l + (b - longest) * s;
+  const int max_pages = (l + prefix + page - 1) / page;
+  const int num_pages = (total + b * prefix + b * (page - 1)) / page + b;
+  const PagedPrefillLayout layout =
+      draw_paged_prefill_layout(b, longest, l, s, prefix, page, max_pages, num_pages, rng());
+  const size_t nq = size_t(total) * hq * d, ncache = size_t(num_pages) * page * hkv * d;
+  const auto q = random_bf16(nq, rng), k = random_bf16(ncache, rng), v = random_bf16(ncache, rng);
+  PagedPrefillDims dims;
+  dims.hq = hq, dims.hkv = hkv, dims.d = d, dims.page_size = page, dims.max_pages = max_pages;
+  dims.scale = 1.0f / std::sqrt(static_cast<float>(d));
+  Device<__nv_bfloat16> dq(q), dk(k), dv(v);
+  Device<int> table(layout.page_table);
+  Device<float> o(nq), lse(size_t(total) * hq);
+  paged_prefill_reference(dims, layout.qo_indptr, layout.kv_lens, dq.get(), dk.get(), dv.get(), table.get(),
+                          o.get(), lse.get(), nullptr);
+  PTXBENCH_CUDA(cudaDeviceSynchronize());
+  const auto qd = to_double(q), kd = to_double(k), vd = to_double(v);
+  std::vector<double> o_cpu(nq), lse_cpu(size_t(total) * hq);
+  for (int seq = 0; seq < b; ++seq) {
+    const int first = layout.qo_indptr[seq], n = layout.qo_indptr[seq + 1] - first, m = layout.kv_lens[seq];
+    for (int i = 0; i < n; ++i)
+      for (int h = 0; h < hq; ++h) {
+        const int g = h / (hq / hkv), visible = m - n + i + 1;
+        const size_t row_q = (size_t(first + i) * hq + h) * d;
+        const auto row = [&](int t) {
+          const size_t p = layout.page_table[size_t(seq) * max_pages + t / page];
+          return ((p * page + t % page) * hkv + g) * d;
+        };
+        std::vector<double> score(visible);
+        double mx = -INFINITY;
+        for (int t = 0; t < visible; ++t) {
+          double dot = 0;
+          for (int e = 0; e < d; ++e) dot += qd[row_q + e] * kd[row(t) + e];
+          mx = std::max(mx, score[t] = dot * dims.scale);
+        }
+        double sum = 0;
+        for (int t = 0; t < visible; ++t) sum += score[t] = std::exp(score[t] - mx);
+        lse_cpu[size_t(first + i) * hq + h] = mx + std::log(sum);
+        for (int e = 0; e < d; ++e) {
+          double acc = 0;
+          for (int t = 0; t < visible; ++t) acc += score[t] / sum * vd[row(t) + e];
+          o_cpu[row_q + e] = acc;
+        }
+      }
+  }
+  compare(name + " O", o.read(), o_cpu);
+  compare(name + " LSE", lse.read(), lse_cpu);
+}
+
 // What the reference costs the judge at the tasks' main shape (B=4, H=16, S=4096): printed, not checked.
 void time_main_shapes() {
   for (const int d : {64, 128})
@@ -300,6 +358,9 @@ int main() {
   run_decode_case(5, 32, 8, 128, 64, 1000, 2100, rng);  // ragged, partial pages (a task's check shape)
   run_decode_case(3, 8, 2, 64, 1, 77, 100, rng);
   run_decode_case(4, 4, 4, 256, 16, 300, 700, rng);
+  run_paged_prefill_case(5, 2, 300, 77, 130, 32, 8, 128, 64, rng);  // a task's check shape: partial pages
+  run_paged_prefill_case(3, 1, 130, 1, 0, 4, 2, 64, 16, rng);       // no prefix, a one-token sequence
+  run_paged_prefill_case(2, 1, 64, 1, 1000, 8, 8, 96, 1, rng);      // one new token after a long prefix
   time_main_shapes();
   std::printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
   return failures ? 1 : 0;

@@ -1,6 +1,6 @@
-// GPU test of the Hopper kit (kits/hopper/ptx): runs every template function on an sm_90a device and checks what
-// it did against a host computation. Prints one line per kit function (PASS/FAIL, and the tests that used it) and
-// exits non-zero if any failed. Build and run: tests/gpu/kit/run.sh.
+// GPU test of the Hopper kit (kits/hopper/ptx and the shared kits/common/ptx it includes): runs every template
+// function on an sm_90a device and checks what it did against a host computation. Prints one line per kit function
+// (PASS/FAIL, and the tests that used it) and exits non-zero if any failed. Build and run: tests/gpu/kit/run.sh.
 #include <hopper.cuh>
 
 #include <cmath>

@@ -5,7 +5,8 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../../.." && pwd)"
 build="${1:-$root/build/kit}"
 mkdir -p "$build"
-nvcc -gencode arch=compute_90a,code=sm_90a -std=c++20 -O2 -I "$root/kits/hopper/ptx" -Xptxas -v \
+nvcc -gencode arch=compute_90a,code=sm_90a -std=c++20 -O2 -I "$root/kits/common/ptx" -I "$root/kits/hopper/ptx" \
+  -Xptxas -v \
   "$root/tests/gpu/kit/kit_test.cu" -o "$build/kit_test" 2> "$build/ptxas.log"
 echo "ptxas warnings: $(grep -cE 'warning|C75[0-9][0-9]' "$build/ptxas.log" || true)"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader || true

@@ -118,7 +118,7 @@ expect correct.check correct check "$check_shapes" passed \
    and r["solution_process"] == {"writes_confined": True, "threads_when_confined": 1}
    and r["launches"]["recorder"] == "recorded" and r["launches"]["calls"] == 2
    and len(r["launches"]["signatures"]) == 1 and r["launches"]["signatures"][0]["launch_count"] == 1
-   and len(r["launches"]["counted"]) == 1 and r["launches"]["counted"][0]["gmma"] == 0'
+   and len(r["launches"]["counted"]) == 1 and r["launches"]["counted"][0]["mma"] == 0'
 expect unwritten.check unwritten check "$small_shapes" failed \
   'o["mismatches"] == 2048 and o["first_mismatches"][0]["row"] == 2047 and o["first_mismatches"][0]["col"] == 0
    and o["first_mismatches"][0]["actual"] == "nan" and len(o["first_mismatches"]) == 10'

@@ -1,10 +1,10 @@
-// ptxkit::hopper matrix moves between registers and shared memory (ldmatrix / stmatrix, 8x8 b16 matrices) and
-// the bf16 packing that feeds them. Contract: "ldmatrix and stmatrix".
+// ptxkit matrix moves between registers and shared memory (ldmatrix / stmatrix, 8x8 b16 matrices) and the bf16
+// packing that feeds them. Contract: "ldmatrix and stmatrix" (kits/common/contracts.md, as every contract here).
 #pragma once
 
 #include "common.cuh"
 
-namespace ptxkit::hopper {
+namespace ptxkit {
 
 // ---------------------------------------------------------------- thread scope
 
@@ -39,7 +39,7 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* 
 }
 
 // Stores r[0..3] as four 8x8 b16 matrices to shared memory (the inverse of ldmatrix_x4). Contract: "ldmatrix and
-// stmatrix" and, when TMA or wgmma reads the result, "proxy fences".
+// stmatrix" and, when TMA or the tensor cores read the result, "proxy fences".
 __device__ __forceinline__ void stmatrix_x4(void* row_addr, const uint32_t (&r)[4]) {
   asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(smem_addr(row_addr)),
                "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
@@ -53,4 +53,4 @@ __device__ __forceinline__ void stmatrix_x4_trans(void* row_addr, const uint32_t
                : "memory");
 }
 
-}  // namespace ptxkit::hopper
+}  // namespace ptxkit

@@ -1,4 +1,5 @@
-// ptxkit::hopper TMA (the tensor memory accelerator): host-side tensor-map creation and the bulk tensor copies.
+// ptxkit TMA (the tensor memory accelerator): host-side tensor-map creation and the bulk tensor copies. The
+// contracts named here are sections of kits/common/contracts.md.
 // Coordinates are element indices, innermost dimension first (c0 = column of a row-major matrix). Loads complete
 // on an mbarrier (contract "expect_tx accounting"); stores and reductions complete in bulk groups (contract "TMA
 // stores"). The device functions take the address of a tensor map: a `const __grid_constant__ CUtensorMap`
@@ -12,7 +13,7 @@
 
 #include "common.cuh"
 
-namespace ptxkit::hopper {
+namespace ptxkit {
 
 // ================================================================ host
 
@@ -265,4 +266,4 @@ __device__ __forceinline__ void prefetch_tensormap(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];" ::"l"(tmap_addr(map)) : "memory");
 }
 
-}  // namespace ptxkit::hopper
+}  // namespace ptxkit

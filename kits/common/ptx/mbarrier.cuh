@@ -1,11 +1,12 @@
-// ptxkit::hopper mbarrier: the 64-bit shared-memory barriers that TMA completes and pipelines wait on.
-// A barrier is a `uint64_t` in shared memory, 8-byte aligned. One wrapper per PTX instruction; the waits are a
-// C++ loop over try_wait. contracts.md, "mbarrier phases" and "expect_tx accounting", governs all of them.
+// ptxkit mbarrier: the 64-bit shared-memory barriers that TMA (and, on Blackwell, tcgen05.commit) completes and
+// pipelines wait on. A barrier is a `uint64_t` in shared memory, 8-byte aligned. One wrapper per PTX instruction;
+// the waits are a C++ loop over try_wait. kits/common/contracts.md, "mbarrier phases" and "expect_tx accounting",
+// governs all of them.
 #pragma once
 
 #include "common.cuh"
 
-namespace ptxkit::hopper {
+namespace ptxkit {
 
 // Initialises `bar` to phase 0 expecting `count` (1 .. 2^20 - 1) arrivals per phase (one thread does this, before
 // any use). Contract: "barrier initialisation".
@@ -94,4 +95,4 @@ __device__ __forceinline__ void mbarrier_wait_cluster(uint64_t* bar, uint32_t pa
   }
 }
 
-}  // namespace ptxkit::hopper
+}  // namespace ptxkit

@@ -1,15 +1,16 @@
-// ptxkit::hopper synchronisation: proxy fences, named barriers, elect.sync, setmaxnreg, cluster barriers and
-// distributed shared memory (mapa, ld/st.shared::cluster). One wrapper per PTX instruction; contracts.md names
-// the rule each one depends on.
+// ptxkit synchronisation: proxy fences, named barriers, elect.sync, setmaxnreg, cluster barriers and distributed
+// shared memory (mapa, ld/st.shared::cluster). One wrapper per PTX instruction; kits/common/contracts.md names the
+// rule each one depends on.
 #pragma once
 
 #include "common.cuh"
 
-namespace ptxkit::hopper {
+namespace ptxkit {
 
 // ---------------------------------------------------------------- thread scope
 
-// Orders this thread's earlier generic-proxy shared-memory writes before later async-proxy accesses (TMA, wgmma).
+// Orders this thread's earlier generic-proxy shared-memory writes before later async-proxy accesses (TMA,
+// tensor-core operand reads: wgmma, tcgen05.mma, tcgen05.cp).
 // Contract: "proxy fences".
 __device__ __forceinline__ void fence_proxy_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
@@ -133,4 +134,4 @@ __device__ __forceinline__ void st_shared_cluster(uint32_t cluster_addr, uint32_
   asm volatile("st.shared::cluster.u32 [%0], %1;" ::"r"(cluster_addr), "r"(v) : "memory");
 }
 
-}  // namespace ptxkit::hopper
+}  // namespace ptxkit
