@@ -18,6 +18,7 @@ json to_json(const AgentRunSettings& s) {
           {"model", s.model},
           {"model_spec", s.model_spec},
           {"knowledge", s.knowledge},
+          {"context", s.context},
           {"track", s.track},
           {"tasks", s.tasks_pattern},
           {"archs", s.archs},
@@ -35,6 +36,9 @@ AgentRunSettings agent_settings_from_json(const json& args) {
     s.model = args.at("model").get<std::string>();
     s.model_spec = args.value("model_spec", json());
     s.knowledge = args.at("knowledge").get<std::string>();
+    s.context = args.value("context", std::string("compact"));  // a run stored before policies: the default
+    if (!context_policy_from_string(s.context))
+      throw std::invalid_argument("unknown context '" + s.context + "'");
     s.track = args.value("track", std::string("cuda"));
     if (!find_track(s.track)) throw std::invalid_argument("unknown track '" + s.track + "'");
     s.tasks_pattern = args.value("tasks", std::string("*"));
@@ -65,6 +69,17 @@ AgentRunResult run_agent(int64_t run_id, const AgentRunSettings& settings, const
   if (!level) throw std::invalid_argument("unknown knowledge level '" + settings.knowledge + "'");
   const Track* track = find_track(settings.track);
   if (!track) throw std::invalid_argument("unknown track '" + settings.track + "'");
+  const auto policy = context_policy_from_string(settings.context);
+  if (!policy) throw std::invalid_argument("unknown context '" + settings.context + "'");
+  // The model's window, from its catalogue entry as the run stored it.
+  const auto spec_integer = [&](const char* key) {
+    const json& spec = settings.model_spec;
+    return spec.is_object() && spec.contains(key) && spec[key].is_number_integer() ? spec[key].get<int64_t>()
+                                                                                   : int64_t{0};
+  };
+  const ContextOptions context_options{
+      .policy = *policy,
+      .budget_chars = context_budget_chars(spec_integer("context_tokens"), spec_integer("max_tokens"))};
 
   AgentRunResult result;
   std::vector<TrajectoryRow> pending;
@@ -105,6 +120,7 @@ AgentRunResult run_agent(int64_t run_id, const AgentRunSettings& settings, const
                           .track = track,
                           .first_message = first_messages.at(pending[i].id),
                           .options = settings.loop,
+                          .context = context_options,
                           .provider = context.provider,
                           .evaluator = context.evaluator,
                           .store = context.store,

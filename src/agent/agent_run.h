@@ -23,6 +23,7 @@ struct AgentRunSettings {
   std::string model;                 // the --model name
   nlohmann::json model_spec;         // the catalogue entry, as stored (no key: only its variable's name)
   std::string knowledge = "params";  // params | templates | contracts
+  std::string context = "compact";   // compact | full | last-pair (prompt.h's ContextPolicy)
   std::string track = "cuda";        // the language the model writes (track/track.h)
   std::string tasks_pattern = "*";
   std::vector<std::string> archs;

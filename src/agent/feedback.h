@@ -26,6 +26,7 @@ enum class ErrorClass {
   runtime,
   numerical,
   instruction,
+  timing,  // the time stage: the timed calls' output wrong, or faster than the hardware allows
   extraction,
   harness,
   provider
@@ -36,7 +37,8 @@ std::optional<ErrorClass> error_class_from_string(const std::string& text);
 // The classes a failed submission or reply can have, in the order summaries show them.
 inline constexpr ErrorClass kFailureClasses[] = {
     ErrorClass::compile, ErrorClass::forbidden, ErrorClass::memory_safety, ErrorClass::timeout,
-    ErrorClass::runtime, ErrorClass::numerical, ErrorClass::instruction,   ErrorClass::extraction};
+    ErrorClass::runtime, ErrorClass::numerical, ErrorClass::instruction,   ErrorClass::timing,
+    ErrorClass::extraction};
 
 ErrorClass classify(const Verdict& verdict);
 

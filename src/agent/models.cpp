@@ -7,18 +7,20 @@ namespace ptxbench::agent {
 using nlohmann::json;
 
 json to_json(const llm::ModelSpec& spec) {
-  return {{"name", spec.name},
-          {"provider", spec.provider},
-          {"base_url", spec.base_url},
-          {"model_id", spec.model_id},
-          {"api_key_env", spec.api_key_env},
-          {"max_tokens", spec.max_tokens},
-          {"temperature", spec.temperature ? json(*spec.temperature) : json(nullptr)},
-          {"reasoning", spec.reasoning},
-          {"concurrency", spec.concurrency},
-          {"timeout_s", spec.timeout_s},
-          {"max_attempts", spec.max_attempts},
-          {"retry_base_s", spec.retry_base_s}};
+  json out = {{"name", spec.name},
+              {"provider", spec.provider},
+              {"base_url", spec.base_url},
+              {"model_id", spec.model_id},
+              {"api_key_env", spec.api_key_env},
+              {"max_tokens", spec.max_tokens},
+              {"temperature", spec.temperature ? json(*spec.temperature) : json(nullptr)},
+              {"reasoning", spec.reasoning},
+              {"concurrency", spec.concurrency},
+              {"timeout_s", spec.timeout_s},
+              {"max_attempts", spec.max_attempts},
+              {"retry_base_s", spec.retry_base_s}};
+  if (spec.context_tokens) out["context_tokens"] = spec.context_tokens;  // only where the catalogue says
+  return out;
 }
 
 ModelChoice choose_model(const std::string& name, const std::filesystem::path& catalogue,

@@ -145,28 +145,102 @@ std::string fenced(const Track& track, const std::string& code) {
   return fmt::format("```{}\n{}{}```\n", track.fence(), code, code.ends_with('\n') ? "" : "\n");
 }
 
-llm::Request build_request(const Track& track, const std::string& first_user_message, int index,
-                           const std::optional<PreviousTurn>& previous,
-                           const std::vector<EarlierTurn>& earlier) {
-  llm::Request request{.system = system_prompt(track), .messages = {{"user", first_user_message}}};
-  if (index <= 1 || !previous) return request;
-  request.messages.push_back({"assistant", previous->code ? fenced(track, *previous->code)
-                                                          : trim_middle(previous->reply, kReplyShown)});
-  std::string text = fmt::format("Verdict on your turn {} reply:\n{}", previous->index, previous->feedback);
-  if (!text.ends_with('\n')) text += '\n';
-  if (!earlier.empty()) {
-    text += "\nEarlier turns:\n";
-    for (const auto& e : earlier) text += fmt::format("- turn {}: {}\n", e.index, e.outcome);
+std::string to_string(ContextPolicy policy) {
+  switch (policy) {
+    case ContextPolicy::compact:
+      return "compact";
+    case ContextPolicy::full:
+      return "full";
+    case ContextPolicy::last_pair:
+      return "last-pair";
   }
-  text += fmt::format("\nThis is turn {}. ", index);
-  text += previous->passed
-              ? fmt::format(
-                    "The file passed every stage: make it faster while keeping it correct and its "
-                    "required instructions executed. Answer with the whole file in one ```{} block.",
-                    track.fence())
+  return "compact";
+}
+
+std::optional<ContextPolicy> context_policy_from_string(const std::string& text) {
+  for (const ContextPolicy policy : {ContextPolicy::compact, ContextPolicy::full, ContextPolicy::last_pair})
+    if (text == to_string(policy)) return policy;
+  return std::nullopt;
+}
+
+size_t context_budget_chars(int64_t context_tokens, int64_t max_tokens) {
+  if (context_tokens <= 0) return 0;
+  return static_cast<size_t>(std::max<int64_t>(context_tokens - std::max<int64_t>(max_tokens, 0), 0)) * 3;
+}
+
+namespace {
+
+size_t request_chars(const llm::Request& request) {
+  size_t chars = request.system.size();
+  for (const auto& m : request.messages) chars += m.content.size();
+  return chars;
+}
+
+std::string assistant_text(const Track& track, const PreviousTurn& turn) {
+  return turn.code ? fenced(track, *turn.code) : trim_middle(turn.reply, kReplyShown);
+}
+
+std::string verdict_text(const PreviousTurn& turn) {
+  std::string text = fmt::format("Verdict on your turn {} reply:\n{}", turn.index, turn.feedback);
+  if (!text.ends_with('\n')) text += '\n';
+  return text;
+}
+
+std::string lines_of(const std::vector<PreviousTurn>& turns, size_t count, const char* heading) {
+  if (count == 0) return "";
+  std::string text = fmt::format("\n{}\n", heading);
+  for (size_t i = 0; i < count; ++i) text += fmt::format("- turn {}: {}\n", turns[i].index, turns[i].outcome);
+  return text;
+}
+
+std::string next_step(const Track& track, int index, bool passed) {
+  return fmt::format("\nThis is turn {}. ", index) +
+         (passed
+              ? fmt::format("The file passed every stage: make it faster while keeping it correct and its "
+                            "required instructions executed. Answer with the whole file in one ```{} block.",
+                            track.fence())
               : fmt::format("Fix the problems above. Answer with the whole corrected {} in one ```{} block.",
-                            track.file_noun(), track.fence());
-  request.messages.push_back({"user", text});
+                            track.file_noun(), track.fence()));
+}
+
+// The request with the first `as_lines` turns as lines and the rest as messages (full), or the last turn
+// alone as messages (compact, last-pair).
+llm::Request assemble(const Track& track, const std::string& first, int index,
+                      const std::vector<PreviousTurn>& turns, ContextPolicy policy, size_t as_lines) {
+  llm::Request request{.system = system_prompt(track), .messages = {{"user", first}}};
+  const size_t shown = policy == ContextPolicy::full ? as_lines : turns.size() - 1;
+  for (size_t i = shown; i < turns.size(); ++i) {
+    request.messages.push_back({"assistant", assistant_text(track, turns[i])});
+    std::string text = verdict_text(turns[i]);
+    if (i + 1 == turns.size()) {
+      if (policy == ContextPolicy::compact) text += lines_of(turns, shown, "Earlier turns:");
+      if (policy == ContextPolicy::full)
+        text += lines_of(turns, shown, "Earlier turns (their replies left out to fit the context):");
+      text += next_step(track, index, turns[i].passed);
+    }
+    request.messages.push_back({"user", text});
+  }
+  return request;
+}
+
+}  // namespace
+
+llm::Request build_request(const Track& track, const std::string& first_user_message, int index,
+                           const std::vector<PreviousTurn>& turns, const ContextOptions& context) {
+  llm::Request request =
+      index <= 1 || turns.empty()
+          ? llm::Request{.system = system_prompt(track), .messages = {{"user", first_user_message}}}
+          : assemble(track, first_user_message, index, turns, context.policy, 0);
+  // full: the oldest turns become lines, one at a time, until the request fits (the previous turn stays).
+  for (size_t as_lines = 1; context.policy == ContextPolicy::full && context.budget_chars > 0 &&
+                            request_chars(request) > context.budget_chars && as_lines < turns.size();
+       ++as_lines)
+    request = assemble(track, first_user_message, index, turns, context.policy, as_lines);
+  if (context.budget_chars > 0 && request_chars(request) > context.budget_chars)
+    throw ContextTooLarge(fmt::format(
+        "the request of turn {} takes {} characters, more than the {} the model's window allows "
+        "(context_tokens less max_tokens, at 3 characters a token; docs/models.md), even with the {} context",
+        index, request_chars(request), context.budget_chars, to_string(context.policy)));
   return request;
 }
 

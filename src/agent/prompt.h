@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -41,25 +42,52 @@ std::string knowledge_text(const Track& track, const std::filesystem::path& kits
 // The first user message: the task statement, the knowledge, and what to answer.
 std::string first_message(const Track& track, const Task& task, const std::string& knowledge);
 
-// What a later turn shows about the one before it and the turns before that.
+// A finished turn, as later requests show it.
 struct PreviousTurn {
   int index = 0;
   std::optional<std::string> code;  // the code extracted from its reply, if any
   std::string reply;                // its reply, shown (trimmed) when it had no code
   std::string feedback;             // compact verdict, or why there was no verdict
   bool passed = false;              // every stage passed: the next turn asks for speed, not fixes
-};
-struct EarlierTurn {
-  int index = 0;
-  std::string outcome;  // one line
+  std::string outcome;              // one line, where the context shows the turn as a line
 };
 
-// The request of turn `index` (1-based). Turn 1: the first message. Later turns: the first message, the
-// previous reply as the assistant's message (its code alone, so the context stays small), then the verdict on
-// it, one line per earlier turn, and what to do next.
+// What later turns show of the earlier ones (--context; docs/agent.md).
+enum class ContextPolicy {
+  compact,    // the first message, the previous reply and its verdict, one line per turn before it (default)
+  full,       // the first message and every turn's reply and verdict, the oldest made lines when it must fit
+  last_pair,  // the first message, the previous reply and its verdict, nothing of the turns before it
+};
+std::string to_string(ContextPolicy policy);
+std::optional<ContextPolicy> context_policy_from_string(const std::string& text);
+
+struct ContextOptions {
+  ContextPolicy policy = ContextPolicy::compact;
+  // The most characters the system prompt and the messages may take (0: no limit), from the model's window
+  // (context_budget_chars).
+  size_t budget_chars = 0;
+};
+
+// The characters a request may take for a model with a window of `context_tokens` that may answer with up to
+// `max_tokens`: (context_tokens - max_tokens) x 3, three characters a token being below what code and English
+// average in the tokenizers of the catalogue's models, so that a request within it fits. 0 (no limit) when
+// the window is unknown (0).
+size_t context_budget_chars(int64_t context_tokens, int64_t max_tokens);
+
+// A request that cannot fit the model's window, whatever is left out: the message names the limit.
+class ContextTooLarge : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The request of turn `index` (1-based) after `turns`, the finished turns before it in order. Turn 1: the
+// first message. Later turns, by the policy: the first message, the previous reply as the assistant's message
+// (its code alone, so the context stays small), then the verdict on it and what to do next; `compact` adds a
+// line per earlier turn, `full` shows every earlier reply and verdict as messages, turning the oldest into
+// lines until the request fits the budget. Throws ContextTooLarge when even the first message and the
+// previous turn do not fit.
 llm::Request build_request(const Track& track, const std::string& first_user_message, int index,
-                           const std::optional<PreviousTurn>& previous,
-                           const std::vector<EarlierTurn>& earlier);
+                           const std::vector<PreviousTurn>& turns, const ContextOptions& context = {});
 
 nlohmann::json to_json(const llm::Request& request);
 llm::Request request_from_json(const nlohmann::json& doc);

@@ -42,7 +42,12 @@ class Driver {
       } else {
         const int index = static_cast<int>(turns.size()) + 1;
         turn.index = index;
-        turn.request = to_json(next_request(turns, index));
+        try {
+          turn.request = to_json(next_request(turns, index));
+        } catch (const ContextTooLarge& e) {  // the model's window: nothing is asked; resumable once it fits
+          emit({.turn = index, .outcome = e.what(), .status = kError});
+          return end(kError);
+        }
         turn.id = store.begin_turn(c_.row.id, index, turn.request);
       }
       if (!turn.answered()) {
@@ -71,16 +76,21 @@ class Driver {
 
   // The request of turn `index` from the turns before it, as stored: the same on a resumed run.
   llm::Request next_request(const std::vector<TurnRow>& turns, int index) {
-    if (turns.empty()) return build_request(*c_.track, c_.first_message, 1, std::nullopt, {});
+    if (turns.empty()) return build_request(*c_.track, c_.first_message, 1, {}, c_.context);
     const std::string first = turns.front().request.at("messages").at(0).at("content").get<std::string>();
-    const TurnRow& last = turns.back();
-    PreviousTurn previous{.index = last.index, .reply = last.reply.value_or(""), .feedback = last.feedback};
-    if (!last.code_hash.empty()) previous.code = c_.store->source(last.code_hash);
-    if (last.evaluation_id)
-      if (auto v = c_.store->verdict(last.evaluation_id)) previous.passed = verified(*v);
-    std::vector<EarlierTurn> earlier;
-    for (size_t i = 0; i + 1 < turns.size(); ++i) earlier.push_back({turns[i].index, turns[i].outcome});
-    return build_request(*c_.track, first, index, previous, earlier);
+    std::vector<PreviousTurn> previous;
+    for (const TurnRow& turn : turns) {
+      PreviousTurn& p = previous.emplace_back(PreviousTurn{.index = turn.index,
+                                                           .reply = turn.reply.value_or(""),
+                                                           .feedback = turn.feedback,
+                                                           .outcome = turn.outcome});
+      // The code and the verdict of the turns the request shows in full (compact: the last alone).
+      const bool shown = c_.context.policy == ContextPolicy::full || &turn == &turns.back();
+      if (shown && !turn.code_hash.empty()) p.code = c_.store->source(turn.code_hash);
+      if (shown && turn.evaluation_id)
+        if (auto v = c_.store->verdict(turn.evaluation_id)) p.passed = verified(*v);
+    }
+    return build_request(*c_.track, first, index, previous, c_.context);
   }
 
   bool ask(TurnRow& turn) {

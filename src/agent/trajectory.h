@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "agent/prompt.h"
 #include "eval/evaluator.h"
 #include "llm/provider.h"
 #include "store/store.h"
@@ -55,6 +56,7 @@ struct TrajectoryContext {
   const Track* track = &cuda_track();  // the language the model writes
   std::string first_message;           // used when turn 1 is not stored yet
   LoopOptions options;
+  ContextOptions context;  // what later turns show of the earlier ones
   llm::Provider* provider = nullptr;
   Evaluator* evaluator = nullptr;
   Store* store = nullptr;

@@ -513,21 +513,13 @@ int run_manifest_command(const CommonOptions& common, const RunCommandOptions& o
 }
 
 // The options of agent mode (any of them selects it explicitly).
-constexpr const char* kAgentOptions[] = {"--model",
-                                         "--models",
-                                         "--knowledge",
-                                         "--turns",
-                                         "--samples",
-                                         "--target-speedup",
-                                         "--stop-when-verified",
-                                         "--resume",
-                                         "--parallel",
-                                         "--gpus",
-                                         "--progress"};
+constexpr const char* kAgentOptions[] = {"--model",  "--models",   "--knowledge",      "--context",
+                                         "--turns",  "--samples",  "--target-speedup", "--stop-when-verified",
+                                         "--resume", "--parallel", "--gpus",           "--progress"};
 // What --resume takes from the stored run and so refuses on the command line.
-constexpr const char* kFixedByResume[] = {
-    "--model", "--models", "--knowledge", "--turns", "--samples", "--target-speedup", "--stop-when-verified",
-    "--tasks", "--arch",   "--cpu-only",  "--track"};
+constexpr const char* kFixedByResume[] = {"--model", "--models",  "--knowledge",      "--context",
+                                          "--turns", "--samples", "--target-speedup", "--stop-when-verified",
+                                          "--tasks", "--arch",    "--cpu-only",       "--track"};
 
 bool given(const RunCommandOptions& options, const char* name) {
   return std::find(options.given.begin(), options.given.end(), name) != options.given.end();
@@ -594,6 +586,7 @@ std::optional<agent::AgentRunSettings> new_run_settings(const RunCommandOptions&
   agent::AgentRunSettings settings;
   settings.model = options.model;
   settings.knowledge = options.knowledge;
+  settings.context = options.context;
   settings.track = options.track.empty() ? cuda_track().name() : options.track;
   settings.tasks_pattern = options.tasks;
   settings.samples = options.samples;
@@ -689,8 +682,8 @@ void print_run_text(const agent::RunSummary& summary, int64_t run_id, const agen
                     const agent::AgentRunSettings& settings, const GpuInfo& gpu, const std::string& evaluator,
                     const std::vector<std::string>& failures) {
   std::cout << agent::render(summary);
-  std::cout << fmt::format("\nRun {}: {} trajectories of {} ({} knowledge, {} track) on {}.\n", run_id,
-                           result.trajectories, settings.model, settings.knowledge,
+  std::cout << fmt::format("\nRun {}: {} trajectories of {} ({} knowledge, {} context, {} track) on {}.\n",
+                           run_id, result.trajectories, settings.model, settings.knowledge, settings.context,
                            find_track(settings.track)->title(), gpu.describe());
   if (!gpu.present && evaluator.empty())
     std::cout << "GPU stages skipped: " << gpu.absent_reason
@@ -777,10 +770,10 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
       run_id, run_id));
 
   std::cerr << fmt::format(
-      "run {}{}: model {} on {} task(s) x {} sample(s), {} track, knowledge {}, up to {} turns{}; {}; store "
-      "{}\n",
+      "run {}{}: model {} on {} task(s) x {} sample(s), {} track, knowledge {}, {} context, up to {} turns{}; "
+      "{}; store {}\n",
       run_id, options.resume ? " (resumed)" : "", settings.model, settings.task_ids.size(), settings.samples,
-      settings.track, settings.knowledge, settings.loop.max_turns,
+      settings.track, settings.knowledge, settings.context, settings.loop.max_turns,
       settings.loop.stop_when_verified ? ", stopping when verified" : "",
       !options.evaluator.empty() || !gpu.present ? judged_where(gpu, options.evaluator)
       : devices->size() > 1                      ? fmt::format("{} x {}", devices->size(), gpu.describe())
@@ -869,7 +862,7 @@ std::string run_settings_line(const json& args) {
     }
   }
   const std::string line = fmt::format("{}", fmt::join(parts, " "));
-  return line.size() <= 120 ? line : line.substr(0, 117) + "...";
+  return line.size() <= 200 ? line : line.substr(0, 197) + "...";
 }
 
 int results_command(const CommonOptions& common, const ResultsCommandOptions& options) {

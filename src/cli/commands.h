@@ -66,6 +66,7 @@ struct RunCommandOptions {
   std::string model = "reference";
   std::string models;  // the model catalogue; "" = $PTXBENCH_MODELS, else <root>/models.json
   std::string knowledge = "contracts";
+  std::string context = "compact";  // what later turns show of the earlier ones (agent/prompt.h)
   int turns =
       0;  // 0: 8, or 2 for the reference model (a broken copy, then its solution: nothing more to say)
   int samples = 1;

@@ -126,6 +126,13 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"params", "templates", "contracts"}))
       ->capture_default_str();
   run_cmd
+      ->add_option("--context", run.context,
+                   "Agent: what later turns show of the earlier ones: compact (the previous reply and verdict, a "
+                   "line per turn before), full (every reply and verdict, the oldest made lines to fit the "
+                   "model's window) or last-pair (the previous reply and verdict alone)")
+      ->check(CLI::IsMember({"compact", "full", "last-pair"}))
+      ->capture_default_str();
+  run_cmd
       ->add_option("--turns", run.turns,
                    "Agent: turns per trajectory at most (default 8; 2 for the reference model, which has two "
                    "answers)")

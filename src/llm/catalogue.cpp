@@ -19,8 +19,8 @@ using nlohmann::json;
 namespace {
 
 const std::set<std::string> kFields = {
-    "name",      "provider",    "base_url",  "model_id",     "api_key_env",  "max_tokens", "temperature",
-    "reasoning", "concurrency", "timeout_s", "max_attempts", "retry_base_s", "note"};
+    "name",        "provider",  "base_url",    "model_id",  "api_key_env",  "max_tokens",   "context_tokens",
+    "temperature", "reasoning", "concurrency", "timeout_s", "max_attempts", "retry_base_s", "note"};
 
 std::string default_base_url(const std::string& provider) {
   if (provider == "openai") return "https://api.openai.com/v1";
@@ -125,7 +125,7 @@ ModelSpec read_entry(const std::string& file, size_t index, const json& entry) {
     if (!kFields.contains(key))
       r.fail(key,
              "unknown field (known: name, provider, base_url, model_id, api_key_env, "
-             "max_tokens, temperature, reasoning, concurrency, timeout_s, "
+             "max_tokens, context_tokens, temperature, reasoning, concurrency, timeout_s, "
              "max_attempts, retry_base_s, note)");
 
   spec.provider = r.text("provider", true);
@@ -138,6 +138,10 @@ ModelSpec read_entry(const std::string& file, size_t index, const json& entry) {
   spec.model_id = r.text("model_id", remote);
   spec.api_key_env = r.text("api_key_env", false);
   spec.max_tokens = r.integer("max_tokens", spec.max_tokens, 1);
+  spec.context_tokens = r.integer("context_tokens", spec.context_tokens, 1);
+  if (r.has("context_tokens") && spec.context_tokens <= spec.max_tokens)
+    r.fail("context_tokens", "must be more than max_tokens (" + std::to_string(spec.max_tokens) +
+                                 "): the window holds the request and the answer");
   if (r.has("temperature")) spec.temperature = r.number("temperature", 0, 0, 2);
   spec.reasoning = r.has("reasoning") ? r.at("reasoning") : json();
   spec.concurrency = r.integer("concurrency", spec.concurrency, 1);

@@ -27,6 +27,7 @@ struct ModelSpec {
   std::string model_id;     // the provider's own model name
   std::string api_key_env;  // environment variable holding the key; empty: no key (local servers)
   int max_tokens = 16384;
+  int context_tokens = 0;  // the model's window, prompt and answer together; 0: unknown (no trimming)
   std::optional<double> temperature;
   nlohmann::json reasoning;  // provider-specific: {"effort": "high"} (OpenAI), {"budget_tokens": 8000}
                              // (Anthropic thinking), {"thinking_budget": 8000} (Gemini); null: none

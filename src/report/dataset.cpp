@@ -96,13 +96,16 @@ Dataset load(Store& store, const TaskRegistry& registry, const Selection& select
                  .finished_at = run.finished_at,
                  .max_turns = run.args.value("turns", 0),
                  .samples = run.args.value("samples", 0),
-                 .cpu_only = run.args.value("cpu_only", false)};
+                 .cpu_only = run.args.value("cpu_only", false),
+                 .context = run.args.value("context", std::string("compact"))};
     if (!listed(selection.models, info.model) || !listed(selection.knowledge, info.knowledge)) continue;
     for (const auto& row : store.trajectories(run.id)) {
       if (!selected.matches(row.task_id)) continue;
+      // The agent compared is the model with its context policy: a policy other than the default is part
+      // of its name in every grouped table and chart, so that runs of two policies are never pooled.
       TrajectoryRecord t{.run_id = run.id,
                          .trajectory_id = row.id,
-                         .model = row.model,
+                         .model = info.context == "compact" ? row.model : row.model + " [" + info.context + " context]",
                          .knowledge = row.knowledge,
                          .task = row.task_id,
                          .track = info.track,

@@ -66,6 +66,7 @@ struct RunInfo {
   int samples = 0;
   int trajectories = 0;  // selected
   bool cpu_only = false;
+  std::string context = "compact";  // the run's --context (a run stored before policies: the default)
 };
 
 struct Dataset {

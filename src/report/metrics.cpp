@@ -599,6 +599,7 @@ Report build_report(const Dataset& data, const Selection& selection) {
     runs.push_back({{"id", r.id},
                     {"model", r.model},
                     {"knowledge", r.knowledge},
+                    {"context", r.context},
                     {"track", r.track},
                     {"max_turns", r.max_turns},
                     {"samples", r.samples},

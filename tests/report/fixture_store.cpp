@@ -80,9 +80,10 @@ std::string error_class_of(const std::string& outcome) {
 
 void add_run(Store& store, const std::string& model, int turns, bool stop_when_verified,
              const std::vector<std::vector<Step>>& samples, const std::string& track = "cuda",
-             const std::string& knowledge = "contracts") {
+             const std::string& knowledge = "contracts", const std::string& context = "compact") {
   agent::AgentRunSettings settings;
   settings.model = model;
+  settings.context = context;
   settings.track = track;
   settings.knowledge = knowledge;
   settings.tasks_pattern = kTask;
@@ -143,6 +144,13 @@ void write_two_track_store(const std::filesystem::path& database) {
   Store store(database);
   add_run(store, "m1", 2, true, {{{"verified", 1.1}}, {{"correct"}, {"verified", 0.7}}}, "cuda");
   add_run(store, "m1", 2, true, {{{"verified", 0.9, 1.25}}, {{"instructions"}, {"instructions"}}}, "triton");
+}
+
+void write_two_context_store(const std::filesystem::path& database) {
+  Store store(database);
+  add_run(store, "m1", 2, true, {{{"verified", 1.1}}, {{"correct"}, {"verified", 0.7}}});
+  add_run(store, "m1", 2, true, {{{"compile"}, {"compile"}}, {{"correct"}, {"correct"}}}, "cuda", "contracts",
+          "full");
 }
 
 void write_ablation_store(const std::filesystem::path& database) {

@@ -33,4 +33,7 @@ void write_two_track_store(const std::filesystem::path& database);
 // Verified within 1, 2, 3 turns: contracts 1, 1, 2; templates 0, 0, 0; params 0, 0, 0; triton 0, 1, 1.
 void write_ablation_store(const std::filesystem::path& database);
 
+// One model's two runs on one task, alike but for the context policy (compact, full).
+void write_two_context_store(const std::filesystem::path& database);
+
 }  // namespace ptxbench::report_fixture

@@ -79,6 +79,54 @@ TEST(AgentLoop, UsesEveryTurnWithoutAStopCondition) {
   EXPECT_FALSE(h.store.run(run)->finished_at.empty());
 }
 
+// Each context policy, through the loop and the store: the messages the model is sent at turn 4, and the
+// policy stored with the run (a resumed run keeps it).
+TEST(AgentLoop, EachContextPolicySendsWhatItSays) {
+  for (const auto& [policy, roles] : std::vector<std::pair<std::string, std::string>>{
+           {"compact", "uau"}, {"last-pair", "uau"}, {"full", "uauauau"}}) {
+    AgentHarness h("context-" + policy);
+    ScriptedModel model([](int turn) { return reply_with("int oops" + std::to_string(turn) + ";"); });
+    FakeJudge judge;
+    auto s = h.settings({kHopperTask}, 1, {.max_turns = 4});
+    s.context = policy;
+    const int64_t run = start_agent_run(h.store, s);
+    EXPECT_EQ(h.run(run, s, model, judge).errors, 0) << policy;
+    ASSERT_EQ(model.requests.size(), 4u) << policy;
+    std::string sent;
+    for (const auto& m : model.requests[3].messages) sent += m.role[0];
+    EXPECT_EQ(sent, roles) << policy;
+    const std::string& last = model.requests[3].messages.back().content;
+    EXPECT_EQ(last.find("Earlier turns") != std::string::npos, policy == "compact") << policy << ": " << last;
+    EXPECT_EQ(agent_settings_from_json(h.store.run(run)->args).context, policy);
+  }
+}
+
+// A model whose window cannot hold even the first message: the trajectory stops with an error that names the
+// limit (the run can be resumed once the catalogue says more), and nothing is sent cut short.
+TEST(AgentLoop, AContextThatCannotFitIsAnErrorNamingTheLimit) {
+  AgentHarness h("context-window");
+  ScriptedModel model([](int turn) { return reply_with("int oops" + std::to_string(turn) + ";"); });
+  FakeJudge judge;
+  auto s = h.settings({kHopperTask}, 1, {.max_turns = 3});
+  s.model_spec = {{"max_tokens", 1000}, {"context_tokens", 1100}};  // room for 300 characters
+  const int64_t run = start_agent_run(h.store, s);
+  std::vector<std::string> outcomes;
+  const auto result =
+      agent::run_agent(run, s,
+                       {.store = &h.store,
+                        .registry = &h.registry,
+                        .provider = &model,
+                        .evaluator = &judge,
+                        .kits_dir = kRoot / "kits",
+                        .on_event = [&](const TurnEvent& e) { outcomes.push_back(e.outcome); }});
+  EXPECT_EQ(result.errors, 1);
+  EXPECT_EQ(model.calls, 0) << "not even the first message fits: nothing is sent";
+  bool named = false;
+  for (const std::string& o : outcomes) named = named || o.find("more than the 300") != std::string::npos;
+  EXPECT_TRUE(named) << (outcomes.empty() ? "" : outcomes.back());
+  EXPECT_EQ(h.store.trajectories(run)[0].status, kError);
+}
+
 TEST(AgentLoop, StopsWhenVerifiedAndAtTheTargetSpeedup) {
   AgentHarness h("stop");
   {
@@ -308,7 +356,7 @@ TEST(AgentFeedback, ClassesFollowTheFirstFailingStage) {
   EXPECT_EQ(classify(failed_at("t", "x", "correct", "e")), ErrorClass::numerical);
   EXPECT_EQ(classify(failed_at("t", "x", "correct", "e", StageStatus::runtime_error)), ErrorClass::runtime);
   EXPECT_EQ(classify(failed_at("t", "x", "instructions", "e")), ErrorClass::instruction);
-  EXPECT_EQ(classify(failed_at("t", "x", "time", "wrong output")), ErrorClass::numerical);
+  EXPECT_EQ(classify(failed_at("t", "x", "time", "wrong output")), ErrorClass::timing);
   EXPECT_EQ(classify(failed_at("t", "x", "time", "work outside `stream`")), ErrorClass::forbidden);
   EXPECT_EQ(classify(passed_verdict("t", "x", 1)), ErrorClass::none);
   EXPECT_EQ(classify(failed_at("t", "x", "sanitize", "e", StageStatus::harness_error)), ErrorClass::harness);

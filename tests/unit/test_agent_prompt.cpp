@@ -64,6 +64,88 @@ TEST(AgentPrompt, EachLevelAddsToTheOneBefore) {
   EXPECT_LT(templates.size(), contracts.size());
 }
 
+// The three context policies: the exact messages of turn 4 after three turns.
+TEST(AgentPrompt, EachContextPolicySendsItsMessages) {
+  const std::string first = "Task: t\nfirst message";
+  const std::vector<PreviousTurn> turns = {
+      {.index = 1, .reply = "no code here", .feedback = "no code block", .outcome = "no code"},
+      {.index = 2,
+       .code = "int two;\n",
+       .feedback = "Verdict: failed at compile",
+       .outcome = "failed at compile"},
+      {.index = 3,
+       .code = "int three;\n",
+       .feedback = "Verdict: failed at correct",
+       .outcome = "failed at correct"}};
+  const auto roles = [](const llm::Request& r) {
+    std::string out;
+    for (const auto& m : r.messages) out += m.role[0];
+    return out;
+  };
+
+  const llm::Request compact = build_request(cuda_track(), first, 4, turns);  // the default
+  EXPECT_EQ(roles(compact), "uau");
+  EXPECT_EQ(compact.messages[1].content, "```cuda\nint three;\n```\n");
+  EXPECT_EQ(compact.messages[2].content,
+            "Verdict on your turn 3 reply:\nVerdict: failed at correct\n\nEarlier turns:\n- turn 1: no code\n"
+            "- turn 2: failed at compile\n\nThis is turn 4. Fix the problems above. Answer with the whole "
+            "corrected .cu file in one ```cuda block.");
+
+  const llm::Request last_pair =
+      build_request(cuda_track(), first, 4, turns, {.policy = ContextPolicy::last_pair});
+  EXPECT_EQ(roles(last_pair), "uau");
+  EXPECT_FALSE(contains(last_pair.messages[2].content, "Earlier turns")) << last_pair.messages[2].content;
+  EXPECT_TRUE(contains(last_pair.messages[2].content, "This is turn 4."));
+
+  const llm::Request full = build_request(cuda_track(), first, 4, turns, {.policy = ContextPolicy::full});
+  EXPECT_EQ(roles(full), "uauauau");
+  EXPECT_EQ(full.messages[1].content, "no code here");  // turn 1's reply, which had no code
+  EXPECT_EQ(full.messages[2].content, "Verdict on your turn 1 reply:\nno code block\n");
+  EXPECT_EQ(full.messages[3].content, "```cuda\nint two;\n```\n");
+  EXPECT_FALSE(contains(full.messages[4].content, "This is turn"));  // the instruction comes last, once
+  EXPECT_TRUE(contains(full.messages[6].content, "This is turn 4."));
+  EXPECT_FALSE(contains(full.messages[6].content, "Earlier turns"));
+}
+
+// The window: `full` makes its oldest turns lines until the request fits; what cannot fit is an error that
+// names the limit, never a request cut anywhere.
+TEST(AgentPrompt, TheContextIsKeptWithinTheModelsWindow) {
+  EXPECT_EQ(context_budget_chars(0, 4096), 0u) << "an unknown window: no limit";
+  EXPECT_EQ(context_budget_chars(32768, 8192), (32768u - 8192u) * 3);
+  const std::string first = "Task: t\n" + std::string(2000, 'f');
+  std::vector<PreviousTurn> turns;
+  for (int i = 1; i <= 4; ++i)
+    turns.push_back({.index = i,
+                     .code = std::string(3000, static_cast<char>('a' + i)),
+                     .feedback = "Verdict: failed",
+                     .outcome = "failed at correct " + std::to_string(i)});
+  const auto chars = [](const llm::Request& r) {
+    size_t n = r.system.size();
+    for (const auto& m : r.messages) n += m.content.size();
+    return n;
+  };
+  const llm::Request whole = build_request(cuda_track(), first, 5, turns, {.policy = ContextPolicy::full});
+  ASSERT_EQ(whole.messages.size(), 9u);
+  // Room for the first message and two turns: turns 1 and 2 become lines, 3 and 4 stay whole.
+  const size_t budget = chars(whole) - 2 * 3000 + 200;  // their lines take a little back
+  const llm::Request fitted =
+      build_request(cuda_track(), first, 5, turns, {.policy = ContextPolicy::full, .budget_chars = budget});
+  EXPECT_LE(chars(fitted), budget);
+  ASSERT_EQ(fitted.messages.size(), 5u);
+  EXPECT_TRUE(contains(fitted.messages[1].content, std::string(3000, 'd')));  // turn 3's code
+  EXPECT_TRUE(
+      contains(fitted.messages[4].content, "- turn 1: failed at correct 1\n- turn 2: failed at correct 2"));
+  // Not even the first message and the previous turn fit: an error naming the limit.
+  try {
+    build_request(cuda_track(), first, 5, turns, {.policy = ContextPolicy::compact, .budget_chars = 4000});
+    ADD_FAILURE() << "a request larger than the window was built";
+  } catch (const ContextTooLarge& e) {
+    EXPECT_TRUE(contains(e.what(), "more than the 4000 the model's window allows")) << e.what();
+  }
+  EXPECT_EQ(context_policy_from_string("last-pair"), ContextPolicy::last_pair);
+  EXPECT_FALSE(context_policy_from_string("everything"));
+}
+
 TEST(AgentPrompt, AMissingKitIsSaidNotAnError) {
   const Task& blackwell = task("gemm-bf16-n4096-k4096-sm100a");
   const fs::path empty_kits = fs::temp_directory_path() / ("ptxbench-no-kits-" + std::to_string(getpid()));
@@ -105,17 +187,17 @@ TEST(AgentPrompt, TaskStatementHasWhatASolutionMustKnow) {
 
 TEST(AgentPrompt, LaterTurnsShowThePreviousCodeAndVerdict) {
   const std::string first = "Task: t\nfirst message";
-  const llm::Request one = build_request(cuda_track(), first, 1, std::nullopt, {});
+  const llm::Request one = build_request(cuda_track(), first, 1, {});
   ASSERT_EQ(one.messages.size(), 1u);
   EXPECT_EQ(one.messages[0].content, first);
   EXPECT_EQ(one.system, system_prompt(cuda_track()));
 
+  PreviousTurn earlier{.index = 1, .outcome = "failed at compile: 2 errors"};
   PreviousTurn previous{.index = 2,
                         .code = "__global__ void k() {}\n",
                         .reply = "prose\n```cuda\n...```",
                         .feedback = "Verdict: failed at correct: 3 of 3 shapes wrong"};
-  const llm::Request three =
-      build_request(cuda_track(), first, 3, previous, {{1, "failed at compile: 2 errors"}});
+  const llm::Request three = build_request(cuda_track(), first, 3, {earlier, previous});
   ASSERT_EQ(three.messages.size(), 3u);
   EXPECT_EQ(three.messages[0].content, first);
   EXPECT_EQ(three.messages[1].role, "assistant");
@@ -128,13 +210,13 @@ TEST(AgentPrompt, LaterTurnsShowThePreviousCodeAndVerdict) {
 
   // No code last turn: the reply itself, trimmed.
   PreviousTurn no_code{.index = 1, .reply = std::string(10000, 'x'), .feedback = "no code block"};
-  const llm::Request two = build_request(cuda_track(), first, 2, no_code, {});
+  const llm::Request two = build_request(cuda_track(), first, 2, {no_code});
   EXPECT_LT(two.messages[1].content.size(), 3200u);
   EXPECT_TRUE(contains(two.messages[1].content, "bytes omitted"));
 
   PreviousTurn passed{.index = 1, .code = "x", .feedback = "Verdict: passed", .passed = true};
   EXPECT_TRUE(
-      contains(build_request(cuda_track(), first, 2, passed, {}).messages[2].content, "make it faster"));
+      contains(build_request(cuda_track(), first, 2, {passed}).messages[2].content, "make it faster"));
 
   const llm::Request back = request_from_json(to_json(three));
   ASSERT_EQ(back.messages.size(), 3u);
@@ -165,7 +247,7 @@ TEST(AgentPrompt, TheTritonTrackAsksForPython) {
   EXPECT_TRUE(first.ends_with("Write the solution: the whole Python file in one ```python block.")) << first;
 
   PreviousTurn previous{.index = 1, .code = "import triton\n", .feedback = "Verdict: failed at static"};
-  const llm::Request two = build_request(triton_track(), first, 2, previous, {});
+  const llm::Request two = build_request(triton_track(), first, 2, {previous});
   EXPECT_EQ(two.system, system);
   EXPECT_EQ(two.messages[1].content, "```python\nimport triton\n```\n");
   EXPECT_TRUE(contains(two.messages[2].content, "the whole corrected Python file in one ```python block"));

@@ -326,6 +326,7 @@ TEST_F(Cli, TheDefaultRunIsTheReferenceAgentAndResultsShowIt) {
   // As a table: the settings in one line, the task list by its length.
   const auto table = ptxbench({"results", "--runs"});
   EXPECT_NE(table.out.find("model=reference"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("context=compact"), std::string::npos) << table.out;  // the default policy
   EXPECT_NE(table.out.find("task_ids: 79"), std::string::npos) << table.out;
   EXPECT_EQ(table.out.find("\"task_ids\""), std::string::npos) << table.out;
 
@@ -386,6 +387,19 @@ TEST_F(Cli, TheDefaultRunIsTheReferenceAgentAndResultsShowIt) {
 
 // A Blackwell task: the reference model answers with the reference Blackwell GEMM, which compiles and passes
 // the static stage; the GPU stages are skipped for want of a Blackwell GPU, so nothing is verified.
+// --context: stored with the run, said in its lines, fixed by --resume; an unknown policy is a usage error.
+TEST_F(Cli, TheContextPolicyIsARunSetting) {
+  auto run = ptxbench({"run", "--context", "full", "--tasks", "gemm-bf16-n4096-k4096-sm90a", "--cpu-only"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("knowledge contracts, full context"), std::string::npos) << run.err;
+  EXPECT_NE(run.out.find("(contracts knowledge, full context, CUDA track)"), std::string::npos) << run.out;
+  EXPECT_NE(ptxbench({"results", "--runs"}).out.find("context=full"), std::string::npos);
+  const auto resumed = ptxbench({"run", "--resume", "1", "--context", "compact"});
+  EXPECT_EQ(resumed.exit_code, 2);
+  EXPECT_NE(resumed.err.find("--context cannot be given with it"), std::string::npos) << resumed.err;
+  EXPECT_EQ(ptxbench({"run", "--context", "everything"}).exit_code, 2);
+}
+
 TEST_F(Cli, ReferenceModelOnAStaticOnlyTaskIsNeverVerified) {
   auto run = ptxbench({"run", "--arch", "sm_100a", "--tasks", "gemm-bf16-n4096-k4096-*", "--turns", "2",
                        "--knowledge", "params", "--json"});

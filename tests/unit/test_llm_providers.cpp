@@ -727,6 +727,7 @@ TEST_F(LlmCatalogue, ShippedCatalogueLoads) {
 TEST_F(LlmCatalogue, ErrorsNameFileEntryAndField) {
   const std::string ok = R"({"name":"a","provider":"openai","model_id":"m"})";
   EXPECT_EQ(load_error("[" + ok + "]"), "");
+  EXPECT_EQ(load_error(R"([{"name":"w","provider":"openai","model_id":"m","context_tokens":131072}])"), "");
   struct Case {
     std::string entry, expect;
   };
@@ -735,6 +736,8 @@ TEST_F(LlmCatalogue, ErrorsNameFileEntryAndField) {
        "entry 1 (\"b\"), field \"max_token\""},
       {R"({"name":"b","provider":"openai"})", "entry 1 (\"b\"), field \"model_id\": missing"},
       {R"({"name":"b","provider":"openai","model_id":"m","max_tokens":0})", "field \"max_tokens\""},
+      {R"({"name":"b","provider":"openai","model_id":"m","max_tokens":8000,"context_tokens":8000})",
+       "field \"context_tokens\": must be more than max_tokens (8000)"},
       {R"({"name":"b","provider":"openai","model_id":"m","temperature":"hot"})", "field \"temperature\""},
       {R"({"name":"b","provider":"openai","model_id":"m","base_url":"localhost:8000"})",
        "field \"base_url\""},

@@ -34,7 +34,7 @@ TEST(Utf8, InvalidTextIsReplacedWhenPrinted) {
 TEST(Utf8, AReplyCutForTheNextTurnStaysValid) {
   const agent::PreviousTurn previous{
       .index = 1, .reply = std::string(1499, 'a') + kDash + std::string(3000, 'b'), .feedback = "no code"};
-  const llm::Request request = agent::build_request(cuda_track(), "task", 2, previous, {});
+  const llm::Request request = agent::build_request(cuda_track(), "task", 2, {previous});
   EXPECT_NO_THROW((void)agent::to_json(request).dump());
 }
 

@@ -16,7 +16,7 @@
                    "#a61e4d", "#087f5b"];
   const OUTCOME_COLOURS = {
     compile: "#e03131", forbidden: "#862e9c", memory_safety: "#f76707", timeout: "#f59f00", runtime: "#a61e4d",
-    numerical: "#1971c2", instruction: "#0c8599", extraction: "#868e96", verified: "#2f9e44", undecided: "#ced4da",
+    numerical: "#1971c2", instruction: "#0c8599", timing: "#5c940d", extraction: "#868e96", verified: "#2f9e44", undecided: "#ced4da",
   };
   const colour = (i) => PALETTE[i % PALETTE.length];
   const alpha = (hex, a) => hex + Math.round(a * 255).toString(16).padStart(2, "0");
