@@ -19,7 +19,17 @@ json to_json(const llm::ModelSpec& spec) {
               {"timeout_s", spec.timeout_s},
               {"max_attempts", spec.max_attempts},
               {"retry_base_s", spec.retry_base_s}};
-  if (spec.context_tokens) out["context_tokens"] = spec.context_tokens;  // only where the catalogue says
+  // The optional settings only where the catalogue gives them, so that a stored entry reads back as it was.
+  if (spec.context_tokens) out["context_tokens"] = spec.context_tokens;
+  if (spec.top_p) out["top_p"] = *spec.top_p;
+  if (spec.seed) out["seed"] = *spec.seed;
+  if (!spec.stop.empty()) out["stop"] = spec.stop;
+  if (spec.extra_body.is_object()) out["extra_body"] = spec.extra_body;
+  if (!spec.extra_headers.empty()) {
+    json headers = json::object();
+    for (const auto& [name, value] : spec.extra_headers) headers[name] = value;
+    out["extra_headers"] = headers;
+  }
   return out;
 }
 

@@ -183,6 +183,8 @@ json reply_meta(const llm::Reply& reply) {
     meta["usage"] = {{"input_tokens", reply.usage.input_tokens},
                      {"output_tokens", reply.usage.output_tokens},
                      {"reasoning_tokens", reply.usage.reasoning_tokens}};
+  // The reasoning text the server returned beside the answer (vLLM, SGLang, OpenRouter): kept with the turn.
+  if (!reply.reasoning.empty()) meta["reasoning"] = reply.reasoning;
   if (!reply.ok) {
     meta["error"] = reply.error;
     meta["response_body"] = utf8_head(reply.response_body, kErrorBodyKept);

@@ -14,6 +14,8 @@ WireRequest anthropic_request(const ModelSpec& spec, const std::string& key, con
   json body = {{"model", spec.model_id}, {"max_tokens", spec.max_tokens}, {"messages", messages}};
   if (!request.system.empty()) body["system"] = request.system;  // top level: Anthropic has no system role
   if (spec.temperature) body["temperature"] = *spec.temperature;
+  if (spec.top_p) body["top_p"] = *spec.top_p;
+  if (!spec.stop.empty()) body["stop_sequences"] = spec.stop;
   if (spec.reasoning.is_object() && spec.reasoning.contains("budget_tokens"))
     body["thinking"] = {{"type", "enabled"}, {"budget_tokens", spec.reasoning["budget_tokens"]}};
 
@@ -21,6 +23,7 @@ WireRequest anthropic_request(const ModelSpec& spec, const std::string& key, con
                    {"Content-Type: application/json", "anthropic-version: 2023-06-01"},
                    std::move(body)};
   if (!key.empty()) wire.headers.push_back("x-api-key: " + key);
+  add_extras(spec, wire);
   return wire;
 }
 

@@ -1,5 +1,7 @@
 // The model catalogue (models.json): a JSON array of ModelSpec objects, checked field by field so that a typo
 // is reported with the file, the entry and the field rather than surfacing as an HTTP 400 mid-run.
+#include <algorithm>
+#include <cctype>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -8,6 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "llm/protocols.h"
 #include "llm/provider.h"
 #include "util/errors.h"
 #include "util/json_file.h"
@@ -19,8 +22,10 @@ using nlohmann::json;
 namespace {
 
 const std::set<std::string> kFields = {
-    "name",        "provider",  "base_url",    "model_id",  "api_key_env",  "max_tokens",   "context_tokens",
-    "temperature", "reasoning", "concurrency", "timeout_s", "max_attempts", "retry_base_s", "note"};
+    "name",       "provider",       "base_url",      "model_id",  "api_key_env",
+    "max_tokens", "context_tokens", "temperature",   "top_p",     "seed",
+    "stop",       "extra_body",     "extra_headers", "reasoning", "concurrency",
+    "timeout_s",  "max_attempts",   "retry_base_s",  "note"};
 
 std::string default_base_url(const std::string& provider) {
   if (provider == "openai") return "https://api.openai.com/v1";
@@ -115,6 +120,64 @@ void check_reasoning(const EntryReader& r, const ModelSpec& spec) {
   }
 }
 
+// Headers that carry credentials: a key goes only through api_key_env (read from the environment, never
+// stored).
+bool credential_header(std::string name) {
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return name == "authorization" || name == "proxy-authorization" || name == "cookie" ||
+         name == "x-api-key" || name == "api-key" || name == "x-goog-api-key" ||
+         name.find("token") != std::string::npos || name.find("secret") != std::string::npos;
+}
+
+// The extra settings of an entry: sampling (top_p, seed, stop), body fields and headers.
+void read_extras(const EntryReader& r, ModelSpec& spec) {
+  if (r.has("top_p")) spec.top_p = r.number("top_p", 1, 0, 1);
+  if (r.has("seed")) {
+    if (!r.at("seed").is_number_integer()) r.fail("seed", "must be an integer, not " + r.at("seed").dump());
+    if (spec.provider == "anthropic") r.fail("seed", "the Messages API takes no seed");
+    spec.seed = r.at("seed").get<int64_t>();
+  }
+  if (r.has("stop")) {
+    const json& stop = r.at("stop");
+    const json list = stop.is_string() ? json::array({stop}) : stop;
+    if (!list.is_array()) r.fail("stop", "must be a string or a list of strings, not " + stop.dump());
+    for (const json& sequence : list) {
+      if (!sequence.is_string() || sequence.get<std::string>().empty())
+        r.fail("stop", "must be non-empty strings");
+      spec.stop.push_back(sequence.get<std::string>());
+    }
+    if (spec.stop.empty() || spec.stop.size() > 4) r.fail("stop", "takes 1 to 4 sequences");
+  }
+  if (r.has("extra_body")) {
+    if (!r.at("extra_body").is_object())
+      r.fail("extra_body", "must be an object, not " + r.at("extra_body").dump());
+    const auto& own = fields_set_by_ptxbench(spec.provider);
+    for (const auto& [key, value] : r.at("extra_body").items())
+      if (std::find(own.begin(), own.end(), key) != own.end())
+        r.fail("extra_body", "\"" + key + "\" is set by ptxbench (use the entry's own field, if it has one)");
+    spec.extra_body = r.at("extra_body");
+  }
+  if (r.has("extra_headers")) {
+    if (!r.at("extra_headers").is_object())
+      r.fail("extra_headers", "must be an object of header names and string values");
+    for (const auto& [name, value] : r.at("extra_headers").items()) {
+      const bool token = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+      });
+      if (!token) r.fail("extra_headers", "\"" + name + "\" is not a header name");
+      if (!value.is_string() ||
+          std::any_of(value.get_ref<const std::string&>().begin(), value.get_ref<const std::string&>().end(),
+                      [](char c) { return c < 0x20 || c == 0x7f; }))
+        r.fail("extra_headers", "the value of \"" + name + "\" must be a string of printable characters");
+      if (credential_header(name))
+        r.fail("extra_headers", "\"" + name +
+                                    "\" carries a credential: give the key's variable as api_key_env "
+                                    "(a run stores its model entry, never a key)");
+      spec.extra_headers.emplace_back(name, value.get<std::string>());
+    }
+  }
+}
+
 ModelSpec read_entry(const std::string& file, size_t index, const json& entry) {
   EntryReader r(file, index, entry);
   if (!entry.is_object()) r.fail("", "must be an object, not " + entry.dump());
@@ -123,10 +186,11 @@ ModelSpec read_entry(const std::string& file, size_t index, const json& entry) {
   r.set_name(spec.name);
   for (const auto& [key, value] : entry.items())
     if (!kFields.contains(key))
-      r.fail(key,
-             "unknown field (known: name, provider, base_url, model_id, api_key_env, "
-             "max_tokens, context_tokens, temperature, reasoning, concurrency, timeout_s, "
-             "max_attempts, retry_base_s, note)");
+      r.fail(
+          key,
+          "unknown field (known: name, provider, base_url, model_id, api_key_env, "
+          "max_tokens, context_tokens, temperature, top_p, seed, stop, extra_body, extra_headers, reasoning, "
+          "concurrency, timeout_s, max_attempts, retry_base_s, note)");
 
   spec.provider = r.text("provider", true);
   if (spec.provider != "reference" && default_base_url(spec.provider).empty())
@@ -143,6 +207,7 @@ ModelSpec read_entry(const std::string& file, size_t index, const json& entry) {
     r.fail("context_tokens", "must be more than max_tokens (" + std::to_string(spec.max_tokens) +
                                  "): the window holds the request and the answer");
   if (r.has("temperature")) spec.temperature = r.number("temperature", 0, 0, 2);
+  read_extras(r, spec);
   spec.reasoning = r.has("reasoning") ? r.at("reasoning") : json();
   spec.concurrency = r.integer("concurrency", spec.concurrency, 1);
   spec.timeout_s = r.number("timeout_s", spec.timeout_s, 0.001, 86400);

@@ -14,6 +14,9 @@ WireRequest gemini_request(const ModelSpec& spec, const std::string& key, const 
   }
   json config = {{"maxOutputTokens", spec.max_tokens}};
   if (spec.temperature) config["temperature"] = *spec.temperature;
+  if (spec.top_p) config["topP"] = *spec.top_p;
+  if (spec.seed) config["seed"] = *spec.seed;
+  if (!spec.stop.empty()) config["stopSequences"] = spec.stop;
   if (spec.reasoning.is_object() && spec.reasoning.contains("thinking_budget"))
     config["thinkingConfig"] = {{"thinkingBudget", spec.reasoning["thinking_budget"]}};
 
@@ -26,6 +29,7 @@ WireRequest gemini_request(const ModelSpec& spec, const std::string& key, const 
                    {"Content-Type: application/json"},
                    std::move(body)};
   if (!key.empty()) wire.headers.push_back("x-goog-api-key: " + key);
+  add_extras(spec, wire);
   return wire;
 }
 

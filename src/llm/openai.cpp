@@ -36,12 +36,16 @@ WireRequest openai_request(const ModelSpec& spec, const std::string& key, const 
   json body = {{"model", spec.model_id}, {"messages", messages}};
   body[max_tokens_field(spec.base_url)] = spec.max_tokens;
   if (spec.temperature) body["temperature"] = *spec.temperature;
+  if (spec.top_p) body["top_p"] = *spec.top_p;
+  if (spec.seed) body["seed"] = *spec.seed;
+  if (!spec.stop.empty()) body["stop"] = spec.stop;
   if (const auto& effort = member(spec.reasoning, "effort"); !effort.is_null())
     body["reasoning_effort"] = effort;
 
   WireRequest wire{
       join_url(spec.base_url, "chat/completions"), {"Content-Type: application/json"}, std::move(body)};
   if (!key.empty()) wire.headers.push_back("Authorization: Bearer " + key);
+  add_extras(spec, wire);
   return wire;
 }
 
@@ -69,6 +73,9 @@ WireReply openai_reply(const json& reply) {
   out.finish_reason = string_member(choice, "finish_reason");
   const json& message = member(choice, "message");
   out.text = content_text(member(message, "content"));
+  // vLLM and SGLang return the reasoning as reasoning_content, OpenRouter as reasoning.
+  out.reasoning = string_member(message, "reasoning_content");
+  if (out.reasoning.empty()) out.reasoning = string_member(message, "reasoning");
   if (out.text.empty()) {
     out.error = "the reply has no text (finish_reason \"" + out.finish_reason + "\"";
     if (const std::string refusal = string_member(message, "refusal"); !refusal.empty())

@@ -20,6 +20,7 @@ struct WireRequest {
 
 struct WireReply {
   std::string text;
+  std::string reasoning;  // the reasoning text beside the answer, where the server returns it
   std::string finish_reason;
   Usage usage;
   std::string error;  // non-empty: no usable text in the reply (filtered, empty, an error object)
@@ -46,5 +47,9 @@ std::string string_member(const nlohmann::json& object, const char* field);  // 
 int64_t token_count(const nlohmann::json& object, const char* field);        // 0 when absent or not a number
 std::string error_text(const std::string& body);  // {"error":{"message":...}} or the body's start, for people
 void check_role(const Message& message);          // "user" or "assistant", else std::invalid_argument
+// The catalogue entry's extra body fields (merged at the top level) and headers, after the protocol's own.
+void add_extras(const ModelSpec& spec, WireRequest& wire);
+// The body fields each protocol sets itself, which extra_body may not override.
+const std::vector<std::string>& fields_set_by_ptxbench(const std::string& provider);
 
 }  // namespace ptxbench::llm

@@ -29,6 +29,14 @@ struct ModelSpec {
   int max_tokens = 16384;
   int context_tokens = 0;  // the model's window, prompt and answer together; 0: unknown (no trimming)
   std::optional<double> temperature;
+  std::optional<double> top_p;
+  std::optional<int64_t> seed;
+  std::vector<std::string> stop;  // stop sequences
+  // Merged into the request body as the provider takes it (vLLM's chat_template_kwargs, OpenRouter's provider
+  // routing): never a field ptxbench sets itself. Headers, "Name: value" (OpenRouter's HTTP-Referer): never a
+  // credential, which only api_key_env carries, so that nothing secret is stored with a run.
+  nlohmann::json extra_body;  // an object, or null
+  std::vector<std::pair<std::string, std::string>> extra_headers;
   nlohmann::json reasoning;  // provider-specific: {"effort": "high"} (OpenAI), {"budget_tokens": 8000}
                              // (Anthropic thinking), {"thinking_budget": 8000} (Gemini); null: none
   int concurrency = 4;       // requests in flight at once to this model
@@ -60,6 +68,7 @@ struct Usage {
 struct Reply {
   bool ok = false;
   std::string text;           // the assistant's answer (reasoning text, if any, is not included)
+  std::string reasoning;      // the reasoning text the server returned beside it (vLLM, SGLang, OpenRouter)
   std::string finish_reason;  // as the provider says: "stop", "length", "end_turn", "MAX_TOKENS", ...
   Usage usage;                // summed over the attempts: a retried reply may have been billed too
   std::string error;          // when !ok: what went wrong, for people

@@ -215,6 +215,7 @@ class HttpProvider final : public Provider {
       if (outcome.kind != Outcome::kRetry || attempt == max_attempts) {
         reply.ok = outcome.kind == Outcome::kDone;
         reply.text = std::move(outcome.reply.text);
+        reply.reasoning = std::move(outcome.reply.reasoning);
         reply.finish_reason = std::move(outcome.reply.finish_reason);
         reply.no_text = outcome.no_text;
         if (!reply.ok) {

@@ -58,4 +58,25 @@ void check_role(const Message& message) {
         "\": only \"user\" and \"assistant\" (the system prompt travels in Request::system)");
 }
 
+void add_extras(const ModelSpec& spec, WireRequest& wire) {
+  if (spec.extra_body.is_object())
+    for (const auto& [key, value] : spec.extra_body.items()) wire.body[key] = value;
+  for (const auto& [name, value] : spec.extra_headers) wire.headers.push_back(name + ": " + value);
+}
+
+const std::vector<std::string>& fields_set_by_ptxbench(const std::string& provider) {
+  static const std::vector<std::string> openai = {
+      "model", "messages", "max_tokens", "max_completion_tokens", "temperature",
+      "top_p", "seed",     "stop",       "reasoning_effort",      "stream"};
+  static const std::vector<std::string> anthropic = {"model",          "messages",    "system",
+                                                     "max_tokens",     "temperature", "top_p",
+                                                     "stop_sequences", "thinking",    "stream"};
+  static const std::vector<std::string> gemini = {"contents", "systemInstruction", "generationConfig"};
+  static const std::vector<std::string> none;
+  return provider == "openai"      ? openai
+         : provider == "anthropic" ? anthropic
+         : provider == "gemini"    ? gemini
+                                   : none;
+}
+
 }  // namespace ptxbench::llm

@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "agent/models.h"
 #include "agent/trajectory.h"
 #include "llm/http.h"
 #include "llm/protocols.h"
@@ -235,6 +236,57 @@ TEST(LlmOpenAi, RequestAndReplyOnTheWire) {
   EXPECT_EQ(reply.request_body, body);
   EXPECT_EQ(reply.request_body.dump().find(kKey), std::string::npos);
   EXPECT_EQ(reply.response_body, openai_ok("```cuda\nfixed\n```"));
+}
+
+// What users of OpenAI-compatible servers set: sampling, extra body fields (vLLM's chat_template_kwargs,
+// OpenRouter's provider routing) and headers; the reasoning text such servers return is kept with the reply.
+TEST(LlmOpenAi, ExtraSettingsGoOnTheWireAndReasoningIsKept) {
+  const std::string vllm_reply =
+      R"({"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"the code",)"
+      R"("reasoning_content":"first I tile M"}}],"usage":{"prompt_tokens":10,"completion_tokens":20}})";
+  FakeServer server({ok_reply(vllm_reply)});
+  const json entry = {{"name", "local"},
+                      {"provider", "openai"},
+                      {"base_url", server.url("/v1")},
+                      {"model_id", "qwen"},
+                      {"top_p", 0.95},
+                      {"seed", 7},
+                      {"stop", {"<|im_end|>"}},
+                      {"extra_body", {{"chat_template_kwargs", {{"enable_thinking", true}}}, {"top_k", 20}}},
+                      {"extra_headers", {{"HTTP-Referer", "https://example.org/ptxbench"}, {"X-Title", "ptxbench"}}}};
+  ModelSpec spec = read_model_spec(entry, "test");
+  spec.max_attempts = 1;
+  const Reply reply = make_provider(spec)->complete(conversation());
+  ASSERT_TRUE(reply.ok) << reply.error;
+  EXPECT_EQ(reply.text, "the code");
+  EXPECT_EQ(reply.reasoning, "first I tile M");
+  EXPECT_EQ(agent::reply_meta(reply)["reasoning"], "first I tile M");
+  const Recorded r = server.requests().at(0);
+  const json body = json::parse(r.body);
+  EXPECT_EQ(body["top_p"], 0.95);
+  EXPECT_EQ(body["seed"], 7);
+  EXPECT_EQ(body["stop"], json::array({"<|im_end|>"}));
+  EXPECT_EQ(body["chat_template_kwargs"]["enable_thinking"], true);
+  EXPECT_EQ(body["top_k"], 20);
+  EXPECT_EQ(body["model"], "qwen") << "extra_body never replaces what ptxbench sets";
+  EXPECT_EQ(header(r, "HTTP-Referer"), "https://example.org/ptxbench");
+  EXPECT_EQ(header(r, "X-Title"), "ptxbench");
+  // Stored with a run and read back the same (a resumed run sends the same request).
+  EXPECT_EQ(agent::to_json(read_model_spec(agent::to_json(spec), "stored")), agent::to_json(spec));
+  // OpenRouter names the field `reasoning`.
+  WireReply openrouter = openai_reply(json::parse(
+      R"({"choices":[{"finish_reason":"stop","message":{"content":"x","reasoning":"thought"}}]})"));
+  EXPECT_EQ(openrouter.reasoning, "thought");
+  // Anthropic and Gemini take the sampling settings under their own names.
+  ModelSpec claude = spec_for("anthropic", "https://api.anthropic.com/v1");
+  claude.top_p = 0.9;
+  claude.stop = {"END"};
+  const WireRequest to_claude = anthropic_request(claude, "k", conversation());
+  EXPECT_EQ(to_claude.body["top_p"], 0.9);
+  EXPECT_EQ(to_claude.body["stop_sequences"], json::array({"END"}));
+  ModelSpec gemini = spec_for("gemini", "https://generativelanguage.googleapis.com/v1beta");
+  gemini.seed = 3;
+  EXPECT_EQ(gemini_request(gemini, "k", conversation()).body["generationConfig"]["seed"], 3);
 }
 
 TEST(LlmUsage, AReplyWithoutUsageStoresNoCounts) {
@@ -736,6 +788,17 @@ TEST_F(LlmCatalogue, ErrorsNameFileEntryAndField) {
        "entry 1 (\"b\"), field \"max_token\""},
       {R"({"name":"b","provider":"openai"})", "entry 1 (\"b\"), field \"model_id\": missing"},
       {R"({"name":"b","provider":"openai","model_id":"m","max_tokens":0})", "field \"max_tokens\""},
+      {R"({"name":"b","provider":"openai","model_id":"m","extra_body":{"messages":[]}})",
+       "field \"extra_body\": \"messages\" is set by ptxbench"},
+      {R"({"name":"b","provider":"openai","model_id":"m","extra_headers":{"Authorization":"Bearer sk-1"}})",
+       "carries a credential: give the key's variable as api_key_env"},
+      {R"({"name":"b","provider":"openai","model_id":"m","extra_headers":{"X-Auth-Token":"abc"}})",
+       "carries a credential"},
+      {R"({"name":"b","provider":"openai","model_id":"m","extra_headers":{"X-Title":"a\r\nX: b"}})",
+       "printable characters"},
+      {R"({"name":"b","provider":"anthropic","model_id":"m","seed":1})", "takes no seed"},
+      {R"({"name":"b","provider":"openai","model_id":"m","stop":["a","b","c","d","e"]})", "1 to 4 sequences"},
+      {R"({"name":"b","provider":"openai","model_id":"m","top_p":1.5})", "field \"top_p\""},
       {R"({"name":"b","provider":"openai","model_id":"m","max_tokens":8000,"context_tokens":8000})",
        "field \"context_tokens\": must be more than max_tokens (8000)"},
       {R"({"name":"b","provider":"openai","model_id":"m","temperature":"hot"})", "field \"temperature\""},
