@@ -45,6 +45,26 @@ TensorSpec drawn_index(const char* name, std::vector<std::string> shape) {
   return {.name = name, .dtype = DType::i32, .shape = std::move(shape), .fill = {Fill::computed, "1"}};
 }
 
+// A paged KV cache's K_cache or V_cache, and the integers every paged entry point takes before its own (the
+// batch, the heads, the head dim, the page size, the pages per sequence and in the pool).
+TensorSpec cache_tensor(const char* name) {
+  return bf16_tensor(name, Role::input, {"num_pages", "page", "Hkv", "D"});
+}
+std::vector<ScalarSpec> paged_scalars() {
+  return {{ScalarSpec::integer, "B", "B"},
+          {ScalarSpec::integer, "Hq", "Hq"},
+          {ScalarSpec::integer, "Hkv", "Hkv"},
+          {ScalarSpec::integer, "D", "D"},
+          {ScalarSpec::integer, "page_size", "page"},
+          {ScalarSpec::integer, "max_pages", "max_pages"},
+          {ScalarSpec::integer, "num_pages", "num_pages"}};
+}
+// `scalars` with `more` after them.
+std::vector<ScalarSpec> with(std::vector<ScalarSpec> scalars, const std::vector<ScalarSpec>& more) {
+  scalars.insert(scalars.end(), more.begin(), more.end());
+  return scalars;
+}
+
 std::vector<ScalarSpec> scalars() {
   std::vector<ScalarSpec> out;
   for (const char* dim : {"B", "Hq", "Hkv", "Sq", "Sk", "D"}) out.push_back({ScalarSpec::integer, dim, dim});
@@ -172,21 +192,14 @@ Family attention_decode_paged_family() {
       .dims = {"B", "Hq", "Hkv", "D", "page", "L", "T"},
       .parameters = {},
       .tensors = {bf16_tensor("Q", Role::input, {"B", "Hq", "D"}),
-                  bf16_tensor("K_cache", Role::input, {"num_pages", "page", "Hkv", "D"}),
-                  bf16_tensor("V_cache", Role::input, {"num_pages", "page", "Hkv", "D"}),
+                  cache_tensor("K_cache"),
+                  cache_tensor("V_cache"),
                   drawn_index("page_table", {"B", "max_pages"}),
                   drawn_index("seq_lens", {"B"}),
                   bf16_tensor("O", Role::output, {"B", "Hq", "D"}),
                   lse(Role::output, {}, {"B", "Hq"}, 1),
                   {.name = "workspace", .dtype = DType::bytes, .role = Role::workspace}},
-      .scalars = {{ScalarSpec::integer, "B", "B"},
-                  {ScalarSpec::integer, "Hq", "Hq"},
-                  {ScalarSpec::integer, "Hkv", "Hkv"},
-                  {ScalarSpec::integer, "D", "D"},
-                  {ScalarSpec::integer, "page_size", "page"},
-                  {ScalarSpec::integer, "max_pages", "max_pages"},
-                  {ScalarSpec::integer, "num_pages", "num_pages"},
-                  {ScalarSpec::real, "scale", "1/sqrt(D)"}},
+      .scalars = with(paged_scalars(), {{ScalarSpec::real, "scale", "1/sqrt(D)"}}),
       .arguments = {"Q", "K_cache", "V_cache", "page_table", "seq_lens", "O", "LSE", "workspace", "B", "Hq",
                     "Hkv", "D", "page_size", "max_pages", "num_pages", "scale"},
       // Split-KV kernels (flash decoding) keep partial rows and their statistics between two passes.
@@ -276,21 +289,13 @@ Family attention_prefill_paged_family() {
       // the order of the sequences and the pages they occupy are drawn for each call.
       .dims = {"B", "Hq", "Hkv", "D", "page", "L", "S", "Bl", "P"},
       .parameters = {},
-      .tensors = {bf16_tensor("Q", Role::input, {"T", "Hq", "D"}),
-                  bf16_tensor("K_cache", Role::input, {"num_pages", "page", "Hkv", "D"}),
-                  bf16_tensor("V_cache", Role::input, {"num_pages", "page", "Hkv", "D"}),
-                  drawn_index("qo_indptr", {"B + 1"}), drawn_index("page_table", {"B", "max_pages"}),
-                  drawn_index("kv_lens", {"B"}), o, lse(Role::output, {}, {"T", "Hq"}, 1)},
-      .scalars = {{ScalarSpec::integer, "B", "B"},
-                  {ScalarSpec::integer, "Hq", "Hq"},
-                  {ScalarSpec::integer, "Hkv", "Hkv"},
-                  {ScalarSpec::integer, "D", "D"},
-                  {ScalarSpec::integer, "page_size", "page"},
-                  {ScalarSpec::integer, "max_pages", "max_pages"},
-                  {ScalarSpec::integer, "num_pages", "num_pages"},
-                  {ScalarSpec::integer, "max_q_len", "L"},
-                  {ScalarSpec::integer, "total_q", "T"},
-                  {ScalarSpec::real, "scale", "1/sqrt(D)"}},
+      .tensors = {bf16_tensor("Q", Role::input, {"T", "Hq", "D"}), cache_tensor("K_cache"),
+                  cache_tensor("V_cache"), drawn_index("qo_indptr", {"B + 1"}),
+                  drawn_index("page_table", {"B", "max_pages"}), drawn_index("kv_lens", {"B"}), o,
+                  lse(Role::output, {}, {"T", "Hq"}, 1)},
+      .scalars = with(paged_scalars(), {{ScalarSpec::integer, "max_q_len", "L"},
+                                        {ScalarSpec::integer, "total_q", "T"},
+                                        {ScalarSpec::real, "scale", "1/sqrt(D)"}}),
       .arguments = {"Q", "K_cache", "V_cache", "qo_indptr", "page_table", "kv_lens", "O", "LSE", "B", "Hq",
                     "Hkv", "D", "page_size", "max_pages", "num_pages", "max_q_len", "total_q", "scale"},
       .workspace = std::nullopt,
