@@ -40,7 +40,7 @@ TaskSummary summarize_group(const std::string& task_id, const std::vector<const 
   }
   if (correct_n > 0) s.correct_rate = static_cast<double>(correct) / correct_n;
   if (verified_n > 0) s.verified_rate = static_cast<double>(verified) / verified_n;
-  if (verified > 0) s.mean_turns_to_success = static_cast<double>(turns_to_success) / verified;
+  if (verified > 0) s.turns_to_verified_mean = static_cast<double>(turns_to_success) / verified;
   return s;
 }
 
@@ -95,14 +95,14 @@ json to_json(const TaskSummary& s) {
           {"verified_rate", optional(s.verified_rate)},
           {"best_speedup", optional(s.best_speedup)},
           {"best_kernel_speedup", optional(s.best_kernel_speedup)},
-          {"mean_turns_to_success", optional(s.mean_turns_to_success)},
+          {"turns_to_verified_mean", optional(s.turns_to_verified_mean)},
           {"error_classes", s.error_classes}};
 }
 
 json to_json(const RunSummary& summary) {
   json tasks = json::array();
   for (const auto& t : summary.tasks) tasks.push_back(to_json(t));
-  return {{"run_id", summary.run_id}, {"tasks", tasks}, {"total", to_json(summary.total)}};
+  return {{"tasks", tasks}, {"total", to_json(summary.total)}};  // the run's id is the document's
 }
 
 std::string render(const RunSummary& summary) {
@@ -119,7 +119,7 @@ std::string render(const RunSummary& summary) {
         percent(s.verified_rate),
         s.best_speedup ? fmt::format("{:.3f}x", *s.best_speedup) : "-",
         s.best_kernel_speedup ? fmt::format("{:.3f}x", *s.best_kernel_speedup) : "-",
-        s.mean_turns_to_success ? fmt::format("{:.1f}", *s.mean_turns_to_success) : "-"};
+        s.turns_to_verified_mean ? fmt::format("{:.1f}", *s.turns_to_verified_mean) : "-"};
     for (auto c : kFailureClasses) {
       auto it = s.error_classes.find(to_string(c));
       row.push_back(it == s.error_classes.end() ? "0" : std::to_string(it->second));
@@ -140,7 +140,7 @@ json export_trajectories(Store& store, int64_t run_id, bool timestamps) {
                 {"request", turn.request},
                 {"reply", turn.reply ? json(*turn.reply) : json(nullptr)},
                 {"code", nullptr},
-                {"code_hash", turn.code_hash.empty() ? json(nullptr) : json(turn.code_hash)},
+                {"submission", turn.code_hash.empty() ? json(nullptr) : json(turn.code_hash)},
                 {"error_class", turn.error_class},
                 {"outcome", turn.outcome},
                 {"feedback", turn.feedback},
@@ -166,8 +166,8 @@ json export_trajectories(Store& store, int64_t run_id, bool timestamps) {
       if (timestamps) {
         t["evaluation_id"] = turn.evaluation_id ? json(turn.evaluation_id) : json(nullptr);
         t["requested_at"] = turn.requested_at;
-        t["replied_at"] = turn.replied_at;
-        t["finished_at"] = turn.finished_at;
+        t["replied_at"] = turn.replied_at.empty() ? json(nullptr) : json(turn.replied_at);
+        t["finished_at"] = turn.finished_at.empty() ? json(nullptr) : json(turn.finished_at);
       } else {
         meta.erase("latency_s");
       }

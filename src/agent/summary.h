@@ -43,7 +43,7 @@ struct TaskSummary {
   std::optional<double> best_speedup;   // over verified turns
   std::optional<double> best_kernel_speedup;  // that turn's kernels alone
   std::optional<double>
-      mean_turns_to_success;  // the first verified turn's index, over trajectories that have one
+      turns_to_verified_mean;  // the first verified turn's index, over trajectories that have one
   std::map<std::string, int> error_classes;  // failed turns by class (docs/agent.md)
 };
 

@@ -37,6 +37,7 @@
 #include "report/write.h"
 #include "store/store.h"
 #include "task/task.h"
+#include "util/documents.h"
 #include "util/files.h"
 #include "util/format.h"
 #include "util/text.h"
@@ -261,7 +262,7 @@ int tasks_command(const CommonOptions& common, const TasksOptions& options) {
     const Task* task = find_task_or_complain(ctx, options.id);
     if (!task) return kExitUsage;
     if (common.json)
-      std::cout << json_text(to_json(*task), 2) << "\n";
+      std::cout << json_text(tagged(documents::task, to_json(*task)), 2) << "\n";
     else
       print_task_text(*task);
     return kExitOk;
@@ -277,7 +278,7 @@ int tasks_command(const CommonOptions& common, const TasksOptions& options) {
     list.push_back(to_json(t));
   }
   if (common.json)
-    std::cout << json_text(list, 2) << "\n";
+    std::cout << json_text(tagged(documents::task_list, {{"tasks", list}}), 2) << "\n";
   else
     std::cout << table.render();
   return kExitOk;
@@ -304,7 +305,8 @@ int compile_command(const CommonOptions& common, const CompileCommandOptions& op
     doc["task"] = task->id;
     doc["static_status"] = to_string(checks.status);
     doc["library"] = result.library.string();
-    std::cout << json_text(doc, 2) << "\n";
+    doc["wall_s"] = result.wall_s;  // a cache hit's: the lookup
+    std::cout << json_text(tagged(documents::compile, doc), 2) << "\n";
   } else {
     std::cout << fmt::format("compile: {} in {:.2f} s{}\n", to_string(compile.status), result.wall_s,
                              result.cached ? " (cached)" : "");
@@ -488,7 +490,9 @@ int run_manifest_command(const CommonOptions& common, const RunCommandOptions& o
                      {"coverage", number_or_null(row.verdict.coverage)},
                      {"expectation_mismatches", row.mismatches},
                      {"expectations_unchecked", row.unchecked}});
-    std::cout << json_text(json{{"run_id", run_id}, {"host", gpu.describe()}, {"evaluations", out}}, 2)
+    std::cout << json_text(tagged(documents::solutions_run,
+                                  {{"run_id", run_id}, {"host", gpu.describe()}, {"evaluations", out}}),
+                           2)
               << "\n";
   } else {
     TextTable table({"TASK", "SOLUTION", "VERDICT", "COMPILE", "STATIC", "SANITIZE", "CORRECT", "INSTR",
@@ -794,12 +798,12 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
   const std::vector<std::string> failures = reference_failures(store, run_id, model);
   const agent::RunSummary summary = agent::summarize_run(store, run_id);
   if (common.json) {
-    std::cout << json_text(json{{"run_id", run_id},
-                                {"host", gpu.describe()},
-                                {"settings", agent::to_json(settings)},
-                                {"errors", result.errors},
-                                {"reference_failures", failures},
-                                {"summary", agent::to_json(summary)}},
+    std::cout << json_text(tagged(documents::agent_run, {{"run_id", run_id},
+                                                         {"host", gpu.describe()},
+                                                         {"settings", agent::to_json(settings)},
+                                                         {"errors", result.errors},
+                                                         {"reference_failures", failures},
+                                                         {"run_summary", agent::to_json(summary)}}),
                            2)
               << "\n";
   } else {
@@ -882,10 +886,13 @@ int results_command(const CommonOptions& common, const ResultsCommandOptions& op
       std::fprintf(stderr, "ptxbench: no evaluation %lld\n", options.id);
       return kExitUsage;
     }
-    if (common.json)
-      std::cout << json_text(to_json(*verdict), 2) << "\n";
-    else
+    if (common.json) {
+      json doc = to_json(*verdict);
+      doc["evaluation_id"] = options.id;
+      std::cout << json_text(doc, 2) << "\n";
+    } else {
       print_verdict_text(*verdict);
+    }
     return kExitOk;
   }
   if (options.runs) {
@@ -898,11 +905,12 @@ int results_command(const CommonOptions& common, const ResultsCommandOptions& op
       out.push_back({{"id", r.id},
                      {"kind", r.kind},
                      {"started_at", r.started_at},
-                     {"finished_at", r.finished_at},
+                     {"finished_at", r.finished_at.empty() ? json(nullptr) : json(r.finished_at)},
                      {"evaluations", r.evaluations},
                      {"args", r.args}});
     }
-    std::cout << (common.json ? json_text(out, 2) + "\n" : table.render());
+    std::cout << (common.json ? json_text(tagged(documents::runs, {{"runs", out}}), 2) + "\n"
+                              : table.render());
     return kExitOk;
   }
   std::optional<RunRow> run;
@@ -914,13 +922,15 @@ int results_command(const CommonOptions& common, const ResultsCommandOptions& op
                    "ptxbench: --export writes an agent run's trajectories: give --run N of an agent run\n");
       return kExitUsage;
     }
-    const json doc = {{"run",
-                       {{"id", run->id},
-                        {"kind", run->kind},
-                        {"started_at", run->started_at},
-                        {"finished_at", run->finished_at},
-                        {"args", run->args}}},
-                      {"trajectories", agent::export_trajectories(store, run->id)}};
+    const json doc =
+        tagged(documents::trajectories,
+               {{"run",
+                 {{"id", run->id},
+                  {"kind", run->kind},
+                  {"started_at", run->started_at},
+                  {"finished_at", run->finished_at.empty() ? json(nullptr) : json(run->finished_at)},
+                  {"args", run->args}}},
+                {"trajectories", agent::export_trajectories(store, run->id)}});
     if (options.export_file == "-") {
       std::cout << json_text(doc, 2) << "\n";
     } else {
@@ -938,8 +948,8 @@ int results_command(const CommonOptions& common, const ResultsCommandOptions& op
   for (const auto& e : store.evaluations(filter)) {
     table.add_row({std::to_string(e.id), e.run_id ? std::to_string(e.run_id) : "-", e.task_id, e.source_name,
                    e.status, ratio(e.speedup), percent(e.coverage), e.created_at, e.summary});
-    out.push_back({{"id", e.id},
-                   {"run_id", e.run_id},
+    out.push_back({{"evaluation_id", e.id},
+                   {"run_id", e.run_id ? json(e.run_id) : json(nullptr)},
                    {"task", e.task_id},
                    {"submission", e.submission_hash},
                    {"source_name", e.source_name},
@@ -949,13 +959,13 @@ int results_command(const CommonOptions& common, const ResultsCommandOptions& op
                    {"created_at", e.created_at},
                    {"summary", e.summary}});
   }
-  if (agent_run) {  // the run's summary first; in JSON an object with both
+  json doc = tagged(documents::evaluations, {{"evaluations", out}});
+  if (run) doc["run_id"] = run->id;
+  if (agent_run) {  // the run's summary first; in JSON beside the evaluations
     const agent::RunSummary summary = agent::summarize_run(store, run->id);
     if (common.json) {
-      std::cout << json_text(
-                       json{{"run_id", run->id}, {"summary", agent::to_json(summary)}, {"evaluations", out}},
-                       2)
-                << "\n";
+      doc["run_summary"] = agent::to_json(summary);
+      std::cout << json_text(doc, 2) << "\n";
     } else {
       std::cout << fmt::format(
           "Run {} ({}, {} knowledge), {}:\n{}\nEvaluations:\n", run->id,
@@ -965,7 +975,7 @@ int results_command(const CommonOptions& common, const ResultsCommandOptions& op
     }
     return kExitOk;
   }
-  std::cout << (common.json ? json_text(out, 2) + "\n" : table.render());
+  std::cout << (common.json ? json_text(doc, 2) + "\n" : table.render());
   return kExitOk;
 }
 
@@ -1006,8 +1016,9 @@ int report_command(const CommonOptions& common, const ReportCommandOptions& opti
   const report::Report built = report::build_report(data, selection);
   const auto files = report::write_report(options.out, data, built);
   if (common.json) {
-    json out = {
-        {"runs", json::array()}, {"trajectories", data.trajectories.size()}, {"files", json::array()}};
+    json out = tagged(
+        documents::report_files,
+        {{"runs", json::array()}, {"trajectories", data.trajectories.size()}, {"files", json::array()}});
     for (const auto& r : data.runs) out["runs"].push_back(r.id);
     for (const auto& f : files) out["files"].push_back(f.string());
     std::cout << json_text(out, 2) << "\n";
@@ -1042,7 +1053,7 @@ int cache_command(const CommonOptions& common, const CacheCommandOptions& option
   doc["entries"] = usage.entries;
   doc["bytes"] = usage.bytes;
   if (common.json)
-    std::cout << json_text(doc, 2) << "\n";
+    std::cout << json_text(tagged(documents::cache, doc), 2) << "\n";
   else
     std::cout << fmt::format("compile cache {}: {} entries, {:.1f} MB of a {:.0f} MB limit\n",
                              paths.compile_cache().string(), usage.entries, megabytes(usage.bytes),

@@ -18,6 +18,7 @@
 #include "fixit/dataset.h"
 #include "fixit/fixit.h"
 #include "report/table.h"
+#include "util/documents.h"
 #include "util/files.h"
 #include "util/json_file.h"
 #include "util/text.h"
@@ -53,9 +54,11 @@ CLI::App* add_fixit_command(CLI::App& app, FixitCommandOptions& o, const std::fu
       "mine", "Select failed turns (or, with --correct, verified ones) and store the set as a run");
   o.mine = mine;
   filters(mine);
+  std::vector<std::string> classes;
+  for (const auto c : agent::kFailureClasses)  // a failed turn with code: not a reply without any
+    if (c != agent::ErrorClass::extraction) classes.push_back(agent::to_string(c));
   mine->add_option("--error-classes", o.error_classes,
-                   "Only these classes (compile, forbidden, memory_safety, timeout, runtime, numerical, "
-                   "instruction)")
+                   fmt::format("Only these classes ({})", fmt::join(classes, ", ")))
       ->delimiter(',');
   mine->add_option("--min-turn", o.min_turn, "Only turns from this one on")->check(CLI::PositiveNumber);
   mine->add_option("--max-turn", o.max_turn, "Only turns up to this one")->check(CLI::PositiveNumber);
@@ -172,17 +175,23 @@ void print_mined(const std::vector<fixit::Mined>& items) {
   std::cout << table.render();
 }
 
-json repairs_json(const std::vector<fixit::Repair>& repairs) {
+json mined_json(int64_t run_id, const std::vector<fixit::Mined>& items) {
+  json list = json::array();
+  for (const auto& i : items) list.push_back(to_json(i));
+  return tagged(documents::fixit_mined, {{"run_id", run_id}, {"items", list}});
+}
+
+json repairs_json(int64_t run_id, const std::vector<fixit::Repair>& repairs) {
   json out = json::array();
   for (const auto& r : repairs)
     out.push_back({{"failure", to_json(r.failure)},
                    {"trajectory", r.trajectory_id},
                    {"status", r.status},
-                   {"fix_turn", r.fix_turn},
-                   {"fix_evaluation_id", r.fix_evaluation_id},
-                   {"fix_submission", r.fix_hash},
+                   {"fix_turn", r.fix_turn ? json(r.fix_turn) : json(nullptr)},
+                   {"fix_evaluation_id", r.fix_evaluation_id ? json(r.fix_evaluation_id) : json(nullptr)},
+                   {"fix_submission", r.fix_hash.empty() ? json(nullptr) : json(r.fix_hash)},
                    {"teacher", r.teacher}});
-  return out;
+  return tagged(documents::fixit_repairs, {{"run_id", run_id}, {"repairs", out}});
 }
 
 void print_repairs(const std::vector<fixit::Repair>& repairs) {
@@ -233,9 +242,7 @@ int mine_command(const CommonOptions& common, const FixitCommandOptions& o) {
   }
   const int64_t run_id = fixit::store_mined(store, m, items);
   if (common.json) {
-    json list = json::array();
-    for (const auto& i : items) list.push_back(to_json(i));
-    std::cout << json_text(json{{"run_id", run_id}, {"items", list}}, 2) << "\n";
+    std::cout << json_text(mined_json(run_id, items), 2) << "\n";
   } else {
     print_mined(items);
     std::cout << fmt::format("\nmined set: run {} ({} {}; {}). Next: ptxbench fixit repair --mined {} --teacher "
@@ -326,8 +333,9 @@ int repair_command(const CommonOptions& common, const FixitCommandOptions& o) {
                                         ctx.paths.root / "kits", o.parallel, print_turn);
   const auto repairs = fixit::repairs(store, run_id);
   if (common.json) {
-    std::cout << json_text(json{{"run_id", run_id}, {"errors", result.errors}, {"repairs", repairs_json(repairs)}}, 2)
-              << "\n";
+    json doc = repairs_json(run_id, repairs);
+    doc["errors"] = result.errors;
+    std::cout << json_text(doc, 2) << "\n";
   } else {
     print_repairs(repairs);
     if (!gpu.present)
@@ -387,11 +395,11 @@ int reason_command(const CommonOptions& common, const FixitCommandOptions& o) {
   const auto r = fixit::run_reasoning(run_id, store, ctx.registry, *model.provider,
                                       [](const std::string& line) { std::cerr << line << "\n"; });
   if (common.json)
-    std::cout << json_text(json{{"run_id", run_id},
-                                {"fixes", r.fixes},
-                                {"accepted", r.accepted},
-                                {"refused", r.refused},
-                                {"errors", r.errors}},
+    std::cout << json_text(tagged(documents::fixit_reasoning, {{"run_id", run_id},
+                                                               {"fixes", r.fixes},
+                                                               {"accepted", r.accepted},
+                                                               {"refused", r.refused},
+                                                               {"errors", r.errors}}),
                            2)
               << "\n";
   else
@@ -404,7 +412,10 @@ int reason_command(const CommonOptions& common, const FixitCommandOptions& o) {
 
 void print_export(const CommonOptions& common, const fixit::ExportResult& r, const std::string& out) {
   if (common.json) {
-    std::cout << json_text(json{{"train", r.train}, {"test", r.test}, {"card", r.card}}, 2) << "\n";
+    std::cout << json_text(tagged(documents::fixit_export,
+                                  {{"train", r.train}, {"test", r.test}, {"card", r.card}}),
+                           2)
+              << "\n";
     return;
   }
   std::cout << fmt::format(
@@ -582,13 +593,13 @@ int show_command(const CommonOptions& common, const FixitCommandOptions& o) {
   if (run->kind == fixit::kMineKind) {
     const auto items = fixit::mined_set(store, run->id);
     if (common.json)
-      std::cout << json_text(run->args, 2) << "\n";
+      std::cout << json_text(mined_json(run->id, items), 2) << "\n";
     else
       print_mined(items);
   } else if (run->kind == fixit::kRepairKind) {
     const auto repairs = fixit::repairs(store, run->id);
     if (common.json)
-      std::cout << json_text(repairs_json(repairs), 2) << "\n";
+      std::cout << json_text(repairs_json(run->id, repairs), 2) << "\n";
     else
       print_repairs(repairs);
   } else if (run->kind == fixit::kReasonKind) {
@@ -596,7 +607,9 @@ int show_command(const CommonOptions& common, const FixitCommandOptions& o) {
     json out = json::object();
     for (const auto& [trajectory, text] : texts) out[std::to_string(trajectory)] = text;
     if (common.json) {
-      std::cout << json_text(out, 2) << "\n";
+      std::cout << json_text(tagged(documents::fixit_reasonings, {{"run_id", run->id}, {"reasonings", out}}),
+                             2)
+                << "\n";
     } else {
       for (const auto& t : store.trajectories(run->id))
         std::cout << fmt::format("{} #{}: {}\n", t.task_id, t.sample, t.status == agent::kSolved ? "accepted"

@@ -18,8 +18,10 @@ ProjectPaths find_project(const std::string& root_option, const std::string& dat
     return fallback;
   };
   ProjectPaths paths;
-  paths.root = std::filesystem::absolute(pick(root_option, "PTXBENCH_ROOT", PTXBENCH_SOURCE_DIR));
-  paths.data = std::filesystem::absolute(pick(data_option, "PTXBENCH_DATA", "ptxbench-data"));
+  paths.root =
+      std::filesystem::absolute(pick(root_option, "PTXBENCH_ROOT", PTXBENCH_SOURCE_DIR)).lexically_normal();
+  paths.data =
+      std::filesystem::absolute(pick(data_option, "PTXBENCH_DATA", "ptxbench-data")).lexically_normal();
   if (!std::filesystem::is_directory(paths.tasks()))
     throw ConfigError(paths.root.string() + " is not a ptxbench folder (no tasks/ in it); use --root");
   return paths;

@@ -381,7 +381,7 @@ json to_json(const CompileResult& r) {
   doc["nvcc_version"] = r.nvcc_version;
   doc["ptxas_warnings"] = r.ptxas_warnings;
   doc["kernels"] = kernels;
-  doc["inventory"] = to_json(r.inventory);
+  doc["ptx_inventory"] = r.ok() ? to_json(r.inventory) : json(nullptr);  // none taken of a failed compile
   return doc;
 }
 

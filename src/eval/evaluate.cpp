@@ -186,7 +186,7 @@ std::string utc_now_iso8601() {
 StageResult compile_stage(const CompileResult& r) {
   StageResult stage{.name = "compile", .wall_s = r.wall_s, .details = to_json(r)};
   // The inventory and the violations are the static stage's; keep the verdict free of twins.
-  stage.details.erase("inventory");
+  stage.details.erase("ptx_inventory");
   stage.details.erase("violations");
   switch (r.status) {
     case CompileResult::Status::ok:

@@ -181,28 +181,27 @@ json to_json(const Verdict& v) {
                       {"wall_s", s.wall_s},
                       {"message", s.message},
                       {"details", s.details}});
-  return {{"schema", Verdict::kSchemaVersion},
-          {"task", v.task_id},
-          {"arch", v.arch},
-          {"track", v.track},
-          {"submission", v.submission_hash},
-          {"source_name", v.source_name},
-          {"created_at", v.created_at},
-          {"ptxbench_version", v.ptxbench_version},
-          {"host", v.host},
-          {"device", v.device},
-          {"status", to_string(v.overall())},
-          {"summary", v.summary()},
-          {"speedup", v.speedup ? json(*v.speedup) : json(nullptr)},
-          {"coverage", v.coverage ? json(*v.coverage) : json(nullptr)},
-          {"stages", stages},
-          {"feedback", v.feedback()}};
+  return tagged(documents::verdict, {{"task", v.task_id},
+                                     {"arch", v.arch},
+                                     {"track", v.track},
+                                     {"submission", v.submission_hash},
+                                     {"source_name", v.source_name},
+                                     {"created_at", v.created_at},
+                                     {"ptxbench_version", v.ptxbench_version},
+                                     {"host", v.host},
+                                     {"device", v.device},
+                                     {"status", to_string(v.overall())},
+                                     {"summary", v.summary()},
+                                     {"speedup", v.speedup ? json(*v.speedup) : json(nullptr)},
+                                     {"coverage", v.coverage ? json(*v.coverage) : json(nullptr)},
+                                     {"stages", stages},
+                                     {"feedback", v.feedback()}});
 }
 
 Verdict verdict_from_json(const json& doc) {
-  if (doc.value("schema", 0) != Verdict::kSchemaVersion)
+  if (doc.value("schema", 0) != documents::verdict.version)
     throw std::invalid_argument(
-        fmt::format("verdict schema {} is not {}", doc.value("schema", 0), Verdict::kSchemaVersion));
+        fmt::format("verdict schema {} is not {}", doc.value("schema", 0), documents::verdict.version));
   Verdict v;
   v.task_id = doc.at("task");
   v.arch = doc.at("arch");

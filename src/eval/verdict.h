@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/documents.h"
+
 namespace ptxbench {
 
 enum class StageStatus {
@@ -39,7 +41,7 @@ enum class OverallStatus {
 };
 
 struct Verdict {
-  static constexpr int kSchemaVersion = 1;
+  // Its JSON (to_json) is documents::verdict's format (util/documents.h).
   std::string task_id;
   std::string arch;
   std::string track = "cuda";   // the language of the submission (track/track.h)

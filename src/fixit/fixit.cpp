@@ -53,28 +53,33 @@ std::string normalize_code(const std::string& code) {
 }
 
 json to_json(const Mined& m) {
-  return {{"run", m.run_id},
-          {"trajectory", m.trajectory_id},
+  return {{"run_id", m.run_id},
+          {"trajectory_id", m.trajectory_id},
           {"turn", m.turn},
           {"task", m.task_id},
           {"model", m.model},
           {"knowledge", m.knowledge},
           {"error_class", m.error_class},
-          {"code", m.code_hash},
-          {"evaluation", m.evaluation_id},
+          {"submission", m.code_hash},
+          {"evaluation_id", m.evaluation_id},
           {"normalized", m.normalized_hash}};
 }
 
 Mined mined_from_json(const json& d) {
-  return {.run_id = d.at("run").get<int64_t>(),
-          .trajectory_id = d.at("trajectory").get<int64_t>(),
+  // Mined sets stored before their items used the other documents' names had run, trajectory, code,
+  // evaluation.
+  auto field = [&](const char* name, const char* before) -> const json& {
+    return d.contains(name) ? d.at(name) : d.at(before);
+  };
+  return {.run_id = field("run_id", "run").get<int64_t>(),
+          .trajectory_id = field("trajectory_id", "trajectory").get<int64_t>(),
           .turn = d.at("turn").get<int>(),
           .task_id = d.at("task").get<std::string>(),
           .model = d.at("model").get<std::string>(),
           .knowledge = d.value("knowledge", std::string()),
           .error_class = d.at("error_class").get<std::string>(),
-          .code_hash = d.at("code").get<std::string>(),
-          .evaluation_id = d.at("evaluation").get<int64_t>(),
+          .code_hash = field("submission", "code").get<std::string>(),
+          .evaluation_id = field("evaluation_id", "evaluation").get<int64_t>(),
           .normalized_hash = d.at("normalized").get<std::string>()};
 }
 

@@ -464,7 +464,7 @@ Table trajectory_table(const Dataset& data) {
     }
     auto count = [](std::optional<int64_t> v) { return v ? ordered_json(*v) : ordered_json(nullptr); };
     table.rows.push_back(
-        {{"run", t.run_id},
+        {{"run_id", t.run_id},
          {"model", t.model},
          {"knowledge", t.knowledge},
          {"arch", t.arch},
@@ -486,7 +486,7 @@ Table trajectory_table(const Dataset& data) {
          {"latency_s", latency}});
   }
   table.columns =
-      columns_of(table.rows, {"run", "model", "knowledge", "arch", "track", "family", "task", "sample"});
+      columns_of(table.rows, {"run_id", "model", "knowledge", "arch", "track", "family", "task", "sample"});
   return table;
 }
 

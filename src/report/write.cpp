@@ -5,6 +5,7 @@
 #include <map>
 
 #include "report/diff.h"
+#include "util/documents.h"
 #include "util/files.h"
 #include "util/format.h"
 #include "util/text.h"
@@ -179,15 +180,15 @@ Grid trajectory_grid(const Report& r) {
   Grid g{.id = "trajectories",
          .header = {"run", "model", "knowledge", "task", "sample", "status", "turns", "correct", "verified",
                     "first verified", "best speedup", "output tokens", "reasoning tokens", "latency"},
-         .ids = {"run", "model", "knowledge", "task", "sample", "status", "turns", "correct", "verified",
+         .ids = {"run_id", "model", "knowledge", "task", "sample", "status", "turns", "correct", "verified",
                  "first_verified_turn", "best_speedup", "output_tokens", "reasoning_tokens", "latency_s"}};
   for (const Row& t : r.trajectories.rows) {
-    g.rows.push_back({text(t, "run"), text(t, "model"), text(t, "knowledge"), text(t, "task"), text(t, "sample"),
-                      text(t, "status"), fmt::format("{} of {}", text(t, "turns"), text(t, "max_turns")),
-                      text(t, "correct"), text(t, "verified"), text(t, "first_verified_turn"),
-                      times(t, "best_speedup"), text(t, "output_tokens"), text(t, "reasoning_tokens"),
-                      decimal(t, "latency_s", 2, " s")});
-    g.keys.push_back(row_key(t, {"run", "task", "sample"}));
+    g.rows.push_back(
+        {text(t, "run_id"), text(t, "model"), text(t, "knowledge"), text(t, "task"), text(t, "sample"),
+         text(t, "status"), fmt::format("{} of {}", text(t, "turns"), text(t, "max_turns")),
+         text(t, "correct"), text(t, "verified"), text(t, "first_verified_turn"), times(t, "best_speedup"),
+         text(t, "output_tokens"), text(t, "reasoning_tokens"), decimal(t, "latency_s", 2, " s")});
+    g.keys.push_back(row_key(t, {"run_id", "task", "sample"}));
   }
   return g;
 }
@@ -373,7 +374,7 @@ std::string to_csv(const Table& table) {
 }
 
 ordered_json to_json(const Report& report) {
-  ordered_json doc = report.about;
+  ordered_json doc = tagged_ordered(documents::report, report.about);
   for (const Table* t : report.tables()) doc[t->name] = t->rows;
   doc["side_by_side"] = report.side_by_side;
   return doc;

@@ -407,14 +407,14 @@ TEST(AgentSummary, Arithmetic) {
   EXPECT_DOUBLE_EQ(*a.verified_rate, 2.0 / 4);
   EXPECT_DOUBLE_EQ(*a.best_speedup, 1.2);          // over verified turns: not 0.1x of the unverified one
   EXPECT_DOUBLE_EQ(*a.best_kernel_speedup, 1.25);  // the same turn's kernels
-  EXPECT_DOUBLE_EQ(*a.mean_turns_to_success, (2 + 3) / 2.0);
+  EXPECT_DOUBLE_EQ(*a.turns_to_verified_mean, (2 + 3) / 2.0);
   EXPECT_EQ(a.error_classes.at("compile"), 3);
   EXPECT_EQ(a.error_classes.at("numerical"), 1);
   EXPECT_EQ(a.error_classes.at("instruction"), 1);
   EXPECT_EQ(a.error_classes.at("extraction"), 1);
   const TaskSummary& b = s.tasks[1];
   EXPECT_FALSE(b.correct_rate);  // nothing judged: unknown, not 0%
-  EXPECT_FALSE(b.mean_turns_to_success);
+  EXPECT_FALSE(b.turns_to_verified_mean);
   EXPECT_EQ(s.total.trajectories, 5);
   EXPECT_DOUBLE_EQ(*s.total.verified_rate,
                    2.0 / 4);  // b's trajectory decided nothing: left out, as in the report
@@ -455,7 +455,7 @@ TEST(AgentSummary, FromAStoredRun) {
   const RunSummary summary = summarize_run(h.store, run);
   ASSERT_EQ(summary.tasks.size(), 1u);
   EXPECT_DOUBLE_EQ(*summary.tasks[0].verified_rate, 1.0);
-  EXPECT_DOUBLE_EQ(*summary.tasks[0].mean_turns_to_success, 3.0);
+  EXPECT_DOUBLE_EQ(*summary.tasks[0].turns_to_verified_mean, 3.0);
   EXPECT_DOUBLE_EQ(*summary.tasks[0].best_speedup, 0.8);
   EXPECT_EQ(summary.tasks[0].error_classes.at("compile"), 2);
 }

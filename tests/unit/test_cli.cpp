@@ -305,8 +305,9 @@ TEST_F(Cli, TheDefaultRunIsTheReferenceAgentAndResultsShowIt) {
   EXPECT_EQ(doc["settings"]["turns"],
             2);  // the reference model has two answers: a broken copy, then its solution
   EXPECT_TRUE(doc["settings"]["stop_when_verified"].get<bool>());
-  ASSERT_EQ(doc["summary"]["tasks"].size(), 79u);  // the Hopper tasks (51 GEMM, 20 attention, 4 decode, 4 prefill)
-  for (const auto& t : doc["summary"]["tasks"]) {
+  ASSERT_EQ(doc["run_summary"]["tasks"].size(),
+            79u);  // the Hopper tasks (51 GEMM, 20 attention, 4 decode, 4 prefill)
+  for (const auto& t : doc["run_summary"]["tasks"]) {
     // GEMM, attention and decode: broken, then the reference (nothing fails, nothing verifiable). The prefills
     // have no Hopper reference yet: the model's second answer is the SIMT example, whose compiled code lacks
     // the required instructions.
@@ -319,7 +320,7 @@ TEST_F(Cli, TheDefaultRunIsTheReferenceAgentAndResultsShowIt) {
   }
   EXPECT_NE(run.err.find("turn 1: compile"), std::string::npos) << run.err;  // progress on stderr
 
-  auto runs = json::parse(ptxbench({"results", "--runs", "--json"}).out);
+  auto runs = json::parse(ptxbench({"results", "--runs", "--json"}).out)["runs"];
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0]["kind"], "agent");
   EXPECT_EQ(runs[0]["evaluations"], 158);  // 2 turns x 79 tasks
@@ -338,12 +339,12 @@ TEST_F(Cli, TheDefaultRunIsTheReferenceAgentAndResultsShowIt) {
   ASSERT_EQ(longer.exit_code, 0) << longer.err;
   const json longer_doc = json::parse(longer.out);
   EXPECT_EQ(longer_doc["settings"]["turns"], 3);
-  EXPECT_EQ(longer_doc["summary"]["tasks"][0]["finished_turns"], 2);
+  EXPECT_EQ(longer_doc["run_summary"]["tasks"][0]["finished_turns"], 2);
 
   auto results = ptxbench({"results", "--run", "1", "--json"});
   ASSERT_EQ(results.exit_code, 0);
   auto shown = json::parse(results.out);
-  EXPECT_EQ(shown["summary"]["total"]["trajectories"], 79);
+  EXPECT_EQ(shown["run_summary"]["total"]["trajectories"], 79);
   EXPECT_EQ(shown["evaluations"].size(), 50u);  // results --limit's default
   auto text = ptxbench({"results", "--run", "1"});
   EXPECT_NE(text.out.find("TURNS TO OK"), std::string::npos);
@@ -372,7 +373,7 @@ TEST_F(Cli, TheDefaultRunIsTheReferenceAgentAndResultsShowIt) {
   EXPECT_EQ(second["verdict"]["status"], "incomplete");
   EXPECT_EQ(ptxbench({"results", "--export", file.string()}).exit_code, 2);  // which run?
   EXPECT_EQ(ptxbench({"run", "--resume", "1", "--json"}).exit_code, 0);      // nothing left to do
-  for (const auto& r : json::parse(ptxbench({"results", "--runs", "--json"}).out)) {
+  for (const auto& r : json::parse(ptxbench({"results", "--runs", "--json"}).out)["runs"]) {
     if (r["id"] == 1) {
       EXPECT_EQ(r["evaluations"], 158);  // resuming added nothing
     }
@@ -405,8 +406,8 @@ TEST_F(Cli, ReferenceModelOnAStaticOnlyTaskIsNeverVerified) {
                        "--knowledge", "params", "--json"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   auto doc = json::parse(run.out);
-  ASSERT_EQ(doc["summary"]["tasks"].size(), 1u);
-  const json& task = doc["summary"]["tasks"][0];
+  ASSERT_EQ(doc["run_summary"]["tasks"].size(), 1u);
+  const json& task = doc["run_summary"]["tasks"][0];
   EXPECT_EQ(task["error_classes"]["compile"], 1) << task;  // the first turn's broken copy
   EXPECT_EQ(task["error_classes"].value("instruction", 0), 0) << task;
   EXPECT_EQ(task["finished_turns"], 2) << task;
@@ -418,7 +419,7 @@ TEST_F(Cli, TasksListsAndShows) {
   auto list = ptxbench({"tasks", "--json"});
   ASSERT_EQ(list.exit_code, 0) << list.err;
   // 102 GEMM, 40 attention, 8 decode, 8 prefill (79 per architecture)
-  EXPECT_EQ(json::parse(list.out).size(), 158u);
+  EXPECT_EQ(json::parse(list.out)["tasks"].size(), 158u);
   auto hopper = ptxbench({"tasks", "--arch", "sm_90a"});
   EXPECT_NE(hopper.out.find(kTask), std::string::npos);
   EXPECT_EQ(hopper.out.find("sm100a"), std::string::npos);
@@ -714,23 +715,29 @@ TEST_F(Cli, RunStoresVerdictsThatResultsShows) {
   EXPECT_NE(text.err.find("[as expected: yes ("), std::string::npos) << text.err;  // GPU stages unchecked
   EXPECT_EQ(text.err.find("[as expected: NO"), std::string::npos) << text.err;
 
-  auto results = json::parse(ptxbench({"results", "--limit", "200", "--json"}).out);
+  auto results = json::parse(ptxbench({"results", "--limit", "200", "--json"}).out)["evaluations"];
   // The second run: the two Hopper GEMM references (CUDA and Triton) and the Blackwell one on one task each,
   // each example on two.
   EXPECT_EQ(results.size(), 182u + 7u);
-  EXPECT_EQ(json::parse(ptxbench({"results", "--json"}).out).size(), 50u);  // --limit's default
+  EXPECT_EQ(json::parse(ptxbench({"results", "--json"}).out)["evaluations"].size(),
+            50u);  // --limit's default
   auto first_run = json::parse(ptxbench({"results", "--run", "1", "--limit", "200", "--json"}).out);
+  EXPECT_EQ(first_run["run_id"], 1);
+  first_run = first_run["evaluations"];
   EXPECT_EQ(first_run.size(), 182u);
   // --tasks takes groups as run does: in the first run, the served models' weights had the two GEMM references
   // on 51 tasks each and the two examples on the four gemm-bf16 ones.
-  EXPECT_EQ(json::parse(ptxbench({"results", "--run", "1", "--limit", "200", "--tasks", "@gemm-models", "--json"})
-                            .out)
-                .size(),
-            2u * 51 + 2 * 4);
+  EXPECT_EQ(
+      json::parse(ptxbench({"results", "--run", "1", "--limit", "200", "--tasks", "@gemm-models", "--json"})
+                      .out)["evaluations"]
+          .size(),
+      2u * 51 + 2 * 4);
   auto runs = json::parse(ptxbench({"results", "--runs", "--json"}).out);
-  EXPECT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs["kind"], "runs");
+  EXPECT_EQ(runs["runs"].size(), 2u);
   auto one = ptxbench({"results", "--id", "1", "--json"});
   ASSERT_EQ(one.exit_code, 0);
+  EXPECT_EQ(json::parse(one.out)["kind"], "verdict");
   EXPECT_EQ(json::parse(one.out)["schema"], 1);
   EXPECT_EQ(ptxbench({"results", "--id", "999"}).exit_code, 2);
   EXPECT_EQ(ptxbench({"results", "--run", "999"}).exit_code, 2);

@@ -144,7 +144,7 @@ TEST(TritonCompile, AWellFormedFileIsParsedAndKeptForTheWorker) {
   const nlohmann::json doc = to_json(r);
   EXPECT_TRUE(doc.contains("python_version"));
   EXPECT_FALSE(doc.contains("nvcc_version")) << "no nvcc ran";
-  EXPECT_FALSE(doc.contains("inventory"));
+  EXPECT_FALSE(doc.contains("ptx_inventory"));
 }
 
 // The parser is the host's, the source a hostile one's: code nested past what the scanner walks is the

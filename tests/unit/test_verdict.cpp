@@ -72,7 +72,8 @@ TEST(Verdict, JsonRoundTrip) {
   v.stage_mut("time").wall_s = 2.5;
   const auto doc = to_json(v);
   EXPECT_EQ(doc["status"], "passed");
-  EXPECT_EQ(doc["schema"], Verdict::kSchemaVersion);
+  EXPECT_EQ(doc["schema"], documents::verdict.version);
+  EXPECT_EQ(doc["kind"], "verdict");
   const Verdict back = verdict_from_json(doc);
   EXPECT_EQ(to_json(back), doc);
   EXPECT_EQ(back.stage("time")->details["median_us"], 1234.5);
