@@ -8,6 +8,7 @@
 
 #include "util/files.h"
 #include "util/subprocess.h"
+#include "util/text.h"
 
 namespace ptxbench {
 namespace fs = std::filesystem;
@@ -174,8 +175,9 @@ SandboxStatus probe_sandbox(const SandboxSettings& settings) {
                    .time_limit = std::chrono::seconds(20)});
   if (!probe.ok()) {
     status.available = false;
+    // One line: the reason ends messages that are read by their last line (a host failure's cause).
     status.reason = fmt::format("bwrap cannot create the sandbox here ({}): {}", probe.describe(),
-                                probe.err.substr(0, 400));
+                                fmt::join(split_lines(utf8_head(probe.err, 400)), " "));
     return status;
   }
   // "0 0 4294967295": the initial user namespace; anything else: a new one.
