@@ -166,14 +166,17 @@ TEST(Sandbox, APolicysEnvironmentIsSetInside) {
 // line, whole, since a compile's host failure is told by its last line.
 TEST(Sandbox, ABubblewrapThatFailsIsNamedInOneLine) {
   const fs::path dir = fresh_dir("failing-bwrap");
-  write_file(dir / "bwrap", "#!/bin/sh\necho 'bwrap: No permissions to create new namespace.' >&2\n"
-                            "echo 'See the README.' >&2\nexit 1\n");
+  write_file(dir / "bwrap",
+             "#!/bin/sh\necho 'bwrap: No permissions to create new namespace.' >&2\n"
+             "echo 'See the README.' >&2\nexit 1\n");
   fs::permissions(dir / "bwrap", fs::perms::owner_all);
-  const SandboxStatus failed = probe_sandbox({.bwrap = (dir / "bwrap").string(), .search_path = "/usr/bin:/bin"});
+  const SandboxStatus failed =
+      probe_sandbox({.bwrap = (dir / "bwrap").string(), .search_path = "/usr/bin:/bin"});
   EXPECT_FALSE(failed.available);
-  EXPECT_EQ(failed.reason,
-            "bwrap cannot create the sandbox here (exit code 1): bwrap: No permissions to create new namespace. "
-            "See the README.");
+  EXPECT_EQ(
+      failed.reason,
+      "bwrap cannot create the sandbox here (exit code 1): bwrap: No permissions to create new namespace. "
+      "See the README.");
   const std::string refused = refused_unconfined(failed, "nvcc is not run");
   EXPECT_EQ(refused.find('\n'), std::string::npos) << refused;
   fs::remove_all(dir);
