@@ -98,7 +98,8 @@ try:
     names = {"r": r}
     if r.get("shapes") and r["shapes"][0]["trials"]:
         names["t"] = r["shapes"][0]["trials"][0]
-        names["o"] = names["t"]["outputs"][0]
+        if names["t"]["outputs"]:  # none in sanitize mode: the tools' call is not compared
+            names["o"] = names["t"]["outputs"][0]
     ok = ok and bool(eval("(" + sys.argv[3] + ")", names))
 except Exception as error:  # a missing field is a failed expectation
     ok = False
