@@ -129,8 +129,9 @@ expect private_stream.check private_stream check "$small_shapes" failed \
   'not t["passed"] and not t["output_stable"]'
 expect default_stream.check default_stream check "$small_shapes" failed \
   'not t["passed"] and not t["output_stable"]'
-expect caching.check caching check "$small_shapes" failed \
-  't["passed"] and not r["shapes"][0]["trials"][1]["passed"]'
+# Buffers move before every checked call (session.cpp, move_buffers), so a cache keyed by pointer never hits
+# here and the solution computes every trial right; the time mode, whose calls keep their buffers, fails it.
+expect caching.check caching check "$small_shapes" passed 'all(s["passed"] for s in r["shapes"])'
 expect noisy.check noisy check "$small_shapes" passed 'all(s["passed"] for s in r["shapes"])'
 if grep -q "noisy: loaded" "$logs/noisy.check.stderr" && grep -q "noisy: device printf" "$logs/noisy.check.stderr"; then
   pass "noisy.check: the solution's prints went to stderr"
