@@ -4,6 +4,7 @@
 
 #include "eval/verdict.h"
 #include "report/table.h"
+#include "util/documents.h"
 #include "util/format.h"
 
 namespace ptxbench::agent {
@@ -140,7 +141,7 @@ json export_trajectories(Store& store, int64_t run_id, bool timestamps) {
                 {"request", turn.request},
                 {"reply", turn.reply ? json(*turn.reply) : json(nullptr)},
                 {"code", nullptr},
-                {"submission", turn.code_hash.empty() ? json(nullptr) : json(turn.code_hash)},
+                {"submission", or_null(turn.code_hash)},
                 {"error_class", turn.error_class},
                 {"outcome", turn.outcome},
                 {"feedback", turn.feedback},
@@ -164,10 +165,10 @@ json export_trajectories(Store& store, int64_t run_id, bool timestamps) {
           t["verdict"] = v;
         }
       if (timestamps) {
-        t["evaluation_id"] = turn.evaluation_id ? json(turn.evaluation_id) : json(nullptr);
+        t["evaluation_id"] = or_null(turn.evaluation_id);
         t["requested_at"] = turn.requested_at;
-        t["replied_at"] = turn.replied_at.empty() ? json(nullptr) : json(turn.replied_at);
-        t["finished_at"] = turn.finished_at.empty() ? json(nullptr) : json(turn.finished_at);
+        t["replied_at"] = or_null(turn.replied_at);
+        t["finished_at"] = or_null(turn.finished_at);
       } else {
         meta.erase("latency_s");
       }

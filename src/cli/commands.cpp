@@ -905,7 +905,7 @@ int results_command(const CommonOptions& common, const ResultsCommandOptions& op
       out.push_back({{"id", r.id},
                      {"kind", r.kind},
                      {"started_at", r.started_at},
-                     {"finished_at", r.finished_at.empty() ? json(nullptr) : json(r.finished_at)},
+                     {"finished_at", or_null(r.finished_at)},
                      {"evaluations", r.evaluations},
                      {"args", r.args}});
     }
@@ -923,14 +923,13 @@ int results_command(const CommonOptions& common, const ResultsCommandOptions& op
       return kExitUsage;
     }
     const json doc =
-        tagged(documents::trajectories,
-               {{"run",
-                 {{"id", run->id},
-                  {"kind", run->kind},
-                  {"started_at", run->started_at},
-                  {"finished_at", run->finished_at.empty() ? json(nullptr) : json(run->finished_at)},
-                  {"args", run->args}}},
-                {"trajectories", agent::export_trajectories(store, run->id)}});
+        tagged(documents::trajectories, {{"run",
+                                          {{"id", run->id},
+                                           {"kind", run->kind},
+                                           {"started_at", run->started_at},
+                                           {"finished_at", or_null(run->finished_at)},
+                                           {"args", run->args}}},
+                                         {"trajectories", agent::export_trajectories(store, run->id)}});
     if (options.export_file == "-") {
       std::cout << json_text(doc, 2) << "\n";
     } else {
@@ -949,7 +948,7 @@ int results_command(const CommonOptions& common, const ResultsCommandOptions& op
     table.add_row({std::to_string(e.id), e.run_id ? std::to_string(e.run_id) : "-", e.task_id, e.source_name,
                    e.status, ratio(e.speedup), percent(e.coverage), e.created_at, e.summary});
     out.push_back({{"evaluation_id", e.id},
-                   {"run_id", e.run_id ? json(e.run_id) : json(nullptr)},
+                   {"run_id", or_null(e.run_id)},
                    {"task", e.task_id},
                    {"submission", e.submission_hash},
                    {"source_name", e.source_name},

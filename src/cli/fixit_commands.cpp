@@ -187,9 +187,9 @@ json repairs_json(int64_t run_id, const std::vector<fixit::Repair>& repairs) {
     out.push_back({{"failure", to_json(r.failure)},
                    {"trajectory", r.trajectory_id},
                    {"status", r.status},
-                   {"fix_turn", r.fix_turn ? json(r.fix_turn) : json(nullptr)},
-                   {"fix_evaluation_id", r.fix_evaluation_id ? json(r.fix_evaluation_id) : json(nullptr)},
-                   {"fix_submission", r.fix_hash.empty() ? json(nullptr) : json(r.fix_hash)},
+                   {"fix_turn", or_null(r.fix_turn)},
+                   {"fix_evaluation_id", or_null(r.fix_evaluation_id)},
+                   {"fix_submission", or_null(r.fix_hash)},
                    {"teacher", r.teacher}});
   return tagged(documents::fixit_repairs, {{"run_id", run_id}, {"repairs", out}});
 }

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <array>
+#include <concepts>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -52,6 +53,15 @@ inline nlohmann::json tagged(const DocumentFormat& format, nlohmann::json body) 
   body["kind"] = std::string(format.kind);
   body["schema"] = format.version;
   return body;
+}
+
+// What is not there is null in a document, not 0 or an empty string: an id of 0, an empty text.
+template <std::integral Id>
+nlohmann::json or_null(Id id) {
+  return id ? nlohmann::json(id) : nlohmann::json();
+}
+inline nlohmann::json or_null(const std::string& text) {
+  return text.empty() ? nlohmann::json() : nlohmann::json(text);
 }
 
 // The same for a document whose fields keep the order they were written in: its kind and version first.

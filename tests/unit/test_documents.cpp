@@ -43,3 +43,11 @@ TEST(Documents, ATaggedDocumentNamesItsKindAndVersion) {
   EXPECT_EQ(ordered.begin().key(), "kind");
   EXPECT_EQ(ordered.dump(), R"({"kind":"report","schema":1,"runs":[1],"a":2})");
 }
+
+TEST(Documents, WhatIsNotThereIsNull) {
+  EXPECT_TRUE(or_null(int64_t{0}).is_null());
+  EXPECT_EQ(or_null(int64_t{7}), 7);
+  EXPECT_TRUE(or_null(0).is_null());
+  EXPECT_TRUE(or_null(std::string()).is_null());
+  EXPECT_EQ(or_null(std::string("2026-12-05T00:00:00Z")), "2026-12-05T00:00:00Z");
+}
