@@ -55,8 +55,8 @@ CLI::App* add_fixit_command(CLI::App& app, FixitCommandOptions& o, const std::fu
   o.mine = mine;
   filters(mine);
   std::vector<std::string> classes;
-  for (const auto c : agent::kFailureClasses)  // a failed turn with code: not a reply without any
-    if (c != agent::ErrorClass::extraction) classes.push_back(agent::to_string(c));
+  for (const auto c : agent::kFailureClasses)
+    if (fixit::minable_class(c)) classes.push_back(agent::to_string(c));
   mine->add_option("--error-classes", o.error_classes,
                    fmt::format("Only these classes ({})", fmt::join(classes, ", ")))
       ->delimiter(',');

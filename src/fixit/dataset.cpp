@@ -81,9 +81,7 @@ Spec parse_spec(const json& doc) {
   s.mine.error_classes = field<std::vector<std::string>>(doc, "error_classes", {});
   for (const auto& c : s.mine.error_classes) {
     const auto parsed = agent::error_class_from_string(c);
-    if (!parsed || std::find(std::begin(agent::kFailureClasses), std::end(agent::kFailureClasses), *parsed) ==
-                       std::end(agent::kFailureClasses) ||
-        *parsed == agent::ErrorClass::extraction)
+    if (!parsed || !minable_class(*parsed))
       throw std::invalid_argument("field \"error_classes\": \"" + c +
                                   "\" is not the class of a failed turn with code");
   }

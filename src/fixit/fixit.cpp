@@ -65,6 +65,12 @@ json to_json(const Mined& m) {
           {"normalized", m.normalized_hash}};
 }
 
+bool minable_class(agent::ErrorClass c) {
+  return c != agent::ErrorClass::extraction &&
+         std::find(std::begin(agent::kFailureClasses), std::end(agent::kFailureClasses), c) !=
+             std::end(agent::kFailureClasses);
+}
+
 Mined mined_from_json(const json& d) {
   // Mined sets stored before their items used the other documents' names had run, trajectory, code,
   // evaluation.

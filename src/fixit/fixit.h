@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/agent_run.h"
+#include "agent/feedback.h"
 #include "eval/evaluator.h"
 #include "llm/provider.h"
 #include "store/store.h"
@@ -50,6 +51,9 @@ struct Mined {
 };
 nlohmann::json to_json(const Mined& item);
 Mined mined_from_json(const nlohmann::json& doc);
+// Whether a mined failure can have this class: a failed turn's with code (a reply without any, extraction, is
+// not mined).
+bool minable_class(agent::ErrorClass c);
 
 struct Quotas {
   int per_task = 0;   // at most this many per task, stratified by error class and turn; 0: no limit
