@@ -27,7 +27,7 @@ std::vector<Violation> scan_source(const std::string& source);
 // DT_NEEDED.
 std::vector<Violation> scan_imports(const std::vector<std::string>& undefined_symbols,
                                     const std::vector<std::string>& needed);
-// Reads imports with nm and readelf, then scan_imports; also flags a raw `syscall` instruction in host code.
+// Reads imports with readelf, then scan_imports; also flags a raw `syscall` instruction in host code.
 std::vector<Violation> scan_library(const std::filesystem::path& library);
 
 // The rule of an entry point the library does not export: the ABI's, not a forbidden means.
@@ -38,7 +38,7 @@ inline constexpr const char* kEntryPointRule = "entry-point";
 // dynamic symbols; `symbols`: the family's (family.h's Family::symbols()).
 std::vector<Violation> check_entry_points(const std::vector<std::string>& exported,
                                           const std::vector<std::string>& symbols);
-// Reads the exports with nm, then check_entry_points.
+// Reads the exports with readelf, then check_entry_points.
 std::vector<Violation> missing_entry_points(const std::filesystem::path& library,
                                             const std::vector<std::string>& symbols);
 

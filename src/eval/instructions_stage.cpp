@@ -96,7 +96,7 @@ StageResult instructions_stage(StageContext& context) {
         "--print-kernel-base",
         "mangled",  // the symbols cuobjdump lists, with no spelling to reconcile
         "--metrics",
-        std::string("sass__inst_executed_per_opcode_with_modifier_all,") + kLaunchMetrics,
+        fmt::format("sass__inst_executed_per_opcode_with_modifier_all,{}", kLaunchMetrics),
         "--print-metric-instances",
         "details",
         "--csv",

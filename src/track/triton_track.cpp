@@ -4,6 +4,7 @@
 // and run by the python of the host settings (python3 -I -S: no environment, no site packages, so neither the
 // solution nor the environment can change what the trusted script imports).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 
 #include "eval/sandbox.h"
 #include "track/track.h"
+#include "util/hash.h"
 #include "util/incbin.h"
 #include "util/subprocess.h"
 #include "util/text.h"
@@ -37,8 +39,6 @@ std::string_view scanner_source() {
   return {ptxbench_triton_scan, static_cast<size_t>(ptxbench_triton_scan_end - ptxbench_triton_scan)};
 }
 
-// The scanner run in one mode on the source; its JSON document. Throws std::runtime_error when it cannot run
-// or its answer cannot be read: the host's failure.
 // The interpreter `python` names, as it says itself: its real executable and the installation it runs from
 // (a pyenv shim, a venv's link or a conda python resolved). Asked once per name, outside the sandbox, with no
 // submission in sight; throws std::runtime_error when it cannot answer (the host's failure).
@@ -80,28 +80,57 @@ std::vector<std::string> sandboxed_scanner(std::vector<std::string> argv, const 
   return sandboxed_command(options.sandbox, policy, argv);
 }
 
-json run_scanner(const std::string& mode, const std::vector<std::string>& arguments,
-                 const std::string& source, const CompileOptions& options, ProcessResult& process) {
+// The scanner's answer in one mode: its JSON document (null when it timed out) and the process that gave it,
+// or, remembered from an earlier run on the same input, the seconds that run took.
+struct ScannerAnswer {
+  json document;
+  ProcessResult process;
+  bool remembered = false;
+  double remembered_s = 0;
+};
+
+// The scanner run in one mode on the source. Throws std::runtime_error when it cannot run or its answer cannot
+// be read: the host's failure. Answers read in full are remembered for this process, by everything that decides
+// them (the python, the mode, its arguments, the source; the scanner is built in): a manifest run judges one
+// file on many tasks, and each sandboxed python start costs a fifth of a second. options.use_cache false asks
+// the scanner again.
+ScannerAnswer run_scanner(const std::string& mode, const std::vector<std::string>& arguments,
+                          const std::string& source, const CompileOptions& options) {
   if (const std::string refused =
           refused_unconfined(options.sandbox, "the Triton scanner is not run on the submission");
       !refused.empty())
     throw std::runtime_error(refused);
+  static std::mutex mutex;
+  static std::map<std::string, std::pair<json, double>> answers;
+  std::string key = fmt::format("{}\n{}\n{}\n", options.python, mode, fmt::join(arguments, "\n"));
+  key = sha256_hex(key + source);
+  {
+    std::lock_guard lock(mutex);
+    if (const auto it = answers.find(key); options.use_cache && it != answers.end())
+      return {.document = it->second.first, .remembered = true, .remembered_s = it->second.second};
+  }
   std::vector<std::string> argv = {options.python, "-I", "-S", "-c", std::string(scanner_source()), mode};
   argv.insert(argv.end(), arguments.begin(), arguments.end());
-  process = run_process(
+  ScannerAnswer answer;
+  answer.process = run_process(
       {.argv = options.sandbox.requested ? sandboxed_scanner(std::move(argv), options) : std::move(argv),
        .time_limit = std::chrono::milliseconds(static_cast<long>(options.time_limit_s * 1000)),
        .stdin_data = source});
-  if (process.timed_out) return nullptr;
+  const ProcessResult& process = answer.process;
+  if (process.timed_out) return answer;
   if (!process.ok())
     throw std::runtime_error(fmt::format("{} could not run the Triton scanner ({}): {}", options.python,
                                          process.describe(), valid_utf8(utf8_tail(process.err, 2000))));
   try {
-    return json::parse(process.out);
+    answer.document = json::parse(process.out);
   } catch (const json::exception&) {
     throw std::runtime_error(
         fmt::format("the Triton scanner's answer is not JSON: {}", valid_utf8(utf8_head(process.out, 200))));
   }
+  std::lock_guard lock(mutex);
+  if (answers.size() >= 4096) answers.clear();  // a bound, far above any run's number of distinct files
+  answers.insert_or_assign(key, std::pair(answer.document, process.wall_s));
+  return answer;
 }
 
 // "solution.py:3:9: error: invalid syntax", with the line and a caret under the column when there is one.
@@ -132,16 +161,18 @@ class TritonTrack final : public Track {
     const std::vector<std::string> entries = python_functions(task.family_spec());
     result.command = {options.python, "-I", "-S", "-c", "<src/track/triton_scan.py>", "parse"};
     result.command.insert(result.command.end(), entries.begin(), entries.end());
-    ProcessResult process;
-    json answer;
+    ScannerAnswer parsed;
     try {
-      answer = run_scanner("parse", entries, source, options, process);
+      parsed = run_scanner("parse", entries, source, options);
     } catch (const std::exception& e) {
       result.diagnostics = fmt::format("the compile failed on this host, not on the source: {}", e.what());
       return result;
     }
-    result.wall_s = process.wall_s;
-    if (process.timed_out) {
+    const json& answer = parsed.document;
+    result.wall_s = parsed.process.wall_s;
+    result.cached = parsed.remembered;
+    result.compiled_s = parsed.remembered_s;
+    if (parsed.process.timed_out) {
       result.status = CompileResult::Status::timeout;
       result.diagnostics = fmt::format("parsing did not finish within {:.0f} s", options.time_limit_s);
       return result;
@@ -170,13 +201,12 @@ class TritonTrack final : public Track {
   std::vector<Violation> scan(const std::string& source, const CompileResult& compiled, const Task&,
                               const CompileOptions& options) const override {
     if (!compiled.ok()) return {};  // no syntax tree to read
-    ProcessResult process;
-    const json answer = run_scanner("scan", {}, source, options, process);
-    if (process.timed_out)
+    const ScannerAnswer answer = run_scanner("scan", {}, source, options);
+    if (answer.process.timed_out)
       throw std::runtime_error(
           fmt::format("the Triton scanner did not finish within {:.0f} s", options.time_limit_s));
     std::vector<Violation> found;
-    for (const json& v : answer.at("violations"))
+    for (const json& v : answer.document.at("violations"))
       found.push_back({v.at("rule"), v.at("evidence"), v.at("line"), v.at("message")});
     return found;
   }

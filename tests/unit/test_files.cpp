@@ -40,7 +40,8 @@ class ReadRegularFile : public testing::Test {
 }  // namespace
 
 TEST_F(ReadRegularFile, ReadsEveryByteUpToTheLimit) {
-  const std::string content = std::string("a\0\xFF\xFE", 4) + std::string(96, 'x');
+  std::string content("a\0\xFF\xFE", 4);
+  content.append(96, 'x');
   write_file(dir_ / "s.cu", content);
   EXPECT_EQ(read_regular_file(dir_ / "s.cu", 100), content);
   EXPECT_EQ(refusal(dir_ / "s.cu", 99), (dir_ / "s.cu").string() + ": over the size limit of 99 bytes");

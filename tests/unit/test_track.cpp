@@ -147,6 +147,32 @@ TEST(TritonCompile, AWellFormedFileIsParsedAndKeptForTheWorker) {
   EXPECT_FALSE(doc.contains("ptx_inventory"));
 }
 
+// The scanner's answers are remembered for the process by everything that decides them: the same file for the
+// same entry points is parsed once (a manifest run judges one file on many tasks), and says so; another file,
+// or another family's entry points, is parsed anew, and so is any file with use_cache false.
+TEST(TritonCompile, TheSameFileIsParsedOncePerProcessForTheSameEntryPoints) {
+  const std::string source = fixture() + "# TheSameFileIsParsedOnce\n";
+  const CompileResult first = triton_track().compile(source, gemm(), options());
+  ASSERT_TRUE(first.ok()) << first.diagnostics;
+  EXPECT_FALSE(first.cached);
+  EXPECT_GT(first.wall_s, 0);
+  const CompileResult again = triton_track().compile(source, gemm(), options());
+  EXPECT_TRUE(again.cached);
+  EXPECT_EQ(again.compiled_s, first.wall_s);
+  EXPECT_EQ(again.library, first.library);
+  EXPECT_EQ(again.python_version, first.python_version);
+  EXPECT_EQ(compile_solution(triton_track(), source, gemm(), options()).violations.size(), 0u);
+
+  EXPECT_FALSE(triton_track().compile(source + "# another\n", gemm(), options()).cached);
+  const Task& attention = task("attention-fwd-d64-sm90a");
+  const CompileResult other_family = triton_track().compile(source, attention, options());
+  EXPECT_FALSE(other_family.cached);
+  EXPECT_EQ(other_family.status, CompileResult::Status::compile_error) << "a GEMM file has no attention entry";
+  CompileOptions fresh = options();
+  fresh.use_cache = false;
+  EXPECT_FALSE(triton_track().compile(source, gemm(), fresh).cached);
+}
+
 // The parser is the host's, the source a hostile one's: code nested past what the scanner walks is the
 // source's compile error, never the host's failure; and with no sandbox to run it in, the scanner is not
 // run at all.
