@@ -19,6 +19,7 @@ json to_json(const AgentRunSettings& s) {
           {"model_spec", s.model_spec},
           {"knowledge", s.knowledge},
           {"context", s.context},
+          {"feedback", s.feedback},
           {"track", s.track},
           {"tasks", s.tasks_pattern},
           {"archs", s.archs},
@@ -39,6 +40,9 @@ AgentRunSettings agent_settings_from_json(const json& args) {
     s.context = args.value("context", std::string("compact"));  // a run stored before policies: the default
     if (!context_policy_from_string(s.context))
       throw std::invalid_argument("unknown context '" + s.context + "'");
+    s.feedback = args.value("feedback", std::string("verdict"));  // a run stored before profiles: the verdict
+    if (s.feedback != "verdict" && s.feedback != "profile")
+      throw std::invalid_argument("unknown feedback '" + s.feedback + "'");
     s.track = args.value("track", std::string("cuda"));
     if (!find_track(s.track)) throw std::invalid_argument("unknown track '" + s.track + "'");
     s.tasks_pattern = args.value("tasks", std::string("*"));
@@ -57,16 +61,21 @@ AgentRunSettings agent_settings_from_json(const json& args) {
 }
 
 int64_t start_agent_run(Store& store, const AgentRunSettings& settings) {
+  const auto levels = knowledge_levels_from_string(settings.knowledge);
+  if (!levels) throw std::invalid_argument("unknown knowledge level '" + settings.knowledge + "'");
   const int64_t run_id = store.begin_run("agent", to_json(settings));
+  // Samples 1..n at the first level, n+1..2n at the second, ...: each trajectory names its own level.
   for (const auto& task : settings.task_ids)
-    for (int sample = 1; sample <= settings.samples; ++sample)
-      store.add_trajectory(run_id, task, sample, settings.model, settings.knowledge);
+    for (size_t l = 0; l < levels->size(); ++l)
+      for (int sample = 1; sample <= settings.samples; ++sample)
+        store.add_trajectory(run_id, task, static_cast<int>(l) * settings.samples + sample, settings.model,
+                             to_string((*levels)[l]));
   return run_id;
 }
 
 AgentRunResult run_agent(int64_t run_id, const AgentRunSettings& settings, const AgentRunContext& context) {
-  const auto level = knowledge_level_from_string(settings.knowledge);
-  if (!level) throw std::invalid_argument("unknown knowledge level '" + settings.knowledge + "'");
+  if (!knowledge_levels_from_string(settings.knowledge))
+    throw std::invalid_argument("unknown knowledge level '" + settings.knowledge + "'");
   const Track* track = find_track(settings.track);
   if (!track) throw std::invalid_argument("unknown track '" + settings.track + "'");
   const auto policy = context_policy_from_string(settings.context);
@@ -89,19 +98,23 @@ AgentRunResult run_agent(int64_t run_id, const AgentRunSettings& settings, const
   }
   result.driven = static_cast<int>(pending.size());
 
-  // The knowledge once per task: the kit files are read once. The first message per trajectory.
-  std::map<std::string, std::string> knowledge;
+  // The knowledge once per task and level (the trajectory's own): the kit files are read once. The first
+  // message per trajectory.
+  std::map<std::pair<std::string, std::string>, std::string> knowledge;
   std::map<int64_t, std::string> first_messages;
   for (const auto& row : pending) {
     const Task* task = context.registry->find(row.task_id);
     if (!task)
       throw std::invalid_argument("run " + std::to_string(run_id) +
                                   " has a task that no longer exists: " + row.task_id);
-    if (!knowledge.count(row.task_id))
-      knowledge[row.task_id] = knowledge_text(*track, context.kits_dir, *task, *level);
-    first_messages[row.id] = context.first_message_for
-                                 ? context.first_message_for(row, *task, knowledge[row.task_id])
-                                 : first_message(*track, *task, knowledge[row.task_id]);
+    const auto level = knowledge_level_from_string(row.knowledge);
+    if (!level)
+      throw std::invalid_argument(
+          fmt::format("run {} has a trajectory at an unknown knowledge level '{}'", run_id, row.knowledge));
+    const std::pair key(row.task_id, row.knowledge);
+    if (!knowledge.count(key)) knowledge[key] = knowledge_text(*track, context.kits_dir, *task, *level);
+    first_messages[row.id] = context.first_message_for ? context.first_message_for(row, *task, knowledge[key])
+                                                       : first_message(*track, *task, knowledge[key]);
   }
 
   std::mutex event_mutex;

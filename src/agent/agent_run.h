@@ -22,8 +22,12 @@ namespace ptxbench::agent {
 struct AgentRunSettings {
   std::string model;                 // the --model name
   nlohmann::json model_spec;         // the catalogue entry, as stored (no key: only its variable's name)
-  std::string knowledge = "params";  // params | templates | contracts
+  // A knowledge level, or levels comma-separated (prompt.h's knowledge_levels_from_string).
+  std::string knowledge = "params";
   std::string context = "compact";   // compact | full | last-pair (prompt.h's ContextPolicy)
+  // verdict: each turn shows the verdict; profile: and a summary of the instruction stage's profile of the
+  // main shape (eval/profile_summary.h), which the evaluations then collect
+  std::string feedback = "verdict";
   std::string track = "cuda";        // the language the model writes (track/track.h)
   std::string tasks_pattern = "*";
   std::vector<std::string> archs;

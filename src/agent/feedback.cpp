@@ -1,5 +1,6 @@
 #include "agent/feedback.h"
 #include "compile/forbidden.h"
+#include "eval/profile_summary.h"
 #include "util/text.h"
 
 #include <fmt/format.h>
@@ -143,7 +144,25 @@ std::string compact_feedback(const Verdict& v, const FeedbackLimits& limits) {
     out += fmt::format("Coverage: {:.1f}% of the FLOPs done by the required MMA instruction.\n",
                        *v.coverage * 100);
   if (v.speedup) out += fmt::format("Speed: {:.3f}x the baseline (higher is faster).\n", *v.speedup);
+  out += profile_feedback(v);
   return cap(out, limits.total_chars, 400);
+}
+
+std::string profile_feedback(const Verdict& v) {
+  const StageResult* instructions = nullptr;
+  int64_t spilled = -1;  // unknown without ptxas's report (a Triton solution)
+  for (const StageResult& s : v.stages) {
+    if (s.name == "instructions") instructions = &s;
+    if (s.name == "compile" && s.details.is_object() && s.details.contains("kernels") &&
+        s.details["kernels"].is_array()) {
+      spilled = 0;
+      for (const auto& k : s.details["kernels"])
+        spilled += k.value("spill_store_bytes", int64_t{0}) + k.value("spill_load_bytes", int64_t{0});
+    }
+  }
+  if (!instructions || !instructions->details.is_object() || !instructions->details.contains("profile"))
+    return "";
+  return profile_text(profile_summary_from_json(instructions->details["profile"]), spilled);
 }
 
 }  // namespace ptxbench::agent

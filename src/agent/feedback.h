@@ -50,8 +50,12 @@ struct FeedbackLimits {
 };
 
 // The verdict as the model sees it: the one-line summary, every stage that did not pass with its (capped)
-// message, stages skipped for one reason grouped on one line, the ptxas warnings, coverage and speed.
+// message, stages skipped for one reason grouped on one line, the ptxas warnings, coverage and speed, and the
+// profile summary when the instruction stage made one (run --feedback profile).
 std::string compact_feedback(const Verdict& verdict, const FeedbackLimits& limits = {});
+// The profile summary's text (eval/profile_summary.h) with the compile's spills, or "" when the verdict has
+// none.
+std::string profile_feedback(const Verdict& verdict);
 
 // Correct, and the required instructions verified as executed (with the coverage): every stage passed.
 bool verified(const Verdict& verdict);

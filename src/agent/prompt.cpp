@@ -28,21 +28,24 @@ std::string trim_middle(const std::string& text, size_t limit) {
 }  // namespace
 
 std::string to_string(KnowledgeLevel level) {
-  switch (level) {
-    case KnowledgeLevel::params:
-      return "params";
-    case KnowledgeLevel::templates:
-      return "templates";
-    case KnowledgeLevel::contracts:
-      return "contracts";
-  }
-  return "params";
+  return kKnowledgeLevels.at(static_cast<size_t>(level));
 }
 
 std::optional<KnowledgeLevel> knowledge_level_from_string(const std::string& text) {
-  for (auto level : {KnowledgeLevel::params, KnowledgeLevel::templates, KnowledgeLevel::contracts})
-    if (to_string(level) == text) return level;
+  for (size_t i = 0; i < kKnowledgeLevels.size(); ++i)
+    if (text == kKnowledgeLevels[i]) return static_cast<KnowledgeLevel>(i);
   return std::nullopt;
+}
+
+std::optional<std::vector<KnowledgeLevel>> knowledge_levels_from_string(const std::string& text) {
+  std::vector<KnowledgeLevel> levels;
+  for (const std::string& name : split(text, ',')) {
+    const auto level = knowledge_level_from_string(name);
+    if (!level || std::find(levels.begin(), levels.end(), *level) != levels.end()) return std::nullopt;
+    levels.push_back(*level);
+  }
+  if (levels.empty()) return std::nullopt;
+  return levels;
 }
 
 std::string system_prompt(const Track& track) {
@@ -118,21 +121,33 @@ std::string knowledge_text(const Track& track, const fs::path& kits_dir, const T
   std::vector<fs::path> folders;
   if (!kit.shared_folder.empty()) folders.push_back(kits_dir / kit.shared_folder);
   folders.push_back(dir);
-  std::vector<fs::path> templates;
-  for (const fs::path& folder : folders) {
-    std::vector<fs::path> own;
-    if (fs::is_directory(folder / kit.templates))
-      for (const auto& entry : fs::directory_iterator(folder / kit.templates))
-        if (entry.is_regular_file() && entry.path().extension() == kit.template_extension)
-          own.push_back(entry.path());
-    std::sort(own.begin(), own.end());
-    templates.insert(templates.end(), own.begin(), own.end());
-  }
+  // The files of one kind in a subfolder of each folder, each folder's sorted by name.
+  const auto files_in = [&](const std::string& subfolder, const std::string& extension) {
+    std::vector<fs::path> files;
+    for (const fs::path& folder : folders) {
+      std::vector<fs::path> own;
+      if (fs::is_directory(folder / subfolder))
+        for (const auto& entry : fs::directory_iterator(folder / subfolder))
+          if (entry.is_regular_file() && entry.path().extension() == extension) own.push_back(entry.path());
+      std::sort(own.begin(), own.end());
+      files.insert(files.end(), own.begin(), own.end());
+    }
+    return files;
+  };
+  const std::vector<fs::path> templates = files_in(kit.templates, kit.template_extension);
   out += fmt::format("\n{}\n", kit.templates_intro);
   if (templates.empty()) out += kit.no_template_files + "\n";
   for (const auto& file : templates) include_file(file, true);
-  if (level == KnowledgeLevel::contracts)
-    for (const fs::path& folder : folders) include_file(folder / "contracts.md", false);
+  if (level == KnowledgeLevel::templates) return out;
+  for (const fs::path& folder : folders) include_file(folder / "contracts.md", false);
+  if (level == KnowledgeLevel::patterns) {
+    const std::vector<fs::path> patterns = files_in("patterns", ".md");
+    out +=
+        "\nHow the kit's pieces combine, pattern by pattern (every code fragment in them is compiled and run "
+        "on the GPU by the kit's tests):\n";
+    if (patterns.empty()) out += fmt::format("(the {} has no pattern documents yet)\n", kit.title);
+    for (const auto& file : patterns) include_file(file, false);
+  }
   return out;
 }
 

@@ -1,8 +1,9 @@
-// What the model is told: the system prompt, the task statement, the architecture knowledge at one of three
-// levels (params | templates | contracts, the mission's knowledge ablation), and the text of every later
-// turn.
+// What the model is told: the system prompt, the task statement, the architecture knowledge at one of four
+// levels (params | templates | contracts, the mission's knowledge ablation, and patterns), and the text of
+// every later turn.
 #pragma once
 
+#include <array>
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
@@ -17,15 +18,24 @@
 
 namespace ptxbench::agent {
 
-// What is shown of the track's kit (KitLayout: CUDA's kits/<kit>/, Triton's kits/<kit>/triton/).
+// What is shown of the track's kit (KitLayout: CUDA's kits/<kit>/, Triton's kits/<kit>/triton/). Each level
+// shows what the one before it does, and more.
 enum class KnowledgeLevel {
   params,     // params.md: the architecture's numbers
   templates,  // + every template file (CUDA: ptx/*.cuh, the PTX template functions a solution may #include)
   contracts,  // + contracts.md: the rules those instructions must be used by
+  patterns,   // + patterns/*.md: how the pieces combine (pipelines, warp specialisation, dataflows), every
+              //   fragment GPU-tested (tests/gpu/kit/patterns_test.cu)
 };
+// The levels' names, in that order: the order of the ablation's tables.
+inline constexpr std::array<const char*, 4> kKnowledgeLevels = {"params", "templates", "contracts",
+                                                                "patterns"};
 
 std::string to_string(KnowledgeLevel level);
 std::optional<KnowledgeLevel> knowledge_level_from_string(const std::string& text);
+// A run's --knowledge: one level, or several comma-separated ("params,patterns"), each task's trajectories
+// then split among them. nullopt for an empty list, an unknown level or one named twice.
+std::optional<std::vector<KnowledgeLevel>> knowledge_levels_from_string(const std::string& text);
 
 std::string system_prompt(const Track& track);
 

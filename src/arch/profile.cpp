@@ -133,6 +133,15 @@ ArchProfile parse_profile(std::string_view text, std::string_view common_text) {
     };
     p.counters = ArchProfile::Counters{.mma = counter("mma"), .tensor = counter("tensor")};
   }
+  const json& profile = c.field(common, "profile");
+  const Reader pr("common.profile");
+  p.profile.sections = pr.strings(profile, "sections");
+  for (const auto& [figure, metrics] : pr.field(profile, "figures").items())
+    p.profile.figures[figure] = pr.strings(profile.at("figures"), figure);
+  if (const auto tensor = r.strings(doc, "profile_tensor_pipe"); !tensor.empty())
+    p.profile.figures["tensor_pipe_pct"] = tensor;
+  p.profile.stall_prefix = pr.string(pr.field(profile, "stalls"), "prefix");
+  p.profile.stall_suffix = pr.string(pr.field(profile, "stalls"), "suffix");
   p.baselines = r.strings(doc, "baselines");
   // Every opcode a family or the MMA table names is one the profile knows.
   std::vector<const InstructionFamilySpec*> families = {&p.math};

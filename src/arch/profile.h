@@ -40,6 +40,14 @@ struct CounterSpec {
   std::vector<std::string> opcodes;  // the SASS opcodes it counts, when a per-opcode count must equal it
 };
 
+// What the profiler feedback reads (eval/profile_summary.h): the Nsight Compute sections to collect, and the
+// metrics of each figure, the first one the report holds (names move between Nsight Compute versions).
+struct ProfileSpec {
+  std::vector<std::string> sections;                        // "SpeedOfLight", "WarpStateStats"
+  std::map<std::string, std::vector<std::string>> figures;  // "dram_throughput_pct" -> candidate metrics
+  std::string stall_prefix, stall_suffix;  // each stall reason's metric: prefix + reason + suffix
+};
+
 struct ArchProfile {
   std::string name;        // "sm_90a"
   std::string marketing;   // "Hopper"
@@ -68,6 +76,9 @@ struct ArchProfile {
   };
   std::optional<Counters> counters;
   std::string counters_missing;
+  // The profiler feedback's metrics: arch/common.json's, with the tensor pipe's ("tensor_pipe_pct") where
+  // one is known.
+  ProfileSpec profile;
   std::vector<std::string> baselines;  // the vendor baselines a task of it may name, beside "none"
 };
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -517,13 +518,15 @@ int run_manifest_command(const CommonOptions& common, const RunCommandOptions& o
 }
 
 // The options of agent mode (any of them selects it explicitly).
-constexpr const char* kAgentOptions[] = {"--model",  "--models",   "--knowledge",      "--context",
-                                         "--turns",  "--samples",  "--target-speedup", "--stop-when-verified",
-                                         "--resume", "--parallel", "--gpus",           "--progress"};
+constexpr const char* kAgentOptions[] = {
+    "--model",   "--models",         "--knowledge",          "--context", "--feedback", "--turns",
+    "--samples", "--target-speedup", "--stop-when-verified", "--resume",  "--parallel", "--gpus",
+    "--progress"};
 // What --resume takes from the stored run and so refuses on the command line.
-constexpr const char* kFixedByResume[] = {"--model", "--models",  "--knowledge",      "--context",
-                                          "--turns", "--samples", "--target-speedup", "--stop-when-verified",
-                                          "--tasks", "--arch",    "--cpu-only",       "--track"};
+constexpr const char* kFixedByResume[] = {
+    "--model",   "--models",         "--knowledge",          "--context", "--feedback", "--turns",
+    "--samples", "--target-speedup", "--stop-when-verified", "--tasks",   "--arch",     "--cpu-only",
+    "--track"};
 
 bool given(const RunCommandOptions& options, const char* name) {
   return std::find(options.given.begin(), options.given.end(), name) != options.given.end();
@@ -582,15 +585,17 @@ std::optional<agent::AgentRunSettings> resumed_settings(const Context& ctx, Stor
 
 // The settings of a new run from the options; nothing (after saying why) for an unknown knowledge level.
 std::optional<agent::AgentRunSettings> new_run_settings(const RunCommandOptions& options) {
-  if (!agent::knowledge_level_from_string(options.knowledge)) {
-    std::fprintf(stderr, "ptxbench: unknown knowledge level '%s' (params, templates or contracts)\n",
-                 options.knowledge.c_str());
+  if (!agent::knowledge_levels_from_string(options.knowledge)) {
+    std::fprintf(stderr, "ptxbench: unknown or repeated knowledge level in '%s' (%s, one or several)\n",
+                 options.knowledge.c_str(),
+                 fmt::format("{}", fmt::join(agent::kKnowledgeLevels, ", ")).c_str());
     return std::nullopt;
   }
   agent::AgentRunSettings settings;
   settings.model = options.model;
   settings.knowledge = options.knowledge;
   settings.context = options.context;
+  settings.feedback = options.feedback;
   settings.track = options.track.empty() ? cuda_track().name() : options.track;
   settings.tasks_pattern = options.tasks;
   settings.samples = options.samples;
@@ -753,13 +758,23 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
   // The judge, before a run is begun: a bad --gpus, URL or token stops here.
   const std::optional<std::vector<std::string>> devices = run_devices(gpu, options.gpus);
   if (!devices) return kExitUsage;
-  const std::unique_ptr<Evaluator> evaluator =
-      judge_for_run(std::make_unique<LocalEvaluator>(
-                        [&](const Task& task) {
-                          return eval_options(ctx.paths, host, task, false, gpu, options.stage_time_limit_s);
-                        },
-                        *devices, host.sandbox, options.gpu_share),
-                    remote_choice(options, settings.cpu_only), ctx.paths, host);
+  // The profiler feedback: the instruction stage collects the profile's sections, here; the evaluation
+  // service's job requests do not carry that yet.
+  if (settings.feedback == "profile" && !options.evaluator.empty()) {
+    std::fprintf(stderr,
+                 "ptxbench: --feedback profile needs this machine's GPU: the evaluation service "
+                 "(--evaluator) does not profile for it yet\n");
+    return kExitUsage;
+  }
+  const std::unique_ptr<Evaluator> evaluator = judge_for_run(
+      std::make_unique<LocalEvaluator>(
+          [&](const Task& task) {
+            EvalOptions eval = eval_options(ctx.paths, host, task, false, gpu, options.stage_time_limit_s);
+            eval.tools.profile_sections = settings.feedback == "profile";
+            return eval;
+          },
+          *devices, host.sandbox, options.gpu_share),
+      remote_choice(options, settings.cpu_only), ctx.paths, host);
   if (!evaluator) return kExitUsage;
 
   if (!run_id) {
@@ -774,10 +789,12 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
       run_id, run_id));
 
   std::cerr << fmt::format(
-      "run {}{}: model {} on {} task(s) x {} sample(s), {} track, knowledge {}, {} context, up to {} turns{}; "
+      "run {}{}: model {} on {} task(s) x {} sample(s) per knowledge level, {} track, knowledge {}, {} "
+      "context, "
+      "{} feedback, up to {} turns{}; "
       "{}; store {}\n",
       run_id, options.resume ? " (resumed)" : "", settings.model, settings.task_ids.size(), settings.samples,
-      settings.track, settings.knowledge, settings.context, settings.loop.max_turns,
+      settings.track, settings.knowledge, settings.context, settings.feedback, settings.loop.max_turns,
       settings.loop.stop_when_verified ? ", stopping when verified" : "",
       !options.evaluator.empty() || !gpu.present ? judged_where(gpu, options.evaluator)
       : devices->size() > 1                      ? fmt::format("{} x {}", devices->size(), gpu.describe())

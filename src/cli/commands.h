@@ -67,6 +67,7 @@ struct RunCommandOptions {
   std::string models;  // the model catalogue; "" = $PTXBENCH_MODELS, else <root>/models.json
   std::string knowledge = "contracts";
   std::string context = "compact";  // what later turns show of the earlier ones (agent/prompt.h)
+  std::string feedback = "verdict";  // verdict | profile (agent/agent_run.h)
   int turns =
       0;  // 0: 8, or 2 for the reference model (a broken copy, then its solution: nothing more to say)
   int samples = 1;

@@ -77,7 +77,7 @@ CLI::App* add_fixit_command(CLI::App& app, FixitCommandOptions& o, const std::fu
   repair->add_option("--teacher", o.teacher, "The teacher: a catalogue name, or 'reference'");
   repair->add_option("--turns", o.turns, "Fix turns per failure at most")->check(CLI::Range(1, 100));
   repair->add_option("--knowledge", o.knowledge, "What the teacher is shown of the kit")
-      ->check(CLI::IsMember({"params", "templates", "contracts"}));
+      ->check(CLI::IsMember(kKnowledgeLevelNames));
   repair->add_option("--resume", o.resume, "Continue this repair run")->check(CLI::PositiveNumber);
   models(repair);
   judge(repair);

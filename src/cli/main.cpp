@@ -121,9 +121,11 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--models", run.models,
                       "Agent: the model catalogue [$PTXBENCH_MODELS, else <root>/models.json]");
   run_cmd
-      ->add_option("--knowledge", run.knowledge,
-                   "Agent: what the model is shown of the kit: params, templates or contracts")
-      ->check(CLI::IsMember({"params", "templates", "contracts"}))
+      ->add_option(
+          "--knowledge", run.knowledge,
+          "Agent: what the model is shown of the kit: params, templates, contracts or patterns; or "
+          "several levels comma-separated (params,patterns), --samples trajectories per task at each")
+      ->check(kKnowledgeLevelList)
       ->capture_default_str();
   run_cmd
       ->add_option("--context", run.context,
@@ -131,6 +133,14 @@ int main(int argc, char** argv) {
                    "line per turn before), full (every reply and verdict, the oldest made lines to fit the "
                    "model's window) or last-pair (the previous reply and verdict alone)")
       ->check(CLI::IsMember({"compact", "full", "last-pair"}))
+      ->capture_default_str();
+  run_cmd
+      ->add_option(
+          "--feedback", run.feedback,
+          "Agent: what each turn shows of its evaluation: verdict, or profile (the verdict and a short "
+          "summary of Nsight Compute's profile of the main shape: tensor pipe, occupancy, DRAM and L2 "
+          "throughput, stall reasons, registers and spills; the instruction stage then collects it)")
+      ->check(CLI::IsMember({"verdict", "profile"}))
       ->capture_default_str();
   run_cmd
       ->add_option("--turns", run.turns,
@@ -221,9 +231,9 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   report_cmd
       ->add_option("--knowledge", report.knowledge,
-                   "Only runs at these knowledge levels (repeat or comma-separate)")
+                   "Only trajectories at these knowledge levels (repeat or comma-separate)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"params", "templates", "contracts"}));
+      ->check(CLI::IsMember(kKnowledgeLevelNames));
   report_cmd->add_option("--tasks", report.tasks, kTasksHelp)
       ->capture_default_str();
   report_cmd->add_option("--out", report.out, "The folder to write the files to")->capture_default_str();

@@ -7,6 +7,9 @@
 #include <cmath>
 #include <string>
 #include <system_error>
+#include <vector>
+
+#include "agent/prompt.h"
 
 namespace ptxbench {
 
@@ -22,5 +25,20 @@ inline const CLI::Validator kPositiveFinite(
       return std::string();
     },
     "POSITIVE");
+
+// The knowledge levels' names (agent/prompt.h), for CLI::IsMember.
+inline const std::vector<std::string> kKnowledgeLevelNames(agent::kKnowledgeLevels.begin(),
+                                                           agent::kKnowledgeLevels.end());
+
+// A run's --knowledge: one level or several, comma-separated, none twice.
+inline const CLI::Validator kKnowledgeLevelList(
+    [](std::string& text) {
+      if (agent::knowledge_levels_from_string(text)) return std::string();
+      std::string names;
+      for (const std::string& name : kKnowledgeLevelNames) names += (names.empty() ? "" : ", ") + name;
+      return "must be a knowledge level (" + names + ") or several comma-separated, each once, not '" + text +
+             "'";
+    },
+    "LEVEL[,LEVEL...]");
 
 }  // namespace ptxbench

@@ -39,6 +39,9 @@ struct GpuTools {
   void set_all_limits(double seconds) {
     sanitize_limit_s = correct_limit_s = profile_limit_s = time_limit_s = seconds;
   }
+  // The instruction stage's profiled call also collects the architecture profile's Nsight Compute sections
+  // and its details hold their summary (profile_summary.h; run --feedback profile): more replay passes.
+  bool profile_sections = false;
   int trials = 3;
   int warmup = 10;
   int repetitions = 50;

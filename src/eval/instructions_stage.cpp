@@ -1,8 +1,11 @@
 #include <fmt/format.h>
+#include <set>
 
+#include "arch/profile.h"
 #include "eval/gpu_stage.h"
 #include "eval/instruction_check.h"
 #include "eval/launch_binding.h"
+#include "eval/profile_summary.h"
 #include "eval/sass_inventory.h"
 #include "runner/protocol.h"
 
@@ -84,8 +87,9 @@ StageResult instructions_stage(StageContext& context) {
         return decided_from_compiled_code(*decision, compiled_code.sass, compiled, compiled_code.wall_s);
   }
   const std::string ncu_log = "ncu.csv";
+  const ArchProfile& arch = *find_arch(task.arch);
   auto ncu = [&](const fs::path& dir) {
-    return std::vector<std::string>{
+    std::vector<std::string> command{
         tools.ncu.string(),
         "--target-processes",
         "all",  // and the processes the solution process starts
@@ -104,6 +108,10 @@ StageResult instructions_stage(StageContext& context) {
         "raw",
         "--log-file",
         (dir / ncu_log).string()};
+    if (tools.profile_sections)
+      for (const std::string& section : arch.profile.sections)
+        command.insert(command.end(), {"--section", section});
+    return command;
   };
   const RunnerTool profiler{.command = ncu, .log_name = ncu_log, .profiling = true};
   RunnerCall profile =
@@ -147,6 +155,12 @@ StageResult instructions_stage(StageContext& context) {
                     .message = checked.message,
                     .details = to_json(checked)};
     instructions.details["ptx_counts"] = compiled.inventory.required_counts;
+    if (tools.profile_sections) {
+      std::set<int> theirs;
+      for (const LaunchCheck& launch : checked.launches)
+        if (launch.from_submission) theirs.insert(launch.id);
+      instructions.details["profile"] = to_json(summarize_profile(*context.profiled, arch.profile, theirs));
+    }
     // What the solution process's own recorder saw under the profiler (it may be unavailable there).
     instructions.details["profiled_call_recorder"] = profile.result->value(proto::kLaunches, json());
     if (!compiled.compiles_kernels)

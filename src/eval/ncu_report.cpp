@@ -300,6 +300,11 @@ NcuReport parse_ncu_report(const std::string& output) {
   double duration_scale_ns = 1;
   if (duration_column && records.size() > 1 && records[1].size() == header.size())
     duration_scale_ns = nanoseconds_per(records[1][*duration_column]);
+  // The other metric columns: ncu's metric names hold "__", its own columns ("Kernel Name", "Stream") do not.
+  std::vector<size_t> metric_columns;
+  for (size_t i = 0; i < header.size(); ++i)
+    if (header[i].find("__") != std::string::npos && i != opcode_column && i != duration_column)
+      metric_columns.push_back(i);
   if (!name_column) report.errors.push_back("the ncu table has no \"Kernel Name\" column");
   if (!opcode_column)
     report.errors.push_back("the ncu table has no per-opcode column (sass__inst_executed_per_opcode...)");
@@ -334,6 +339,9 @@ NcuReport parse_ncu_report(const std::string& output) {
     if (double duration = 0;
         duration_column && parse_decimal(without_instances(cells[*duration_column]), duration))
       launch.duration_ns = duration * duration_scale_ns;
+    for (const size_t i : metric_columns)
+      if (double value = 0; parse_decimal(without_instances(cells[i]), value))
+        launch.metrics[header[i]] = value;
     if (opcode_column &&
         !parse_instanced_counts(cells[*opcode_column], launch.instructions_executed, launch.opcodes)) {
       report.errors.push_back(fmt::format("cannot read the {} cell of launch {} ({}): '{}'",

@@ -39,6 +39,10 @@ struct NcuLaunch {
   std::optional<double> duration_ns;
   int64_t instructions_executed = 0;       // the per-opcode cell's total, warp-level
   std::map<std::string, int64_t> opcodes;  // opcode (with modifiers when available) -> warp-level count
+  // Every other metric column ("unit__counter.rollup") that holds one number, as printed (percentages as
+  // percent, in the units row's unit): the sections' figures that the profiler feedback reads
+  // (profile_summary.h). Not in to_json: a section holds a hundred of them.
+  std::map<std::string, double> metrics;
 };
 
 struct NcuReport {

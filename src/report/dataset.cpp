@@ -97,15 +97,20 @@ Dataset load(Store& store, const TaskRegistry& registry, const Selection& select
                  .max_turns = run.args.value("turns", 0),
                  .samples = run.args.value("samples", 0),
                  .cpu_only = run.args.value("cpu_only", false),
-                 .context = run.args.value("context", std::string("compact"))};
-    if (!listed(selection.models, info.model) || !listed(selection.knowledge, info.knowledge)) continue;
+                 .context = run.args.value("context", std::string("compact")),
+                 .feedback = run.args.value("feedback", std::string("verdict"))};
+    if (!listed(selection.models, info.model)) continue;
     for (const auto& row : store.trajectories(run.id)) {
-      if (!selected.matches(row.task_id)) continue;
-      // The agent compared is the model with its context policy: a policy other than the default is part
-      // of its name in every grouped table and chart, so that runs of two policies are never pooled.
+      // The trajectory's level: a run may split its trajectories among several (--knowledge a,b).
+      if (!selected.matches(row.task_id) || !listed(selection.knowledge, row.knowledge)) continue;
+      // The agent compared is the model with its context policy and its feedback: a choice other than the
+      // default is part of its name in every grouped table and chart, so that two agents are never pooled.
+      std::string agent = row.model;
+      if (info.context != "compact") agent += " [" + info.context + " context]";
+      if (info.feedback != "verdict") agent += " [" + info.feedback + " feedback]";
       TrajectoryRecord t{.run_id = run.id,
                          .trajectory_id = row.id,
-                         .model = info.context == "compact" ? row.model : row.model + " [" + info.context + " context]",
+                         .model = agent,
                          .knowledge = row.knowledge,
                          .task = row.task_id,
                          .track = info.track,

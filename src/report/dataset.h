@@ -67,6 +67,7 @@ struct RunInfo {
   int trajectories = 0;  // selected
   bool cpu_only = false;
   std::string context = "compact";  // the run's --context (a run stored before policies: the default)
+  std::string feedback = "verdict";  // the run's --feedback (a run stored before profiles: the verdict)
 };
 
 struct Dataset {

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "agent/feedback.h"
+#include "agent/prompt.h"
 #include "agent/trajectory.h"
 #include "eval/verdict.h"
 #include "runner/statistics.h"
@@ -34,9 +35,8 @@ std::string order_key(const std::string& value) {
 }  // namespace
 
 int knowledge_rank(const std::string& knowledge) {
-  for (size_t i = 0; i < std::size(kKnowledgeOrder); ++i)
-    if (knowledge == kKnowledgeOrder[i]) return static_cast<int>(i);
-  return static_cast<int>(std::size(kKnowledgeOrder));
+  const auto level = agent::knowledge_level_from_string(knowledge);
+  return static_cast<int>(level ? static_cast<size_t>(*level) : agent::kKnowledgeLevels.size());
 }
 
 namespace {
@@ -596,17 +596,19 @@ Report build_report(const Dataset& data, const Selection& selection) {
   std::set<std::string> tracks;
   for (const auto& r : data.runs) {
     tracks.insert(r.track);
-    runs.push_back({{"id", r.id},
-                    {"model", r.model},
-                    {"knowledge", r.knowledge},
-                    {"context", r.context},
-                    {"track", r.track},
-                    {"max_turns", r.max_turns},
-                    {"samples", r.samples},
-                    {"trajectories", r.trajectories},
-                    {"cpu_only", r.cpu_only},
-                    {"started_at", r.started_at},
-                    {"finished_at", r.finished_at.empty() ? ordered_json(nullptr) : ordered_json(r.finished_at)}});
+    runs.push_back(
+        {{"id", r.id},
+         {"model", r.model},
+         {"knowledge", r.knowledge},
+         {"context", r.context},
+         {"feedback", r.feedback},
+         {"track", r.track},
+         {"max_turns", r.max_turns},
+         {"samples", r.samples},
+         {"trajectories", r.trajectories},
+         {"cpu_only", r.cpu_only},
+         {"started_at", r.started_at},
+         {"finished_at", r.finished_at.empty() ? ordered_json(nullptr) : ordered_json(r.finished_at)}});
   }
   report.about = {{"ptxbench_version", PTXBENCH_VERSION},
                   {"selection",

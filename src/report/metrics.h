@@ -29,9 +29,8 @@ Spread spread(std::vector<double> values);
 // The turn limits every report shows, besides each run's own maximum.
 inline constexpr int kTurnLimits[] = {1, 4, 8};
 
-// The knowledge levels of the ablation, in its order (tables, views and charts keep it; docs/report.md).
-inline constexpr const char* kKnowledgeOrder[] = {"params", "templates", "contracts"};
-// A level's place in kKnowledgeOrder; any other level after them all.
+// A knowledge level's place in the ablation's order (agent::kKnowledgeLevels; tables, views and charts keep
+// it, docs/report.md); any other level after them all.
 int knowledge_rank(const std::string& knowledge);
 
 // What a trajectory had come to within its first `limit` turns. It counts at a limit within its run's budget

@@ -311,31 +311,37 @@ std::string script_text(std::string_view code) {
 
 std::string runs_markdown(const Report& r) {
   std::string out =
-      "| run | model | knowledge | context | track | turns | samples | trajectories | started | finished |\n"
-      "|---|---|---|---|---|---|---|---|---|---|\n";
+      "| run | model | knowledge | context | feedback | track | turns | samples | trajectories | started | "
+      "finished |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& run : r.about["runs"])
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", run["id"].get<int64_t>(),
-                       run["model"].get<std::string>(), run["knowledge"].get<std::string>(),
-                       run["context"].get<std::string>(), run["track"].get<std::string>(),
-                       run["max_turns"].get<int>(), run["samples"].get<int>(), run["trajectories"].get<int>(),
-                       run["started_at"].get<std::string>(),
-                       run["finished_at"].is_null() ? "(unfinished)" : run["finished_at"].get<std::string>());
+    out +=
+        fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", run["id"].get<int64_t>(),
+                    run["model"].get<std::string>(), run["knowledge"].get<std::string>(),
+                    run["context"].get<std::string>(), run["feedback"].get<std::string>(),
+                    run["track"].get<std::string>(), run["max_turns"].get<int>(), run["samples"].get<int>(),
+                    run["trajectories"].get<int>(), run["started_at"].get<std::string>(),
+                    run["finished_at"].is_null() ? "(unfinished)" : run["finished_at"].get<std::string>());
   return out;
 }
 
 std::string runs_html(const Report& r) {
-  std::string out = "<div class=\"scroll\"><table id=\"runs\"><thead><tr><th>run</th><th>model</th><th>knowledge</th>"
-                    "<th>context</th><th>track</th><th>turns</th><th>samples</th><th>trajectories</th><th>started</th><th>finished</th></tr>"
-                    "</thead><tbody>\n";
+  std::string out =
+      "<div class=\"scroll\"><table id=\"runs\"><thead><tr><th>run</th><th>model</th><th>knowledge</th>"
+      "<th>context</th><th>feedback</th><th>track</th><th>turns</th><th>samples</th><th>trajectories</"
+      "th><th>started</th><th>finished</th></tr>"
+      "</thead><tbody>\n";
   for (const auto& run : r.about["runs"])
     out += fmt::format(
-        "<tr data-key=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-        "<td>{}</td><td>{}</td></tr>\n",
+        "<tr "
+        "data-key=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</"
+        "td><td>{}</td>"
+        "<td>{}</td><td>{}</td><td>{}</td></tr>\n",
         run["id"].get<int64_t>(), run["id"].get<int64_t>(), escape_html(run["model"].get<std::string>()),
         escape_html(run["knowledge"].get<std::string>()), escape_html(run["context"].get<std::string>()),
-        escape_html(run["track"].get<std::string>()),
-        run["max_turns"].get<int>(), run["samples"].get<int>(),
-        run["trajectories"].get<int>(), escape_html(run["started_at"].get<std::string>()),
+        escape_html(run["feedback"].get<std::string>()), escape_html(run["track"].get<std::string>()),
+        run["max_turns"].get<int>(), run["samples"].get<int>(), run["trajectories"].get<int>(),
+        escape_html(run["started_at"].get<std::string>()),
         run["finished_at"].is_null() ? "(unfinished)" : escape_html(run["finished_at"].get<std::string>()));
   return out + "</tbody></table></div>\n";
 }

@@ -5,7 +5,9 @@
 #     kits/common/ptx in a kernel of its own), then checks that its PTX has one .entry per kernel of the source and
 #     every tcgen05 instruction the kit wraps;
 #   - tests/gpu/kit/kit_test.cu (the Hopper kit's GPU test, which calls every function of kits/hopper/ptx and
-#     kits/common/ptx) for sm_90a to a cubin.
+#     kits/common/ptx) for sm_90a to a cubin;
+#   - tests/gpu/kit/patterns_test.cu (the GPU test of the pattern documents' fragments, kits/hopper/patterns) for
+#     sm_90a to a cubin.
 # ptxas must accept every instruction and print no warning and no C75xx advisory line.
 # Usage: tests/kit/compile.sh [out-dir]    (default: a temporary folder, removed afterwards)
 # Environment: NVCC (default $PTXBENCH_NVCC, else /usr/local/cuda/bin/nvcc, else nvcc on PATH).
@@ -118,6 +120,7 @@ fi
 
 # --- Hopper (sm_90a): the kit's GPU test, compiled only
 compile hopper_kit_test 90a "$root/tests/gpu/kit/kit_test.cu" "$root/kits/hopper/ptx" || true
+compile hopper_patterns_test 90a "$root/tests/gpu/kit/patterns_test.cu" "$root/kits/hopper/ptx" || true
 
 if [ "$failed" -ne 0 ]; then
   echo "tests/kit/compile.sh: FAILED"

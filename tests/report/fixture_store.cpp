@@ -80,10 +80,12 @@ std::string error_class_of(const std::string& outcome) {
 
 void add_run(Store& store, const std::string& model, int turns, bool stop_when_verified,
              const std::vector<std::vector<Step>>& samples, const std::string& track = "cuda",
-             const std::string& knowledge = "contracts", const std::string& context = "compact") {
+             const std::string& knowledge = "contracts", const std::string& context = "compact",
+             const std::string& feedback = "verdict") {
   agent::AgentRunSettings settings;
   settings.model = model;
   settings.context = context;
+  settings.feedback = feedback;
   settings.track = track;
   settings.knowledge = knowledge;
   settings.tasks_pattern = kTask;
@@ -151,6 +153,8 @@ void write_two_context_store(const std::filesystem::path& database) {
   add_run(store, "m1", 2, true, {{{"verified", 1.1}}, {{"correct"}, {"verified", 0.7}}});
   add_run(store, "m1", 2, true, {{{"compile"}, {"compile"}}, {{"correct"}, {"correct"}}}, "cuda", "contracts",
           "full");
+  add_run(store, "m1", 2, true, {{{"compile"}, {"verified", 0.9}}}, "cuda", "contracts", "compact",
+          "profile");
 }
 
 void write_ablation_store(const std::filesystem::path& database) {

@@ -101,6 +101,33 @@ TEST(AgentLoop, EachContextPolicySendsWhatItSays) {
   }
 }
 
+// --knowledge with several levels: --samples trajectories of each task at each level, each trajectory shown
+// its own level's kit and stored with it, in the order given.
+TEST(AgentLoop, ARunSplitsItsTrajectoriesAmongItsKnowledgeLevels) {
+  AgentHarness h("levels");
+  ScriptedModel model([](int turn) { return reply_with("int oops" + std::to_string(turn) + ";"); });
+  FakeJudge judge;
+  auto s = h.settings({kHopperTask}, 2, {.max_turns = 1});
+  s.knowledge = "params,patterns";
+  const int64_t run = start_agent_run(h.store, s);
+  EXPECT_EQ(h.run(run, s, model, judge).errors, 0);
+  const auto trajectories = h.store.trajectories(run);
+  ASSERT_EQ(trajectories.size(), 4u);
+  std::vector<std::pair<int, std::string>> stored;
+  for (const auto& t : trajectories) stored.emplace_back(t.sample, t.knowledge);
+  std::sort(stored.begin(), stored.end());
+  EXPECT_EQ(stored, (std::vector<std::pair<int, std::string>>{
+                        {1, "params"}, {2, "params"}, {3, "patterns"}, {4, "patterns"}}));
+  // Each trajectory's first message is its level's: only the patterns level shows the pattern documents.
+  for (const auto& t : trajectories) {
+    const std::string first = h.store.turns(t.id).at(0).request.dump();
+    EXPECT_EQ(first.find("----- kits/hopper/patterns/") != std::string::npos, t.knowledge == "patterns")
+        << t.sample;
+  }
+  s.knowledge = "params,params";
+  EXPECT_THROW(start_agent_run(h.store, s), std::invalid_argument);
+}
+
 // A model whose window cannot hold even the first message: the trajectory stops with an error that names the
 // limit (the run can be resumed once the catalogue says more), and nothing is sent cut short.
 TEST(AgentLoop, AContextThatCannotFitIsAnErrorNamingTheLimit) {

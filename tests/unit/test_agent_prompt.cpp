@@ -27,8 +27,16 @@ bool contains(const std::string& text, const std::string& what) {
 
 TEST(AgentPrompt, KnowledgeLevelsAreParsedAndNamed) {
   EXPECT_EQ(knowledge_level_from_string("templates"), KnowledgeLevel::templates);
+  EXPECT_EQ(knowledge_level_from_string("patterns"), KnowledgeLevel::patterns);
   EXPECT_FALSE(knowledge_level_from_string("everything"));
   EXPECT_EQ(to_string(KnowledgeLevel::contracts), "contracts");
+  for (const char* name : kKnowledgeLevels) EXPECT_EQ(to_string(*knowledge_level_from_string(name)), name);
+  // A run's list: each level once, in the order given.
+  EXPECT_EQ(knowledge_levels_from_string("patterns,params"),
+            (std::vector{KnowledgeLevel::patterns, KnowledgeLevel::params}));
+  EXPECT_EQ(knowledge_levels_from_string("contracts"), std::vector{KnowledgeLevel::contracts});
+  for (const char* bad : {"", ",", "params,", "params,params", "params,everything", " params"})
+    EXPECT_FALSE(knowledge_levels_from_string(bad)) << bad;
 }
 
 TEST(AgentPrompt, EachLevelAddsToTheOneBefore) {
@@ -62,6 +70,22 @@ TEST(AgentPrompt, EachLevelAddsToTheOneBefore) {
   EXPECT_TRUE(contains(contracts, read_file(kits / "common" / "contracts.md")));
   EXPECT_LT(params.size(), templates.size());
   EXPECT_LT(templates.size(), contracts.size());
+
+  // patterns: the contracts level and every pattern document of the kit, verbatim.
+  const std::string patterns = knowledge_text(cuda_track(), kits, hopper, KnowledgeLevel::patterns);
+  EXPECT_TRUE(contains(patterns, contracts.substr(contracts.find('\n'))));
+  int documents = 0;
+  for (const auto& entry : fs::directory_iterator(kits / "hopper" / "patterns")) {
+    ++documents;
+    EXPECT_TRUE(
+        contains(patterns, "----- kits/hopper/patterns/" + entry.path().filename().string() + " -----"));
+    EXPECT_TRUE(contains(patterns, read_file(entry.path()))) << entry.path();
+    EXPECT_FALSE(contains(contracts, read_file(entry.path()).substr(0, 200))) << entry.path();
+  }
+  EXPECT_GE(documents, 4);
+  // A kit without pattern documents says so (the Triton kit has none).
+  const std::string triton = knowledge_text(triton_track(), kits, hopper, KnowledgeLevel::patterns);
+  EXPECT_TRUE(contains(triton, "has no pattern documents yet")) << triton;
 }
 
 // The three context policies: the exact messages of turn 4 after three turns.

@@ -13,7 +13,9 @@ namespace {
 
 const std::string kCommon = R"({"ptx_mnemonics": ["mbarrier.try_wait"], "sass_opcodes": ["SYNCS", "HMMA"],
   "families": {"mbarrier": {"name": "mbarrier", "ptx": ["mbarrier.try_wait"], "sass": ["SYNCS.PHASECHK"]}},
-  "mma_opcodes": [{"opcodes": ["HMMA"], "warps": 1, "shapes": {"16816": [16, 8, 16]}}]})";
+  "mma_opcodes": [{"opcodes": ["HMMA"], "warps": 1, "shapes": {"16816": [16, 8, 16]}}],
+  "profile": {"sections": ["Occupancy"], "figures": {"achieved_occupancy_pct": ["a.pct", "b.pct"]},
+              "stalls": {"prefix": "stall_", "suffix": ".ratio"}}})";
 
 std::string profile(const std::string& runtime = "full", const std::string& math_sass = "XGMMA") {
   return R"({"name": "sm_77a", "marketing": "Test", "gencode": "arch=compute_77a,code=sm_77a",
@@ -25,7 +27,7 @@ std::string profile(const std::string& runtime = "full", const std::string& math
     "ptx_mnemonics": ["xmma.mma"], "sass_opcodes": ["XGMMA"],
     "mma_opcodes": [{"opcodes": ["XGMMA"], "warps": 4, "shape_in_name": true}],
     "counters": {"mma": {"metric": "x.sum", "opcodes": ["XGMMA"]}, "tensor": {"metric": "y.sum"}},
-    "baselines": ["cublaslt"]})";
+    "profile_tensor_pipe": ["t.pct"], "baselines": ["cublaslt"]})";
 }
 
 }  // namespace
@@ -59,6 +61,9 @@ TEST(ArchProfile, TheShippedProfiles) {
   const std::vector<std::string> names = instruction_family_names();
   for (const char* name : {"wgmma", "tcgen05.mma", "tma", "mbarrier"})
     EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
+  EXPECT_TRUE(hopper->profile.figures.contains("tensor_pipe_pct"));
+  EXPECT_FALSE(blackwell->profile.figures.contains("tensor_pipe_pct")) << "none known without a B200";
+  EXPECT_TRUE(blackwell->profile.figures.contains("dram_throughput_pct"));
   EXPECT_TRUE(is_mma_opcode("UTCHMMA.2CTA"));
   EXPECT_TRUE(is_mma_opcode("HGMMA.64x8x16.F32.BF16"));
   EXPECT_FALSE(is_mma_opcode("FFMA"));
@@ -74,6 +79,14 @@ TEST(ArchProfile, AProfileIsReadWhole) {
   EXPECT_EQ(p.mma_opcodes[0].warps, 4);
   EXPECT_EQ(p.mma_opcodes[1].shapes.at("16816")[1], 8);
   EXPECT_FALSE(parse_profile(profile("static"), kCommon).runs);
+  // The profiler feedback's metrics: the shared ones and the architecture's tensor pipe.
+  EXPECT_EQ(p.profile.sections, std::vector<std::string>{"Occupancy"});
+  EXPECT_EQ(p.profile.figures.at("achieved_occupancy_pct"), (std::vector<std::string>{"a.pct", "b.pct"}));
+  EXPECT_EQ(p.profile.figures.at("tensor_pipe_pct"), std::vector<std::string>{"t.pct"});
+  EXPECT_EQ(p.profile.stall_prefix, "stall_");
+  std::string no_tensor = profile();
+  no_tensor.replace(no_tensor.find("[\"t.pct\"]"), 9, "[]");
+  EXPECT_FALSE(parse_profile(no_tensor, kCommon).profile.figures.contains("tensor_pipe_pct"));
 }
 
 TEST(ArchProfile, AWrongProfileIsRefusedByField) {
@@ -96,6 +109,9 @@ TEST(ArchProfile, AWrongProfileIsRefusedByField) {
   no_counters.replace(no_counters.find("\"counters\": {"), 13, "\"counters\": null, \"was\": {");
   EXPECT_NE(refusal(no_counters).find("'counters_missing' is missing"), std::string::npos)
       << "a profile without counters says why";
+  std::string no_stalls = kCommon;
+  no_stalls.replace(no_stalls.find("\"prefix\""), 8, "\"prefixes\"");
+  EXPECT_NE(refusal(profile(), no_stalls).find("'prefix' is missing"), std::string::npos);
 }
 
 // The task files were written from the profiles (tasks/generate.py): each task's MMA family is its

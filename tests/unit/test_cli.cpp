@@ -401,6 +401,40 @@ TEST_F(Cli, TheContextPolicyIsARunSetting) {
   EXPECT_EQ(ptxbench({"run", "--context", "everything"}).exit_code, 2);
 }
 
+// --feedback: stored with the run and said in its lines, fixed by --resume; profiling is this machine's, so
+// with --evaluator it is refused before anything is begun; an unknown value is a usage error.
+TEST_F(Cli, TheFeedbackIsARunSetting) {
+  auto run =
+      ptxbench({"run", "--feedback", "profile", "--tasks", "gemm-bf16-n4096-k4096-sm90a", "--cpu-only"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("compact context, profile feedback"), std::string::npos) << run.err;
+  EXPECT_NE(ptxbench({"results", "--runs"}).out.find("feedback=profile"), std::string::npos);
+  const auto resumed = ptxbench({"run", "--resume", "1", "--feedback", "verdict"});
+  EXPECT_EQ(resumed.exit_code, 2);
+  EXPECT_NE(resumed.err.find("--feedback cannot be given with it"), std::string::npos) << resumed.err;
+  const auto remote = ptxbench({"run", "--feedback", "profile", "--evaluator", "http://127.0.0.1:9"});
+  EXPECT_EQ(remote.exit_code, 2);
+  EXPECT_NE(remote.err.find("--feedback profile needs this machine's GPU"), std::string::npos) << remote.err;
+  EXPECT_EQ(ptxbench({"results", "--runs", "--json"}).out.find("\"run_id\": 2"), std::string::npos)
+      << "nothing begun";
+  EXPECT_EQ(ptxbench({"run", "--feedback", "everything"}).exit_code, 2);
+}
+
+// --knowledge with several levels: each task's trajectories split among them, each stored with its own; a
+// level named twice or unknown is a usage error.
+TEST_F(Cli, ARunCanSplitItsTrajectoriesAmongKnowledgeLevels) {
+  auto run = ptxbench({"run", "--knowledge", "params,patterns", "--tasks", "gemm-bf16-n4096-k4096-sm90a",
+                       "--cpu-only", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("1 task(s) x 1 sample(s) per knowledge level"), std::string::npos) << run.err;
+  const auto trajectories = json::parse(ptxbench({"results", "--run", "1", "--json"}).out);
+  EXPECT_EQ(json::parse(run.out)["settings"]["knowledge"], "params,patterns");
+  EXPECT_EQ(ptxbench({"run", "--knowledge", "params,params"}).exit_code, 2);
+  const auto unknown = ptxbench({"run", "--knowledge", "params,everything"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("params, templates, contracts, patterns"), std::string::npos) << unknown.err;
+}
+
 TEST_F(Cli, ReferenceModelOnAStaticOnlyTaskIsNeverVerified) {
   auto run = ptxbench({"run", "--arch", "sm_100a", "--tasks", "gemm-bf16-n4096-k4096-*", "--turns", "2",
                        "--knowledge", "params", "--json"});

@@ -414,8 +414,9 @@ TEST(ReportCommand, SelectsRunsAndRefusesAnEmptySelection) {
   fs::remove_all(base);
 }
 
-// Two context policies are two agents: their runs are never pooled, and the runs table says which is which.
-TEST(ReportCommand, ContextPoliciesAreNeverPooled) {
+// Two context policies are two agents, and so are two feedbacks: their runs are never pooled, and the runs
+// table says which is which.
+TEST(ReportCommand, ContextPoliciesAndFeedbacksAreNeverPooled) {
   const fs::path base = fs::temp_directory_path() / ("ptxbench-report-context-" + std::to_string(getpid()));
   fs::remove_all(base);
   report_fixture::write_two_context_store(base / "ptxbench.db");
@@ -424,11 +425,14 @@ TEST(ReportCommand, ContextPoliciesAreNeverPooled) {
   const json report = json::parse(slurp(base / "out" / "report.json"));
   EXPECT_EQ(report["runs"][0]["context"], "compact");
   EXPECT_EQ(report["runs"][1]["context"], "full");
+  EXPECT_EQ(report["runs"][2]["feedback"], "profile");
   std::set<std::string> models;
   for (const auto& row : report["metrics"]) models.insert(row["model"].get<std::string>());
-  EXPECT_EQ(models, (std::set<std::string>{"m1", "m1 [full context]"}));
+  EXPECT_EQ(models, (std::set<std::string>{"m1", "m1 [full context]", "m1 [profile feedback]"}));
   const std::string markdown = slurp(base / "out" / "report.md");
-  EXPECT_NE(markdown.find("| 2 | m1 | contracts | full | cuda | 2 |"), std::string::npos)
+  EXPECT_NE(markdown.find("| 2 | m1 | contracts | full | verdict | cuda | 2 |"), std::string::npos)
+      << markdown.substr(0, 800);
+  EXPECT_NE(markdown.find("| 3 | m1 | contracts | compact | profile | cuda | 2 |"), std::string::npos)
       << markdown.substr(0, 800);
   fs::remove_all(base);
 }
@@ -458,7 +462,8 @@ TEST(ReportCommand, TracksAreComparedSideBySidePerTask) {
           << "no launch log in its verdicts";
     }
   const std::string markdown = slurp(base / "out" / "report.md");
-  EXPECT_NE(markdown.find("| 2 | m1 | contracts | compact | triton | 2 |"), std::string::npos) << markdown.substr(0, 800);
+  EXPECT_NE(markdown.find("| 2 | m1 | contracts | compact | verdict | triton | 2 |"), std::string::npos)
+      << markdown.substr(0, 800);
   EXPECT_NE(markdown.find("; best 0.900x (its kernels 1.250x) |"), std::string::npos) << markdown;
   // The tables by family and by task keep the tracks apart: one row each, named.
   for (const char* track : {"cuda", "triton"}) {
