@@ -45,6 +45,8 @@ TurnRecord turn_record(const TurnRow& turn, const Verdict* verdict) {
   r.reasoning_tokens = token_count(usage, "reasoning_tokens");
   if (turn.reply_meta.contains("latency_s") && turn.reply_meta["latency_s"].is_number())
     r.latency_s = turn.reply_meta["latency_s"].get<double>();
+  if (turn.reply_meta.contains("reasoning") && turn.reply_meta["reasoning"].is_string())
+    r.reasoning = turn.reply_meta["reasoning"].get<std::string>();
   if (!verdict) {  // no code: the turn failed before any stage
     r.correct = false;
     r.verified = false;

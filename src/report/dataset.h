@@ -45,6 +45,9 @@ struct TurnRecord {
   std::string code_hash;            // empty: no code
   std::string outcome;
   std::string feedback;  // what the next turn showed the model about this one
+  // The reasoning text the server returned beside the reply (vLLM, SGLang, OpenRouter; the turn's
+  // reply_meta), empty when it returned none.
+  std::string reasoning;
 };
 
 struct TrajectoryRecord {

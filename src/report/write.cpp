@@ -420,20 +420,21 @@ ordered_json viewer_data(const Dataset& data) {
     std::string previous_hash;
     int previous_index = 0;
     for (const auto& turn : t.turns) {
-      ordered_json item = {{"turn", turn.index},
-                           {"outcome", turn.outcome},
-                           {"error_class", turn.error_class},
-                           {"verified", turn.verified ? ordered_json(*turn.verified) : nullptr},
-                           {"speedup", turn.speedup ? ordered_json(*turn.speedup) : nullptr},
-                           {"input_tokens", turn.input_tokens ? ordered_json(*turn.input_tokens) : nullptr},
-                           {"output_tokens", turn.output_tokens ? ordered_json(*turn.output_tokens) : nullptr},
-                           {"reasoning_tokens",
-                            turn.reasoning_tokens ? ordered_json(*turn.reasoning_tokens) : nullptr},
-                           {"latency_s", turn.latency_s ? ordered_json(*turn.latency_s) : nullptr},
-                           {"code", turn.code_hash.empty() ? nullptr : ordered_json(turn.code_hash)},
-                           {"feedback", turn.feedback},
-                           {"diff", nullptr},
-                           {"diff_against", nullptr}};
+      ordered_json item = {
+          {"turn", turn.index},
+          {"outcome", turn.outcome},
+          {"error_class", turn.error_class},
+          {"verified", turn.verified ? ordered_json(*turn.verified) : nullptr},
+          {"speedup", turn.speedup ? ordered_json(*turn.speedup) : nullptr},
+          {"input_tokens", turn.input_tokens ? ordered_json(*turn.input_tokens) : nullptr},
+          {"output_tokens", turn.output_tokens ? ordered_json(*turn.output_tokens) : nullptr},
+          {"reasoning_tokens", turn.reasoning_tokens ? ordered_json(*turn.reasoning_tokens) : nullptr},
+          {"latency_s", turn.latency_s ? ordered_json(*turn.latency_s) : nullptr},
+          {"code", turn.code_hash.empty() ? nullptr : ordered_json(turn.code_hash)},
+          {"feedback", turn.feedback},
+          {"reasoning", turn.reasoning.empty() ? nullptr : ordered_json(turn.reasoning)},
+          {"diff", nullptr},
+          {"diff_against", nullptr}};
       if (!turn.code_hash.empty()) {
         used[turn.code_hash] = true;
         if (!previous_hash.empty()) {

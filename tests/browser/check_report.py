@@ -195,7 +195,7 @@ VIEWER_CHECK = r"""
   const data = JSON.parse(document.getElementById("viewer-data").textContent);
   const select = document.getElementById("trajectory-select");
   const problems = [];
-  let diffs = 0, codes = 0;
+  let diffs = 0, codes = 0, reasonings = 0;
   data.trajectories.forEach((t, i) => {
     select.value = String(i);
     select.dispatchEvent(new Event("change"));
@@ -208,6 +208,10 @@ VIEWER_CHECK = r"""
       if (turn.code) codes++;
       if (node.querySelector(".feedback pre").textContent !== (turn.feedback || "(none)"))
         problems.push(`${t.key} turn ${turn.turn}: feedback not shown`);
+      const reasoning = node.querySelector("details.reasoning pre");
+      if ((reasoning ? reasoning.textContent : null) !== turn.reasoning)
+        problems.push(`${t.key} turn ${turn.turn}: reasoning ${turn.reasoning === null ? "shown without any" : "not shown"}`);
+      if (turn.reasoning !== null) reasonings++;
       if (turn.diff) {
         diffs++;
         const lines = node.querySelectorAll(".diff pre .add, .diff pre .del").length;
@@ -218,7 +222,7 @@ VIEWER_CHECK = r"""
   });
   select.value = "0";
   select.dispatchEvent(new Event("change"));
-  return { trajectories: data.trajectories.length, codes, diffs, problems };
+  return { trajectories: data.trajectories.length, codes, diffs, reasonings, problems };
 })()
 """
 
@@ -336,10 +340,13 @@ def check(args):
 
         viewer = browser.evaluate(VIEWER_CHECK)
         print(f"  viewer: {viewer['trajectories']} trajectories, {viewer['codes']} turns with code, "
-              f"{viewer['diffs']} diffs")
+              f"{viewer['diffs']} diffs, {viewer['reasonings']} with reasoning text")
         problems += [f"trajectory viewer: {p}" for p in viewer["problems"]]
         if viewer["trajectories"] == 0 or viewer["codes"] == 0:
             problems.append("trajectory viewer: no trajectory with code to show")
+        if viewer["reasonings"] < args.expect_reasoning:
+            problems.append(f"trajectory viewer: {viewer['reasonings']} turns with reasoning text, expected at least "
+                            f"{args.expect_reasoning}")
 
         # Pictures: every drawn chart's canvas, then the whole page.
         for c in drawn:
@@ -397,6 +404,8 @@ def main():
     parser.add_argument("--min-charts", type=int, default=1)
     parser.add_argument("--expect-chart", action="append", default=[], metavar="ID=N")
     parser.add_argument("--expect-empty", action="append", default=[], metavar="ID")
+    parser.add_argument("--expect-reasoning", type=int, default=0, metavar="N",
+                        help="at least N turns show the reasoning text their server returned")
     parser.add_argument("--svg-folder")
     parser.add_argument("--screenshot-section", metavar="ID")
     parser.add_argument("--chromium", default=shutil.which("chromium") or "chromium")

@@ -36,7 +36,7 @@ case $mode in
       --screenshot "$work/report.png" --min-charts 6 --expect-chart rates-sm-90a-gemm=12 \
       --expect-chart speedup-per-task=2 --expect-chart outcomes-m1-contracts-sm-90a=11 \
       --expect-chart outcomes-m2-contracts-sm-90a=3 --expect-chart speedup-vs-reasoning=3 \
-      --expect-chart stage-times=6
+      --expect-chart stage-times=6 --expect-reasoning 1
     # The ablation's store: four runs' correct and verified rates at turns 1-3 (24); the three levels' correct
     # and verified bars at 3 turns, zeros included (6); CUDA's and Triton's (4).
     "$MAKE_FIXTURE" "$work/ablation-data" ablation

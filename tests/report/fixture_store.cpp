@@ -104,11 +104,14 @@ void add_run(Store& store, const std::string& model, int turns, bool stop_when_v
       const nlohmann::json request = {{"system", "fixture"},
                                       {"messages", {{{"role", "user"}, {"content", "Task: " + std::string(kTask)}}}}};
       const int64_t turn = store.begin_turn(trajectory, n, request);
-      const nlohmann::json meta = {
+      nlohmann::json meta = {
           {"finish_reason", "stop"},
           {"usage", {{"input_tokens", 1000 * n}, {"output_tokens", 100 * n}, {"reasoning_tokens", 50 * n}}},
           {"attempts", 1},
           {"latency_s", 2.0 * n}};
+      // The second turn's server returned its reasoning beside the reply (vLLM's reasoning_content).
+      if (n == 2)
+        meta["reasoning"] = fmt::format("{} sample {}: the first turn failed, so <try> again", model, sample);
       const bool code = step.outcome != "extraction";
       const std::string source = fmt::format(
           "// {} sample {} turn {}\n#include <ptxbench/abi.h>\n__global__ void kernel_{}() {{}}\nint tile = {};\n",

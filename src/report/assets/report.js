@@ -510,6 +510,13 @@
         diff.append(cls ? el("span", { class: cls }, line) : document.createTextNode(line + "\n"));
       }
       panes.append(codeBox, feedbackBox, diffBox);
+      // The model's reasoning, where its server returned it: folded, since it is often longer than the code.
+      if (turn.reasoning !== null) {
+        const reasoning = el("details", { class: "reasoning" });
+        reasoning.append(el("summary", {}, `Reasoning the server returned (${turn.reasoning.length} characters)`));
+        reasoning.append(el("pre", {}, turn.reasoning));
+        details.append(reasoning);
+      }
       details.append(panes);
       view.append(details);
     }
