@@ -2,6 +2,8 @@
 // H200, and from one with the sections' columns, in the same format.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "agent/feedback.h"
@@ -27,7 +29,7 @@ const std::string kSections =
     "\"launch__registers_per_thread\",\"sm__warps_active.avg.pct_of_peak_sustained_active\","
     "\"gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed\",\"lts__throughput.avg.pct_of_peak_sustained_"
     "elapsed\","
-    "\"sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active\","
+    "\"sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active\","
     "\"smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio\","
     "\"smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio\","
     "\"smsp__average_warps_issue_stalled_selected_per_issue_active.ratio\","
@@ -85,6 +87,34 @@ TEST(ProfileSummary, TheSectionsFiguresOverTheSolutionsLaunchesWeightedByDuratio
             "- warps stalled on (share of stalls): long_scoreboard 50%, wait 40%, barrier 10%\n");
   EXPECT_LE(profile_text(s, 0, 120).size(), 121u);
   EXPECT_EQ(profile_text(summarize_profile(report, hopper(), {})), "") << "no launch of the solution's";
+}
+
+// The raw page with the sections as ncu printed it on the H200
+// (tests/data/ncu/multi_kernel_sections_h200.csv): every figure read under the names the Hopper profile
+// gives, for cuBLAS's GEMM kernel (launch 2) alone.
+TEST(ProfileSummary, TheRecordedSectionsGiveEveryFigure) {
+  const NcuReport report = parse_ncu_report(
+      read_file(std::filesystem::path(PTXBENCH_TEST_DATA) / "ncu" / "multi_kernel_sections_h200.csv"));
+  ASSERT_EQ(report.launches.size(), 3u);
+  EXPECT_TRUE(report.errors.empty());
+  const ProfileSummary s = summarize_profile(report, hopper(), {2});
+  EXPECT_EQ(s.launches, 1);
+  EXPECT_NEAR(s.duration_us, 6.944, 1e-9);
+  EXPECT_TRUE(s.missing.empty()) << fmt::format("{}", fmt::join(s.missing, ", "));
+  EXPECT_DOUBLE_EQ(s.figures.at("tensor_pipe_pct"), 45.17);
+  EXPECT_DOUBLE_EQ(s.figures.at("achieved_occupancy_pct"), 13.97);
+  EXPECT_DOUBLE_EQ(s.figures.at("dram_throughput_pct"), 12.67);
+  EXPECT_DOUBLE_EQ(s.figures.at("l2_throughput_pct"), 30.77);
+  EXPECT_DOUBLE_EQ(s.figures.at("registers_per_thread"), 168);
+  ASSERT_EQ(s.stalls.size(), ProfileSummary::kTopStalls);
+  EXPECT_EQ(s.stalls[0].first, "long_scoreboard");
+  EXPECT_NEAR(s.stalls[0].second, 49.1, 0.1);
+  EXPECT_EQ(s.stalls[1].first, "wait");
+  EXPECT_EQ(s.stalls[2].first, "no_instruction");
+  EXPECT_EQ(s.stalls[3].first, "imc_miss");
+  // The two small kernels of the same process, together: weighted by their durations.
+  const ProfileSummary both = summarize_profile(report, hopper(), {0, 1});
+  EXPECT_NEAR(both.figures.at("achieved_occupancy_pct"), (21.20 * 2368 + 11.98 * 2112) / (2368 + 2112), 1e-9);
 }
 
 // The raw page as ncu printed it on the H200 without the sections (tests/data/ncu/multi_kernel_h200.csv):
