@@ -211,6 +211,7 @@ void print_verdict_text(const Verdict& v) {
       std::cout << indented << "\n";
     }
   }
+  if (const std::string profile = agent::profile_feedback(v); !profile.empty()) std::cout << "\n" << profile;
 }
 
 void print_task_text(const Task& t) {
@@ -346,9 +347,9 @@ int eval_command(const CommonOptions& common, const EvalCommandOptions& options)
   // Opened first: a store that cannot be written stops the command before the evaluation, not after it.
   std::optional<Store> store;
   if (!options.no_store) store.emplace(ctx.paths.store());
-  const EvalOptions eval =
-      eval_options(ctx.paths, host, *task, options.no_cache, gpu_for(options.cpu_only, host),
-                   options.stage_time_limit_s, options.stages);
+  EvalOptions eval = eval_options(ctx.paths, host, *task, options.no_cache, gpu_for(options.cpu_only, host),
+                                  options.stage_time_limit_s, options.stages);
+  eval.tools.profile_sections = options.profile;
   LocalEvaluator evaluator([&](const Task&) { return eval; }, {}, host.sandbox);
   const Verdict verdict =
       evaluator.evaluate({source, std::filesystem::path(options.solution).filename().string(), track}, *task);

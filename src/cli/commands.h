@@ -45,6 +45,7 @@ struct EvalCommandOptions {
   bool cpu_only = false;
   double stage_time_limit_s = 0;    // 0: the defaults
   std::vector<std::string> stages;  // the GPU stages to run; empty: all
+  bool profile = false;             // the instruction stage's profile summary (eval/profile_summary.h)
 };
 
 struct RunCommandOptions {

@@ -68,6 +68,11 @@ int main(int argc, char** argv) {
   eval_cmd->add_flag("--no-cache", eval.no_cache, "Compile again even when a cached result exists");
   eval_cmd->add_flag("--no-store", eval.no_store, "Do not store the verdict");
   eval_cmd->add_flag("--cpu-only", eval.cpu_only, "Run only the CPU stages, even on a GPU host");
+  eval_cmd->add_flag(
+      "--profile", eval.profile,
+      "The instruction stage also collects Nsight Compute's sections on the main shape and the "
+      "verdict summarises them (tensor pipe, occupancy, DRAM and L2 throughput, stall reasons, "
+      "registers, spills): what run --feedback profile shows a model");
   eval_cmd
       ->add_option(
           "--stages", eval.stages,

@@ -418,6 +418,12 @@ TEST_F(Cli, TheFeedbackIsARunSetting) {
   EXPECT_EQ(ptxbench({"results", "--runs", "--json"}).out.find("\"run_id\": 2"), std::string::npos)
       << "nothing begun";
   EXPECT_EQ(ptxbench({"run", "--feedback", "everything"}).exit_code, 2);
+  // eval --profile: the same summary for a person; on a CPU host nothing is profiled, and nothing is said.
+  const auto evaluated =
+      ptxbench({"eval", (kRoot / "solutions" / "reference" / "gemm_bf16_sm90a.cu").string(), "--task",
+                "gemm-bf16-n4096-k4096-sm90a", "--cpu-only", "--profile"});
+  EXPECT_EQ(evaluated.exit_code, 3) << evaluated.err;
+  EXPECT_EQ(evaluated.out.find("Profile of the main shape"), std::string::npos) << evaluated.out;
 }
 
 // --knowledge with several levels: each task's trajectories split among them, each stored with its own; a
