@@ -2,6 +2,8 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <charconv>
 #include <cmath>
@@ -34,10 +36,8 @@ inline const std::vector<std::string> kKnowledgeLevelNames(agent::kKnowledgeLeve
 inline const CLI::Validator kKnowledgeLevelList(
     [](std::string& text) {
       if (agent::knowledge_levels_from_string(text)) return std::string();
-      std::string names;
-      for (const std::string& name : kKnowledgeLevelNames) names += (names.empty() ? "" : ", ") + name;
-      return "must be a knowledge level (" + names + ") or several comma-separated, each once, not '" + text +
-             "'";
+      return fmt::format("must be a knowledge level ({}) or several comma-separated, each once, not '{}'",
+                         fmt::join(agent::kKnowledgeLevels, ", "), text);
     },
     "LEVEL[,LEVEL...]");
 
