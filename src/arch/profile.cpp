@@ -187,6 +187,15 @@ const ArchProfile* arch_of_compute_capability(int compute_capability) {
   return nullptr;
 }
 
+bool ProfileSpec::reads(std::string_view metric) const {
+  if (metric.size() > stall_prefix.size() + stall_suffix.size() && metric.starts_with(stall_prefix) &&
+      metric.ends_with(stall_suffix))
+    return true;
+  return std::any_of(figures.begin(), figures.end(), [&](const auto& figure) {
+    return std::find(figure.second.begin(), figure.second.end(), metric) != figure.second.end();
+  });
+}
+
 bool known_instruction(const std::vector<std::string>& known, const std::string& name) {
   return std::any_of(known.begin(), known.end(), [&](const std::string& k) {
     return name == k || (name.size() > k.size() + 1 && name.starts_with(k) && name[k.size()] == '.');

@@ -46,6 +46,8 @@ struct ProfileSpec {
   std::vector<std::string> sections;                        // "SpeedOfLight", "WarpStateStats"
   std::map<std::string, std::vector<std::string>> figures;  // "dram_throughput_pct" -> candidate metrics
   std::string stall_prefix, stall_suffix;  // each stall reason's metric: prefix + reason + suffix
+  // Whether the summary reads this metric: a figure's candidate, or a stall reason's.
+  bool reads(std::string_view metric) const;
 };
 
 struct ArchProfile {

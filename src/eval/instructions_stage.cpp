@@ -148,7 +148,7 @@ StageResult instructions_stage(StageContext& context) {
     if (p.contains(proto::kStreamId) && p[proto::kStreamId].is_number_integer())
       input.solution_stream = p[proto::kStreamId].get<int64_t>();
     if (compiled_code.ok()) input.static_sass = &compiled_code.sass;
-    context.profiled = parse_ncu_report(profile.tool_log);
+    context.profiled = parse_ncu_report(profile.tool_log, tools.profile_sections ? &arch.profile : nullptr);
     const InstructionCheck checked = check_instructions(*context.profiled, task, task.main_shape, input);
     instructions = {.name = "instructions",
                     .status = checked.status,

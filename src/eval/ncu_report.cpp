@@ -216,7 +216,7 @@ std::vector<std::vector<std::string>> parse_csv(std::string_view text) {
   return records;
 }
 
-NcuReport parse_ncu_report(const std::string& output) {
+NcuReport parse_ncu_report(const std::string& output, const ProfileSpec* profile) {
   NcuReport report;
   std::string_view rest = output;
   std::string_view table;
@@ -300,11 +300,9 @@ NcuReport parse_ncu_report(const std::string& output) {
   double duration_scale_ns = 1;
   if (duration_column && records.size() > 1 && records[1].size() == header.size())
     duration_scale_ns = nanoseconds_per(records[1][*duration_column]);
-  // The other metric columns: ncu's metric names hold "__", its own columns ("Kernel Name", "Stream") do not.
-  std::vector<size_t> metric_columns;
-  for (size_t i = 0; i < header.size(); ++i)
-    if (header[i].find("__") != std::string::npos && i != opcode_column && i != duration_column)
-      metric_columns.push_back(i);
+  std::vector<size_t> metric_columns;  // the profile's
+  for (size_t i = 0; profile && i < header.size(); ++i)
+    if (profile->reads(header[i])) metric_columns.push_back(i);
   if (!name_column) report.errors.push_back("the ncu table has no \"Kernel Name\" column");
   if (!opcode_column)
     report.errors.push_back("the ncu table has no per-opcode column (sass__inst_executed_per_opcode...)");

@@ -17,6 +17,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "arch/profile.h"
+
 namespace ptxbench {
 
 struct Dim3 {
@@ -39,9 +41,9 @@ struct NcuLaunch {
   std::optional<double> duration_ns;
   int64_t instructions_executed = 0;       // the per-opcode cell's total, warp-level
   std::map<std::string, int64_t> opcodes;  // opcode (with modifiers when available) -> warp-level count
-  // Every other metric column ("unit__counter.rollup") that holds one number, as printed (percentages as
-  // percent, in the units row's unit): the sections' figures that the profiler feedback reads
-  // (profile_summary.h). Not in to_json: a section holds a hundred of them.
+  // The metric columns the profiler feedback reads (parse_ncu_report's `profile`: ProfileSpec::reads) that
+  // hold one number, as printed (percentages as percent, in the units row's unit; profile_summary.h). Empty
+  // without a profile. Not in to_json.
   std::map<std::string, double> metrics;
 };
 
@@ -63,8 +65,10 @@ inline constexpr const char* kLaunchMetrics =
     "gpu__time_duration.sum";
 
 // Entry: reads ncu's whole output (stdout and stderr together). Never throws on odd input: what cannot be
-// read is named in `errors`.
-NcuReport parse_ncu_report(const std::string& output);
+// read is named in `errors`. With `profile`, each launch also keeps the metrics it reads
+// (NcuLaunch::metrics), and only those: a report holds some 300 columns per launch, and a call may launch
+// thousands of kernels.
+NcuReport parse_ncu_report(const std::string& output, const ProfileSpec* profile = nullptr);
 
 // Pieces, exposed for tests and for other ncu pages.
 // RFC 4180 records: comma-separated, double-quoted fields may hold commas, "" and newlines.

@@ -51,7 +51,7 @@ const std::string kSections =
 }  // namespace
 
 TEST(ProfileSummary, TheSectionsFiguresOverTheSolutionsLaunchesWeightedByDuration) {
-  const NcuReport report = parse_ncu_report(kSections);
+  const NcuReport report = parse_ncu_report(kSections, &hopper());
   ASSERT_EQ(report.launches.size(), 3u);
   EXPECT_DOUBLE_EQ(report.launches[0].metrics.at("launch__registers_per_thread"), 168);
   const ProfileSummary s = summarize_profile(report, hopper(), {0, 1});  // not the foreign launch 2
@@ -94,9 +94,19 @@ TEST(ProfileSummary, TheSectionsFiguresOverTheSolutionsLaunchesWeightedByDuratio
 // gives, for cuBLAS's GEMM kernel (launch 2) alone.
 TEST(ProfileSummary, TheRecordedSectionsGiveEveryFigure) {
   const NcuReport report = parse_ncu_report(
-      read_file(std::filesystem::path(PTXBENCH_TEST_DATA) / "ncu" / "multi_kernel_sections_h200.csv"));
+      read_file(std::filesystem::path(PTXBENCH_TEST_DATA) / "ncu" / "multi_kernel_sections_h200.csv"),
+      &hopper());
   ASSERT_EQ(report.launches.size(), 3u);
   EXPECT_TRUE(report.errors.empty());
+  // Only what the summary reads is kept: the figures' metrics and the stall reasons, of some 300 columns.
+  for (const auto& [metric, value] : report.launches[2].metrics)
+    EXPECT_TRUE(hopper().reads(metric)) << metric;
+  EXPECT_FALSE(report.launches[2].metrics.contains("device__attribute_max_registers_per_thread"));
+  EXPECT_TRUE(parse_ncu_report(read_file(std::filesystem::path(PTXBENCH_TEST_DATA) / "ncu" /
+                                         "multi_kernel_sections_h200.csv"))
+                  .launches[2]
+                  .metrics.empty())
+      << "without a profile, nothing";
   const ProfileSummary s = summarize_profile(report, hopper(), {2});
   EXPECT_EQ(s.launches, 1);
   EXPECT_NEAR(s.duration_us, 6.944, 1e-9);
@@ -121,7 +131,7 @@ TEST(ProfileSummary, TheRecordedSectionsGiveEveryFigure) {
 // the registers are there, the rest is named as not reported, never made up.
 TEST(ProfileSummary, WhatTheRecordedReportLacksIsNamedNotInvented) {
   const NcuReport report = parse_ncu_report(
-      read_file(std::filesystem::path(PTXBENCH_TEST_DATA) / "ncu" / "multi_kernel_h200.csv"));
+      read_file(std::filesystem::path(PTXBENCH_TEST_DATA) / "ncu" / "multi_kernel_h200.csv"), &hopper());
   const ProfileSummary s = summarize_profile(report, hopper(), {2});
   EXPECT_EQ(s.launches, 1);
   EXPECT_DOUBLE_EQ(s.figures.at("registers_per_thread"), 168);
@@ -147,7 +157,7 @@ TEST(ProfileSummary, TheTurnsFeedbackCarriesItWhenTheStageMadeOne) {
   EXPECT_EQ(agent::profile_feedback(v), "");
   EXPECT_EQ(agent::compact_feedback(v).find("Profile of the main shape"), std::string::npos);
   v.stages.back().details = {
-      {"profile", to_json(summarize_profile(parse_ncu_report(kSections), hopper(), {0}))}};
+      {"profile", to_json(summarize_profile(parse_ncu_report(kSections, &hopper()), hopper(), {0}))}};
   const std::string feedback = agent::compact_feedback(v);
   EXPECT_NE(feedback.find("Profile of the main shape (Nsight Compute, 1 launch of yours, 100.0 us)"),
             std::string::npos)
