@@ -3,6 +3,8 @@
 // (PASS/FAIL, and the tests that used it) and exits non-zero if any failed. Build and run: tests/gpu/kit/run.sh.
 #include <hopper.cuh>
 
+#include "test_support.cuh"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -13,64 +15,6 @@
 #include <vector>
 
 using namespace ptxkit::hopper;
-
-#define CUDA_CHECK(x)                                                                          \
-  do {                                                                                         \
-    cudaError_t err_ = (x);                                                                    \
-    if (err_ != cudaSuccess) {                                                                 \
-      std::printf("CUDA error %s at %s:%d: %s\n", cudaGetErrorName(err_), __FILE__, __LINE__, #x); \
-      std::exit(2);                                                                            \
-    }                                                                                          \
-  } while (0)
-
-// ------------------------------------------------------------------------------------------------ bookkeeping
-
-struct Outcome {
-  bool ok = true;
-  std::string tests;
-};
-static std::map<std::string, Outcome> g_functions;
-
-// Records that test `test` used the functions in `fns` and passed or failed.
-static void record(const char* test, bool ok, std::initializer_list<const char*> fns) {
-  std::printf("  test %-40s %s\n", test, ok ? "ok" : "FAILED");
-  std::fflush(stdout);
-  for (const char* f : fns) {
-    Outcome& o = g_functions[f];
-    o.ok = o.ok && ok;
-    if (!o.tests.empty()) o.tests += ", ";
-    o.tests += test;
-  }
-}
-
-static void sync_or_die(const char* what) {
-  cudaError_t e = cudaGetLastError();
-  if (e == cudaSuccess) e = cudaDeviceSynchronize();
-  if (e != cudaSuccess) {
-    std::printf("CUDA error %s after %s: %s\n", cudaGetErrorName(e), what, cudaGetErrorString(e));
-    std::exit(2);
-  }
-}
-
-static uint16_t bf16_bits(float f) {
-  __nv_bfloat16 b = __float2bfloat16(f);
-  uint16_t u;
-  std::memcpy(&u, &b, 2);
-  return u;
-}
-static float bf16_value(uint16_t u) {
-  uint32_t w = static_cast<uint32_t>(u) << 16;
-  float f;
-  std::memcpy(&f, &w, 4);
-  return f;
-}
-
-// Where element (r, c) of a box with 128-byte rows lands in shared memory under 128B swizzle (tile 1024-aligned):
-// the 16-byte chunk index is XORed with the row index modulo 8.
-static int swizzled128(int r, int c_elems, int elem_bytes) {
-  int per_chunk = 16 / elem_bytes, per_row = 128 / elem_bytes;
-  return r * per_row + (((c_elems / per_chunk) ^ (r % 8)) * per_chunk) + c_elems % per_chunk;
-}
 
 // Thread 0 initialises `bar` for one arrival (a TMA load's arrive_expect_tx); every thread returns once it is
 // initialised and visible to the async proxy.
@@ -1305,10 +1249,10 @@ int main() {
 
   int failed = 0;
   std::printf("\nper function:\n");
-  for (const auto& [name, o] : g_functions) {
+  for (const auto& [name, o] : g_outcomes) {
     std::printf("%-4s %-34s (%s)\n", o.ok ? "PASS" : "FAIL", name.c_str(), o.tests.c_str());
     failed += !o.ok;
   }
-  std::printf("\n%zu functions, %d failed\n", g_functions.size(), failed);
+  std::printf("\n%zu functions, %d failed\n", g_outcomes.size(), failed);
   return failed ? 1 : 0;
 }

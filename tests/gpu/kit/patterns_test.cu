@@ -5,6 +5,8 @@
 // fragment failed or was never run. Build and run: tests/gpu/kit/run_patterns.sh.
 #include <hopper.cuh>
 
+#include "test_support.cuh"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -16,15 +18,6 @@
 #include <vector>
 
 using namespace ptxkit::hopper;
-
-#define CUDA_CHECK(x)                                                                              \
-  do {                                                                                             \
-    cudaError_t err_ = (x);                                                                        \
-    if (err_ != cudaSuccess) {                                                                     \
-      std::printf("CUDA error %s at %s:%d: %s\n", cudaGetErrorName(err_), __FILE__, __LINE__, #x); \
-      std::exit(2);                                                                                \
-    }                                                                                              \
-  } while (0)
 
 // ------------------------------------------------------------------------------------------------ bookkeeping
 
@@ -40,50 +33,7 @@ static const char* const kFragments[] = {
     "attention_dataflow.md#bwd_dq_atomic",
 };
 
-struct Outcome {
-  bool ok = true;
-  std::string tests;
-};
-static std::map<std::string, Outcome> g_fragments;
-
-// Records that test `test` ran the fragments in `fragments` and passed or failed.
-static void record(const char* test, bool ok, std::initializer_list<const char*> fragments) {
-  std::printf("  test %-48s %s\n", test, ok ? "ok" : "FAILED");
-  std::fflush(stdout);
-  for (const char* f : fragments) {
-    Outcome& o = g_fragments[f];
-    o.ok = o.ok && ok;
-    if (!o.tests.empty()) o.tests += ", ";
-    o.tests += test;
-  }
-}
-
-static void sync_or_die(const char* what) {
-  cudaError_t e = cudaGetLastError();
-  if (e == cudaSuccess) e = cudaDeviceSynchronize();
-  if (e != cudaSuccess) {
-    std::printf("CUDA error %s after %s: %s\n", cudaGetErrorName(e), what, cudaGetErrorString(e));
-    std::exit(2);
-  }
-}
-
-static uint16_t bf16_bits(float f) {
-  __nv_bfloat16 b = __float2bfloat16(f);
-  uint16_t u;
-  std::memcpy(&u, &b, 2);
-  return u;
-}
-static float bf16_value(uint16_t u) {
-  uint32_t w = static_cast<uint32_t>(u) << 16;
-  float f;
-  std::memcpy(&f, &w, 4);
-  return f;
-}
 static __nv_bfloat16* as_bf16(uint16_t* p) { return reinterpret_cast<__nv_bfloat16*>(p); }
-
-// Index (in 2-byte elements) of element (r, c) of a tile of 128-byte rows written by TMA with 128B swizzle, the
-// tile 1024-byte aligned: 16-byte chunk c / 8 of row r sits at chunk (c / 8) ^ (r % 8).
-static int swizzled128(int r, int c) { return r * 64 + (((c / 8) ^ (r % 8)) * 8) + c % 8; }
 
 template <typename T>
 static T* device_copy(const std::vector<T>& h) {
@@ -485,7 +435,7 @@ static void test_multicast(bool ring) {
         for (int r = 0; r < 64; ++r)
           for (int c = 0; c < 64; ++c) {
             const uint16_t want = h[(64 * tiles * (cta / 2) + 64 * t + r) * 64 + c];
-            const uint16_t got = out[(size_t(cta) * tiles + t) * 64 * 64 + swizzled128(r, c)];
+            const uint16_t got = out[(size_t(cta) * tiles + t) * 64 * 64 + swizzled128(r, c, 2)];
             if (got != want && bad++ < 5)
               std::printf("    multicast cta %d tile %d (%d,%d): got %u want %u\n", cta, t, r, c, got, want);
           }
@@ -927,13 +877,13 @@ int main() {
   int failed = 0;
   std::printf("\nper fragment:\n");
   for (const char* name : kFragments) {
-    const auto it = g_fragments.find(name);
-    const bool ok = it != g_fragments.end() && it->second.ok;
+    const auto it = g_outcomes.find(name);
+    const bool ok = it != g_outcomes.end() && it->second.ok;
     std::printf("%-4s %-40s (%s)\n", ok ? "PASS" : "FAIL", name,
-                it != g_fragments.end() ? it->second.tests.c_str() : "never run");
+                it != g_outcomes.end() ? it->second.tests.c_str() : "never run");
     failed += !ok;
   }
-  for (const auto& [name, o] : g_fragments) {  // a name recorded by a test but missing from kFragments
+  for (const auto& [name, o] : g_outcomes) {  // a name recorded by a test but missing from kFragments
     bool listed = false;
     for (const char* f : kFragments) listed = listed || name == f;
     if (!listed) {
