@@ -1,12 +1,18 @@
 // The instruction stage's arithmetic, on real H200 profiles (tests/data/ncu/) and hand-made counts; and the
-// static SASS inventory (tests/data/sass/).
+// static SASS inventory (tests/data/sass/), Hopper's and Blackwell's.
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
+#include "arch/profile.h"
 #include "eval/instruction_check.h"
 #include "eval/ncu_report.h"
 #include "eval/sass_inventory.h"
+#include "project_tasks.h"
 #include "util/files.h"
 #include "util/names.h"
 
@@ -538,6 +544,115 @@ TEST(SassInventory, ReadsCuobjdumpOfAnExecutable) {
   EXPECT_EQ(sass.find("nvjet_sm90_tst_128x64_64x8_1x2_h_bz_TNT"), nullptr)
       << "cuBLAS lives in its own library";
   EXPECT_EQ(to_json(sass)["functions"].size(), 3u);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Blackwell: nvcc 13.0's code for the kit's tcgen05 wrappers (tests/data/sass/kit_tcgen05_sm100a.txt),
+// compiled for sm_100a and never run, against arch/sm_100a.json and an sm_100a task
+
+// The functions of the excerpt, in its order, and the opcode each wrapper's instruction compiled to.
+const std::vector<std::pair<std::string, std::string>> kTcgen05Wrappers = {
+    {"bw_tcgen05_commit_cg1", "UTCBAR"},       {"bw_tcgen05_cp_128x256b_cg1", "UTCCP"},
+    {"bw_tcgen05_mma_bf16_ss_cg1", "UTCHMMA"}, {"bw_tmem_st_32x32b_x1", "STTM"},
+    {"bw_tmem_ld_32x32b_x1", "LDTM"},          {"bw_tmem_relinquish_alloc_permit_cg1", "UVIRTCOUNT"},
+    {"bw_tmem_alloc_cg1", "UTCATOMSWS"}};
+
+bool has_opcode(const SassFunction& function, const std::string& prefix) {
+  for (const auto& [opcode, count] : function.opcodes)
+    if (opcode_has_prefix(opcode, prefix)) return true;
+  return false;
+}
+
+// The inventory with every opcode of `prefix` taken out of every function.
+SassInventory without(SassInventory inventory, const std::string& prefix) {
+  for (auto& function : inventory.functions)
+    std::erase_if(function.opcodes,
+                  [&](const auto& entry) { return opcode_has_prefix(entry.first, prefix); });
+  std::erase_if(inventory.opcodes, [&](const auto& entry) { return opcode_has_prefix(entry.first, prefix); });
+  return inventory;
+}
+
+TEST(SassInventory, ReadsCuobjdumpOfAnSm100aCubin) {
+  const ArchProfile& blackwell = *find_arch("sm_100a");
+  const std::string text = data("sass/kit_tcgen05_sm100a.txt");
+  const auto sass = parse_cuobjdump_sass(text);
+  ASSERT_EQ(sass.functions.size(), kTcgen05Wrappers.size());
+  int64_t instructions = 0;
+  for (size_t i = 0; i < sass.functions.size(); ++i) {
+    EXPECT_EQ(sass.functions[i].name, kTcgen05Wrappers[i].first);
+    EXPECT_EQ(sass.functions[i].arch, "sm_100a");
+    EXPECT_TRUE(blackwell.gencode.ends_with(",code=" + sass.functions[i].arch)) << blackwell.gencode;
+    instructions += sass.functions[i].instructions;
+  }
+  size_t encodings = 0;
+  for (size_t at = text.find("/* 0x"); at != std::string::npos; at = text.find("/* 0x", at + 1)) ++encodings;
+  EXPECT_EQ(static_cast<size_t>(instructions), encodings / 2);
+  // With their modifiers, as cuobjdump 13.0 prints them.
+  EXPECT_EQ(sass.opcodes.at("UTCHMMA"), 1);
+  EXPECT_EQ(sass.opcodes.at("UTCCP.T.S"), 1);
+  EXPECT_EQ(sass.opcodes.at("UTCATOMSWS.FIND_AND_SET.ALIGN"), 2);
+  EXPECT_EQ(sass.opcodes.at("UVIRTCOUNT.DEALLOC.SMPOOL"), 1);
+}
+
+// Each tcgen05 opcode the kit compiles to is one arch/sm_100a.json lists (so a task may require it), and the
+// profile lists no opcode of its own that the records lack, but UTCQMMA.
+TEST(SassInventory, TheSm100aProfileListsTheKitsTcgen05Opcodes) {
+  const ArchProfile& blackwell = *find_arch("sm_100a");
+  const ArchProfile& hopper = *find_arch("sm_90a");
+  const auto sass = parse_cuobjdump_sass(data("sass/kit_tcgen05_sm100a.txt"));
+  std::set<std::string> recorded;
+  for (const auto& [wrapper, opcode] : kTcgen05Wrappers) {
+    const SassFunction* function = sass.find(wrapper);
+    ASSERT_NE(function, nullptr) << wrapper;
+    EXPECT_TRUE(has_opcode(*function, opcode)) << wrapper << " has no " << opcode;
+    EXPECT_TRUE(known_instruction(blackwell.sass_opcodes, opcode))
+        << opcode << " (" << wrapper << ") is not in arch/sm_100a.json's sass_opcodes";
+    EXPECT_FALSE(known_instruction(hopper.sass_opcodes, opcode)) << opcode << " is not Blackwell's own";
+    recorded.insert(opcode);
+  }
+  std::set<std::string> own;  // the profile's opcodes that Hopper's (with the shared ones) lacks
+  for (const std::string& opcode : blackwell.sass_opcodes)
+    if (!known_instruction(hopper.sass_opcodes, opcode)) own.insert(opcode);
+  // UTCQMMA, the profile's other MMA opcode (a kind other than kind::f16), is in no record: the kit wraps
+  // kind::f16 alone.
+  recorded.insert("UTCQMMA");
+  EXPECT_EQ(own, recorded);
+}
+
+// The decision from compiled code (the GPU instruction stage's, before its profile; a static-only sm_100a
+// task is held to its PTX instead) on a real sm_100a task: the profile's MMA opcode is found in nvcc's code
+// for tcgen05.mma, and its absence is named.
+TEST(StaticDecision, FindsTcgen05MmaInSm100aCode) {
+  const Task& task = test_support::project_task("gemm-bf16-n4096-k4096-sm100a");
+  ASSERT_EQ(task.arch, "sm_100a");
+  const ArchProfile& blackwell = *find_arch(task.arch);
+  const auto math = std::find_if(task.required.begin(), task.required.end(),
+                                 [](const RequiredFamily& family) { return family.does_the_math; });
+  ASSERT_NE(math, task.required.end());
+  EXPECT_EQ(math->name, blackwell.math.name);
+  EXPECT_EQ(math->sass, blackwell.math.sass);
+
+  // The excerpt has the MMA, not the shared kit's TMA loads and mbarrier waits.
+  const auto sass = parse_cuobjdump_sass(data("sass/kit_tcgen05_sm100a.txt"));
+  const auto decision = decide_from_compiled_code(task, sass);
+  ASSERT_TRUE(decision);
+  EXPECT_EQ(decision->not_compiled, (std::vector<std::string>{"tma (UTMALDG)", "mbarrier (SYNCS.PHASECHK)"}));
+  // With a function that has them, every family is there: no decision, the profile would judge.
+  auto with_loads = sass;
+  with_loads.functions.push_back(
+      {"loads", "sm_100a", 2, {{"UTMALDG.2D", 1}, {"SYNCS.PHASECHK.TRANS64.TRYWAIT", 1}}});
+  EXPECT_FALSE(decide_from_compiled_code(task, with_loads));
+
+  // Without UTCHMMA, the MMA family is absent.
+  const auto no_mma = decide_from_compiled_code(task, without(with_loads, "UTCHMMA"));
+  ASSERT_TRUE(no_mma);
+  EXPECT_EQ(no_mma->status, StageStatus::failed);
+  EXPECT_EQ(no_mma->message, "not in the compiled code: tcgen05.mma (UTCHMMA)");
+  // Hopper's code does not satisfy it: HGMMA is not UTCHMMA (the probe's cubin has no TMA load either).
+  const auto hopper =
+      decide_from_compiled_code(task, parse_cuobjdump_sass(data("sass/probe_cubin_sm90a.txt")));
+  ASSERT_TRUE(hopper);
+  EXPECT_EQ(hopper->not_compiled, (std::vector<std::string>{"tcgen05.mma (UTCHMMA)", "tma (UTMALDG)"}));
 }
 
 }  // namespace
