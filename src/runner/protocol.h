@@ -152,10 +152,14 @@
 // Series: {"event_us": Stats, "wall_us": Stats, "tflops" (flops / event median), "tflops_wall"}; the
 //   solution's also "round_trip_us": the runner's clock around each request less the reported wall time, and
 //   "worker_before_us", "worker_after_us": the worker's own time in the request before and after its wall
-//   clock (its claims, for diagnosis only).
+//   clock (its claims, for diagnosis only). A baseline process's (the attention tasks' vendor baseline): its
+//   calls queued behind a spin (solution::kBehindSpin), so "wall_us", "tflops_wall" and "speedup_wall" are
+//   null, and "dispatch_us": Stats of its host time up to the op's return, "dispatch_outran_spin": how many
+//   calls' dispatch outlasted the spin (their events may then hold part of it).
 // Stats: {"median", "min", "max", "p10", "p90", "mean"}, microseconds. event_us: CUDA events on the stream
-//   around the call (the GPU is idle before it, so the call's launch latency counts); wall_us: host clock
-//   around the call plus cudaDeviceSynchronize, so that work on other streams counts too. The solution's are
+//   around the call (the GPU is idle before it, so the call's launch latency counts; a baseline process's
+//   call alone is queued behind a spin, so its dispatch does not); wall_us: host clock around the call plus
+//   cudaDeviceSynchronize, so that work on other streams counts too. The solution's are
 //   measured in the solution process (after an empty kernel of its own, so that the switch from the runner's
 //   CUDA context to its own is in neither), the baseline's in the runner.
 // clang-format on
@@ -280,6 +284,8 @@ inline constexpr const char* kEventUs = "event_us";
 inline constexpr const char* kWallUs = "wall_us";
 inline constexpr const char* kTflops = "tflops";
 inline constexpr const char* kTflopsWall = "tflops_wall";
+inline constexpr const char* kDispatchUs = "dispatch_us";
+inline constexpr const char* kDispatchOutranSpin = "dispatch_outran_spin";
 inline constexpr const char* kSpeedup = "speedup";
 inline constexpr const char* kSpeedupWall = "speedup_wall";
 inline constexpr const char* kHiddenWorkSuspected = "hidden_work_suspected";

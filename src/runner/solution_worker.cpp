@@ -303,6 +303,7 @@ class Worker {
     std::copy_n(request.floats, request.float_count, arguments.floats);
     arguments.stream = stream;
     const bool timed = (request.flags & s::kTimed) != 0, profiled = (request.flags & s::kProfiled) != 0;
+    const bool behind_spin = timed && (request.flags & s::kBehindSpin) != 0;
     unsigned long long stream_id = 0;
     (void)cudaStreamGetId(stream, &stream_id);
     reply.value = stream_id;
@@ -325,6 +326,7 @@ class Worker {
     const bool range_open = counted && counter_->available() && counter_->begin();
     reply.call_index = recorder_->begin();
     if (profiled) (void)cudaProfilerStart();
+    if (behind_spin) launch_spin_kernel(s::kDispatchSpinUs, stream);
     const auto start = std::chrono::steady_clock::now();
     reply.before_us = std::chrono::duration<double, std::micro>(start - received_).count();
     if (timed) (void)cudaEventRecord(start_, stream);
@@ -334,6 +336,9 @@ class Worker {
     else
       returned = binding_.invoke(arguments);
     reply.return_code = returned.code;
+    if (behind_spin)
+      reply.dispatch_us =
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
     if (timed) (void)cudaEventRecord(stop_, stream);
     cudaError_t error = cudaSuccess;
     if (returned.raised) {
