@@ -339,7 +339,7 @@ struct Samples {
   std::vector<double> wall_us;
   std::vector<double> round_trip_us;  // the solution's: this process's clock around the request, less wall_us
   std::vector<double> before_us, after_us;  // the solution's: the worker's own time within the request
-  std::vector<double> dispatch_us;  // a baseline process's, behind a spin (solution::kBehindSpin)
+  std::vector<double> dispatch_us;          // a baseline process's, behind a spin (solution::kBehindSpin)
 };
 
 // The calibration's call lengths (timing_rules.h), each timed kCalibrationRounds times: about 0.15 s in all.
@@ -372,9 +372,8 @@ Json series(const Samples& samples, double flops) {
   }
   if (!samples.dispatch_us.empty()) {
     result[p::kDispatchUs] = summarize(samples.dispatch_us);
-    result[p::kDispatchOutranSpin] =
-        std::count_if(samples.dispatch_us.begin(), samples.dispatch_us.end(),
-                      [](double us) { return us > solution::kDispatchSpinUs; });
+    result[p::kDispatchOutranSpin] = std::count_if(samples.dispatch_us.begin(), samples.dispatch_us.end(),
+                                                   [](double us) { return us > solution::kDispatchSpinUs; });
   }
   result[p::kTflops] = tflops(result[p::kEventUs]);
   result[p::kTflopsWall] = tflops(result[p::kWallUs]);

@@ -103,13 +103,13 @@ inline constexpr uint32_t kSnapshotPoint = 8;
 // Count the tensor-pipe instructions the call executes with hardware counters (tensor_counter.h). The judge
 // chooses these calls at random among the checked and timed ones; nothing else about the call differs.
 inline constexpr uint32_t kCounted = 16;
-// Queue the call behind a kernel of the worker's that keeps the GPU busy for kDispatchSpinUs, before the start
-// event: the host's work up to the call's first launch is then outside the events (Reply::dispatch_us says how
-// long it was). For the baseline's process alone, whose entry point is the harness's own Python: its dispatch
-// through aten took 60-530 us a call outside the judge and 270-830 us (median of a call, up to 1.16 ms) in it,
-// different in each process, where a C++ caller of the library pays a few microseconds (2026-12-05,
-// bench/harness/h200-2026-12-05d/). A solution's calls never have it: the host time of a solution's call is the
-// solution's.
+// Queue the call behind a kernel of the worker's that keeps the GPU busy for kDispatchSpinUs, before the
+// start event: the host's work up to the call's first launch is then outside the events (Reply::dispatch_us
+// says how long it was). For the baseline's process alone, whose entry point is the harness's own Python: its
+// dispatch through aten took 60-530 us a call outside the judge and 270-830 us (median of a call, up to 1.16
+// ms) in it, different in each process, where a C++ caller of the library pays a few microseconds
+// (2026-12-05, bench/harness/h200-2026-12-05d/). A solution's calls never have it: the host time of a
+// solution's call is the solution's.
 inline constexpr uint32_t kBehindSpin = 32;
 inline constexpr double kDispatchSpinUs = 2000;
 
@@ -158,7 +158,8 @@ struct Reply {
   // judge's round trip goes (diagnostics; the rules use the judge's clock alone).
   double before_us = 0;
   double after_us = 0;
-  double dispatch_us = 0;  // kBehindSpin: the worker's clock from the spin's launch to the entry point's return
+  double dispatch_us =
+      0;  // kBehindSpin: the worker's clock from the spin's launch to the entry point's return
   char message[512] = {};  // NUL-terminated; the judge keeps printable ASCII only
   // launches: the kernels the call launched (the first kMaxLaunches of launch_count).
   Tool recorder = Tool::unavailable;
