@@ -22,6 +22,8 @@ ProjectPaths find_project(const std::string& root_option, const std::string& dat
       std::filesystem::absolute(pick(root_option, "PTXBENCH_ROOT", PTXBENCH_SOURCE_DIR)).lexically_normal();
   paths.data =
       std::filesystem::absolute(pick(data_option, "PTXBENCH_DATA", "ptxbench-data")).lexically_normal();
+  if (const char* cache = std::getenv("PTXBENCH_COMPILE_CACHE"); cache && *cache)
+    paths.shared_compile_cache = std::filesystem::absolute(cache).lexically_normal();
   if (!std::filesystem::is_directory(paths.tasks()))
     throw ConfigError(paths.root.string() + " is not a ptxbench folder (no tasks/ in it); use --root");
   return paths;

@@ -40,15 +40,20 @@ fs::file_time_type last_use_of(const fs::path& entry) {
 struct Folder {
   fs::path dir;
   std::uintmax_t bytes = 0;
-  enum class Kind { entry, work, trash } kind = Kind::entry;
-  fs::file_time_type last_use = fs::file_time_type::min();  // work folders: when the compile started
+  enum class Kind { entry, work, trash, lock } kind = Kind::entry;  // lock: a plain file (cache.h)
+  fs::file_time_type last_use = fs::file_time_type::min();          // work folders and locks: when made
 };
 
 std::vector<Folder> list_folders(const fs::path& cache_dir) {
   std::vector<Folder> folders;
   std::error_code ec;
   for (const auto& item : fs::directory_iterator(cache_dir, ec)) {
-    if (!item.is_directory(ec)) continue;
+    if (!item.is_directory(ec)) {
+      if (item.path().filename().string().starts_with(kCompileLockPrefix))
+        folders.push_back(
+            {.dir = item.path(), .kind = Folder::Kind::lock, .last_use = item.last_write_time(ec)});
+      continue;
+    }
     const std::string name = item.path().filename().string();
     Folder folder{.dir = item.path(), .bytes = folder_bytes(item.path())};
     if (name.starts_with(kTrashPrefix)) {
@@ -89,7 +94,7 @@ CachePruning prune_compile_cache(const fs::path& cache_dir, std::uintmax_t limit
     result.removed.bytes += folder.bytes;
   };
 
-  // What killed processes left: trash at once, a compile's work folder after a day.
+  // What killed processes left: trash at once, a compile's work folder and its lock file after a day.
   std::erase_if(folders, [&](const Folder& folder) {
     if (folder.kind == Folder::Kind::entry) return false;
     std::error_code ec;

@@ -11,6 +11,11 @@
 
 namespace ptxbench {
 
+// The lock file of a key's compile (compile.cpp: one compile of a key at a time across processes): an empty
+// file beside the entries while the compile runs; one a killed process left is removed by pruning once it is
+// a day old.
+inline constexpr const char* kCompileLockPrefix = "lock-";
+
 struct CacheUsage {
   int entries = 0;
   std::uintmax_t bytes = 0;

@@ -291,8 +291,24 @@ CompileResult compile_for(const std::string& source, const Task& task, const Arc
     raw = *cached;
     result.cached = true;
     mark_cache_entry_used(entry);
-  } else {
+  } else if (!options.use_cache) {
     raw = compile_into(entry, source, result.command, options);
+  } else {
+    // One compile of a key at a time, across processes that share the cache: a twin that waited finds the
+    // entry published, and uses it. The lock file goes before the lock: one who opens it afterwards locks a
+    // new file, and finds the entry first too (only after a compile that published nothing may two run).
+    std::error_code ec;
+    fs::create_directories(options.cache_dir, ec);  // a failure shows in the compile's own writes
+    const fs::path lock_file = options.cache_dir / (kCompileLockPrefix + result.cache_key);
+    const FileLock lock(lock_file);
+    if (lock.held() && (cached = read_cache_entry(entry))) {
+      raw = *cached;
+      result.cached = true;
+      mark_cache_entry_used(entry);
+    } else {
+      raw = compile_into(entry, source, result.command, options);
+    }
+    if (lock.held()) fs::remove(lock_file, ec);
   }
   const fs::path& artifacts = entry;
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -110,6 +111,21 @@ void write_output_file(const std::filesystem::path& path, const std::string& con
     written += static_cast<size_t>(n);
   }
   if (close(fd) != 0) fail(path, std::string("cannot write: ") + std::strerror(errno));
+}
+
+FileLock::FileLock(const std::filesystem::path& path)
+    : fd_(open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644)) {
+  if (fd_ < 0) return;
+  while (flock(fd_, LOCK_EX) != 0) {
+    if (errno == EINTR) continue;
+    close(fd_);
+    fd_ = -1;
+    return;
+  }
+}
+
+FileLock::~FileLock() {
+  if (fd_ >= 0) close(fd_);  // closing the only descriptor releases the lock
 }
 
 }  // namespace ptxbench

@@ -18,4 +18,19 @@ void write_file(const std::filesystem::path& path, const std::string& content); 
 // naming the file.
 void write_output_file(const std::filesystem::path& path, const std::string& content);
 
+// An exclusive lock on a file, between processes (flock), held while the object lives and released by the
+// kernel however the process ends. The constructor waits for it; a file that cannot be opened (a read-only
+// folder) gives no lock: held() is false, and the caller goes on unlocked.
+class FileLock {
+ public:
+  explicit FileLock(const std::filesystem::path& path);
+  ~FileLock();
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  bool held() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
 }  // namespace ptxbench

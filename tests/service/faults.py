@@ -202,6 +202,7 @@ class Cluster:
                         f'exec {os.environ.get("PTXBENCH_NVCC", "/usr/local/cuda/bin/nvcc")} "$@"\n')
             os.chmod(nvcc, 0o755)
             env["PTXBENCH_NVCC"] = nvcc
+            env["PTXBENCH_COMPILE_CACHE"] = ""  # its own cache: a hit in the tests' shared one would skip the wait
         data = data or os.path.join(self.folder, f"data-{name}")
         self.workers[name] = self._start(
             name, ["--data", data, "worker", *(["--gpu", str(gpu)] if gpu is not None else ["--cpu-only"]),

@@ -52,6 +52,12 @@ class Cli : public testing::Test {
   static std::string example(const std::string& name) {
     return (kRoot / "solutions" / "examples" / name).string();
   }
+  // For the tests that compile the shipped solutions: the tests' shared compile cache
+  // ($PTXBENCH_COMPILE_CACHE), which the others that compile them use too (tests/CMakeLists.txt), so that
+  // each is compiled once a build.
+  static std::map<std::string, std::string> shared_compile_cache() {
+    return {{"PTXBENCH_COMPILE_CACHE", PTXBENCH_TEST_COMPILE_CACHE}};
+  }
   static std::string test_solution(const std::string& name) { return (kData / "solutions" / name).string(); }
 
   // The help's "Exit codes:" section, to its end ("" when there is none).
@@ -298,7 +304,7 @@ TEST_F(Cli, ARunDrivenElsewhereIsNotResumed) {
 }
 
 TEST_F(Cli, TheDefaultRunIsTheReferenceAgentAndResultsShowIt) {
-  auto run = ptxbench({"run", "--cpu-only", "--json"});
+  auto run = ptxbench({"run", "--cpu-only", "--json"}, kRoot, shared_compile_cache());
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
   auto doc = json::parse(run.out);
   EXPECT_EQ(doc["settings"]["model"], "reference");
@@ -728,7 +734,8 @@ TEST_F(Cli, ARunThatJudgesNothingDoesNotPass) {
 
 TEST_F(Cli, RunStoresVerdictsThatResultsShows) {
   EXPECT_EQ(ptxbench({"results"}).exit_code, 2);                        // nothing stored yet
-  auto run = ptxbench({"run", "--solutions", "--cpu-only", "--json"});  // the project's solutions/
+  auto run = ptxbench({"run", "--solutions", "--cpu-only", "--json"}, kRoot,
+                      shared_compile_cache());  // the project's solutions/
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
   auto doc = json::parse(run.out);
   // The GEMM reference x 51 Hopper GEMM tasks and 2 examples x the 4 gemm-bf16 ones, one attention example x
@@ -744,7 +751,8 @@ TEST_F(Cli, RunStoresVerdictsThatResultsShows) {
     EXPECT_TRUE(e["expectation_mismatches"].empty()) << e.dump();
   }
   auto text = ptxbench({"run", "--solutions", (kRoot / "solutions").string(), "--cpu-only", "--tasks",
-                        "gemm-bf16-n4096-k4096-*", "--arch", "all"});
+                        "gemm-bf16-n4096-k4096-*", "--arch", "all"},
+                       kRoot, shared_compile_cache());
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("AS EXPECTED"), std::string::npos);
   EXPECT_NE(text.out.find("gemm-bf16-n4096-k4096-sm100a"), std::string::npos);

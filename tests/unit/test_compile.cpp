@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 
 #include <nlohmann/json.hpp>
 
@@ -120,6 +121,33 @@ TEST_F(CompileStage, SecondCompileComesFromTheCache) {
   const auto other = compile_solution(cuda_track(), read_file(file) + "\n// changed\n", *task_, options());
   EXPECT_NE(other.cache_key, first.cache_key);
   EXPECT_FALSE(other.cached);
+}
+
+// Two evaluations that share a cache (two processes, or threads) and compile the same source at once: one
+// compiles, the other waits for it and takes its entry (the compile takes the key's lock file). Without the
+// lock both would miss and compile. The lock file goes with the compile; one a killed process left goes when
+// pruning finds it a day old.
+TEST_F(CompileStage, TwinsOfOneSourceCompileItOnce) {
+  CompileOptions o = own_cache("twins");
+  // A compile that takes a second longer, so that the two overlap whatever the scheduling.
+  o.nvcc = write_fake_nvcc(cache_ / "nvcc-slow", "sleep 1; exec \"$REAL_NVCC\" \"$@\"");
+  auto twin = [&] { return compile_solution(cuda_track(), kTinyKernel, *task_, o); };
+  auto first = std::async(std::launch::async, twin), second = std::async(std::launch::async, twin);
+  const CompileResult a = first.get(), b = second.get();
+  ASSERT_TRUE(a.ok()) << a.diagnostics;
+  ASSERT_TRUE(b.ok()) << b.diagnostics;
+  EXPECT_EQ(a.cache_key, b.cache_key);
+  EXPECT_NE(a.cached, b.cached) << "one compiled, the other took its entry";
+  EXPECT_EQ(entries(o), 1);
+  const fs::path lock = o.cache_dir / (std::string(kCompileLockPrefix) + a.cache_key);
+  EXPECT_FALSE(fs::exists(lock));
+  write_file(lock, "");  // as a compile killed while it held the lock leaves it
+  prune_compile_cache(o.cache_dir, std::uintmax_t{1} << 40);
+  EXPECT_TRUE(fs::exists(lock)) << "a recent lock may be held";
+  fs::last_write_time(lock, fs::file_time_type::clock::now() - std::chrono::hours(25));
+  prune_compile_cache(o.cache_dir, std::uintmax_t{1} << 40);
+  EXPECT_FALSE(fs::exists(lock));
+  EXPECT_EQ(entries(o), 1);
 }
 
 TEST_F(CompileStage, ADamagedCacheEntryIsReplacedNotTrusted) {
