@@ -158,8 +158,8 @@ struct Reply {
   // judge's round trip goes (diagnostics; the rules use the judge's clock alone).
   double before_us = 0;
   double after_us = 0;
-  double dispatch_us =
-      0;  // kBehindSpin: the worker's clock from the spin's launch to the entry point's return
+  // kBehindSpin: the worker's clock from the spin's launch to the entry point's return.
+  double dispatch_us = 0;
   char message[512] = {};  // NUL-terminated; the judge keeps printable ASCII only
   // launches: the kernels the call launched (the first kMaxLaunches of launch_count).
   Tool recorder = Tool::unavailable;
