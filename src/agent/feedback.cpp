@@ -149,19 +149,17 @@ std::string compact_feedback(const Verdict& v, const FeedbackLimits& limits) {
 }
 
 std::string profile_feedback(const Verdict& v) {
-  const StageResult* instructions = nullptr;
-  int64_t spilled = -1;  // unknown without ptxas's report (a Triton solution)
-  for (const StageResult& s : v.stages) {
-    if (s.name == "instructions") instructions = &s;
-    if (s.name == "compile" && s.details.is_object() && s.details.contains("kernels") &&
-        s.details["kernels"].is_array()) {
-      spilled = 0;
-      for (const auto& k : s.details["kernels"])
-        spilled += k.value("spill_store_bytes", int64_t{0}) + k.value("spill_load_bytes", int64_t{0});
-    }
-  }
+  const StageResult* instructions = v.stage("instructions");
   if (!instructions || !instructions->details.is_object() || !instructions->details.contains("profile"))
     return "";
+  int64_t spilled = -1;  // unknown without ptxas's report (a Triton solution)
+  if (const StageResult* compile = v.stage("compile"); compile && compile->details.is_object() &&
+                                                       compile->details.contains("kernels") &&
+                                                       compile->details["kernels"].is_array()) {
+    spilled = 0;
+    for (const auto& k : compile->details["kernels"])
+      spilled += k.value("spill_store_bytes", int64_t{0}) + k.value("spill_load_bytes", int64_t{0});
+  }
   return profile_text(profile_summary_from_json(instructions->details["profile"]), spilled);
 }
 
