@@ -10,7 +10,11 @@ import time
 
 start = time.perf_counter()
 import numpy  # noqa: E402,F401
+
+numpy_imported = time.perf_counter()
 import torch  # noqa: E402
+
+torch_imported = time.perf_counter()
 import triton  # noqa: E402,F401
 
 imported = time.perf_counter()
@@ -31,5 +35,6 @@ called = time.perf_counter()
 module.ptxbench_gemm_bf16(A, B, C, M, N, K, torch.cuda.current_stream().cuda_stream)
 torch.cuda.synchronize()
 again = time.perf_counter()
-print(f"imports {imported - start:.2f} s, cuda start {cuda - imported:.2f} s, solution loaded {loaded - cuda:.2f} s, "
+print(f"imports {imported - start:.2f} s (numpy {numpy_imported - start:.2f}, torch {torch_imported - numpy_imported:.2f}, "
+      f"triton {imported - torch_imported:.2f}), cuda start {cuda - imported:.2f} s, solution loaded {loaded - cuda:.2f} s, "
       f"first call {called - loaded:.2f} s, second call {again - called:.3f} s")

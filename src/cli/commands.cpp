@@ -140,6 +140,7 @@ EvalOptions eval_options(const ProjectPaths& paths, const HostSettings& host, co
   options.tools.scratch = paths.data / "scratch" / std::to_string(getpid());
   options.tools.project_root = paths.root;
   options.tools.python = host.python;
+  options.tools.python_bytecode = paths.data / "cache" / "python";
   options.tools.sandbox_data_bytes = host.sandbox_data_bytes;
   if (stage_time_limit_s > 0) options.tools.set_all_limits(stage_time_limit_s);
   if (!stages.empty()) options.tools.stages = stages;
@@ -759,14 +760,10 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
   // The judge, before a run is begun: a bad --gpus, URL or token stops here.
   const std::optional<std::vector<std::string>> devices = run_devices(gpu, options.gpus);
   if (!devices) return kExitUsage;
-  // The profiler feedback: the instruction stage collects the profile's sections, here; the evaluation
-  // service's job requests do not carry that yet.
-  if (settings.feedback == "profile" && !options.evaluator.empty()) {
-    std::fprintf(stderr,
-                 "ptxbench: --feedback profile needs this machine's GPU: the evaluation service "
-                 "(--evaluator) does not profile for it yet\n");
-    return kExitUsage;
-  }
+  // The profiler feedback: the instruction stage collects the profile's sections, here or in the evaluation
+  // service's workers (the job's "profile").
+  RemoteChoice remote = remote_choice(options, settings.cpu_only);
+  remote.profile = settings.feedback == "profile";
   const std::unique_ptr<Evaluator> evaluator = judge_for_run(
       std::make_unique<LocalEvaluator>(
           [&](const Task& task) {
@@ -775,7 +772,7 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
             return eval;
           },
           *devices, host.sandbox, options.gpu_share),
-      remote_choice(options, settings.cpu_only), ctx.paths, host);
+      remote, ctx.paths, host);
   if (!evaluator) return kExitUsage;
 
   if (!run_id) {

@@ -100,7 +100,8 @@ std::unique_ptr<Evaluator> run_evaluator(std::unique_ptr<LocalEvaluator> local, 
                                    .stages = remote.stages,
                                    .cpu_only = remote.cpu_only,
                                    .stage_time_limit_s = remote.stage_time_limit_s,
-                                   .queue_wait_s = remote.queue_wait_s};
+                                   .queue_wait_s = remote.queue_wait_s,
+                                   .profile = remote.profile};
   std::unique_ptr<Evaluator> precheck;
   if (!nvcc_version(host.nvcc).empty()) {
     const GpuInfo none{.absent_reason = "the CPU stages are judged here, the rest by the service"};
@@ -218,6 +219,7 @@ int worker_command(const CommonOptions& common, const WorkerCommandOptions& opti
     EvalOptions options_for_job = eval_options(paths, host, task, false, request.cpu_only ? no_gpu : gpu,
                                                request.stage_time_limit_s, request.stages);
     options_for_job.tools.visible_device = device;
+    options_for_job.tools.profile_sections = request.profile;
     return evaluator.evaluate({request.source, request.name, find_track(request.track)}, task,
                               options_for_job);
   };

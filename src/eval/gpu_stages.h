@@ -31,6 +31,8 @@ struct GpuTools {
   std::filesystem::path scratch;  // for tool logs
   std::string visible_device;     // CUDA_VISIBLE_DEVICES for the runner and the baseline; empty: as inherited
   std::string python = "python3";  // the python with torch and triton that runs Triton solutions
+  // Where that python's bytecode is kept for the sandboxed processes (python_bytecode.h); empty: none.
+  std::filesystem::path python_bytecode;
   // Per runner process. Sanitizer and profiler runs are slower than plain ones.
   double sanitize_limit_s = 240;
   double correct_limit_s = 120;
@@ -70,6 +72,11 @@ std::filesystem::path runner_beside_executable();
 
 // Appends the four GPU stage results to `verdict` and sets its speedup and coverage.
 void run_gpu_stages(const CompileResult& compiled, const Task& task, const GpuTools& tools, Verdict& verdict);
+
+// When evaluations share the GPU and the host (tools.gate): the details key under which a stage's `result` is
+// kept when the stage is run again with the GPU to itself, because the sharing may have caused it; "" when
+// the result stands. `overlapped`: another stage held the gate during this one (GpuGate::Pass::overlapped).
+std::string rerun_alone_because(const StageResult& result, bool overlapped, bool shared_host);
 
 // The runner's stdout judged as its result channel (src/runner/protocol.h): the document when the output is
 // exactly one document followed by a valid HMAC tag under `key`; otherwise what was wrong, in words. Both

@@ -11,9 +11,10 @@
 #include <random>
 #include <sstream>
 
+#include "arch/profile.h"
+#include "eval/python_bytecode.h"
 #include "runner/protocol.h"
 #include "runner/result_mac.h"
-#include "arch/profile.h"
 #include "util/files.h"
 
 namespace ptxbench {
@@ -77,6 +78,8 @@ SandboxSetup sandbox_setup(const CompileResult& compiled, const Task& task, cons
       policy.readable.push_back(fs::path(python).parent_path().parent_path());
       if (const fs::path real = fs::canonical(python, ec); !ec)
         policy.readable.push_back(real.parent_path().parent_path());
+      setup.python_bytecode = python_bytecode(python, tools.python_bytecode);
+      if (!setup.python_bytecode.empty()) policy.readable.push_back(setup.python_bytecode);
     }
   }
   if (const auto paths = tools.sandbox.environment.find("LD_LIBRARY_PATH");
@@ -174,9 +177,17 @@ RunnerCall call_runner(const GpuTools& tools, const SandboxSetup& sandbox, const
   std::vector<std::string> command = {fs::absolute(tools.runner).string()};
   json sent = request;
   if (tool) sent[proto::kSolutionWrapper] = tool->command(dir);
+  // The judge's own folders for its Python processes: the bytecode they read, and the kernel cache that a
+  // Triton solution's processes of one evaluation share.
+  const bool python = request.contains(proto::kPython);
+  const bool triton = request.value(proto::kTrack, std::string(proto::kTrackCuda)) == proto::kTrackTriton;
+  if (python && !sandbox.python_bytecode.empty())
+    sent[proto::kPythonBytecode] = sandbox.python_bytecode.string();
+  if (triton && !sandbox.triton_cache.empty()) sent[proto::kTritonCache] = sandbox.triton_cache.string();
   if (sandbox.status->requested) {
     SandboxPolicy policy = sandbox.policy;
     policy.writable = {dir};
+    if (triton && !sandbox.triton_cache.empty()) policy.writable.push_back(sandbox.triton_cache);
     policy.limits.cpu_s = static_cast<uint64_t>(4 * limit_s) + 60;
     policy.keep_admin_capability = tool && tool->profiling && sandbox.profiling_admin;
     if (!tools.visible_device.empty()) policy.environment["CUDA_VISIBLE_DEVICES"] = tools.visible_device;

@@ -38,6 +38,12 @@ struct SandboxSetup {
   const SandboxStatus* status = nullptr;
   SandboxPolicy policy;  // hidden and readable paths, limits; the writable folder is added per call
   bool profiling_admin = false;
+  // The judge's Python processes' bytecode (python_bytecode.h), readable; empty: none.
+  std::filesystem::path python_bytecode;
+  // A Triton solution's kernel cache, shared by the evaluation's runner processes (writable in each): the
+  // stages after the first find the kernels Triton compiled in it. Made and removed by run_gpu_stages; empty:
+  // each process keeps its own in its /tmp.
+  std::filesystem::path triton_cache;
 };
 
 SandboxSetup sandbox_setup(const CompileResult& compiled, const Task& task, const GpuTools& tools);

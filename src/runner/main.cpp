@@ -143,32 +143,41 @@ std::string own_path() {
 // The worker library the Python host of a Triton solution loads: beside the runner.
 constexpr const char* kWorkerLibrary = "libptxbench-solution-worker.so";
 
-// A process that hosts Python entry points (a Triton solution, a baseline module), run by `python`, its
-// kernel cache made in /tmp (the sandbox's own tmpfs), into `triton_cache`.
-ptxbench::runner::WorkerCommand python_command(const std::string& python, std::string& triton_cache) {
+// A process that hosts Python entry points (a Triton solution, a baseline module), run by the request's
+// python, its kernel cache in `triton_cache`: the request's shared one if it names one, else a folder made in
+// /tmp (the sandbox's own tmpfs), which `made_cache` then names for removal.
+ptxbench::runner::WorkerCommand python_command(const ptxbench::runner::Request& request,
+                                               const std::string& shared_cache, std::string& triton_cache,
+                                               std::string& made_cache) {
   const fs::path library = fs::path(own_path()).parent_path() / kWorkerLibrary;
   if (!fs::exists(library)) throw std::runtime_error("the worker library is missing: " + library.string());
-  char folder[] = "/tmp/ptxbench-triton-XXXXXX";
-  if (mkdtemp(folder) == nullptr)
-    throw std::runtime_error(std::string("cannot make Triton's cache folder: ") + std::strerror(errno));
-  triton_cache = folder;
-  return ptxbench::runner::python_worker(python, library.string(), triton_cache);
+  if (!shared_cache.empty()) {
+    triton_cache = shared_cache;
+  } else {
+    char folder[] = "/tmp/ptxbench-triton-XXXXXX";
+    if (mkdtemp(folder) == nullptr)
+      throw std::runtime_error(std::string("cannot make Triton's cache folder: ") + std::strerror(errno));
+    triton_cache = made_cache = folder;
+  }
+  return ptxbench::runner::python_worker(request.python, library.string(), triton_cache,
+                                         request.python_bytecode);
 }
 
 // How the solution process starts for this request, under the request's tool if it names one.
 ptxbench::runner::WorkerCommand worker_command(const ptxbench::runner::Request& request,
-                                               std::string& triton_cache) {
+                                               std::string& triton_cache, std::string& made_cache) {
   using namespace ptxbench::runner;
-  WorkerCommand command =
-      request.triton ? python_command(request.python, triton_cache) : cuda_worker(own_path());
+  WorkerCommand command = request.triton
+                              ? python_command(request, request.triton_cache, triton_cache, made_cache)
+                              : cuda_worker(own_path());
   command.wrapper = request.solution_wrapper;
   return command;
 }
 
 // Copies the kernels Triton compiled (its cache's cubins) into `to`, once the solution process is gone; lists
-// them in the result. What is there was written by Triton in the
-// solution's process: the instruction stage holds the launches to this code as it does a CUDA solution's
-// to its cubin (docs/anti-cheat.md says what that rests on).
+// them in the result. What is there was written by Triton in the solution's processes (this one's, and those
+// of the evaluation's earlier stages when the cache is shared): the instruction stage holds the launches to
+// this code as it does a CUDA solution's to its cubin (docs/anti-cheat.md says what that rests on).
 void keep_compiled_kernels(const std::string& cache, const std::string& to, Json& result) {
   Json kept = Json::array();
   std::error_code error;
@@ -183,7 +192,6 @@ void keep_compiled_kernels(const std::string& cache, const std::string& to, Json
     if (!copied) kept.push_back(name);
   }
   result[p::kCompiledKernels] = kept;
-  fs::remove_all(cache, error);
 }
 
 // Opens the baseline's process and loads the request's baseline module in it: the harness's own code, so a
@@ -208,7 +216,8 @@ void run(const std::string& text, Json& result) {
   std::unique_ptr<SolutionProcess> solution, baseline;
   Request request;
   EntrySpec entry;
-  std::string triton_cache, baseline_cache;
+  // The Triton caches in use, and those this process made (removed at the end).
+  std::string triton_cache, made_cache, baseline_cache, made_baseline_cache;
   try {
     request = parse_request(text);
     result[p::kMode] = request.mode_name;
@@ -219,9 +228,10 @@ void run(const std::string& text, Json& result) {
     }
     entry = entry_of(family->spec());
     // Forked before this process creates its CUDA context (a forked child cannot use its parent's).
-    solution = std::make_unique<SolutionProcess>(worker_command(request, triton_cache));
+    solution = std::make_unique<SolutionProcess>(worker_command(request, triton_cache, made_cache));
     if (request.mode == Mode::time && !request.baseline_module.empty())
-      baseline = std::make_unique<SolutionProcess>(python_command(request.python, baseline_cache));
+      baseline =
+          std::make_unique<SolutionProcess>(python_command(request, "", baseline_cache, made_baseline_cache));
     // The context and device facts come first, so that a library that breaks CUDA at load time is seen as
     // such.
     PTXBENCH_CUDA(cudaSetDevice(request.device));
@@ -260,7 +270,8 @@ void run(const std::string& text, Json& result) {
   if (!triton_cache.empty() && !request.kernels_dir.empty())
     keep_compiled_kernels(triton_cache, request.kernels_dir, result);
   std::error_code error;
-  if (!baseline_cache.empty()) fs::remove_all(baseline_cache, error);
+  for (const std::string& made : {made_cache, made_baseline_cache})
+    if (!made.empty()) fs::remove_all(made, error);
 }
 
 }  // namespace

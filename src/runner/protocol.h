@@ -191,6 +191,8 @@ inline constexpr const char* kDenseFlopsPerSmPerClock = "dense_flops_per_sm_per_
 inline constexpr const char* kTrack = "track";
 inline constexpr const char* kPython = "python";
 inline constexpr const char* kKernelsDir = "kernels_dir";
+inline constexpr const char* kPythonBytecode = "python_bytecode";  // python's -X pycache_prefix (read only)
+inline constexpr const char* kTritonCache = "triton_cache";        // a Triton cache folder the runner keeps
 inline constexpr const char* kSolutionWrapper = "solution_wrapper";
 inline constexpr const char* kBaselineModule = "baseline_module";
 

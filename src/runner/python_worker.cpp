@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "runner/solution_worker.h"
@@ -68,7 +69,9 @@ class PythonBinding final : public SolutionBinding {
 
 extern "C" uint32_t ptxbench_worker_confine(void) {
   using namespace ptxbench::runner;
-  confinement = confine_solution_process();
+  // Triton's cache, which the runner names (python_worker in solution_process.h) and the solution cannot have
+  // changed yet: when the judge shares it among an evaluation's stages, it lies outside /tmp.
+  confinement = confine_solution_process(std::getenv("TRITON_CACHE_DIR"));
   return confinement.writes_confined ? confinement.threads : 0;
 }
 

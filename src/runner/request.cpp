@@ -138,9 +138,17 @@ Request parse_request(const std::string& text) {
   } else if (doc.contains(p::kPython)) {
     throw RequestError("request: \"python\" runs a Triton solution or a baseline module, and there is none");
   }
-  if (doc.contains(p::kKernelsDir)) {
-    if (!request.triton) throw RequestError("request: \"kernels_dir\" belongs to the triton track");
-    request.kernels_dir = require_string(doc, p::kKernelsDir);
+  for (const auto& [field, value] :
+       {std::pair{p::kKernelsDir, &request.kernels_dir}, std::pair{p::kTritonCache, &request.triton_cache}}) {
+    if (!doc.contains(field)) continue;
+    if (!request.triton)
+      throw RequestError(std::string("request: \"") + field + "\" belongs to the triton track");
+    *value = require_string(doc, field);
+  }
+  if (doc.contains(p::kPythonBytecode)) {
+    if (request.python.empty())
+      throw RequestError("request: \"python_bytecode\" is for python, and the request runs none");
+    request.python_bytecode = require_string(doc, p::kPythonBytecode);
   }
   if (doc.contains(p::kSolutionWrapper)) {
     const Json& wrapper = doc.at(p::kSolutionWrapper);

@@ -32,6 +32,8 @@ struct Request {
   bool triton = false;                   // "track": "triton": `library` is a Python file, run by `python`
   std::string python;                    // triton, or a baseline module
   std::string kernels_dir;               // triton, optional: where Triton's compiled kernels are copied
+  std::string triton_cache;     // triton, optional: Triton's cache folder, shared by several runners and kept
+  std::string python_bytecode;  // with python, optional: the bytecode folder python reads (-X pycache_prefix)
   std::vector<std::string> solution_wrapper;  // a tool that starts the solution process (compute-sanitizer)
   std::string baseline_module;  // time: the family's baseline as Python entry points, run by `python`
 

@@ -29,12 +29,17 @@ WorkerCommand cuda_worker(const std::string& runner_path) {
 }
 
 WorkerCommand python_worker(const std::string& python, const std::string& worker_library,
-                            const std::string& triton_cache) {
+                            const std::string& triton_cache, const std::string& bytecode) {
   const std::string script(ptxbench_triton_worker, ptxbench_triton_worker_end);
-  // -I: no user site and no PYTHON* variable applies; -B: no bytecode written beside the solution.
-  return {.argv = {python, "-I", "-B", "-c", script, worker_library},
-          .environment = {
-              {"TRITON_CACHE_DIR", triton_cache}, {"TRITON_HOME", triton_cache}, {"HOME", triton_cache}}};
+  // -I: no user site and no PYTHON* variable applies; -B: no bytecode written, beside the solution or in
+  // `bytecode`.
+  WorkerCommand command{
+      .argv = {python, "-I", "-B"},
+      .environment = {
+          {"TRITON_CACHE_DIR", triton_cache}, {"TRITON_HOME", triton_cache}, {"HOME", triton_cache}}};
+  if (!bytecode.empty()) command.argv.insert(command.argv.end(), {"-X", "pycache_prefix=" + bytecode});
+  command.argv.insert(command.argv.end(), {"-c", script, worker_library});
+  return command;
 }
 
 SolutionProcess::SolutionProcess(const WorkerCommand& command) {

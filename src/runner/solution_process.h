@@ -86,9 +86,10 @@ inline constexpr int kWrapperGraceSeconds = 60;
 // A CUDA solution's worker: `runner_path --solution-worker FD`.
 WorkerCommand cuda_worker(const std::string& runner_path);
 // A Triton solution's worker: `python -I -B -c <triton_worker.py> <worker_library> FD`, its kernels compiled
-// into `triton_cache` (in the sandbox's /tmp).
+// into `triton_cache` (the only folder outside /tmp it may write to), its packages' bytecode read from
+// `bytecode` when that is not empty (-X pycache_prefix).
 WorkerCommand python_worker(const std::string& python, const std::string& worker_library,
-                            const std::string& triton_cache);
+                            const std::string& triton_cache, const std::string& bytecode);
 
 class SolutionProcess {
  public:

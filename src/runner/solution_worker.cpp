@@ -428,7 +428,7 @@ class Worker {
 
 }  // namespace
 
-Confinement confine_solution_process() {
+Confinement confine_solution_process(const char* also_writable) {
   // Writes confined to /dev (the GPU's device nodes), /tmp (the sandbox's private tmpfs) and this process's
   // own /proc/PID (CUDA's start failed without it on the H200, with cudaErrorOperatingSystem): the runner's
   // scratch folder, where the profiler and the sanitizer write their logs, becomes read-only to the solution.
@@ -437,7 +437,8 @@ Confinement confine_solution_process() {
   // take over to write elsewhere. (A path reached through /proc/PID/root or /proc/PID/fd is checked where it
   // resolves.)
   const uint32_t threads = threads_of_this_process();
-  return {.writes_confined = confine_writes_to({"/dev", "/tmp", "/proc/self"}), .threads = threads};
+  const char* also = also_writable != nullptr && *also_writable != '\0' ? also_writable : "/tmp";
+  return {.writes_confined = confine_writes_to({"/dev", "/tmp", "/proc/self", also}), .threads = threads};
 }
 
 int serve_solution(int socket, Confinement confinement, SolutionBinding& binding) {

@@ -161,7 +161,7 @@ std::vector<std::string> stage_list(const json& value, const char* field) {
 JobRequest request_from(const json& doc) {
   if (!doc.is_object()) bad("the request must be a JSON object");
   static const std::set<std::string> known = {
-      "task", "source", "name", "track", "stages", "cpu_only", "stage_time_limit_s"};
+      "task", "source", "name", "track", "stages", "cpu_only", "stage_time_limit_s", "profile"};
   for (const auto& [key, value] : doc.items())
     if (!known.contains(key))
       bad(fmt::format("unknown field \"{}\" (known: {})", key, fmt::join(known, ", ")));
@@ -188,9 +188,11 @@ JobRequest request_from(const json& doc) {
       std::any_of(request.name.begin(), request.name.end(), [](char ch) { return ch >= 0 && ch < 0x20; }))
     bad("\"name\" must be a file name of 1 to 1024 characters without control characters");
   if (doc.contains("stages")) request.stages = stage_list(doc["stages"], "stages");
-  if (doc.contains("cpu_only")) {
-    if (!doc["cpu_only"].is_boolean()) bad("\"cpu_only\" must be true or false");
-    request.cpu_only = doc["cpu_only"].get<bool>();
+  for (const auto& [field, value] :
+       {std::pair{"cpu_only", &request.cpu_only}, std::pair{"profile", &request.profile}}) {
+    if (!doc.contains(field)) continue;
+    if (!doc[field].is_boolean()) bad(fmt::format("\"{}\" must be true or false", field));
+    *value = doc[field].get<bool>();
   }
   if (doc.contains("stage_time_limit_s")) {
     const json& limit = doc["stage_time_limit_s"];
@@ -228,7 +230,8 @@ json to_json(const JobRequest& r) {
           {"track", r.track},
           {"stages", r.stages},
           {"cpu_only", r.cpu_only},
-          {"stage_time_limit_s", r.stage_time_limit_s}};
+          {"stage_time_limit_s", r.stage_time_limit_s},
+          {"profile", r.profile}};
 }
 
 JobRequest job_request_from_json(const json& doc) {
@@ -247,8 +250,9 @@ std::string cache_key(const JobRequest& r, const std::string& task_digest, const
               {"cpu_only", r.cpu_only},
               {"limit", r.stage_time_limit_s},
               {"judge", version}};
-  // A CUDA job's key is what it was before tracks, so that its cached verdicts still answer it.
+  // A CUDA job's key is what it was before tracks and profiles, so that its cached verdicts still answer it.
   if (r.track != cuda_track().name()) key["track"] = r.track;
+  if (r.profile) key["profile"] = true;
   return sha256_hex(key.dump());
 }
 

@@ -35,6 +35,9 @@ struct JobRequest {
   std::vector<std::string> stages;   // the GPU stages to run (sorted); empty: all
   bool cpu_only = false;             // the compile and static stages alone
   double stage_time_limit_s = 0;     // 0: the defaults
+  // The instruction stage also collects the architecture profile's Nsight Compute sections and keeps their
+  // summary (eval/profile_summary.h): what `run --feedback profile` shows the model.
+  bool profile = false;
 };
 
 // A request that cannot be accepted, with the HTTP status that says why (400 malformed, 422 not judgeable).

@@ -64,6 +64,7 @@ Verdict RemoteEvaluator::evaluate(const Submission& submission, const Task& task
   if (submission.track != &cuda_track()) request["track"] = submission.track->name();
   if (!settings_.stages.empty()) request["stages"] = settings_.stages;
   if (settings_.cpu_only) request["cpu_only"] = true;
+  if (settings_.profile) request["profile"] = true;
   if (settings_.stage_time_limit_s > 0) request["stage_time_limit_s"] = settings_.stage_time_limit_s;
   const std::string body = request.dump();
 

@@ -23,6 +23,7 @@ struct RemoteSettings {
   double patience_s = 600;     // how long the service may stay unreachable before an evaluation fails
   double poll_s = 30;          // each verdict request waits this long on the service
   double queue_wait_s = 1800;  // how long a job may stay queued, no worker taking it, before it fails
+  bool profile = false;        // the job's instruction stage keeps the profile's summary (jobs.h)
 };
 
 class RemoteEvaluator : public Evaluator {

@@ -407,8 +407,8 @@ TEST_F(Cli, TheContextPolicyIsARunSetting) {
   EXPECT_EQ(ptxbench({"run", "--context", "everything"}).exit_code, 2);
 }
 
-// --feedback: stored with the run and said in its lines, fixed by --resume; profiling is this machine's, so
-// with --evaluator it is refused before anything is begun; an unknown value is a usage error.
+// --feedback: stored with the run and said in its lines, fixed by --resume (with --evaluator the service's
+// workers profile: tests/unit/test_service.cpp); an unknown value is a usage error.
 TEST_F(Cli, TheFeedbackIsARunSetting) {
   auto run =
       ptxbench({"run", "--feedback", "profile", "--tasks", "gemm-bf16-n4096-k4096-sm90a", "--cpu-only"});
@@ -418,11 +418,6 @@ TEST_F(Cli, TheFeedbackIsARunSetting) {
   const auto resumed = ptxbench({"run", "--resume", "1", "--feedback", "verdict"});
   EXPECT_EQ(resumed.exit_code, 2);
   EXPECT_NE(resumed.err.find("--feedback cannot be given with it"), std::string::npos) << resumed.err;
-  const auto remote = ptxbench({"run", "--feedback", "profile", "--evaluator", "http://127.0.0.1:9"});
-  EXPECT_EQ(remote.exit_code, 2);
-  EXPECT_NE(remote.err.find("--feedback profile needs this machine's GPU"), std::string::npos) << remote.err;
-  EXPECT_EQ(ptxbench({"results", "--runs", "--json"}).out.find("\"run_id\": 2"), std::string::npos)
-      << "nothing begun";
   EXPECT_EQ(ptxbench({"run", "--feedback", "everything"}).exit_code, 2);
   // eval --profile: the same summary for a person; on a CPU host nothing is profiled, and nothing is said.
   const auto evaluated =

@@ -5,10 +5,12 @@
 
 #include "eval/evaluate.h"
 #include "eval/gpu_stages.h"
+#include "eval/python_bytecode.h"
 #include "eval/runner_call.h"
 #include "eval/settings.h"
 #include "util/errors.h"
 #include "util/files.h"
+#include "util/text.h"
 
 #include <unistd.h>
 
@@ -640,6 +642,53 @@ TEST(GpuStages, TheSandboxOfAnAttentionTaskReadsTheBaselineModuleAndItsPython) {
   EXPECT_FALSE(has(gemm, "/usr"));
 }
 
+// The bytecode of the judge's Python processes (python_bytecode.h): written once by a process of the judge's
+// own, into a folder keyed by the interpreter and its packages' versions, and read-only to the sandboxed
+// processes, which read it for an attention task (its baseline runs in python) and not for a CUDA GEMM.
+TEST(GpuStages, TheJudgesPythonBytecodeIsWrittenOnceAndOnlyReadInTheSandbox) {
+  const fs::path dir = fs::temp_directory_path() / ("ptxbench-bytecode-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  // A python that prints its versions (-I -c ...), or writes one module's bytecode into its -X
+  // pycache_prefix.
+  const fs::path python = write_script(dir, "python3", R"sh(#!/bin/sh
+echo "$1 $2" >> "$(dirname "$0")/calls"
+if [ "$2" = "-X" ]; then
+  prefix=${3#pycache_prefix=}
+  mkdir -p "$prefix/site-packages/torch" && echo bytecode > "$prefix/site-packages/torch/__init__.cpython-312.pyc"
+  exit 0
+fi
+echo "3.12.3 (main)"; echo "torch 2.11.0"
+)sh");
+  const fs::path root = dir / "cache" / "python";
+  const fs::path folder = python_bytecode(python.string(), root);
+  ASSERT_FALSE(folder.empty());
+  EXPECT_EQ(folder.parent_path(), root);
+  EXPECT_TRUE(fs::exists(folder / "site-packages" / "torch" / "__init__.cpython-312.pyc"));
+  EXPECT_EQ(read_file(folder / "complete"), "3.12.3 (main)\ntorch 2.11.0\n");
+  EXPECT_EQ(python_bytecode(python.string(), root), folder);  // remembered: no second warm-up
+  EXPECT_EQ(split_lines(read_file(dir / "calls")).size(), 2u) << read_file(dir / "calls");
+  EXPECT_TRUE(python_bytecode("/bin/false", root).empty()) << "a python that cannot run: no folder";
+  EXPECT_TRUE(python_bytecode(python.string(), "").empty());
+
+  GpuTools tools;
+  tools.scratch = dir / "scratch" / "1";
+  tools.runner = "/opt/ptxbench/ptxbench-runner";
+  tools.project_root = "/home/user/ptxbench";
+  tools.python = python.string();
+  tools.python_bytecode = root;
+  tools.sandbox = resolve_sandbox({.enabled = false});
+  CompileResult compiled;
+  compiled.library = "/data/cache/compile/abc/solution.so";
+  const SandboxSetup attention = sandbox_setup(compiled, task_named("attention-fwd-d64-sm90a"), tools);
+  EXPECT_EQ(attention.python_bytecode, folder);
+  const auto& readable = attention.policy.readable;
+  EXPECT_NE(std::find(readable.begin(), readable.end(), folder), readable.end());
+  EXPECT_TRUE(attention.policy.writable.empty()) << "never writable there";
+  EXPECT_TRUE(sandbox_setup(compiled, task(), tools).python_bytecode.empty());
+  fs::remove_all(dir);
+}
+
 // compute-sanitizer starts the solution process, not the runner: the runner's own kernels are not the tool's
 // to check (and instrumented, they cost it more than the solution's did). Each request names its tool, with
 // the log in that runner's own folder, which the fake runner ran (the reports above are those logs).
@@ -699,6 +748,30 @@ TEST(GpuStages, AStageThatTimedOutSharingTheGpuIsRunAgainAlone) {
   const StageResult& timed_out = stage_named(alone, "sanitize");
   EXPECT_EQ(timed_out.status, StageStatus::timeout) << timed_out.message;
   EXPECT_FALSE(timed_out.details.contains("timed_out_sharing_the_gpu")) << timed_out.details.dump();
+}
+
+// What sharing the GPU and the host may have caused is run again alone: a time-out beside another stage, and
+// a time stage that failed only the check of its reported times while other evaluations worked on the host.
+TEST(GpuStages, OnlyWhatSharingMayHaveCausedIsRunAgainAlone) {
+  StageResult timeout{.name = "sanitize", .status = StageStatus::timeout};
+  EXPECT_EQ(rerun_alone_because(timeout, true, true), "timed_out_sharing_the_gpu");
+  EXPECT_EQ(rerun_alone_because(timeout, false, true), "") << "a time-out with the GPU alone stands";
+
+  StageResult claims{.name = "time", .status = StageStatus::failed};
+  claims.details = {
+      {"times_verified", false}, {"hidden_work_suspected", false}, {"recheck", {{"passed", true}}}};
+  EXPECT_EQ(rerun_alone_because(claims, false, true), "claims_failed_sharing_the_host");
+  EXPECT_EQ(rerun_alone_because(claims, false, false), "") << "no other evaluation on the host: it stands";
+  StageResult hidden = claims;
+  hidden.details["hidden_work_suspected"] = true;  // work outside the stream: the solution's, whoever shares
+  StageResult wrong = claims;
+  wrong.details["recheck"]["passed"] = false;  // a wrong output of a timed call
+  StageResult verified = claims;
+  verified.details["times_verified"] = true;
+  StageResult correct = claims;
+  correct.name = "correct";
+  for (const StageResult& stands : {hidden, wrong, verified, correct})
+    EXPECT_EQ(rerun_alone_because(stands, true, true), "") << stands.name << " " << stands.details.dump();
 }
 
 // A tool that timed out beside the other tools is run again alone, and that run decides: here it passes.
@@ -847,6 +920,19 @@ TEST(GpuStages, ATritonSolutionsLaunchesAreHeldToTheKernelsTritonCompiledInThePr
   }
   EXPECT_FALSE(triton.requests[0].contains("kernels_dir")) << "only the profile keeps the kernels";
   EXPECT_TRUE(triton.requests[1]["kernels_dir"].get<std::string>().ends_with("/kernels"));
+  // One kernel cache for the evaluation's runner processes: the later stages find what the first compiled.
+  const std::string cache = triton.requests[0].value("triton_cache", "");
+  ASSERT_FALSE(cache.empty());
+  EXPECT_EQ(triton.requests[1]["triton_cache"], cache);
+  EXPECT_FALSE(fs::exists(cache)) << "the cache goes with the evaluation";
+}
+
+// A CUDA solution's requests name no Triton cache.
+TEST(GpuStages, ACudaSolutionsRequestsNameNoTritonCache) {
+  std::vector<json> requests;
+  (void)stages_with_fake_tools(kProfiled, {"correct"}, {}, "", {}, "", nullptr, nullptr, 30, 0, &requests);
+  ASSERT_FALSE(requests.empty());
+  for (const json& request : requests) EXPECT_FALSE(request.contains("triton_cache")) << request.dump();
 }
 
 // A Triton run that compiled no kernel leaves nothing to hold the launches to: no pass on names alone.

@@ -242,6 +242,26 @@ TEST(ResultChannel, TheRunnerTagsItsResultInsideTheSandbox) {
   EXPECT_FALSE(read_result_channel(run.out, std::string(64, 'x')).document);  // another key: rejected
   fs::remove_all(scratch);
 }
+
+// The judge's folders for its Python processes belong to requests that run one: a CUDA solution's request
+// naming a Triton cache, or python's bytecode, is the parent's error, said before any process starts.
+TEST(ResultChannel, TheRunnerRefusesPythonFoldersInARequestThatRunsNoPython) {
+  const std::string key(64, 'k');
+  const std::string head =
+      R"({"mode": "check", "library": "/nonexistent/solution.so", "family": "gemm", "entry_point": "ptxbench_gemm_bf16", "shapes": [{"label": "main", "M": 64, "N": 64, "K": 64}], "seed": 1, )";
+  for (const auto& [field, said] :
+       {std::pair{R"("triton_cache": "/tmp/x"})", "\"triton_cache\" belongs to the triton track"},
+        std::pair{R"("python_bytecode": "/tmp/x"})", "the request runs none"}}) {
+    const ProcessResult run = run_process({.argv = {PTXBENCH_RUNNER_BINARY},
+                                           .time_limit = std::chrono::seconds(60),
+                                           .stdin_data = head + field + '\0' + key + "\n"});
+    ASSERT_TRUE(run.ok()) << run.describe() << "\n" << run.err;
+    const ChannelRead read = read_result_channel(run.out, key);
+    ASSERT_TRUE(read.document) << read.tampered << "\n" << run.out;
+    EXPECT_EQ((*read.document)["status"], "harness_error");
+    EXPECT_NE((*read.document)["message"].get<std::string>().find(said), std::string::npos) << run.out;
+  }
+}
 #endif
 
 // Runs `body` in a forked child, which keeps a confinement to itself, and returns its exit status (-1 when it

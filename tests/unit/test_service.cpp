@@ -1,10 +1,15 @@
 // The evaluation service's pure parts: a submission's parsing and errors, the verdict cache's key, the queue
 // a job goes to, Redis addresses. The service under faults, with Redis, is tests/service/faults.py.
 #include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <fmt/format.h>
+#include <thread>
 
 #include "eval/evaluate.h"
 #include "service/jobs.h"
 #include "service/redis.h"
+#include "service/remote_evaluator.h"
 #include "util/hash.h"
 
 using namespace ptxbench;
@@ -40,6 +45,11 @@ TEST(ServiceRequest, AGoodOneKeepsItsFields) {
   EXPECT_EQ(r.stages, (std::vector<std::string>{"correct", "time"}));  // sorted, once each
   EXPECT_EQ(r.stage_time_limit_s, 30);
   EXPECT_EQ(job_request_from_json(to_json(r)).stages, r.stages);
+  EXPECT_FALSE(r.profile);
+  const JobRequest profiled = parse_job_request(
+      R"({"task": "gemm-bf16-n4096-k4096-sm90a", "source": "x", "profile": true})", registry());
+  EXPECT_TRUE(profiled.profile);
+  EXPECT_TRUE(job_request_from_json(to_json(profiled)).profile);
 }
 
 TEST(ServiceRequest, BadOnesAreRefusedWithTheirStatus) {
@@ -72,6 +82,7 @@ TEST(ServiceRequest, BadOnesAreRefusedWithTheirStatus) {
   } catch (const RequestError& e) {
     EXPECT_NE(std::string(e.what()).find("cpu_only"), std::string::npos) << e.what();
   }
+  EXPECT_EQ(status_of(R"({"task": "gemm-bf16-n4096-k4096-sm90a", "source": "x", "profile": "yes"})"), 400);
 }
 
 TEST(ServiceRequest, TheCacheKeyFollowsWhatChangesAVerdict) {
@@ -87,7 +98,9 @@ TEST(ServiceRequest, TheCacheKeyFollowsWhatChangesAVerdict) {
   d.stages = {"correct"};
   JobRequest e = a;
   e.task = "gemm-bf16-n7168-k5120-sm90a";
-  for (const JobRequest& other : {b, c, d, e})
+  JobRequest f = a;
+  f.profile = true;  // its verdict holds the profile's summary
+  for (const JobRequest& other : {b, c, d, e, f})
     EXPECT_NE(cache_key(a, "t1", "v1"), cache_key(other, "t1", "v1"));
   EXPECT_NE(cache_key(a, "t1", "v1"), cache_key(a, "t1", "v2"));  // another judge
   EXPECT_NE(cache_key(a, "t1", "v1"), cache_key(a, "t2", "v1"));  // the task file changed (a tolerance)
@@ -155,4 +168,33 @@ TEST(RedisConnection, AnUnreachableRedisIsAClearError) {
   } catch (const RedisError& e) {
     EXPECT_NE(std::string(e.what()).find("127.0.0.1:1 cannot be reached"), std::string::npos) << e.what();
   }
+}
+
+// A run with --feedback profile and --evaluator asks the service's workers for the profile: the job says so.
+TEST(RemoteEvaluator, TheJobAsksForTheProfileWhenTheRunDoes) {
+  const Task& task = *registry().find(kTask);
+  Verdict answered;
+  answered.task_id = task.id;
+  answered.submission_hash = sha256_hex("x");
+  std::vector<nlohmann::json> bodies;
+  httplib::Server server;
+  server.Post("/v1/jobs", [&](const httplib::Request& request, httplib::Response& response) {
+    bodies.push_back(nlohmann::json::parse(request.body));
+    response.set_content(
+        nlohmann::json{{"id", "j1"}, {"state", "done"}, {"verdict", to_json(answered)}}.dump(),
+        "application/json");
+  });
+  const int port = server.bind_to_any_port("127.0.0.1");
+  ASSERT_GT(port, 0);
+  std::thread listening([&] { server.listen_after_bind(); });
+  for (const bool profile : {true, false}) {
+    RemoteEvaluator evaluator(
+        {.url = fmt::format("http://127.0.0.1:{}", port), .token = "t", .profile = profile});
+    EXPECT_EQ(evaluator.evaluate({.source = "x", .name = "a.cu"}, task).submission_hash, sha256_hex("x"));
+  }
+  server.stop();
+  listening.join();
+  ASSERT_EQ(bodies.size(), 2u);
+  EXPECT_EQ(bodies[0].value("profile", false), true);
+  EXPECT_FALSE(bodies[1].contains("profile")) << "a service from before profiles takes the job as it did";
 }

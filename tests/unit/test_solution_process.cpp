@@ -165,7 +165,7 @@ TEST(SolutionProcessJudge, AWorkerThatEndsWhileItsChildHoldsTheSocketIsSeenToEnd
 
 TEST(SolutionProcessJudge, ATritonSolutionsWorkerIsPythonRunningTheInlinedHostWithItsOwnKernelCache) {
   const WorkerCommand command =
-      python_worker("python3", "/opt/ptxbench/libptxbench-solution-worker.so", "/tmp/ptxbench-triton-x");
+      python_worker("python3", "/opt/ptxbench/libptxbench-solution-worker.so", "/tmp/ptxbench-triton-x", "");
   ASSERT_EQ(command.argv.size(), 6u);
   EXPECT_EQ(command.argv[0], "python3");
   EXPECT_EQ(command.argv[1], "-I");  // isolated: no PYTHON* variable, no user site
@@ -181,6 +181,20 @@ TEST(SolutionProcessJudge, ATritonSolutionsWorkerIsPythonRunningTheInlinedHostWi
   };
   EXPECT_TRUE(has("TRITON_CACHE_DIR"));
   EXPECT_TRUE(has("TRITON_HOME"));
+}
+
+// The judge's bytecode folder (eval/python_bytecode.h) is read through an interpreter option, the one way -I
+// leaves: PYTHONPYCACHEPREFIX would be ignored.
+TEST(SolutionProcessJudge, ATritonSolutionsWorkerReadsTheJudgesBytecodeFolderWhenGivenOne) {
+  const WorkerCommand command = python_worker("python3", "/opt/ptxbench/libptxbench-solution-worker.so",
+                                              "/tmp/ptxbench-triton-x", "/data/cache/python/abc");
+  ASSERT_EQ(command.argv.size(), 8u);
+  EXPECT_EQ(command.argv[1], "-I");
+  EXPECT_EQ(command.argv[2], "-B");  // the folder is read, never written
+  EXPECT_EQ(command.argv[3], "-X");
+  EXPECT_EQ(command.argv[4], "pycache_prefix=/data/cache/python/abc");
+  EXPECT_EQ(command.argv[5], "-c");
+  EXPECT_EQ(command.argv[7], "/opt/ptxbench/libptxbench-solution-worker.so");
 }
 
 // A tool that starts the worker (compute-sanitizer) writes its report once the worker has ended: the worker
