@@ -85,4 +85,18 @@ inline bool confine_writes_to(std::initializer_list<const char*> writable) {
 #endif
 }
 
+// The solution process's confinement: writes only to /dev (the GPU's device nodes), /tmp (the sandbox's
+// private tmpfs), this process's own /proc/PID (CUDA's start failed without it on the H200, with
+// cudaErrorOperatingSystem) and `also_writable` (a folder, or none: a Triton solution's kernel cache, which
+// the judge may keep outside /tmp for the evaluation's stages to share). The runner's scratch folder, where
+// the profiler and the sanitizer write their logs, becomes read-only to the solution. Call it first of all,
+// while this is the only thread: Landlock binds the thread that asks and the threads it starts later, so the
+// threads CUDA starts are bound too, and no thread is left that the solution could take over to write
+// elsewhere. (A path reached through /proc/PID/root or /proc/PID/fd is checked where it resolves.)
+inline Confinement confine_solution_process(const char* also_writable = nullptr) {
+  const uint32_t threads = threads_of_this_process();
+  const char* also = also_writable != nullptr && *also_writable != '\0' ? also_writable : "/tmp";
+  return {.writes_confined = confine_writes_to({"/dev", "/tmp", "/proc/self", also}), .threads = threads};
+}
+
 }  // namespace ptxbench::runner

@@ -428,19 +428,6 @@ class Worker {
 
 }  // namespace
 
-Confinement confine_solution_process(const char* also_writable) {
-  // Writes confined to /dev (the GPU's device nodes), /tmp (the sandbox's private tmpfs) and this process's
-  // own /proc/PID (CUDA's start failed without it on the H200, with cudaErrorOperatingSystem): the runner's
-  // scratch folder, where the profiler and the sanitizer write their logs, becomes read-only to the solution.
-  // First of all, while this is the only thread: Landlock binds the thread that asks and the threads it
-  // starts later, so the threads CUDA starts are bound too, and no thread is left that the solution could
-  // take over to write elsewhere. (A path reached through /proc/PID/root or /proc/PID/fd is checked where it
-  // resolves.)
-  const uint32_t threads = threads_of_this_process();
-  const char* also = also_writable != nullptr && *also_writable != '\0' ? also_writable : "/tmp";
-  return {.writes_confined = confine_writes_to({"/dev", "/tmp", "/proc/self", also}), .threads = threads};
-}
-
 int serve_solution(int socket, Confinement confinement, SolutionBinding& binding) {
   Worker worker(socket, confinement, binding);
   return worker.serve();

@@ -11,11 +11,6 @@
 
 namespace ptxbench::runner {
 
-// Confines the process's file-system writes to /dev, /tmp, its own /proc entry and `also_writable` (a folder,
-// or none). Call it first, while the process has one thread: Landlock binds the calling thread and the
-// threads it starts later.
-Confinement confine_solution_process(const char* also_writable = nullptr);
-
 // Serves the runner's requests on `socket` until it closes, reaching the solution through `binding`; returns
 // the process's exit status.
 int serve_solution(int socket, Confinement confinement, SolutionBinding& binding);

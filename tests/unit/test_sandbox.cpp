@@ -317,6 +317,24 @@ TEST(SolutionProcess, ConfinedWritesReachOnlyTheFoldersKept) {
   fs::remove_all(scratch);
 }
 
+// A Triton solution's process keeps one more folder writable when its runner names one (the kernel cache that
+// the evaluation's stages share, which the judge keeps outside /tmp): that folder, and nothing beside it.
+TEST(SolutionProcess, AKernelCacheOutsideTmpIsTheOneMoreFolderKept) {
+  const fs::path cache = fresh_dir("triton-cache"), scratch = fresh_dir("scratch-beside");
+  const int status = exit_status_of_child([&] {
+    if (!ptxbench::runner::confine_solution_process(cache.c_str()).writes_confined) return 77;
+    if (!(std::ofstream(cache / "kernel.cubin") << "x")) return 1;
+    if (std::ofstream(scratch / "planted")) return 2;
+    return 0;
+  });
+  if (status == 77) GTEST_SKIP() << "this kernel offers no Landlock";
+  EXPECT_EQ(status, 0) << "1: could not write the cache, 2: wrote beside it";
+  EXPECT_TRUE(fs::exists(cache / "kernel.cubin"));
+  EXPECT_FALSE(fs::exists(scratch / "planted"));
+  fs::remove_all(cache);
+  fs::remove_all(scratch);
+}
+
 // Why the solution process confines itself before CUDA starts: Landlock binds the thread that asks and the
 // threads it starts later, not the threads already running. A thread started before the confinement can still
 // write anywhere; one started after cannot. The worker therefore asks while it is its only thread
