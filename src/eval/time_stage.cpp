@@ -71,6 +71,15 @@ StageResult time_stage_from(const json& result, const Task& task) {
     if (mine["peak"].is_number())
       stage.message += fmt::format(", {:.0f}% of the dense tensor peak", 100 * mine["peak"].get<double>());
   }
+  // A GPU held below its maximum clock during the calls (timing_rules.h, clock_below_max): said, since every
+  // figure above was measured on it.
+  if (timing.value(proto::kSmClockBelowMax, false)) {
+    const json during = timing.value(proto::kSmClockDuringMhz, json());
+    const json most = timing.value(proto::kRoofline, json::object()).value(proto::kSmClockMhz, json());
+    if (during.is_object() && most.is_number())
+      stage.message += fmt::format("; the SM clock ran at {:.0f} MHz (median) of its {:.0f} MHz maximum",
+                                   during.value(proto::kMedian, 0.0), most.get<double>());
+  }
   return stage;
 }
 

@@ -255,6 +255,23 @@ void launch_spin_kernel(double microseconds, cudaStream_t stream) {
   spin_kernel<<<1, 1, 0, stream>>>(static_cast<uint64_t>(microseconds * 1e3));
 }
 
+__global__ void clock_probe_kernel(uint64_t nanoseconds, unsigned long long* out) {
+  uint64_t start, now;
+  const long long first = clock64();
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < nanoseconds);
+  const long long last = clock64();
+  out[0] = static_cast<unsigned long long>(last - first);
+  out[1] = now - start;
+}
+
+void launch_clock_probe(uint64_t nanoseconds, unsigned long long* out, cudaStream_t stream) {
+  clock_probe_kernel<<<1, 1, 0, stream>>>(nanoseconds, out);
+  check_launch("clock_probe_kernel");
+}
+
 void flush_l2(void* buffer, size_t bytes, uint32_t salt, cudaStream_t stream) {
   PTXBENCH_CUDA(cudaCtxResetPersistingL2Cache());
   const auto words = static_cast<int64_t>(bytes / 4);

@@ -43,6 +43,11 @@ void launch_empty_kernel(cudaStream_t stream);
 // kernel for 0.
 void launch_spin_kernel(double microseconds, cudaStream_t stream);
 
+// The SM clock as the SM that runs it sees it now: one thread counts %clock64 cycles while %globaltimer
+// advances by `nanoseconds`, and stores the cycles in out[0] and the nanoseconds in out[1] (device memory);
+// the clock is 1000 x cycles / nanoseconds MHz.
+void launch_clock_probe(uint64_t nanoseconds, unsigned long long* out, cudaStream_t stream);
+
 // Number of 16-bit (elem_bytes 2) or 32-bit (elem_bytes 4) elements at which a and b differ. Synchronises
 // `stream`.
 uint64_t count_differences(const void* a, const void* b, size_t bytes, int elem_bytes, cudaStream_t stream);

@@ -298,6 +298,10 @@ inline constexpr const char* kRoofline = "roofline";
 inline constexpr const char* kPeakTflops = "peak_tflops";
 inline constexpr const char* kSmCount = "sm_count";
 inline constexpr const char* kSmClockMhz = "sm_clock_mhz";
+// The time stage's SM clock after each timed call of the solution (its series), and whether its median was
+// below the maximum (timing_rules.h, clock_below_max).
+inline constexpr const char* kSmClockDuringMhz = "sm_clock_during_mhz";
+inline constexpr const char* kSmClockBelowMax = "sm_clock_below_max";
 inline constexpr const char* kBandwidthGbs = "bandwidth_gbs";
 inline constexpr const char* kInputBytes = "input_bytes";
 inline constexpr const char* kFlopsFloorUs = "flops_floor_us";

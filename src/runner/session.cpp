@@ -490,6 +490,17 @@ RooflineInputs roofline_inputs(const Session& session, const Samples& solution) 
           .fastest_us = *std::min_element(solution.event_us.begin(), solution.event_us.end())};
 }
 
+// The SM clock in MHz after each of `calls` calls, from the probes' cycles and nanoseconds in `clocks`.
+std::vector<double> clock_series(const DeviceBuffer& clocks, int calls) {
+  std::vector<unsigned long long> figures(2 * static_cast<size_t>(calls));
+  PTXBENCH_CUDA(cudaMemcpy(figures.data(), clocks.get(), clocks.bytes(), cudaMemcpyDeviceToHost));
+  std::vector<double> mhz;
+  for (int i = 0; i < calls; ++i)
+    if (figures[2 * i + 1] > 0)
+      mhz.push_back(1e3 * static_cast<double>(figures[2 * i]) / static_cast<double>(figures[2 * i + 1]));
+  return mhz;
+}
+
 // The timing's "roofline" (protocol.h); a figure that is not known is null.
 Json roofline_json(const RooflineInputs& in, const Roofline& floor) {
   const auto known = [](double value) { return value > 0 ? Json(value) : Json(nullptr); };
@@ -598,6 +609,9 @@ void run_time(Session& session) {
   LaunchLog log;
   const int calls = repetitions + kCountedTimeCalls;
   const std::array<int, kCountedTimeCalls> counted_calls = two_distinct_picks(calls);
+  // The SM clock after each call (timing_rules.h), measured once its outputs are snapshot: two figures a
+  // call.
+  const DeviceBuffer clocks(sizeof(unsigned long long) * 2 * static_cast<size_t>(calls));
   for (int i = 0; i < calls; ++i) {
     const Where where{shape.label, i, "timed call " + std::to_string(i)};
     const bool counted = std::find(counted_calls.begin(), counted_calls.end(), i) != counted_calls.end();
@@ -610,6 +624,7 @@ void run_time(Session& session) {
     log.note(outcome.reply, where.phase, counted);
     stream_handle_value = reply.stream_handle;
     family.snapshot_outputs(harness.get());
+    launch_clock_probe(kClockProbeNs, static_cast<unsigned long long*>(clocks.get()) + 2 * i, harness.get());
     PTXBENCH_CUDA(cudaStreamSynchronize(harness.get()));
     Json checked = judge(session, harness.get(), trial_header(i, key(i + 1), reply));
     if (!checked[p::kPassedField].get<bool>() && failed_calls++ == 0)
@@ -715,6 +730,10 @@ void run_time(Session& session) {
   const RooflineInputs floor_inputs = roofline_inputs(session, solution);
   const Roofline floor = roofline(floor_inputs);
   timing[p::kRoofline] = roofline_json(floor_inputs, floor);
+  const std::vector<double> clock_mhz = clock_series(clocks, calls);
+  timing[p::kSmClockDuringMhz] = clock_mhz.empty() ? Json(nullptr) : summarize(clock_mhz);
+  timing[p::kSmClockBelowMax] =
+      !clock_mhz.empty() && clock_below_max(runner::median(clock_mhz), floor_inputs.sm_clock_khz / 1e3);
   session.result[p::kTiming] = std::move(timing);  // `median` reads `timing`: no use of it past here
   if (passed && floor.impossible) {
     session.result[p::kStatus] = p::kHarnessError;

@@ -129,6 +129,17 @@ inline Roofline roofline(const RooflineInputs& in) {
   return floor;
 }
 
+// The SM clock during the timed calls: after each, the runner measures it (kernels.h, launch_clock_probe,
+// over kClockProbeNs). A median below kClockBelowMaxShare of the GPU's maximum clock means the calls ran on a
+// GPU held below its maximum (power or temperature, another tenant's clock setting): the verdict says so,
+// since the solution and the baseline are then timed on a slower GPU than the roofline's peak assumes.
+inline constexpr unsigned long long kClockProbeNs = 100000;  // 100 us: %globaltimer's ticks are 1 us or finer
+inline constexpr double kClockBelowMaxShare = 0.97;
+
+inline bool clock_below_max(double median_mhz, double max_mhz) {
+  return median_mhz > 0 && max_mhz > 0 && median_mhz < kClockBelowMaxShare * max_mhz;
+}
+
 // How many warm-up and timed calls the time stage makes. The request asks for `warmup` and `repetitions`; two
 // budgets can lower them, never below kMinRepetitions timed calls.
 // - The solution's: a slow solution (a plain SIMT kernel can take a second a call) gets as many calls as fit

@@ -137,6 +137,19 @@ TEST(GpuStages, TimingGivesTheSharesOfTheRoofline) {
   EXPECT_EQ(no_peak.message.find("dense tensor peak"), std::string::npos) << no_peak.message;
 }
 
+// A GPU held below its maximum clock while the calls ran: the verdict says at what clock they were timed.
+TEST(GpuStages, TimingSaysWhenTheGpuRanBelowItsMaximumClock) {
+  json result = timing_result(false);
+  result["timing"]["roofline"] = {{"sm_clock_mhz", 1980.0}};
+  result["timing"]["sm_clock_during_mhz"] = {{"median", 1755.0}, {"min", 1740.0}, {"max", 1980.0}};
+  result["timing"]["sm_clock_below_max"] = true;
+  EXPECT_NE(
+      time_stage_from(result, task()).message.find("the SM clock ran at 1755 MHz (median) of its 1980 MHz"),
+      std::string::npos);
+  result["timing"]["sm_clock_below_max"] = false;
+  EXPECT_EQ(time_stage_from(result, task()).message.find("SM clock"), std::string::npos);
+}
+
 TEST(GpuStages, HiddenWorkFailsTheTimeStage) {
   const StageResult stage = time_stage_from(timing_result(true), task());
   EXPECT_EQ(stage.status, StageStatus::failed);

@@ -214,3 +214,13 @@ TEST(TimingRules, WithoutThePeakOrTheBandwidthThereIsNoVerdict) {
   EXPECT_FALSE(roofline(no_bandwidth).applied);
   EXPECT_FALSE(roofline(no_bandwidth).impossible);
 }
+
+// The clock during the calls is below the maximum when its median is under 97% of it; unknown figures say no.
+TEST(TimingRules, TheClockIsBelowItsMaximumUnderAShare) {
+  EXPECT_FALSE(clock_below_max(1980, 1980));
+  EXPECT_FALSE(clock_below_max(1925, 1980));  // 97.2%: the probe's resolution and a boost step
+  EXPECT_TRUE(clock_below_max(1905, 1980));   // 96.2%
+  EXPECT_TRUE(clock_below_max(1755, 1980));   // 11% below
+  EXPECT_FALSE(clock_below_max(0, 1980));
+  EXPECT_FALSE(clock_below_max(1755, 0));
+}
