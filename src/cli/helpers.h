@@ -47,8 +47,8 @@ struct RemoteChoice {
   bool cpu_only = false;
   double stage_time_limit_s = 0;
   double queue_wait_s = 1800;
-  bool profile =
-      false;  // the service's instruction stage keeps the profile's summary (run --feedback profile)
+  // The service's instruction stage keeps the profile's summary (run --feedback profile).
+  bool profile = false;
 };
 std::unique_ptr<Evaluator> run_evaluator(std::unique_ptr<LocalEvaluator> local, const RemoteChoice& remote,
                                          const ProjectPaths& paths, const HostSettings& host);

@@ -100,7 +100,7 @@ StageResult run_at_gate(const GpuStage& stage, StageContext& context) {
     result = stage.run(context);
     overlapped = pass.overlapped();
   }
-  const std::string because = rerun_alone_because(result, overlapped, true);
+  const std::string because = rerun_alone_because(result, overlapped);
   if (because.empty()) return result;
   const std::string first = result.message;
   const GpuGate::Pass pass = gate->enter(GpuGate::Use::alone);
@@ -123,7 +123,7 @@ json sandbox_details(const SandboxSetup& sandbox) {
 
 }  // namespace
 
-std::string rerun_alone_because(const StageResult& result, bool overlapped, bool shared_host) {
+std::string rerun_alone_because(const StageResult& result, bool overlapped) {
   // Only a time-out on a GPU of its own is the solution's.
   if (result.status == StageStatus::timeout && overlapped) return "timed_out_sharing_the_gpu";
   // The claims check alone (the request's overhead beyond its calibrated bound, timing_rules.h): the time
@@ -131,7 +131,7 @@ std::string rerun_alone_because(const StageResult& result, bool overlapped, bool
   // that overhead. An honest reference failed so (h200-2026-12-05b: 101 us against 88 allowed); a solution
   // that misreports its times fails the second run as it did the first.
   const json& details = result.details;
-  if (result.name == "time" && result.status == StageStatus::failed && shared_host && details.is_object() &&
+  if (result.name == "time" && result.status == StageStatus::failed && details.is_object() &&
       !details.value(protocol::kTimesVerified, true) &&
       !details.value(protocol::kHiddenWorkSuspected, false) &&
       details.value(protocol::kRecheck, json::object()).value(protocol::kPassedField, true))

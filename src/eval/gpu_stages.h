@@ -76,7 +76,7 @@ void run_gpu_stages(const CompileResult& compiled, const Task& task, const GpuTo
 // When evaluations share the GPU and the host (tools.gate): the details key under which a stage's `result` is
 // kept when the stage is run again with the GPU to itself, because the sharing may have caused it; "" when
 // the result stands. `overlapped`: another stage held the gate during this one (GpuGate::Pass::overlapped).
-std::string rerun_alone_because(const StageResult& result, bool overlapped, bool shared_host);
+std::string rerun_alone_because(const StageResult& result, bool overlapped);
 
 // The runner's stdout judged as its result channel (src/runner/protocol.h): the document when the output is
 // exactly one document followed by a valid HMAC tag under `key`; otherwise what was wrong, in words. Both

@@ -767,14 +767,13 @@ TEST(GpuStages, AStageThatTimedOutSharingTheGpuIsRunAgainAlone) {
 // a time stage that failed only the check of its reported times while other evaluations worked on the host.
 TEST(GpuStages, OnlyWhatSharingMayHaveCausedIsRunAgainAlone) {
   StageResult timeout{.name = "sanitize", .status = StageStatus::timeout};
-  EXPECT_EQ(rerun_alone_because(timeout, true, true), "timed_out_sharing_the_gpu");
-  EXPECT_EQ(rerun_alone_because(timeout, false, true), "") << "a time-out with the GPU alone stands";
+  EXPECT_EQ(rerun_alone_because(timeout, true), "timed_out_sharing_the_gpu");
+  EXPECT_EQ(rerun_alone_because(timeout, false), "") << "a time-out with the GPU alone stands";
 
   StageResult claims{.name = "time", .status = StageStatus::failed};
   claims.details = {
       {"times_verified", false}, {"hidden_work_suspected", false}, {"recheck", {{"passed", true}}}};
-  EXPECT_EQ(rerun_alone_because(claims, false, true), "claims_failed_sharing_the_host");
-  EXPECT_EQ(rerun_alone_because(claims, false, false), "") << "no other evaluation on the host: it stands";
+  EXPECT_EQ(rerun_alone_because(claims, false), "claims_failed_sharing_the_host");
   StageResult hidden = claims;
   hidden.details["hidden_work_suspected"] = true;  // work outside the stream: the solution's, whoever shares
   StageResult wrong = claims;
@@ -784,7 +783,7 @@ TEST(GpuStages, OnlyWhatSharingMayHaveCausedIsRunAgainAlone) {
   StageResult correct = claims;
   correct.name = "correct";
   for (const StageResult& stands : {hidden, wrong, verified, correct})
-    EXPECT_EQ(rerun_alone_because(stands, true, true), "") << stands.name << " " << stands.details.dump();
+    EXPECT_EQ(rerun_alone_because(stands, true), "") << stands.name << " " << stands.details.dump();
 }
 
 // A tool that timed out beside the other tools is run again alone, and that run decides: here it passes.
