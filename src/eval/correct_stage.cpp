@@ -2,8 +2,10 @@
 #include <fmt/ranges.h>
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "eval/gpu_stage.h"
+#include "eval/sanitizer_report.h"
 #include "runner/protocol.h"
 
 namespace ptxbench {
@@ -135,7 +137,49 @@ StageResult correct_stage_from(const json& result, const Task& task) {
   return stage;
 }
 
-// Correct: every shape, its trials with fresh inputs, in one runner process.
+namespace {
+
+// The CUDA errors of a call whose work faulted on the GPU, which memcheck can place in the code.
+bool device_fault(const std::string& cuda_error) {
+  static const std::set<std::string> faults = {"cudaErrorIllegalAddress",
+                                               "cudaErrorMisalignedAddress",
+                                               "cudaErrorInvalidAddressSpace",
+                                               "cudaErrorIllegalInstruction",
+                                               "cudaErrorInvalidPc",
+                                               "cudaErrorHardwareStackError",
+                                               "cudaErrorAssert",
+                                               "cudaErrorLaunchFailure"};
+  return faults.contains(cuda_error);
+}
+
+// Where a call that faulted on the GPU failed, when the sanitize stage (one call on the smallest shape) did
+// not see it: memcheck on the failing call's shape alone, whose first error gives the kernel, the source line
+// (the compile passes -lineinfo), the thread and the access. Null when memcheck finds nothing there (a fault
+// of another kind, or one that this call's inputs alone provoke).
+json locate_fault(StageContext& context, const json& fault) {
+  json request = request_for(context.task, context.compiled, proto::kModeSanitize, context.tools);
+  const std::string shape = fault.value(proto::kShape, json()).is_string() ? fault[proto::kShape] : "";
+  json only = json::array();
+  for (const json& s : request[proto::kShapes])
+    if (s.value(proto::kLabel, std::string()) == shape) only.push_back(s);
+  if (only.empty()) return nullptr;
+  request[proto::kShapes] = only;
+  const RunnerCall call = run_sanitizer(context, request, "memcheck");
+  const SanitizerReport report = parse_sanitizer_report(call.tool_log);
+  if (report.errors.empty()) return nullptr;
+  json located = to_json(report.errors.front());
+  located["tool"] = "memcheck";
+  located["shape"] = shape;
+  located["summary"] = report.errors.front().summary();
+  located["wall_s"] = call.process.wall_s;
+  return located;
+}
+
+}  // namespace
+
+// Correct: every shape, its trials with fresh inputs, in one runner process. A call that faulted on the GPU
+// is then located (locate_fault), and the message says where, unless the sanitize stage's tools already
+// reported what they found.
 StageResult correct_stage(StageContext& context) {
   const GpuTools& tools = context.tools;
   RunnerCall check = call_runner(tools, context.sandbox,
@@ -145,6 +189,17 @@ StageResult correct_stage(StageContext& context) {
                                      : process_failure("correct", check, tools.correct_limit_s);
   correct.wall_s = check.process.wall_s;
   if (correct.status == StageStatus::passed) add_launches(context, "correct", check.result);
+  const json fault = check.result ? check.result->value(proto::kRuntimeError, json()) : json();
+  const StageResult* sanitize = context.verdict.stage("sanitize");
+  const bool sanitizer_found = sanitize != nullptr && sanitize->status == StageStatus::failed;
+  if (correct.status == StageStatus::runtime_error && !sanitizer_found && fault.is_object() &&
+      fault.value(proto::kCudaError, json()).is_string() && device_fault(fault[proto::kCudaError])) {
+    const json located = locate_fault(context, fault);
+    if (located.is_object()) {
+      correct.details["located"] = located;
+      correct.message += "\nwhere (memcheck on that shape): " + located["summary"].get<std::string>();
+    }
+  }
   return correct;
 }
 

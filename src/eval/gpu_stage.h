@@ -32,6 +32,11 @@ struct StageContext {
 };
 
 StageResult sanitize_stage(StageContext& context);
+
+// One runner process of `request` with compute-sanitizer's `tool` starting the solution process (and any
+// process it starts), its log in the call's folder: the sanitize stage's three tools, and the correct
+// stage's search for where a failed call failed.
+RunnerCall run_sanitizer(StageContext& context, const nlohmann::json& request, const std::string& tool);
 StageResult correct_stage(StageContext& context);
 StageResult instructions_stage(StageContext& context);
 StageResult time_stage(StageContext& context);

@@ -23,6 +23,19 @@ constexpr const char* kSanitizerTools[] = {"memcheck", "synccheck", "racecheck"}
 
 }  // namespace
 
+RunnerCall run_sanitizer(StageContext& context, const json& request, const std::string& tool) {
+  const GpuTools& tools = context.tools;
+  const std::string log_name = tool + ".log";
+  auto command = [&](const fs::path& dir) {
+    return std::vector<std::string>{tools.compute_sanitizer.string(), "--tool", tool,
+                                    // the solution process and any process it starts
+                                    "--target-processes", "all", "--log-file", (dir / log_name).string(),
+                                    "--print-limit", "20", "--error-exitcode", "99"};
+  };
+  const RunnerTool sanitizer{.command = command, .log_name = log_name};
+  return call_runner(tools, context.sandbox, request, tools.sanitize_limit_s, &sanitizer);
+}
+
 // Sanitize: each tool of kSanitizerTools in its own process, one call on the smallest shape. A hazard a tool
 // reports fails the stage; so does a call that fails under a tool that found nothing (a runtime error in any
 // stage fails the verdict, whatever a later stage sees) or that breaks a rule the runner checks.
@@ -34,16 +47,8 @@ StageResult sanitize_stage(StageContext& context) {
   const GpuTools& tools = context.tools;
   StageResult stage{.name = "sanitize", .status = StageStatus::passed};
   const json request = request_for(context.task, context.compiled, proto::kModeSanitize, tools);
-  const auto run_tool = [&tools, &context, &request](const std::string& tool) {
-    const std::string log_name = tool + ".log";
-    auto command = [&](const fs::path& dir) {
-      return std::vector<std::string>{tools.compute_sanitizer.string(), "--tool", tool,
-                                      // the solution process and any process it starts
-                                      "--target-processes", "all", "--log-file", (dir / log_name).string(),
-                                      "--print-limit", "20", "--error-exitcode", "99"};
-    };
-    const RunnerTool sanitizer{.command = command, .log_name = log_name};
-    return call_runner(tools, context.sandbox, request, tools.sanitize_limit_s, &sanitizer);
+  const auto run_tool = [&context, &request](const std::string& tool) {
+    return run_sanitizer(context, request, tool);
   };
   const auto started = std::chrono::steady_clock::now();
   std::vector<std::future<RunnerCall>> running;

@@ -527,6 +527,38 @@ TEST(GpuStages, AWritePastTheEndFailsSanitizeWhenTheToolSawNothing) {
       << sanitize.message;
 }
 
+// A call that faulted on the GPU in the correct stage, at a shape the sanitize stage's one call did not
+// cover: memcheck runs on that shape alone, and the stage says in which kernel, at which line, which thread
+// and access. The debugging feedback a model gets (issue 34).
+TEST(GpuStages, ACallThatFaultedIsLocatedOnItsShape) {
+  const json faulted = json::parse(R"({
+    "protocol": 1, "mode": "check", "status": "runtime_error",
+    "message": "shape odd-m (M=1999 N=4096 K=4096), trial 1: the solution's work on the stream failed: cudaErrorMisalignedAddress: misaligned address",
+    "runtime_error": {"shape": "odd-m", "trial": 1, "where": "trial 1: the solution's work on the stream failed",
+                      "return_code": null, "cuda_error": "cudaErrorMisalignedAddress", "cuda_error_string": "misaligned address"},
+    "shapes": []})");
+  std::vector<json> requests;
+  const Verdict verdict = stages_with_fake_tools(
+      faulted, {"correct"}, {{"memcheck", read_file(kData / "sanitizer" / "memcheck_misaligned.txt")}}, "",
+      {}, "", nullptr, nullptr, 30, 0, &requests);
+  const StageResult& correct = stage_named(verdict, "correct");
+  EXPECT_EQ(correct.status, StageStatus::runtime_error);
+  EXPECT_NE(correct.message.find("cudaErrorMisalignedAddress"), std::string::npos) << correct.message;
+  EXPECT_NE(correct.message.find("where (memcheck on that shape): "), std::string::npos) << correct.message;
+  EXPECT_NE(correct.message.find("sanitizer_cases.cu:33"), std::string::npos) << correct.message;
+  EXPECT_EQ(correct.details["located"]["kernel"], "misaligned_kernel(const char *, float *)");
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(requests[1]["mode"], "sanitize");
+  ASSERT_EQ(requests[1]["shapes"].size(), 1u);
+  EXPECT_EQ(requests[1]["shapes"][0]["label"], "odd-m");
+  EXPECT_NE(requests[1]["solution_wrapper"].dump().find("memcheck"), std::string::npos);
+
+  // Memcheck finds nothing there: the stage says what it said before, nothing made up.
+  const Verdict unlocated = stages_with_fake_tools(faulted, {"correct"});
+  EXPECT_EQ(stage_named(unlocated, "correct").message, faulted["message"].get<std::string>());
+  EXPECT_FALSE(stage_named(unlocated, "correct").details.contains("located"));
+}
+
 // The failure fast.cu's kernel with its original host code showed on the H200: no tool saw a memory error,
 // but the call failed. The sanitize stage fails with it, whatever the later stages see.
 TEST(GpuStages, ACallThatFailsUnderTheSanitizerFailsTheStage) {
