@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Each stored verdict's stage times, from a ptxbench store: one line per evaluation (task, source, verdict,
-each stage's seconds; the sanitize stage's tools in brackets), then each stage's total and mean.
+each stage's seconds; the sanitize stage's tools in brackets; the runner's steps of the correct and time stages,
+`phases_s`, where the verdict has them), then each stage's total and mean.
 
     bench/harness/stage_times.py DATA/ptxbench.db [--run N] [--json OUT]
 """
@@ -51,6 +52,8 @@ def main():
                      if isinstance(d, dict) and isinstance(d.get("wall_s"), (int, float))}
             if tools:
                 entry["tools"] = tools
+            if isinstance(details.get("phases_s"), dict):
+                entry["phases"] = {k: round(w, 2) for k, w in details["phases_s"].items()}
             stages[s["name"]] = entry
             per_stage.setdefault(s["name"], []).append(entry["wall_s"])
         timing = time_checks(v)
@@ -61,6 +64,9 @@ def main():
             tools = " [" + " ".join(f"{t} {w:.1f}" for t, w in e["tools"].items()) + "]" if "tools" in e else ""
             cells.append(f"{name} {e['wall_s']:.1f}{tools}")
         print(f"{eid:4} {task:40} {source:40} {status:8} " + ", ".join(cells))
+        for name, e in stages.items():
+            if "phases" in e:
+                print(f"     {name} steps: " + ", ".join(f"{k} {w:.2f}" for k, w in e["phases"].items()))
         if timing:
             print("     time: " + ", ".join(f"{k} {v}" for k, v in timing.items()))
     for name, walls in per_stage.items():

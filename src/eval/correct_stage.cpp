@@ -110,6 +110,7 @@ StageResult correct_stage_from(const json& result, const Task& task) {
   stage.details = {{"shapes", result.value(proto::kShapeResults, json::array())},
                    {"device", result.value(proto::kDeviceInfo, json::object())},
                    {"solution_process", result.value(proto::kSolutionProcess, json())}};
+  if (result.contains(proto::kPhasesS)) stage.details[proto::kPhasesS] = result[proto::kPhasesS];
   int shapes = 0, failed = 0;
   std::string first_failure;
   for (const auto& shape : result.value(proto::kShapeResults, json::array())) {

@@ -28,6 +28,7 @@ StageResult time_stage_from(const json& result, const Task& task) {
   StageResult stage{.name = "time", .status = status_of(result)};
   const json timing = result.value(proto::kTiming, json::object());
   stage.details = timing;
+  if (result.contains(proto::kPhasesS)) stage.details[proto::kPhasesS] = result[proto::kPhasesS];
   if (stage.status != StageStatus::passed || timing.empty()) {
     if (stage.status == StageStatus::runtime_error)
       stage.message = runtime_error_text(result);

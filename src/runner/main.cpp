@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -209,9 +210,27 @@ ptxbench::runner::SolutionProcess* open_baseline(ptxbench::runner::SolutionProce
   return &baseline;
 }
 
+// Where a runner process's seconds go, step by step, into the result's "phases_s" (protocol.h): what the
+// stage times of bench/ are broken down by.
+class Phases {
+ public:
+  // The seconds since the previous step ended (or since the runner started), as step `name`'s.
+  void ended(const char* name) {
+    const auto now = std::chrono::steady_clock::now();
+    phases_[name] = std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+  }
+  void write(Json& result) const { result[p::kPhasesS] = phases_; }
+
+ private:
+  Json phases_ = Json::object();
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
 // Runs the whole request into `result`; every failure becomes a status and a message.
 void run(const std::string& text, Json& result) {
   using namespace ptxbench::runner;
+  Phases phases;
   std::unique_ptr<TaskFamily> family;
   std::unique_ptr<SolutionProcess> solution, baseline;
   Request request;
@@ -239,23 +258,32 @@ void run(const std::string& text, Json& result) {
     PTXBENCH_CUDA(cudaSetDeviceFlags(cudaDeviceScheduleSpin));
     PTXBENCH_CUDA(cudaFree(nullptr));
     result[p::kDeviceInfo] = describe_device(request.device);
+    phases.ended("runner_context");
   } catch (const std::exception& error) {
+    phases.write(result);
     return set_error(result, p::kHarnessError, error.what());
   }
 
   Session session{request, *family, *solution, result, {}};
   try {
-    solution->open(request.device);
-    if (baseline) session.baseline = open_baseline(*baseline, request, entry);
+    solution->open(request.device);  // the worker's start (a Triton worker's python and imports) and context
+    phases.ended("solution_process");
+    if (baseline) {
+      session.baseline = open_baseline(*baseline, request, entry);
+      phases.ended("baseline_process");
+    }
     if (request.mode == Mode::time) {
       session.calibration = calibrate(*solution, request.device);
       session.read_bandwidth_bytes_per_s = measure_read_bandwidth();
+      phases.ended("calibration");
     }
     const Confinement confined = solution->load(request.library, entry);
     result[p::kSolutionProcess] = {{p::kWritesConfined, confined.writes_confined},
                                    {p::kThreadsWhenConfined, confined.threads}};
     family->bind(*solution);
+    phases.ended("load");
     run_mode(session);
+    phases.ended("calls");
   } catch (const SolutionFault& fault) {
     set_error(result, fault.rule ? p::kFailed : p::kRuntimeErrorStatus, fault.what());
     result[p::kRuntimeError] = fault.details();
@@ -267,6 +295,8 @@ void run(const std::string& text, Json& result) {
   }
   solution.reset();  // the worker is gone before its cache is read
   baseline.reset();
+  phases.ended("end");
+  phases.write(result);
   if (!triton_cache.empty() && !request.kernels_dir.empty())
     keep_compiled_kernels(triton_cache, request.kernels_dir, result);
   std::error_code error;

@@ -298,6 +298,9 @@ inline constexpr const char* kRoofline = "roofline";
 inline constexpr const char* kPeakTflops = "peak_tflops";
 inline constexpr const char* kSmCount = "sm_count";
 inline constexpr const char* kSmClockMhz = "sm_clock_mhz";
+// A runner process's seconds by step (runner_context, solution_process, baseline_process, calibration, load,
+// calls, end: each from the previous step's end), for the stage times.
+inline constexpr const char* kPhasesS = "phases_s";
 // The time stage's SM clock after each timed call of the solution (its series), and whether its median was
 // below the maximum (timing_rules.h, clock_below_max).
 inline constexpr const char* kSmClockDuringMhz = "sm_clock_during_mhz";

@@ -137,6 +137,16 @@ TEST(GpuStages, TimingGivesTheSharesOfTheRoofline) {
   EXPECT_EQ(no_peak.message.find("dense tensor peak"), std::string::npos) << no_peak.message;
 }
 
+// The runner's steps (phases_s) travel into the stage's details, for the stage times of bench/.
+TEST(GpuStages, TheRunnersStepsAreKeptWithTheStage) {
+  json result = timing_result(false);
+  result["phases_s"] = {{"runner_context", 0.31}, {"solution_process", 1.52}, {"calls", 2.0}};
+  EXPECT_EQ(time_stage_from(result, task()).details["phases_s"]["solution_process"], 1.52);
+  json check = failing_check_result();
+  check["phases_s"] = result["phases_s"];
+  EXPECT_EQ(correct_stage_from(check, task()).details["phases_s"]["calls"], 2.0);
+}
+
 // A GPU held below its maximum clock while the calls ran: the verdict says at what clock they were timed.
 TEST(GpuStages, TimingSaysWhenTheGpuRanBelowItsMaximumClock) {
   json result = timing_result(false);

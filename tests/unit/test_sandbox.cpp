@@ -239,6 +239,7 @@ TEST(ResultChannel, TheRunnerTagsItsResultInsideTheSandbox) {
   const ChannelRead read = read_result_channel(run.out, key);
   ASSERT_TRUE(read.document) << read.tampered << "\n" << run.out;
   EXPECT_NE((*read.document)["status"], "passed");
+  EXPECT_TRUE((*read.document)["phases_s"].is_object()) << "its steps' seconds, whatever the end";
   EXPECT_FALSE(read_result_channel(run.out, std::string(64, 'x')).document);  // another key: rejected
   fs::remove_all(scratch);
 }
