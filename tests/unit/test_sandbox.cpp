@@ -321,7 +321,18 @@ TEST(SolutionProcess, ConfinedWritesReachOnlyTheFoldersKept) {
 // A Triton solution's process keeps one more folder writable when its runner names one (the kernel cache that
 // the evaluation's stages share, which the judge keeps outside /tmp): that folder, and nothing beside it.
 TEST(SolutionProcess, AKernelCacheOutsideTmpIsTheOneMoreFolderKept) {
-  const fs::path cache = fresh_dir("triton-cache"), scratch = fresh_dir("scratch-beside");
+  // Both folders outside /tmp, which the confinement keeps writable: beside the build, or in /var/tmp when
+  // the build itself lies under /tmp (a fresh clone there).
+  const auto outside_tmp = [](const std::string& name) {
+    const fs::path here = fresh_dir(name);
+    if (!fs::weakly_canonical(here).string().starts_with("/tmp/")) return here;
+    fs::remove_all(here);
+    const fs::path there = fs::path("/var/tmp") / here.filename();
+    fs::create_directories(there);
+    return there;
+  };
+  const fs::path cache = outside_tmp("triton-cache"), scratch = outside_tmp("scratch-beside");
+  ASSERT_FALSE(fs::weakly_canonical(scratch).string().starts_with("/tmp/")) << scratch;
   const int status = exit_status_of_child([&] {
     if (!ptxbench::runner::confine_solution_process(cache.c_str()).writes_confined) return 77;
     if (!(std::ofstream(cache / "kernel.cubin") << "x")) return 1;
