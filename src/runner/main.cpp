@@ -145,20 +145,17 @@ std::string own_path() {
 constexpr const char* kWorkerLibrary = "libptxbench-solution-worker.so";
 
 // A process that hosts Python entry points (a Triton solution, a baseline module), run by the request's
-// python, its kernel cache in `triton_cache`: the request's shared one if it names one, else a folder made in
-// /tmp (the sandbox's own tmpfs), which `made_cache` then names for removal.
+// python, its kernel cache in `triton_cache`: the folder given, or when it is empty a folder made in /tmp (the
+// sandbox's own tmpfs).
 ptxbench::runner::WorkerCommand python_command(const ptxbench::runner::Request& request,
-                                               const std::string& shared_cache, std::string& triton_cache,
-                                               std::string& made_cache) {
+                                               std::string& triton_cache) {
   const fs::path library = fs::path(own_path()).parent_path() / kWorkerLibrary;
   if (!fs::exists(library)) throw std::runtime_error("the worker library is missing: " + library.string());
-  if (!shared_cache.empty()) {
-    triton_cache = shared_cache;
-  } else {
+  if (triton_cache.empty()) {
     char folder[] = "/tmp/ptxbench-triton-XXXXXX";
     if (mkdtemp(folder) == nullptr)
       throw std::runtime_error(std::string("cannot make Triton's cache folder: ") + std::strerror(errno));
-    triton_cache = made_cache = folder;
+    triton_cache = folder;
   }
   return ptxbench::runner::python_worker(request.python, library.string(), triton_cache,
                                          request.python_bytecode);
@@ -166,11 +163,9 @@ ptxbench::runner::WorkerCommand python_command(const ptxbench::runner::Request& 
 
 // How the solution process starts for this request, under the request's tool if it names one.
 ptxbench::runner::WorkerCommand worker_command(const ptxbench::runner::Request& request,
-                                               std::string& triton_cache, std::string& made_cache) {
+                                               std::string& triton_cache) {
   using namespace ptxbench::runner;
-  WorkerCommand command = request.triton
-                              ? python_command(request, request.triton_cache, triton_cache, made_cache)
-                              : cuda_worker(own_path());
+  WorkerCommand command = request.triton ? python_command(request, triton_cache) : cuda_worker(own_path());
   command.wrapper = request.solution_wrapper;
   return command;
 }
@@ -235,8 +230,9 @@ void run(const std::string& text, Json& result) {
   std::unique_ptr<SolutionProcess> solution, baseline;
   Request request;
   EntrySpec entry;
-  // The Triton caches in use, and those this process made (removed at the end).
-  std::string triton_cache, made_cache, baseline_cache, made_baseline_cache;
+  // The Triton caches in use. The solution's is the request's shared one, if it names one, which stays; the
+  // others are made here and removed at the end.
+  std::string triton_cache, baseline_cache;
   try {
     request = parse_request(text);
     result[p::kMode] = request.mode_name;
@@ -246,11 +242,11 @@ void run(const std::string& text, Json& result) {
                          request.entry_point + "\"");
     }
     entry = entry_of(family->spec());
+    triton_cache = request.triton_cache;
     // Forked before this process creates its CUDA context (a forked child cannot use its parent's).
-    solution = std::make_unique<SolutionProcess>(worker_command(request, triton_cache, made_cache));
+    solution = std::make_unique<SolutionProcess>(worker_command(request, triton_cache));
     if (request.mode == Mode::time && !request.baseline_module.empty())
-      baseline =
-          std::make_unique<SolutionProcess>(python_command(request, "", baseline_cache, made_baseline_cache));
+      baseline = std::make_unique<SolutionProcess>(python_command(request, baseline_cache));
     // The context and device facts come first, so that a library that breaks CUDA at load time is seen as
     // such.
     PTXBENCH_CUDA(cudaSetDevice(request.device));
@@ -300,8 +296,8 @@ void run(const std::string& text, Json& result) {
   if (!triton_cache.empty() && !request.kernels_dir.empty())
     keep_compiled_kernels(triton_cache, request.kernels_dir, result);
   std::error_code error;
-  for (const std::string& made : {made_cache, made_baseline_cache})
-    if (!made.empty()) fs::remove_all(made, error);
+  if (!triton_cache.empty() && request.triton_cache.empty()) fs::remove_all(triton_cache, error);
+  if (!baseline_cache.empty()) fs::remove_all(baseline_cache, error);
 }
 
 }  // namespace
