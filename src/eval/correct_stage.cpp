@@ -2,7 +2,6 @@
 #include <fmt/ranges.h>
 #include <algorithm>
 #include <cmath>
-#include <set>
 
 #include "eval/gpu_stage.h"
 #include "eval/sanitizer_report.h"
@@ -140,19 +139,6 @@ StageResult correct_stage_from(const json& result, const Task& task) {
 
 namespace {
 
-// The CUDA errors of a call whose work faulted on the GPU, which memcheck can place in the code.
-bool device_fault(const std::string& cuda_error) {
-  static const std::set<std::string> faults = {"cudaErrorIllegalAddress",
-                                               "cudaErrorMisalignedAddress",
-                                               "cudaErrorInvalidAddressSpace",
-                                               "cudaErrorIllegalInstruction",
-                                               "cudaErrorInvalidPc",
-                                               "cudaErrorHardwareStackError",
-                                               "cudaErrorAssert",
-                                               "cudaErrorLaunchFailure"};
-  return faults.contains(cuda_error);
-}
-
 // Where a call that faulted on the GPU failed, when the sanitize stage (one call on the smallest shape) did
 // not see it: memcheck on the failing call's shape alone, whose first error gives the kernel, the source line
 // (the compile passes -lineinfo), the thread and the access. Null when memcheck finds nothing there (a fault
@@ -178,9 +164,9 @@ json locate_fault(StageContext& context, const json& fault) {
 
 }  // namespace
 
-// Correct: every shape, its trials with fresh inputs, in one runner process. A call that faulted on the GPU
-// is then located (locate_fault), and the message says where, unless the sanitize stage's tools already
-// reported what they found.
+// Correct: every shape, its trials with fresh inputs, in one runner process. A call whose work faulted on the
+// GPU (the runner's "device_fault") is then located (locate_fault), and the message says where, unless the
+// sanitize stage's tools already reported what they found.
 StageResult correct_stage(StageContext& context) {
   const GpuTools& tools = context.tools;
   RunnerCall check = call_runner(tools, context.sandbox,
@@ -194,7 +180,7 @@ StageResult correct_stage(StageContext& context) {
   const StageResult* sanitize = context.verdict.stage("sanitize");
   const bool sanitizer_found = sanitize != nullptr && sanitize->status == StageStatus::failed;
   if (correct.status == StageStatus::runtime_error && !sanitizer_found && fault.is_object() &&
-      fault.value(proto::kCudaError, json()).is_string() && device_fault(fault[proto::kCudaError])) {
+      fault.value(proto::kDeviceFault, false)) {
     const json located = locate_fault(context, fault);
     if (located.is_object()) {
       correct.details["located"] = located;

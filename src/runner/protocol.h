@@ -115,7 +115,8 @@
 //                  roofline): says nothing about the solution.
 // runtime_error: "where" names the call and what happened ("trial 0: the solution returned 7", "timed call 3:
 //   the solution's work on the stream failed"); "return_code", "cuda_error" (e.g. "cudaErrorIllegalAddress")
-//   and "cuda_error_string" are null where they do not apply; "shape" is null when the library did not load.
+//   and "cuda_error_string" are null where they do not apply; "shape" is null when the library did not load;
+//   "device_fault": the CUDA error is one a kernel's fault leaves (cuda_check.h, is_sticky_kernel_error).
 //   Shapes and trials finished before the fault stay in "shapes".
 // Trial: {"trial", "key" (hex of the input key derived from the seed, not the seed), "stream_handle",
 //   "return_code", "passed", "inputs_unchanged", "changed_inputs": {"A": n, "B": n} (elements that differ
@@ -276,6 +277,7 @@ inline constexpr const char* kShape = "shape";
 inline constexpr const char* kWhere = "where";
 inline constexpr const char* kCudaError = "cuda_error";
 inline constexpr const char* kCudaErrorString = "cuda_error_string";
+inline constexpr const char* kDeviceFault = "device_fault";
 
 // Timing fields.
 inline constexpr const char* kFlops = "flops";

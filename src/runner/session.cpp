@@ -802,6 +802,7 @@ Json SolutionFault::details() const {
   details[p::kReturnCode] = code ? Json(*code) : Json(nullptr);
   details[p::kCudaError] = error ? Json(cudaGetErrorName(*error)) : Json(nullptr);
   details[p::kCudaErrorString] = error ? Json(cudaGetErrorString(*error)) : Json(nullptr);
+  details[p::kDeviceFault] = error && is_sticky_kernel_error(*error);
   return details;
 }
 

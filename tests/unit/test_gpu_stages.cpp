@@ -545,7 +545,8 @@ TEST(GpuStages, ACallThatFaultedIsLocatedOnItsShape) {
     "protocol": 1, "mode": "check", "status": "runtime_error",
     "message": "shape odd-m (M=1999 N=4096 K=4096), trial 1: the solution's work on the stream failed: cudaErrorMisalignedAddress: misaligned address",
     "runtime_error": {"shape": "odd-m", "trial": 1, "where": "trial 1: the solution's work on the stream failed",
-                      "return_code": null, "cuda_error": "cudaErrorMisalignedAddress", "cuda_error_string": "misaligned address"},
+                      "return_code": null, "cuda_error": "cudaErrorMisalignedAddress", "cuda_error_string": "misaligned address",
+                      "device_fault": true},
     "shapes": []})");
   std::vector<json> requests;
   const Verdict verdict = stages_with_fake_tools(
@@ -562,6 +563,13 @@ TEST(GpuStages, ACallThatFaultedIsLocatedOnItsShape) {
   ASSERT_EQ(requests[1]["shapes"].size(), 1u);
   EXPECT_EQ(requests[1]["shapes"][0]["label"], "odd-m");
   EXPECT_NE(requests[1]["solution_wrapper"].dump().find("memcheck"), std::string::npos);
+
+  // A runtime error that is no fault on the GPU (a non-zero return): nothing to locate, no second run.
+  json returned = faulted;
+  returned["runtime_error"]["device_fault"] = false;
+  std::vector<json> asked;
+  (void)stages_with_fake_tools(returned, {"correct"}, {}, "", {}, "", nullptr, nullptr, 30, 0, &asked);
+  EXPECT_EQ(asked.size(), 1u);
 
   // Memcheck finds nothing there: the stage says what it said before, nothing made up.
   const Verdict unlocated = stages_with_fake_tools(faulted, {"correct"});
