@@ -129,6 +129,7 @@ StageResult correct_stage_from(const json& result, const Task& task) {
                           : fmt::format("{} of {} shapes wrong. {}", failed, shapes, first_failure);
       break;
     case StageStatus::runtime_error:
+    case StageStatus::timeout:  // the runner's own limit (check_then_time): the call it ran out in
       stage.message = runtime_error_text(result);
       break;
     default:
@@ -164,19 +165,32 @@ json locate_fault(StageContext& context, const json& fault) {
 
 }  // namespace
 
-// Correct: every shape, its trials with fresh inputs, in one runner process. A call whose work faulted on the
-// GPU (the runner's "device_fault") is then located (locate_fault), and the message says where, unless the
-// sanitize stage's tools already reported what they found.
+// Correct: every shape, its trials with fresh inputs, in one runner process, and the time stage's calls after
+// them when that stage is to run (gpu_stage.h). A call whose work faulted on the GPU (the runner's
+// "device_fault") is then located (locate_fault), and the message says where, unless the sanitize stage's
+// tools already reported what they found.
 StageResult correct_stage(StageContext& context) {
   const GpuTools& tools = context.tools;
+  const bool and_time = tools.wants("time");
+  // With the time stage's calls, the process gets both stages' limits, which the runner keeps itself, part
+  // by part; the margin is for its own start and end.
+  constexpr double kPartsMarginS = 30;
+  const double limit_s =
+      and_time ? tools.correct_limit_s + tools.time_limit_s + kPartsMarginS : tools.correct_limit_s;
   RunnerCall check = call_runner(tools, context.sandbox,
-                                 request_for(context.task, context.compiled, proto::kModeCheck, tools),
-                                 tools.correct_limit_s);
-  StageResult correct = check.result ? correct_stage_from(*check.result, context.task)
-                                     : process_failure("correct", check, tools.correct_limit_s);
-  correct.wall_s = check.process.wall_s;
-  if (correct.status == StageStatus::passed) add_launches(context, "correct", check.result);
-  const json fault = check.result ? check.result->value(proto::kRuntimeError, json()) : json();
+                                 request_for(context.task, context.compiled,
+                                             and_time ? proto::kModeCheckThenTime : proto::kModeCheck, tools),
+                                 limit_s);
+  const std::optional<json> checked =
+      check.result ? std::optional(runner_part(*check.result, proto::kCheckPart)) : std::nullopt;
+  StageResult correct =
+      checked ? correct_stage_from(*checked, context.task) : process_failure("correct", check, limit_s);
+  correct.wall_s = checked && checked->contains(proto::kWallS) ? checked->at(proto::kWallS).get<double>()
+                                                               : check.process.wall_s;
+  if (correct.status == StageStatus::passed) add_launches(context, "correct", checked);
+  if (check.result && check.result->contains(proto::kTimePart))
+    context.timed = runner_part(*check.result, proto::kTimePart);
+  const json fault = checked ? checked->value(proto::kRuntimeError, json()) : json();
   const StageResult* sanitize = context.verdict.stage("sanitize");
   const bool sanitizer_found = sanitize != nullptr && sanitize->status == StageStatus::failed;
   if (correct.status == StageStatus::runtime_error && !sanitizer_found && fault.is_object() &&

@@ -29,9 +29,16 @@ struct StageContext {
   // bind_proof holds to the profiled call's.
   std::vector<std::pair<std::string, nlohmann::json>> launches;
   std::optional<NcuReport> profiled;  // the instruction stage's profile, when ncu's report was read
+  // The time stage's runner result, when the correct stage's process timed the solution after its check
+  // (correct_stage): the time stage reports it rather than start the solution again.
+  std::optional<nlohmann::json> timed;
 };
 
 StageResult sanitize_stage(StageContext& context);
+
+// Correct: every shape's trials, and then, when the time stage is to follow, its timed calls, in one runner
+// process (protocol.h, check_then_time): the solution's process, context, library and kernels start once for
+// both stages. The timing is kept in the context for the time stage.
 
 // One runner process of `request` with compute-sanitizer's `tool` starting the solution process (and any
 // process it starts), its log in the call's folder: the sanitize stage's three tools, and the correct

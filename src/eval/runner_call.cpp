@@ -123,9 +123,14 @@ json request_for(const Task& task, const CompileResult& compiled, const std::str
   if (!task.parameters.empty()) request[proto::kParameters] = task.parameters;
   // The architecture's dense tensor rate: the time stage's physics floor (runner/timing_rules.h).
   const ArchProfile* arch = find_arch(task.arch);
-  if (mode == proto::kModeTime && arch != nullptr)
+  const bool times = mode == proto::kModeTime || mode == proto::kModeCheckThenTime;
+  if (times && arch != nullptr)
     request[proto::kDenseFlopsPerSmPerClock] = arch->dense_bf16_flops_per_sm_per_clock;
-  if (const fs::path module = baseline_module(task, tools); mode == proto::kModeTime && !module.empty()) {
+  if (mode == proto::kModeCheckThenTime) {
+    request[proto::kCheckLimitS] = tools.correct_limit_s;
+    request[proto::kTimeLimitS] = tools.time_limit_s;
+  }
+  if (const fs::path module = baseline_module(task, tools); times && !module.empty()) {
     request[proto::kBaselineModule] = module.string();
     request[proto::kPython] = tools.python;
   }
@@ -256,7 +261,16 @@ StageStatus status_of(const json& result) {
   if (s == proto::kPassed) return StageStatus::passed;
   if (s == proto::kFailed) return StageStatus::failed;
   if (s == proto::kRuntimeErrorStatus) return StageStatus::runtime_error;
+  if (s == proto::kTimeoutStatus) return StageStatus::timeout;
   return StageStatus::harness_error;
+}
+
+json runner_part(const json& result, const char* part) {
+  json own = result;
+  own.erase(proto::kCheckPart);
+  own.erase(proto::kTimePart);
+  if (const auto it = result.find(part); it != result.end() && it->is_object()) own.update(*it);
+  return own;
 }
 
 std::string written_outside(const std::optional<json>& result) {

@@ -74,6 +74,11 @@ StageResult process_failure(const std::string& stage, const RunnerCall& call, do
 // A runner result's status as a stage status (a missing or unknown one is the harness's error).
 StageStatus status_of(const nlohmann::json& result);
 
+// One part ("check" or "time") of a check_then_time result (protocol.h) as a result of its own: what the
+// parts share, then the part's own fields. A result without that part (the process failed before it) is
+// returned as it is.
+nlohmann::json runner_part(const nlohmann::json& result, const char* part);
+
 // What went wrong in a runner result with a fault (its "runtime_error" object): the runner's message, which
 // says where (the shape and the call, or loading the library) and quotes the CUDA error.
 std::string runtime_error_text(const nlohmann::json& result);

@@ -30,7 +30,7 @@ StageResult time_stage_from(const json& result, const Task& task) {
   stage.details = timing;
   if (result.contains(proto::kPhasesS)) stage.details[proto::kPhasesS] = result[proto::kPhasesS];
   if (stage.status != StageStatus::passed || timing.empty()) {
-    if (stage.status == StageStatus::runtime_error)
+    if (stage.status == StageStatus::runtime_error || stage.status == StageStatus::timeout)
       stage.message = runtime_error_text(result);
     else if (stage.status == StageStatus::failed &&
              !timing.value(proto::kRecheck, json::object()).value(proto::kPassedField, true))
@@ -85,16 +85,29 @@ StageResult time_stage_from(const json& result, const Task& task) {
 }
 
 // Time: the main shape's timed calls and the baseline's, alternating in one runner process (an attention
-// task's vendor baseline in a process of the runner's own, beside the solution's).
+// task's vendor baseline in a process of the runner's own, beside the solution's): those the correct stage's
+// process made after its check (context.timed), or, when it made none (or this stage runs again alone), a
+// process of this stage's own.
 StageResult time_stage(StageContext& context) {
   const GpuTools& tools = context.tools;
-  RunnerCall timed =
-      call_runner(tools, context.sandbox,
-                  request_for(context.task, context.compiled, proto::kModeTime, tools), tools.time_limit_s);
-  StageResult time = timed.result ? time_stage_from(*timed.result, context.task)
-                                  : process_failure("time", timed, tools.time_limit_s);
-  time.wall_s = timed.process.wall_s;
-  if (time.status == StageStatus::passed) add_launches(context, "time", timed.result);
+  std::optional<json> result = std::move(context.timed);
+  context.timed.reset();
+  double wall_s = 0;
+  StageResult time;
+  if (result) {
+    time = time_stage_from(*result, context.task);
+    wall_s = result->value(proto::kWallS, 0.0);
+  } else {
+    RunnerCall timed =
+        call_runner(tools, context.sandbox,
+                    request_for(context.task, context.compiled, proto::kModeTime, tools), tools.time_limit_s);
+    result = timed.result;
+    time =
+        result ? time_stage_from(*result, context.task) : process_failure("time", timed, tools.time_limit_s);
+    wall_s = timed.process.wall_s;
+  }
+  time.wall_s = wall_s;
+  if (time.status == StageStatus::passed) add_launches(context, "time", result);
   if (time.status == StageStatus::passed && time.details.value(proto::kSpeedup, json()).is_number())
     context.verdict.speedup = time.details[proto::kSpeedup].get<double>();
   return time;

@@ -205,13 +205,23 @@ ptxbench::runner::SolutionProcess* open_baseline(ptxbench::runner::SolutionProce
   return &baseline;
 }
 
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+Clock::time_point seconds_after(Clock::time_point start, double seconds) {
+  return start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
 // Where a runner process's seconds go, step by step, into the result's "phases_s" (protocol.h): what the
 // stage times of bench/ are broken down by.
 class Phases {
  public:
   // The seconds since the previous step ended (or since the runner started), as step `name`'s.
   void ended(const char* name) {
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = Clock::now();
     phases_[name] = std::chrono::duration<double>(now - last_).count();
     last_ = now;
   }
@@ -219,12 +229,85 @@ class Phases {
 
  private:
   Json phases_ = Json::object();
-  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+  Clock::time_point last_ = Clock::now();
 };
+
+// Runs `body`; what it throws becomes `into`'s status and message: a fault of the solution's its
+// runtime_error (failed when it broke a rule, timeout when it ran out of time), anything else the harness's.
+// Returns whether it ran through.
+template <typename Body>
+bool judged(Json& into, Body&& body) {
+  using namespace ptxbench::runner;
+  try {
+    body();
+    return true;
+  } catch (const SolutionFault& fault) {
+    set_error(into,
+              fault.timed_out ? p::kTimeoutStatus
+              : fault.rule    ? p::kFailed
+                              : p::kRuntimeErrorStatus,
+              fault.what());
+    into[p::kRuntimeError] = fault.details();
+  } catch (const CudaError& error) {
+    // This process's own CUDA calls: the solution runs in another context and cannot make them fail.
+    set_error(into, p::kHarnessError, error.what());
+  } catch (const std::exception& error) {
+    set_error(into, p::kHarnessError, error.what());
+  }
+  return false;
+}
+
+// The request's limit for a part as the message says it ("the correct stage's 120 s").
+std::string limit_text(const char* stage, double seconds) {
+  char text[96];
+  std::snprintf(text, sizeof(text), "the %s stage's %.0f s", stage, seconds);
+  return text;
+}
+
+// check_then_time (protocol.h): the check, then the time mode if every trial passed, each part's result in
+// a member of its own; the top level's status and message are the last part's.
+void run_check_then_time(ptxbench::runner::Session& session, ptxbench::runner::SolutionProcess* baseline,
+                         const ptxbench::runner::EntrySpec& entry, Clock::time_point start, Phases& phases) {
+  using namespace ptxbench::runner;
+  const Request& request = session.request;
+  const auto part = [&](const char* name, Mode mode, Clock::time_point since, const auto& before) {
+    Json& into = session.result[name] = {{p::kStatus, p::kHarnessError}, {p::kMessage, ""}};
+    Session own{request,
+                session.family,
+                session.solution,
+                into,
+                session.calibration,
+                session.read_bandwidth_bytes_per_s,
+                session.baseline};
+    judged(into, [&] {
+      before(own);
+      run_mode(own, mode);
+    });
+    into[p::kWallS] = seconds_since(since);
+    session.result[p::kStatus] = into[p::kStatus];
+    session.result[p::kMessage] = into[p::kMessage];
+    return into[p::kStatus] == p::kPassed;
+  };
+  const bool checked = part(p::kCheckPart, Mode::check, start, [](Session&) {});
+  phases.ended("check_calls");
+  if (!checked) return;
+  const Clock::time_point timing = Clock::now();
+  if (request.time_limit_s > 0)
+    session.solution.set_deadline(seconds_after(timing, request.time_limit_s),
+                                  limit_text("time", request.time_limit_s));
+  part(p::kTimePart, Mode::time, timing, [&](Session& own) {
+    if (baseline != nullptr) {
+      own.baseline = open_baseline(*baseline, request, entry);
+      phases.ended("baseline_process");
+    }
+  });
+  phases.ended("time_calls");
+}
 
 // Runs the whole request into `result`; every failure becomes a status and a message.
 void run(const std::string& text, Json& result) {
   using namespace ptxbench::runner;
+  const Clock::time_point start = Clock::now();
   Phases phases;
   std::unique_ptr<TaskFamily> family;
   std::unique_ptr<SolutionProcess> solution, baseline;
@@ -233,7 +316,7 @@ void run(const std::string& text, Json& result) {
   // The Triton caches in use. The solution's is the request's shared one, if it names one, which stays; the
   // others are made here and removed at the end.
   std::string triton_cache, baseline_cache;
-  try {
+  const bool ran_start = judged(result, [&] {
     request = parse_request(text);
     result[p::kMode] = request.mode_name;
     family = make_family(request);
@@ -245,7 +328,7 @@ void run(const std::string& text, Json& result) {
     triton_cache = request.triton_cache;
     // Forked before this process creates its CUDA context (a forked child cannot use its parent's).
     solution = std::make_unique<SolutionProcess>(worker_command(request, triton_cache));
-    if (request.mode == Mode::time && !request.baseline_module.empty())
+    if (request.times() && !request.baseline_module.empty())
       baseline = std::make_unique<SolutionProcess>(python_command(request, baseline_cache));
     // The context and device facts come first, so that a library that breaks CUDA at load time is seen as
     // such.
@@ -255,20 +338,28 @@ void run(const std::string& text, Json& result) {
     PTXBENCH_CUDA(cudaFree(nullptr));
     result[p::kDeviceInfo] = describe_device(request.device);
     phases.ended("runner_context");
-  } catch (const std::exception& error) {
+  });
+  if (!ran_start) {
+    // A fault before the solution ran is the harness's, whatever threw it.
+    result[p::kStatus] = p::kHarnessError;
+    result.erase(p::kRuntimeError);
     phases.write(result);
-    return set_error(result, p::kHarnessError, error.what());
+    return;
   }
 
   Session session{request, *family, *solution, result, {}};
-  try {
+  const bool both = request.mode == Mode::check_then_time;
+  if (both && request.check_limit_s > 0)
+    solution->set_deadline(seconds_after(start, request.check_limit_s),
+                           limit_text("correct", request.check_limit_s));
+  judged(result, [&] {
     solution->open(request.device);  // the worker's start (a Triton worker's python and imports) and context
     phases.ended("solution_process");
-    if (baseline) {
+    if (baseline && !both) {
       session.baseline = open_baseline(*baseline, request, entry);
       phases.ended("baseline_process");
     }
-    if (request.mode == Mode::time) {
+    if (request.times()) {
       session.calibration = calibrate(*solution, request.device);
       session.read_bandwidth_bytes_per_s = measure_read_bandwidth();
       phases.ended("calibration");
@@ -278,17 +369,10 @@ void run(const std::string& text, Json& result) {
                                    {p::kThreadsWhenConfined, confined.threads}};
     family->bind(*solution);
     phases.ended("load");
-    run_mode(session);
+    if (both) return run_check_then_time(session, baseline.get(), entry, start, phases);
+    run_mode(session, request.mode);
     phases.ended("calls");
-  } catch (const SolutionFault& fault) {
-    set_error(result, fault.rule ? p::kFailed : p::kRuntimeErrorStatus, fault.what());
-    result[p::kRuntimeError] = fault.details();
-  } catch (const CudaError& error) {
-    // This process's own CUDA calls: the solution runs in another context and cannot make them fail.
-    set_error(result, p::kHarnessError, error.what());
-  } catch (const std::exception& error) {
-    set_error(result, p::kHarnessError, error.what());
-  }
+  });
   solution.reset();  // the worker is gone before its cache is read
   baseline.reset();
   phases.ended("end");

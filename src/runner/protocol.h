@@ -25,7 +25,7 @@
 //
 // ---- Request ----------------------------------------------------------------------------------------------
 // {
-//   "mode": "check" | "time" | "profile" | "sanitize",
+//   "mode": "check" | "time" | "profile" | "sanitize" | "check_then_time",
 //   "library": "/abs/path/solution.so",         // built with nvcc -shared -cudart shared -lcuda
 //   "family": "gemm",
 //   "entry_point": "ptxbench_gemm_bf16",
@@ -71,6 +71,10 @@
 //                                               // of its own as a Triton solution is, and timed
 //                                               // alternating with the solution; a family without a
 //                                               // baseline in the runner (attention) has none without it
+//   "check_limit_s": 120, "time_limit_s": 120   // optional (check_then_time): each part's limit, the
+//                                               // check's from the runner's start, the time's from its
+//                                               // own; a solution that has not answered by then is killed
+//                                               // and its part's status is "timeout"
 // }
 // Families: a request's "family" and "entry_point" are one of src/family's descriptors, which say everything
 //   else: the dimensions a shape gives, the parameters, the tensors (inputs, outputs compared with the
@@ -91,12 +95,20 @@
 //            ncu --profile-from-start off), then checked.
 //   sanitize the smallest shape (fewest elements over its dimensions), one call, checked (for
 //            compute-sanitizer).
+//   check_then_time  check, then, if every trial passed, time, in one process with one solution process:
+//            what the two stages of the judge would otherwise start twice (the runner, the solution's
+//            process and context, its library and Triton's kernels) is started once. Each part's result is
+//            under "check" and "time" ("time" absent when the check did not pass), with its own "status",
+//            "message", "runtime_error", "launches" and "wall_s" (its seconds, the check's from the runner's
+//            start); the top level keeps what they share (protocol, mode, device, solution_process,
+//            phases_s, compiled_kernels), and its status and message are the last part's. The time part
+//            calibrates before the library loads, as the time mode does: before the check.
 //
 // ---- Result -----------------------------------------------------------------------------------------------
 // {
 //   "protocol": 1,
 //   "mode": "check",
-//   "status": "passed" | "failed" | "runtime_error" | "harness_error",
+//   "status": "passed" | "failed" | "runtime_error" | "harness_error" | "timeout",
 //   "message": "one line a person or a model can act on",
 //   "device": {"name", "compute_capability", "sm_count", "l2_bytes", "driver_version", "runtime_version",
 //              "cublaslt_version"},
@@ -113,6 +125,8 @@
 //                  load or lacks the entry point.
 //   harness_error  the runner could not judge (bad request, no GPU, cuBLASLt failed, a time faster than the
 //                  roofline): says nothing about the solution.
+//   timeout        (check_then_time's parts) the solution did not answer within its part's limit and was
+//                  killed; "runtime_error" says which call.
 // runtime_error: "where" names the call and what happened ("trial 0: the solution returned 7", "timed call 3:
 //   the solution's work on the stream failed"); "return_code", "cuda_error" (e.g. "cudaErrorIllegalAddress")
 //   and "cuda_error_string" are null where they do not apply; "shape" is null when the library did not load;
@@ -196,12 +210,15 @@ inline constexpr const char* kPythonBytecode = "python_bytecode";  // python's -
 inline constexpr const char* kTritonCache = "triton_cache";        // a Triton cache folder the runner keeps
 inline constexpr const char* kSolutionWrapper = "solution_wrapper";
 inline constexpr const char* kBaselineModule = "baseline_module";
+inline constexpr const char* kCheckLimitS = "check_limit_s";
+inline constexpr const char* kTimeLimitS = "time_limit_s";
 
 // Request values and defaults.
 inline constexpr const char* kModeCheck = "check";
 inline constexpr const char* kModeTime = "time";
 inline constexpr const char* kModeProfile = "profile";
 inline constexpr const char* kModeSanitize = "sanitize";
+inline constexpr const char* kModeCheckThenTime = "check_then_time";
 inline constexpr const char* kTrackCuda = "cuda";
 inline constexpr const char* kTrackTriton = "triton";
 inline constexpr double kDefaultRtol = 0.01;
@@ -222,12 +239,16 @@ inline constexpr const char* kTiming = "timing";
 inline constexpr const char* kProfile = "profile";
 inline constexpr const char* kRuntimeError = "runtime_error";
 inline constexpr const char* kCompiledKernels = "compiled_kernels";  // triton: the files in kernels_dir
+inline constexpr const char* kCheckPart = "check";                   // check_then_time: each part's result
+inline constexpr const char* kTimePart = "time";
+inline constexpr const char* kWallS = "wall_s";  // a part's seconds
 
 // Result status values.
 inline constexpr const char* kPassed = "passed";
 inline constexpr const char* kFailed = "failed";
 inline constexpr const char* kRuntimeErrorStatus = "runtime_error";
 inline constexpr const char* kHarnessError = "harness_error";
+inline constexpr const char* kTimeoutStatus = "timeout";
 
 // Shape, trial and output fields.
 inline constexpr const char* kDims = "dims";

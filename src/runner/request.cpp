@@ -46,7 +46,9 @@ Mode parse_mode(const std::string& name) {
   if (name == p::kModeTime) return Mode::time;
   if (name == p::kModeProfile) return Mode::profile;
   if (name == p::kModeSanitize) return Mode::sanitize;
-  throw RequestError("request: unknown mode \"" + name + "\" (check, time, profile or sanitize)");
+  if (name == p::kModeCheckThenTime) return Mode::check_then_time;
+  throw RequestError("request: unknown mode \"" + name +
+                     "\" (check, time, profile, sanitize or check_then_time)");
 }
 
 Tolerance parse_tolerance(const Json& object, const std::string& where, const Tolerance& fallback) {
@@ -127,6 +129,13 @@ Request parse_request(const std::string& text) {
   request.repetitions = optional_int(doc, p::kRepetitions, p::kDefaultRepetitions, p::kMinRepetitions);
   request.device = optional_int(doc, p::kDevice, 0, 0);
   request.dense_flops_per_sm_per_clock = optional_int(doc, p::kDenseFlopsPerSmPerClock, 0, 1);
+  for (const auto& [field, limit] : {std::pair{p::kCheckLimitS, &request.check_limit_s},
+                                     std::pair{p::kTimeLimitS, &request.time_limit_s}}) {
+    if (!doc.contains(field)) continue;
+    if (request.mode != Mode::check_then_time)
+      throw RequestError(std::string("request: \"") + field + "\" belongs to the check_then_time mode");
+    *limit = optional_non_negative(doc, field, 0);
+  }
 
   const std::string track = doc.contains(p::kTrack) ? require_string(doc, p::kTrack) : p::kTrackCuda;
   if (track != p::kTrackCuda && track != p::kTrackTriton)

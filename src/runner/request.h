@@ -11,7 +11,8 @@
 
 namespace ptxbench::runner {
 
-enum class Mode { check, time, profile, sanitize };
+// check_then_time: the check, then, if it passed, the time mode, in one process (protocol.h).
+enum class Mode { check, time, profile, sanitize, check_then_time };
 
 struct Request {
   Mode mode = Mode::check;
@@ -36,6 +37,12 @@ struct Request {
   std::string python_bytecode;  // with python, optional: the bytecode folder python reads (-X pycache_prefix)
   std::vector<std::string> solution_wrapper;  // a tool that starts the solution process (compute-sanitizer)
   std::string baseline_module;  // time: the family's baseline as Python entry points, run by `python`
+  // check_then_time, optional: each part's own limit in seconds, the check's from the runner's start, the
+  // time's from its own; 0: none.
+  double check_limit_s = 0;
+  double time_limit_s = 0;
+
+  bool times() const { return mode == Mode::time || mode == Mode::check_then_time; }
 
   const Tolerance& tolerance_for(const std::string& output) const {
     const auto it = tolerances.find(output);

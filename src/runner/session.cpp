@@ -69,7 +69,17 @@ Where trial_where(const std::string& shape, int trial) {
 // launches, its stream or the device, is a fault. The process has synchronised its stream and its device
 // before it answers.
 CallOutcome call_solution(Session& session, const Where& where, uint32_t flags) {
-  CallOutcome outcome = session.solution.call(session.family.solution_call(), flags);
+  CallOutcome outcome;
+  try {
+    outcome = session.solution.call(session.family.solution_call(), flags);
+  } catch (const SolutionFault& lost) {
+    if (!lost.timed_out) throw;
+    // Where the time ran out.
+    SolutionFault late("shape " + where.shape + ", " + where.phase + ": " + lost.what(), where.shape,
+                       where.trial, where.phase + ": " + lost.what(), std::nullopt, std::nullopt);
+    late.timed_out = true;
+    throw late;
+  }
   const solution::Reply& reply = outcome.reply;
   if (reply.failed == solution::Phase::none) return outcome;
   std::optional<cudaError_t> error;
@@ -806,8 +816,8 @@ Json SolutionFault::details() const {
   return details;
 }
 
-void run_mode(Session& session) {
-  switch (session.request.mode) {
+void run_mode(Session& session, Mode mode) {
+  switch (mode) {
     case Mode::check:
       return run_check(session);
     case Mode::time:
@@ -816,6 +826,8 @@ void run_mode(Session& session) {
       return run_profile(session);
     case Mode::sanitize:
       return run_sanitize(session);
+    case Mode::check_then_time:
+      throw std::logic_error("check_then_time is two modes, run one after the other");
   }
 }
 

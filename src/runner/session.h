@@ -1,4 +1,4 @@
-// The runner's four modes (check, time, profile, sanitize) over any task family.
+// The runner's modes (check, time, profile, sanitize) over any task family.
 #pragma once
 
 #include <optional>
@@ -35,7 +35,8 @@ struct Session {
   SolutionProcess* baseline = nullptr;
 };
 
-// Runs the request's mode; sets result["status"] and result["message"] unless it throws.
-void run_mode(Session& session);
+// Runs `mode` (check, time, profile or sanitize) of the request; sets result["status"] and result["message"]
+// unless it throws.
+void run_mode(Session& session, Mode mode);
 
 }  // namespace ptxbench::runner

@@ -113,6 +113,21 @@ void SolutionProcess::lost(const std::string& what) {
   throw SolutionFault(message, "", 0, message, std::nullopt, std::nullopt);
 }
 
+void SolutionProcess::set_deadline(std::chrono::steady_clock::time_point deadline, std::string limit) {
+  deadline_ = deadline;
+  limit_ = std::move(limit);
+}
+
+void SolutionProcess::timed_out() {
+  // Killed at once: a call that ran out of time may be a kernel that never ends, and the process's end takes
+  // its context, and the kernel, with it.
+  if (pid_ > 0) kill(pid_, SIGKILL);
+  const std::string message = "the solution did not answer within " + limit_ + " and was killed";
+  SolutionFault fault(message, "", 0, message, std::nullopt, std::nullopt);
+  fault.timed_out = true;
+  throw fault;
+}
+
 void SolutionProcess::send_message(const void* message, size_t size) {
   if (pid_ <= 0) lost("is gone");
   // Nothing may be waiting before a request goes out: a reply queued in advance would end the judge's clock
@@ -132,11 +147,15 @@ s::Reply SolutionProcess::receive_reply(uint64_t nonce) {
   // socket open after the worker died, and the socket alone would then not say so. The wait polls rather than
   // sleeps: a core that sleeps through a long call wakes from a deep idle state, which added 200 us to every
   // request of 0.8 ms and more on the H200 and made the judge's clock depend on the call's length.
+  // Without a pidfd (a kernel before 5.3) only the socket is watched, and without a deadline the receive
+  // below waits for it.
   pollfd waits[2] = {{.fd = socket_, .events = POLLIN, .revents = 0},
                      {.fd = pidfd_, .events = POLLIN, .revents = 0}};
-  while (pidfd_ >= 0) {
-    const int ready = poll(waits, 2, 0);
+  const nfds_t watched = pidfd_ >= 0 ? 2 : 1;
+  while (pidfd_ >= 0 || deadline_) {
+    const int ready = poll(waits, watched, 0);
     if (ready > 0 || (ready < 0 && errno != EINTR)) break;
+    if (deadline_ && std::chrono::steady_clock::now() > *deadline_) timed_out();
   }
   if (pidfd_ >= 0 && waits[0].revents == 0 && (waits[1].revents & POLLIN) != 0) lost("ended");
   s::Reply reply;

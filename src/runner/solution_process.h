@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -46,6 +47,9 @@ struct SolutionFault : std::runtime_error {
   std::optional<int> code;
   std::optional<cudaError_t> error;
   bool rule;
+  // The process did not answer before its deadline (SolutionProcess::set_deadline) and was killed: the
+  // result's status is then timeout.
+  bool timed_out = false;
 };
 
 // One call of the entry point as its family describes it (src/family): its tensors, each a buffer (nullptr for
@@ -118,6 +122,11 @@ class SolutionProcess {
   // What the recorders saw of an earlier call (its reply's call_index): launches, and counts if it was
   // kCounted. Ask once the calls are over (launch_recorder.h). Throws SolutionFault like call().
   solution::Reply recorded(uint32_t call_index);
+  // From now on, a reply that has not come by `deadline` ends the worker: the exchange throws a SolutionFault
+  // with timed_out set, its message saying that `limit` ran out ("the correct stage's 120 s"). The runner's
+  // own limits for the parts of one process (protocol.h, check_then_time), which the parent's limit on the
+  // whole process could not tell apart.
+  void set_deadline(std::chrono::steady_clock::time_point deadline, std::string limit);
 
  private:
   // Sends a request under a fresh nonce and returns its reply; throws SolutionFault when the worker is gone,
@@ -129,6 +138,7 @@ class SolutionProcess {
   void send_message(const void* message, size_t size);
   solution::Reply receive_reply(uint64_t nonce);
   [[noreturn]] void lost(const std::string& what);
+  [[noreturn]] void timed_out();
   std::string describe_end();  // "exited with status 1", "killed by signal 11 (Segmentation fault)"
 
   pid_t pid_ = -1;  // the worker, or the tool that started it
@@ -136,6 +146,8 @@ class SolutionProcess {
   int pidfd_ = -1;  // readable once the worker has ended, even while a process it started holds the socket
   int socket_ = -1;
   std::mt19937_64 nonces_{std::random_device{}()};
+  std::optional<std::chrono::steady_clock::time_point> deadline_;
+  std::string limit_;
 };
 
 }  // namespace ptxbench::runner

@@ -415,6 +415,14 @@ asked = json.loads(request)
 # The solution process, under the tool that starts it (`true` stands for the worker).
 if asked.get("solution_wrapper"):
     subprocess.run(asked["solution_wrapper"] + ["true"])
+# The check and time parts of one process: the given result as each (the time part when the check passed),
+# unless it has its parts already.
+if asked["mode"] == "check_then_time" and "check" not in json.loads(document):
+    part = json.loads(document)
+    whole = dict(part, check=part)
+    if part.get("status") == "passed":
+        whole["time"] = part
+    document = json.dumps(whole)
 if asked.get("kernels_dir"):
     os.makedirs(asked["kernels_dir"], exist_ok=True)
     names = open(os.path.join(here, "kernels.txt")).read().split()
@@ -667,16 +675,117 @@ TEST(GpuStages, AnAttentionTasksTimeRequestNamesTheVendorBaselineModule) {
   };
   const Task attention = task_named("attention-fwd-d64-sm90a");
   ASSERT_EQ(attention.baseline, "vendor-attention");
+  // The correct stage's process times the solution too (check_then_time): one request, which names it.
   const std::vector<json> requests = requests_of(attention);
-  ASSERT_EQ(requests.size(), 2u);
-  EXPECT_EQ(requests[0]["mode"], "check");
-  EXPECT_FALSE(requests[0].contains("baseline_module")) << requests[0].dump();
-  EXPECT_FALSE(requests[0].contains("python")) << requests[0].dump();
-  EXPECT_EQ(requests[1]["mode"], "time");
-  EXPECT_EQ(fs::path(requests[1].value("baseline_module", "")).filename(), "attention_cudnn.py");
-  EXPECT_TRUE(fs::path(requests[1].value("baseline_module", "")).is_absolute());
-  EXPECT_EQ(requests[1].value("python", ""), "python3");
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0]["mode"], "check_then_time");
+  EXPECT_EQ(fs::path(requests[0].value("baseline_module", "")).filename(), "attention_cudnn.py");
+  EXPECT_TRUE(fs::path(requests[0].value("baseline_module", "")).is_absolute());
+  EXPECT_EQ(requests[0].value("python", ""), "python3");
   for (const json& request : requests_of(task())) EXPECT_FALSE(request.contains("baseline_module"));
+  // A check alone does not.
+  std::vector<json> check_alone;
+  stages_with_fake_tools(passed, {"correct"}, {}, "", {}, "", nullptr, nullptr, 30, 0, &check_alone,
+                         &attention);
+  ASSERT_EQ(check_alone.size(), 1u);
+  EXPECT_EQ(check_alone[0]["mode"], "check");
+  EXPECT_FALSE(check_alone[0].contains("baseline_module")) << check_alone[0].dump();
+  EXPECT_FALSE(check_alone[0].contains("python")) << check_alone[0].dump();
+}
+
+// The correct and time stages share one runner process (protocol.h, check_then_time): each stage reports its
+// own part, with its own seconds, and the process gets both stages' limits, which the runner keeps part by
+// part.
+TEST(GpuStages, TheCorrectStagesProcessTimesTheSolutionForTheTimeStage) {
+  const json both = json::parse(R"({"protocol": 1, "mode": "check_then_time", "status": "passed",
+    "message": "timed", "phases_s": {"check_calls": 0.5, "time_calls": 1.5},
+    "check": {"status": "passed", "message": "all 9 trials over 3 shape(s) passed", "shapes": [],
+              "wall_s": 1.25},
+    "time": {"status": "passed", "message": "timed", "wall_s": 2.5,
+             "timing": {"solution": {"event_us": {"median": 100, "p10": 99, "p90": 101}, "tflops": 500},
+                        "baseline": {"name": "cublaslt", "event_us": {"median": 90, "p10": 89, "p90": 91},
+                                     "tflops": 550},
+                        "speedup": 0.9}}})");
+  std::vector<json> requests;
+  const Verdict verdict =
+      stages_with_fake_tools(both, {"correct", "time"}, {}, "", {}, "", nullptr, nullptr, 30, 0, &requests);
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0]["mode"], "check_then_time");
+  EXPECT_EQ(requests[0]["check_limit_s"], 30);
+  EXPECT_EQ(requests[0]["time_limit_s"], 30);
+  const StageResult& correct = stage_named(verdict, "correct");
+  const StageResult& time = stage_named(verdict, "time");
+  EXPECT_EQ(correct.status, StageStatus::passed) << correct.message;
+  EXPECT_DOUBLE_EQ(correct.wall_s, 1.25);
+  EXPECT_EQ(time.status, StageStatus::passed) << time.message;
+  EXPECT_DOUBLE_EQ(time.wall_s, 2.5);
+  EXPECT_NE(time.message.find("0.900x"), std::string::npos) << time.message;
+  ASSERT_TRUE(verdict.speedup.has_value());
+  EXPECT_DOUBLE_EQ(*verdict.speedup, 0.9);
+  EXPECT_EQ(time.details["phases_s"]["time_calls"], 1.5);
+}
+
+// A time part that failed only its claims check while the host was shared is run again alone, by the time
+// stage in a process of its own (rerun_alone_because).
+TEST(GpuStages, ATimePartThatFailedItsClaimsIsTimedAgainInAProcessOfItsOwn) {
+  const json timing = json::parse(R"({"solution": {"event_us": {"median": 100, "p10": 99, "p90": 101},
+    "tflops": 500}, "baseline": {"name": "cublaslt", "event_us": {"median": 90, "p10": 89, "p90": 91},
+    "tflops": 550}, "speedup": 0.9, "times_verified": true, "hidden_work_suspected": false,
+    "recheck": {"passed": true}})");
+  json doubted = timing;
+  doubted["times_verified"] = false;
+  // The top level, a time result that passed, is what a time request of its own gets from the fake.
+  const json both = {
+      {"protocol", 1},
+      {"mode", "check_then_time"},
+      {"status", "passed"},
+      {"message", "timed"},
+      {"timing", timing},
+      {"check", {{"status", "passed"}, {"message", "ok"}, {"shapes", json::array()}}},
+      {"time", {{"status", "failed"}, {"message", "reported times do not fit"}, {"timing", doubted}}}};
+  GpuGate gate;
+  std::vector<json> requests;
+  const Verdict verdict =
+      stages_with_fake_tools(both, {"correct", "time"}, {}, "", {}, "", nullptr, &gate, 30, 0, &requests);
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(requests[0]["mode"], "check_then_time");
+  EXPECT_EQ(requests[1]["mode"], "time");
+  const StageResult& time = stage_named(verdict, "time");
+  EXPECT_EQ(time.status, StageStatus::passed) << time.message;
+  EXPECT_EQ(time.details.value("claims_failed_sharing_the_host", ""), "reported times do not fit")
+      << time.details.dump();
+}
+
+// A part that ran out of its limit in the runner is that stage's time-out, with the call it ran out in; the
+// stages after it do not run.
+TEST(GpuStages, APartThatRanOutOfItsLimitIsItsStagesTimeout) {
+  const json hung = json::parse(R"({"protocol": 1, "mode": "check_then_time", "status": "timeout",
+    "message": "shape main, trial 0: the solution did not answer within the correct stage's 30 s and was killed",
+    "check": {"status": "timeout", "message":
+              "shape main, trial 0: the solution did not answer within the correct stage's 30 s and was killed",
+              "runtime_error": {"shape": "main", "trial": 0, "where": "trial 0", "device_fault": false}}})");
+  std::vector<json> requests;
+  const Verdict verdict = stages_with_fake_tools(hung, {"correct", "instructions", "time"}, {}, "", {}, "",
+                                                 nullptr, nullptr, 30, 0, &requests);
+  EXPECT_EQ(requests.size(), 1u);
+  const StageResult& correct = stage_named(verdict, "correct");
+  EXPECT_EQ(correct.status, StageStatus::timeout);
+  EXPECT_NE(correct.message.find("trial 0: the solution did not answer within the correct stage's 30 s"),
+            std::string::npos)
+      << correct.message;
+  EXPECT_EQ(stage_named(verdict, "instructions").message, "not run: the correct stage timed out");
+  EXPECT_EQ(stage_named(verdict, "time").message, "not run: the correct stage timed out");
+  // The time part's limit likewise, after a check that passed.
+  json late = hung;
+  late["check"] = {{"status", "passed"}, {"message", "ok"}, {"shapes", json::array()}};
+  late["time"] = {{"status", "timeout"},
+                  {"message",
+                   "shape main, timed call 7: the solution did not answer within the time stage's "
+                   "30 s and was killed"}};
+  const Verdict timed_out = stages_with_fake_tools(late, {"correct", "time"});
+  EXPECT_EQ(stage_named(timed_out, "correct").status, StageStatus::passed);
+  EXPECT_EQ(stage_named(timed_out, "time").status, StageStatus::timeout);
+  EXPECT_NE(stage_named(timed_out, "time").message.find("timed call 7"), std::string::npos);
 }
 
 // The baseline module runs in the runner's sandbox: the module and the python that runs it are readable there

@@ -65,11 +65,11 @@ time_shape='[{"label":"main","M":8192,"N":4096,"K":4096}]'
 profile_shape='[{"label":"main","M":1024,"N":1024,"K":1024}]'
 sanitize_shapes='[{"label":"main","M":2048,"N":2048,"K":2048},{"label":"tiny","M":65,"N":256,"K":128}]'
 
-request() {  # mode solution shapes
+request() {  # mode solution shapes; $LIMITS: more fields, as ',"check_limit_s":60'
   printf '{"mode":"%s","library":"%s","family":"gemm","entry_point":"ptxbench_gemm_bf16","shapes":%s,' \
     "$1" "$solutions/$2.so" "$3"
-  printf '"tolerance":{"rtol":0.01,"atol":0.01},"trials":3,"seed":%s,"warmup":10,"repetitions":50,"device":0}\n' \
-    "$seed"
+  printf '"tolerance":{"rtol":0.01,"atol":0.01},"trials":3,"seed":%s,"warmup":10,"repetitions":50,"device":0%s}\n' \
+    "$seed" "${LIMITS:-}"
 }
 
 # expect ID SOLUTION MODE SHAPES STATUS CONDITION [WRAPPER...]: runs the runner (under WRAPPER, e.g. ncu) and
@@ -161,6 +161,19 @@ expect private_stream.time private_stream time '[{"label":"main","M":2048,"N":20
 expect caching.time caching time '[{"label":"main","M":2048,"N":2048,"K":2048}]' failed \
   'not r["timing"]["recheck"]["passed"]'
 
+# ---- check_then_time: both in one process --------------------------------------------------------------------------
+# The check's trials, then the main shape timed, one solution process; each part its own result and launches.
+LIMITS=',"check_limit_s":120,"time_limit_s":120' expect correct.check_then_time correct check_then_time \
+  "$check_shapes" passed \
+  'r["check"]["status"] == "passed" and r["time"]["status"] == "passed" and len(r["check"]["shapes"]) == 3
+   and r["time"]["timing"]["recheck"]["passed"] and r["time"]["timing"]["times_verified"]
+   and r["check"]["launches"]["calls"] == 2 and r["time"]["launches"]["calls"] == 52
+   and 0 < r["check"]["wall_s"] and 0 < r["time"]["wall_s"]
+   and {"check_calls", "time_calls", "calibration"} <= set(r["phases_s"])'
+# A check that failed is not timed.
+expect unwritten.check_then_time unwritten check_then_time "$small_shapes" failed \
+  'r["check"]["status"] == "failed" and "time" not in r'
+
 # ---- profile (under ncu when it is there) -------------------------------------------------------------------------
 # Checks what ncu saw between cudaProfilerStart and Stop: only the solution's kernel, on the stream the runner
 # reports ("same") or on another one ("other").
@@ -213,12 +226,28 @@ else
   skip "sanitize under compute-sanitizer: compute-sanitizer is not on the PATH"
 fi
 
-# ---- a call that never ends (last: its killed context must not disturb the timings above) ----------------------
+# ---- calls that never end (last: their killed contexts must not disturb the timings above) -----------------------
 request check never_ends "$small_shapes" >"$logs/never_ends.request.json"
 timeout 20 "$runner" <"$logs/never_ends.request.json" >"$logs/never_ends.json" 2>"$logs/never_ends.stderr"
 code=$?
 if [[ $code -eq 124 ]]; then pass "never_ends.check: killed by timeout 20 (exit 124), as the parent would"
 else fail "never_ends.check: exit code $code, wanted 124"; fi
+
+# The runner's own limit on the check part (check_then_time): the hung call's process is killed, and the runner
+# reports it and ends.
+LIMITS=',"check_limit_s":10,"time_limit_s":10' request check_then_time never_ends "$small_shapes" \
+  >"$logs/never_ends.check_then_time.request.json"
+timeout 60 "$runner" <"$logs/never_ends.check_then_time.request.json" >"$logs/never_ends.check_then_time.json" \
+  2>"$logs/never_ends.check_then_time.stderr"
+code=$?
+seen=$(python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+c = r["check"]
+ok = r["status"] == c["status"] == "timeout" and c["runtime_error"]["trial"] == 0 and "time" not in r
+print(("ok" if ok else "unexpected") + ": " + c["message"])' "$logs/never_ends.check_then_time.json" 2>&1)
+if [[ $code -eq 0 && $seen == ok* ]]; then pass "never_ends.check_then_time: $seen"
+else fail "never_ends.check_then_time: exit code $code, $seen"; fi
 
 # ---- summary ------------------------------------------------------------------------------------------------------
 python3 - "$logs" <<'PY'
