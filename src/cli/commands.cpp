@@ -30,6 +30,8 @@
 #include "compile/compile.h"
 #include "eval/evaluate.h"
 #include "eval/evaluator.h"
+#include "eval/python_bytecode.h"
+#include "eval/sandbox.h"
 #include "eval/settings.h"
 #include "eval/solution_run.h"
 #include "report/dataset.h"
@@ -1066,12 +1068,43 @@ int cache_command(const CommonOptions& common, const CacheCommandOptions& option
   const CacheUsage usage = compile_cache_usage(paths.compile_cache());
   doc["entries"] = usage.entries;
   doc["bytes"] = usage.bytes;
-  if (common.json)
+  // The judge's Python bytecode (python_bytecode.h): one folder per interpreter and package versions, the
+  // configured python's current; --prune keeps only that one.
+  const std::filesystem::path bytecode = paths.data / "cache" / "python";
+  const char* search_path = std::getenv("PATH");
+  const std::string python = find_program(host_settings().python, search_path ? search_path : "");
+  const auto listed = [&](const std::vector<BytecodeFolder>& folders) {
+    json list = json::array();
+    for (const BytecodeFolder& f : folders)
+      list.push_back({{"folder", f.path.filename().string()},
+                      {"versions", f.versions.empty() ? json(nullptr) : json(split_lines(f.versions))},
+                      {"bytes", f.bytes},
+                      {"current", f.current}});
+    return list;
+  };
+  json& python_doc = doc["python_bytecode"] = {{"folder", bytecode.string()}};
+  if (options.prune) python_doc["removed"] = listed(prune_bytecode(bytecode, python));
+  const std::vector<BytecodeFolder> folders = bytecode_folders(bytecode, python);
+  python_doc["folders"] = listed(folders);
+  if (common.json) {
     std::cout << json_text(tagged(documents::cache, doc), 2) << "\n";
-  else
-    std::cout << fmt::format("compile cache {}: {} entries, {:.1f} MB of a {:.0f} MB limit\n",
-                             paths.compile_cache().string(), usage.entries, megabytes(usage.bytes),
-                             megabytes(limit));
+    return kExitOk;
+  }
+  std::cout << fmt::format("compile cache {}: {} entries, {:.1f} MB of a {:.0f} MB limit\n",
+                           paths.compile_cache().string(), usage.entries, megabytes(usage.bytes),
+                           megabytes(limit));
+  if (options.prune && !python_doc["removed"].empty())
+    std::cout << fmt::format("removed {} Python bytecode folders of other versions\n",
+                             python_doc["removed"].size());
+  std::cout << fmt::format("Python bytecode {}: {} folders{}\n", bytecode.string(), folders.size(),
+                           folders.empty() ? "" : ":");
+  for (const BytecodeFolder& f : folders) {
+    const std::vector<std::string> lines = split_lines(f.versions);
+    std::cout << fmt::format(
+        "  {} {:.1f} MB {}{}\n", f.path.filename().string(), megabytes(f.bytes),
+        lines.empty() ? "(warm-up not completed)" : fmt::format("{}", fmt::join(lines, ", ")),
+        f.current ? " (current: " + python + ")" : "");
+  }
   return kExitOk;
 }
 

@@ -13,8 +13,10 @@
 // never correctness; a folder is keyed by the interpreter and the versions of the packages it warms.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace ptxbench {
 
@@ -23,5 +25,21 @@ namespace ptxbench {
 // then remembered. Empty when `root` is empty or `python` cannot be run: its processes then start as before.
 // Safe to call from several threads and several processes at once.
 std::filesystem::path python_bytecode(const std::string& python, const std::filesystem::path& root);
+
+// One folder of bytecode under a root, as `ptxbench cache` shows it.
+struct BytecodeFolder {
+  std::filesystem::path path;
+  std::string versions;  // what it was written for, one line each; empty: its warm-up never completed
+  std::uintmax_t bytes = 0;
+  bool current = false;  // the folder `python` would read now
+};
+
+// The folders under `root`, oldest first; `python`'s own marked current (none when `python` cannot run).
+std::vector<BytecodeFolder> bytecode_folders(const std::filesystem::path& root, const std::string& python);
+
+// Removes what no evaluation with `python` reads: the other interpreters' and package versions' folders, and
+// warm-ups left unfinished over an hour ago (one under way is younger). Returns what it removed. A process
+// that still read a removed folder would compile from the sources: slower, never wrong.
+std::vector<BytecodeFolder> prune_bytecode(const std::filesystem::path& root, const std::string& python);
 
 }  // namespace ptxbench

@@ -17,6 +17,7 @@
 #include <set>
 #include <sstream>
 
+#include "eval/python_bytecode.h"
 #include "fake_nvcc.h"
 #include "spawned.h"
 #include "util/files.h"
@@ -547,6 +548,66 @@ TEST_F(Cli, CacheShowsItsSizeAndPrunesWithinItsLimit) {
                    .env_overrides = {{"PTXBENCH_CACHE_LIMIT_MB", "a lot"}}});
   EXPECT_EQ(bad.exit_code, 4);
   EXPECT_NE(bad.err.find("PTXBENCH_CACHE_LIMIT_MB"), std::string::npos) << bad.err;
+}
+
+// The judge's Python bytecode (eval/python_bytecode.h): `cache` lists its folders, the configured python's
+// marked current; --prune removes the others and warm-ups left unfinished over an hour ago.
+TEST_F(Cli, CacheListsThePythonBytecodeAndPrunesOtherVersions) {
+  const fs::path python = data_ / "bin" / "python3";
+  fs::create_directories(python.parent_path());
+  write_file(python, R"sh(#!/bin/sh
+if [ "$2" = "-X" ]; then
+  prefix=${3#pycache_prefix=}
+  mkdir -p "$prefix/torch" && echo bytecode > "$prefix/torch/__init__.cpython-312.pyc"
+  exit 0
+fi
+echo "3.12.3 (main)"; echo "torch 2.11.0"
+)sh");
+  fs::permissions(python, fs::perms::owner_all);
+  const fs::path root = data_ / "cache" / "python";
+  const fs::path current = python_bytecode(python.string(), root);
+  ASSERT_FALSE(current.empty());
+  write_file(root / "0123456789abcdef01234567" / "complete", "3.11.2 (main)\ntorch 2.4.0\n");
+  fs::create_directories(root / "unfinished-old");
+  fs::last_write_time(root / "unfinished-old", fs::file_time_type::clock::now() - std::chrono::hours(2));
+  fs::create_directories(root / "unfinished-now");
+  const auto cache = [&](std::vector<std::string> arguments) {
+    std::vector<std::string> argv = {PTXBENCH_BINARY, "--root",       kRoot.string(),
+                                     "--data",        data_.string(), "cache"};
+    argv.insert(argv.end(), arguments.begin(), arguments.end());
+    return run_process({.argv = argv, .env_overrides = {{"PTXBENCH_PYTHON", python.string()}}});
+  };
+  const auto names = [](const json& list) {
+    std::set<std::string> found;
+    for (const json& folder : list) found.insert(folder["folder"].get<std::string>());
+    return found;
+  };
+  const auto shown = cache({"--json"});
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  const json listed = json::parse(shown.out)["python_bytecode"];
+  EXPECT_EQ(listed["folder"], root.string());
+  EXPECT_EQ(names(listed["folders"]),
+            (std::set<std::string>{current.filename().string(), "0123456789abcdef01234567", "unfinished-old",
+                                   "unfinished-now"}));
+  for (const json& folder : listed["folders"]) {
+    EXPECT_EQ(folder["current"], folder["folder"] == current.filename().string()) << folder.dump();
+    if (folder["current"]) {
+      EXPECT_EQ(folder["versions"], json({"3.12.3 (main)", "torch 2.11.0"}));
+      EXPECT_GT(folder["bytes"].get<long long>(), 0);
+    }
+  }
+  const auto text = cache({});
+  EXPECT_NE(text.out.find("(warm-up not completed)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("3.12.3 (main), torch 2.11.0 (current: " + python.string() + ")"),
+            std::string::npos)
+      << text.out;
+
+  const auto pruned = cache({"--prune", "--json"});
+  ASSERT_EQ(pruned.exit_code, 0) << pruned.err;
+  const json after = json::parse(pruned.out)["python_bytecode"];
+  EXPECT_EQ(names(after["removed"]), (std::set<std::string>{"0123456789abcdef01234567", "unfinished-old"}));
+  EXPECT_EQ(names(after["folders"]), (std::set<std::string>{current.filename().string(), "unfinished-now"}));
+  EXPECT_TRUE(fs::exists(current / "torch" / "__init__.cpython-312.pyc"));
 }
 
 TEST_F(Cli, EvalOnTheCpuSaysWhatWasSkippedAndWhy) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Call F (2026-12-05, night): the correct and time stages share one runner process (check_then_time), and the
 # runner keeps each stage's limit itself. First the runner's GPU tests (the new mode's three cases among
-# them: both parts, a failed check not timed, a hung call killed at the check's own limit), then the six
+# them: both parts, a failed check not timed, a hung call killed at the check's own limit), what cuda-gdb says
+# of a hung kernel (gdb_probe.sh, for issue 34's debugging feedback), then the six
 # references of ../h200-2026-12-05e/call2.sh, one at a time, for their stage times and the runner's steps.
 source bench/harness/h200-2026-12-05/env.sh
 start=$SECONDS
@@ -11,6 +12,7 @@ echo "== runner GPU tests: exit $? in $((SECONDS - start)) s"
 sed -n '/^== summary/,$p' "$OUT/runner-tests.txt" | grep -v "^PASS" | head -20
 grep -E "^(PASS|FAIL)  .*(check_then_time)" "$OUT/runner-tests.txt" | cut -c1-250
 rm -f "$OUT"/runner-logs/*.so
+PATH=$PWD/.device/bin:$PATH timeout 200 bash bench/harness/h200-owed/gdb_probe.sh "$OUT/gdb-probe" 2>&1 | cut -c1-200
 start=$SECONDS
 timeout -s INT 300 ptxbench run --solutions solutions --only 'reference/*' \
   --tasks 'gemm-bf16-n4096-k4096-sm90a,attention-fwd-d64-sm90a,attention-bwd-d64-sm90a' > "$OUT/references.txt" 2>&1
