@@ -26,8 +26,8 @@ int main() {
 }
 CU
 nvcc -gencode arch=compute_90a,code=sm_90a -lineinfo -o "$dir/hang" "$dir/hang.cu" || exit 1
-commands=(-ex run -ex "info cuda kernels" -ex "info cuda blocks" -ex "info cuda warps" -ex "bt"
-  -ex "info cuda lanes" -ex "x/6i \$pc" -ex "info line *\$pc")
+commands=(-ex run -ex "info cuda kernels" -ex "info cuda threads" -ex "info cuda blocks" -ex "info cuda warps"
+  -ex "bt" -ex "info cuda lanes" -ex "x/6i \$pc" -ex "info line *\$pc")
 interrupt_later() { (sleep 4; pkill -INT -x hang) & }
 interrupt_later
 start=$SECONDS
