@@ -36,16 +36,17 @@ struct StageContext {
 
 StageResult sanitize_stage(StageContext& context);
 
-// Correct: every shape's trials, and then, when the time stage is to follow, its timed calls, in one runner
-// process (protocol.h, check_then_time): the solution's process, context, library and kernels start once for
-// both stages. The timing is kept in the context for the time stage.
-
 // One runner process of `request` with compute-sanitizer's `tool` starting the solution process (and any
 // process it starts), its log in the call's folder: the sanitize stage's three tools, and the correct
 // stage's search for where a failed call failed.
 RunnerCall run_sanitizer(StageContext& context, const nlohmann::json& request, const std::string& tool);
+
+// Correct: every shape's trials, and then, when the time stage is to follow, its timed calls, in one runner
+// process (protocol.h, check_then_time): the solution's process, context, library and kernels start once for
+// both stages. The timing is kept in the context for the time stage.
 StageResult correct_stage(StageContext& context);
 StageResult instructions_stage(StageContext& context);
+// Time: reports the timing the correct stage's process made, or times the solution in a process of its own.
 StageResult time_stage(StageContext& context);
 
 // Keeps the launches the runner recorded for a stage's calls (launch_log.h), when it ran them.
