@@ -2,7 +2,7 @@
 # What cuda-gdb says about a hung kernel (issue 34's debugging feedback), recorded for the parser to be written
 # against: a kernel whose first warp of each block waits forever on a flag, built with -lineinfo as the judge
 # compiles, run under cuda-gdb in batch mode and interrupted with SIGINT after 4 s; then the same inside a bwrap
-# pid namespace, as the judge's sandbox runs it.
+# pid namespace, as the judge's sandbox runs it; then cuda-gdb attached to the running process.
 #   gdb_probe.sh OUT_DIR
 out=${1:?OUT_DIR}
 dir=$(mktemp -d)
@@ -38,6 +38,17 @@ start=$SECONDS
 timeout 90 bwrap --dev-bind / / --unshare-pid --die-with-parent --proc /proc -- \
   cuda-gdb -q -batch "${commands[@]}" --args "$dir/hang" > "$out/cuda-gdb-bwrap.txt" 2>&1
 echo "== cuda-gdb, in a bwrap pid namespace: exit $? in $((SECONDS - start)) s"; head -40 "$out/cuda-gdb-bwrap.txt"
+# Attaching to the hung process instead (what the runner could do at its own deadline, without a second run):
+# cuda-gdb started beside it, as the runner's child would be, and its ptrace rules.
+echo "ptrace_scope: $(cat /proc/sys/kernel/yama/ptrace_scope 2>&1)" > "$out/cuda-gdb-attach.txt"
+"$dir/hang" & hung=$!
+sleep 4
+start=$SECONDS
+timeout 90 cuda-gdb -q -batch -p "$hung" -ex "info cuda kernels" -ex "info cuda threads" -ex "bt" \
+  >> "$out/cuda-gdb-attach.txt" 2>&1
+echo "== cuda-gdb, attached to the running process: exit $? in $((SECONDS - start)) s"
+head -40 "$out/cuda-gdb-attach.txt"
+kill -KILL "$hung" 2>/dev/null
 cp "$dir/hang.cu" "$out/"
 pkill -KILL -x hang 2>/dev/null
 rm -rf "$dir"
