@@ -28,10 +28,10 @@ CU
 nvcc -gencode arch=compute_90a,code=sm_90a -lineinfo -o "$dir/hang" "$dir/hang.cu" || exit 1
 commands=(-ex run -ex "info cuda kernels" -ex "info cuda threads" -ex "info cuda blocks" -ex "info cuda warps"
   -ex "bt" -ex "info cuda lanes" -ex "x/6i \$pc" -ex "info line *\$pc")
-interrupt_later() { (sleep 4; pkill -INT -x hang) & }
+interrupt_later() { (sleep 3; pkill -INT -x hang) & }
 interrupt_later
 start=$SECONDS
-timeout 90 cuda-gdb -q -batch "${commands[@]}" --args "$dir/hang" > "$out/cuda-gdb-plain.txt" 2>&1
+timeout 20 cuda-gdb -q -batch "${commands[@]}" --args "$dir/hang" > "$out/cuda-gdb-plain.txt" 2>&1
 echo "== cuda-gdb, plain: exit $? in $((SECONDS - start)) s"; head -60 "$out/cuda-gdb-plain.txt"
 interrupt_later
 start=$SECONDS
@@ -42,9 +42,9 @@ echo "== cuda-gdb, in a bwrap pid namespace: exit $? in $((SECONDS - start)) s";
 # cuda-gdb started beside it, as the runner's child would be, and its ptrace rules.
 echo "ptrace_scope: $(cat /proc/sys/kernel/yama/ptrace_scope 2>&1)" > "$out/cuda-gdb-attach.txt"
 "$dir/hang" & hung=$!
-sleep 4
+sleep 3
 start=$SECONDS
-timeout 90 cuda-gdb -q -batch -p "$hung" -ex "info cuda kernels" -ex "info cuda threads" -ex "bt" \
+timeout 20 cuda-gdb -q -batch -p "$hung" -ex "info cuda kernels" -ex "info cuda threads" -ex "bt" \
   >> "$out/cuda-gdb-attach.txt" 2>&1
 echo "== cuda-gdb, attached to the running process: exit $? in $((SECONDS - start)) s"
 head -40 "$out/cuda-gdb-attach.txt"
