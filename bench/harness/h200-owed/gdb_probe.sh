@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What cuda-gdb says about a hung kernel (issue 34's debugging feedback), recorded for the parser to be written
 # against: a kernel whose first warp of each block waits forever on a flag, built with -lineinfo as the judge
-# compiles, run under cuda-gdb in batch mode and interrupted with SIGINT after 4 s; then the same inside a bwrap
+# compiles, run under cuda-gdb in batch mode and interrupted with SIGINT after 3 s; then the same inside a bwrap
 # pid namespace, as the judge's sandbox runs it; then cuda-gdb attached to the running process.
 #   gdb_probe.sh OUT_DIR
 out=${1:?OUT_DIR}
@@ -35,7 +35,7 @@ timeout 20 cuda-gdb -q -batch "${commands[@]}" --args "$dir/hang" > "$out/cuda-g
 echo "== cuda-gdb, plain: exit $? in $((SECONDS - start)) s"; head -60 "$out/cuda-gdb-plain.txt"
 interrupt_later
 start=$SECONDS
-timeout 90 bwrap --dev-bind / / --unshare-pid --die-with-parent --proc /proc -- \
+timeout 20 bwrap --dev-bind / / --unshare-pid --die-with-parent --proc /proc -- \
   cuda-gdb -q -batch "${commands[@]}" --args "$dir/hang" > "$out/cuda-gdb-bwrap.txt" 2>&1
 echo "== cuda-gdb, in a bwrap pid namespace: exit $? in $((SECONDS - start)) s"; head -40 "$out/cuda-gdb-bwrap.txt"
 # Attaching to the hung process instead (what the runner could do at its own deadline, without a second run):
