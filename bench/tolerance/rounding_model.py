@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""The largest error a correct tensor-core attention backward makes on the causal tasks' dK and dV.
+"""The largest error a correct tensor-core attention backward makes on the causal tasks' dQ, dK and dV.
 
 A float64 model of the one rounding every tensor-core backward does: P and dS are rounded to bf16 before the
-GEMMs that make dV = P^T dO and dK = scale dS^T Q; everything else is exact. Inputs as the runner makes them:
+GEMMs that make dV = P^T dO, dK = scale dS^T Q and dQ = scale dS K; everything else is exact. Inputs as the runner makes them:
 Q, K, V, dO ~ N(0, 1) in bf16, scale 1/sqrt(D), O the bf16 forward. Only the first keys of a causal head
 collect large probabilities, so the first `keys` keys and queries of each head stand for the main shape.
 Prints, per output, the largest error over every element and head, and its ratio to atol + rtol |ref| for the
@@ -36,12 +36,12 @@ def main():
     a = ap.parse_args()
     rng = np.random.default_rng(a.seed)
     n, d, scale = a.keys, a.d, 1 / np.sqrt(a.d)
-    worst = {"dV": [0.0, 0.0], "dK": [0.0, 0.0]}
+    worst = {"dV": [0.0, 0.0], "dK": [0.0, 0.0], "dQ": [0.0, 0.0]}
     for _ in range(a.heads):
         k, v = bf16(rng.standard_normal((n, d))), bf16(rng.standard_normal((n, d)))
-        ref = {"dV": np.zeros((n, d)), "dK": np.zeros((n, d))}
-        got = {"dV": np.zeros((n, d)), "dK": np.zeros((n, d))}
-        for _ in range(a.group):
+        ref = {"dV": np.zeros((n, d)), "dK": np.zeros((n, d)), "dQ": np.zeros((a.group * n, d))}
+        got = {"dV": np.zeros((n, d)), "dK": np.zeros((n, d)), "dQ": np.zeros((a.group * n, d))}
+        for head in range(a.group):
             q, do = bf16(rng.standard_normal((n, d))), bf16(rng.standard_normal((n, d)))
             s = scale * (q @ k.T)
             if not a.non_causal:
@@ -54,6 +54,9 @@ def main():
             got["dV"] += bf16(p).T @ do
             ref["dK"] += scale * (ds.T @ q)
             got["dK"] += scale * (bf16(ds).T @ q)
+            rows = slice(head * n, (head + 1) * n)  # each query head's own dQ: no head sums them
+            ref["dQ"][rows] = scale * (ds @ k)
+            got["dQ"][rows] = scale * (bf16(ds) @ k)
         for name in worst:
             err = np.abs(got[name] - ref[name])
             worst[name][0] = max(worst[name][0], err.max())
