@@ -4,8 +4,10 @@
 # time limit, and stops before a part that would not end within DEADLINE seconds of the call's start (default
 # 560). Each part's verdicts are under its own run in the store ($OUT/ptxbench.db comes back with every call).
 #
-# The seconds beside each part are estimates from the stage times of ../h200-2026-12-05e/ (H100, this code): what
-# the stages that have the GPU alone take (correct, instructions, time; sanitize runs beside them). In all about
+# The seconds beside each part are estimates from the stage times of ../h200-2026-12-05e/ (H100): what the stages
+# that have the GPU alone took (correct, instructions, time; sanitize runs beside them) before the correct and
+# time stages shared a process. attention-cuda took 255 s with that change (../h200-2026-12-05f/), its stages
+# alone 185 s: the sanitize stages' time beside them now bounds the rest. In all about
 # 30 minutes: more than one session's device time. Run them in this order over calls made back to back (the
 # machine stays warm for 30 s), and say in bench/ which parts ran.
 #
