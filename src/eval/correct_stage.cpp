@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "eval/gpu_stage.h"
+#include "eval/hang_report.h"
 #include "eval/sanitizer_report.h"
 #include "runner/protocol.h"
 
@@ -165,6 +166,18 @@ json locate_fault(StageContext& context, const json& fault) {
 
 }  // namespace
 
+void add_hang_report(StageResult& stage, const json& result) {
+  if (stage.status != StageStatus::timeout) return;
+  const json fault = result.value(proto::kRuntimeError, json::object());
+  const json output = fault.is_object() ? fault.value(proto::kDebuggerOutput, json()) : json();
+  if (!output.is_string()) return;
+  const HangReport report = parse_cuda_gdb_threads(output.get<std::string>());
+  if (!stage.details.is_object()) stage.details = json::object();
+  stage.details["hang"] = to_json(report);
+  if (const std::string where = report.summary(); !where.empty())
+    stage.message += "\nwhere its threads wait (cuda-gdb, attached when the time ran out): " + where;
+}
+
 // Correct: every shape, its trials with fresh inputs, in one runner process, and the time stage's calls after
 // them when that stage is to run (gpu_stage.h). A call whose work faulted on the GPU (the runner's
 // "device_fault") is then located (locate_fault), and the message says where, unless the sanitize stage's
@@ -188,6 +201,7 @@ StageResult correct_stage(StageContext& context) {
   correct.wall_s = checked && checked->contains(proto::kWallS) ? checked->at(proto::kWallS).get<double>()
                                                                : check.process.wall_s;
   if (correct.status == StageStatus::passed) add_launches(context, "correct", checked);
+  if (checked) add_hang_report(correct, *checked);
   if (check.result && check.result->contains(proto::kTimePart))
     context.timed = runner_part(*check.result, proto::kTimePart);
   const json fault = checked ? checked->value(proto::kRuntimeError, json()) : json();

@@ -49,6 +49,11 @@ StageResult instructions_stage(StageContext& context);
 // Time: reports the timing the correct stage's process made, or times the solution in a process of its own.
 StageResult time_stage(StageContext& context);
 
+// A stage that timed out at the runner's own limit, with what the debugger said of the solution process then
+// (runtime_error.debugger_output, hang_report.h): its details' `hang`, and the message's line "where its
+// threads wait".
+void add_hang_report(StageResult& stage, const nlohmann::json& result);
+
 // Keeps the launches the runner recorded for a stage's calls (launch_log.h), when it ran them.
 void add_launches(StageContext& context, const std::string& stage,
                   const std::optional<nlohmann::json>& result);

@@ -28,6 +28,9 @@ struct GpuTools {
   std::filesystem::path compute_sanitizer = "compute-sanitizer";
   std::filesystem::path ncu = "ncu";
   std::filesystem::path cuobjdump = "cuobjdump";
+  // Attached by the runner to a solution that ran out of its stage's time, for where its threads wait
+  // (hang_report.h); empty: none.
+  std::filesystem::path cuda_gdb = "cuda-gdb";
   std::filesystem::path scratch;  // for tool logs
   std::string visible_device;     // CUDA_VISIBLE_DEVICES for the runner and the baseline; empty: as inherited
   std::string python = "python3";  // the python with torch and triton that runs Triton solutions

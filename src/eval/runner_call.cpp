@@ -129,6 +129,7 @@ json request_for(const Task& task, const CompileResult& compiled, const std::str
   if (mode == proto::kModeCheckThenTime) {
     request[proto::kCheckLimitS] = tools.correct_limit_s;
     request[proto::kTimeLimitS] = tools.time_limit_s;
+    if (!tools.cuda_gdb.empty()) request[proto::kDebugger] = tools.cuda_gdb.string();
   }
   if (const fs::path module = baseline_module(task, tools); times && !module.empty()) {
     request[proto::kBaselineModule] = module.string();

@@ -107,6 +107,7 @@ StageResult time_stage(StageContext& context) {
     wall_s = timed.process.wall_s;
   }
   time.wall_s = wall_s;
+  if (result) add_hang_report(time, *result);
   if (time.status == StageStatus::passed) add_launches(context, "time", result);
   if (time.status == StageStatus::passed && time.details.value(proto::kSpeedup, json()).is_number())
     context.verdict.speedup = time.details[proto::kSpeedup].get<double>();

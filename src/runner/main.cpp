@@ -349,6 +349,7 @@ void run(const std::string& text, Json& result) {
 
   Session session{request, *family, *solution, result, {}};
   const bool both = request.mode == Mode::check_then_time;
+  if (!request.debugger.empty()) solution->set_debugger(request.debugger);
   if (both && request.check_limit_s > 0)
     solution->set_deadline(seconds_after(start, request.check_limit_s),
                            limit_text("correct", request.check_limit_s));

@@ -75,6 +75,11 @@
 //                                               // check's from the runner's start, the time's from its
 //                                               // own; a solution that has not answered by then is killed
 //                                               // and its part's status is "timeout"
+//   "debugger": "cuda-gdb"                      // optional (check, check_then_time): when a part's limit
+//                                               // runs out, the runner first attaches this debugger to
+//                                               // the solution process (-batch -p PID, "info cuda kernels",
+//                                               // "info cuda threads", at most 20 s) and puts what it
+//                                               // printed, up to 64 KiB, in runtime_error.debugger_output
 // }
 // Families: a request's "family" and "entry_point" are one of src/family's descriptors, which say everything
 //   else: the dimensions a shape gives, the parameters, the tensors (inputs, outputs compared with the
@@ -211,6 +216,7 @@ inline constexpr const char* kTritonCache = "triton_cache";        // a Triton c
 inline constexpr const char* kSolutionWrapper = "solution_wrapper";
 inline constexpr const char* kBaselineModule = "baseline_module";
 inline constexpr const char* kCheckLimitS = "check_limit_s";
+inline constexpr const char* kDebugger = "debugger";
 inline constexpr const char* kTimeLimitS = "time_limit_s";
 
 // Request values and defaults.
@@ -299,6 +305,7 @@ inline constexpr const char* kWhere = "where";
 inline constexpr const char* kCudaError = "cuda_error";
 inline constexpr const char* kCudaErrorString = "cuda_error_string";
 inline constexpr const char* kDeviceFault = "device_fault";
+inline constexpr const char* kDebuggerOutput = "debugger_output";
 
 // Timing fields.
 inline constexpr const char* kFlops = "flops";

@@ -136,6 +136,11 @@ Request parse_request(const std::string& text) {
       throw RequestError(std::string("request: \"") + field + "\" belongs to the check_then_time mode");
     *limit = optional_non_negative(doc, field, 0);
   }
+  if (doc.contains(p::kDebugger)) {
+    if (request.mode != Mode::check && request.mode != Mode::check_then_time)
+      throw RequestError("request: \"debugger\" belongs to the check and check_then_time modes");
+    request.debugger = require_string(doc, p::kDebugger);
+  }
 
   const std::string track = doc.contains(p::kTrack) ? require_string(doc, p::kTrack) : p::kTrackCuda;
   if (track != p::kTrackCuda && track != p::kTrackTriton)

@@ -78,6 +78,7 @@ CallOutcome call_solution(Session& session, const Where& where, uint32_t flags) 
     SolutionFault late("shape " + where.shape + ", " + where.phase + ": " + lost.what(), where.shape,
                        where.trial, where.phase + ": " + lost.what(), std::nullopt, std::nullopt);
     late.timed_out = true;
+    late.debugger_output = lost.debugger_output;
     throw late;
   }
   const solution::Reply& reply = outcome.reply;
@@ -813,6 +814,7 @@ Json SolutionFault::details() const {
   details[p::kCudaError] = error ? Json(cudaGetErrorName(*error)) : Json(nullptr);
   details[p::kCudaErrorString] = error ? Json(cudaGetErrorString(*error)) : Json(nullptr);
   details[p::kDeviceFault] = error && is_sticky_kernel_error(*error);
+  if (!debugger_output.empty()) details[p::kDebuggerOutput] = debugger_output;
   return details;
 }
 

@@ -118,13 +118,62 @@ void SolutionProcess::set_deadline(std::chrono::steady_clock::time_point deadlin
   limit_ = std::move(limit);
 }
 
+// How long the debugger may take, and how much of what it prints is kept.
+constexpr int kDebuggerLimitMs = 20000;
+constexpr size_t kDebuggerOutputBytes = 64 * 1024;
+
+std::string SolutionProcess::debug_hang() {
+  if (debugger_.empty() || wrapped_ || pid_ <= 0) return "";
+  int out[2];
+  if (pipe2(out, O_CLOEXEC) != 0) return "";
+  std::vector<std::string> arguments = {
+      debugger_,           "-q",  "-batch",           "-p", std::to_string(pid_), "-ex",
+      "info cuda kernels", "-ex", "info cuda threads"};
+  std::vector<char*> argv;
+  for (std::string& argument : arguments) argv.push_back(argument.data());
+  argv.push_back(nullptr);
+  const pid_t child = fork();
+  if (child == 0) {  // only exec: this process's CUDA context is not the child's to use
+    const int null_fd = ::open("/dev/null", O_RDONLY);
+    if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
+    dup2(out[1], STDOUT_FILENO);
+    dup2(out[1], STDERR_FILENO);
+    execvp(argv[0], argv.data());
+    _exit(127);
+  }
+  close(out[1]);
+  std::string text;
+  if (child > 0) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kDebuggerLimitMs);
+    char buffer[4096];
+    for (;;) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+      pollfd readable{.fd = out[0], .events = POLLIN, .revents = 0};
+      if (left.count() <= 0 || poll(&readable, 1, static_cast<int>(left.count())) == 0) break;
+      const ssize_t n = read(out[0], buffer, sizeof(buffer));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      if (text.size() < kDebuggerOutputBytes)
+        text.append(buffer, std::min(static_cast<size_t>(n), kDebuggerOutputBytes - text.size()));
+    }
+    kill(child, SIGKILL);  // done or out of time: either way it goes
+    while (waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+  close(out[0]);
+  return text;
+}
+
 void SolutionProcess::timed_out() {
-  // Killed at once: a call that ran out of time may be a kernel that never ends, and the process's end takes
-  // its context, and the kernel, with it.
+  // Where its threads wait, while the call still runs; then killed: a call that ran out of time may be a
+  // kernel that never ends, and the process's end takes its context, and the kernel, with it.
+  std::string debugged = debug_hang();
   if (pid_ > 0) kill(pid_, SIGKILL);
   const std::string message = "the solution did not answer within " + limit_ + " and was killed";
   SolutionFault fault(message, "", 0, message, std::nullopt, std::nullopt);
   fault.timed_out = true;
+  fault.debugger_output = std::move(debugged);
   throw fault;
 }
 

@@ -50,6 +50,7 @@ struct SolutionFault : std::runtime_error {
   // The process did not answer before its deadline (SolutionProcess::set_deadline) and was killed: the
   // result's status is then timeout.
   bool timed_out = false;
+  std::string debugger_output;  // with timed_out: what the debugger said of the process before the kill
 };
 
 // One call of the entry point as its family describes it (src/family): its tensors, each a buffer (nullptr for
@@ -127,6 +128,9 @@ class SolutionProcess {
   // own limits for the parts of one process (protocol.h, check_then_time), which the parent's limit on the
   // whole process could not tell apart.
   void set_deadline(std::chrono::steady_clock::time_point deadline, std::string limit);
+  // A debugger (cuda-gdb) to attach to the worker when its deadline runs out, before it is killed: where its
+  // threads wait (eval/hang_report.h reads what it prints).
+  void set_debugger(std::string program) { debugger_ = std::move(program); }
 
  private:
   // Sends a request under a fresh nonce and returns its reply; throws SolutionFault when the worker is gone,
@@ -139,6 +143,7 @@ class SolutionProcess {
   solution::Reply receive_reply(uint64_t nonce);
   [[noreturn]] void lost(const std::string& what);
   [[noreturn]] void timed_out();
+  std::string debug_hang();
   std::string describe_end();  // "exited with status 1", "killed by signal 11 (Segmentation fault)"
 
   pid_t pid_ = -1;  // the worker, or the tool that started it
@@ -148,6 +153,7 @@ class SolutionProcess {
   std::mt19937_64 nonces_{std::random_device{}()};
   std::optional<std::chrono::steady_clock::time_point> deadline_;
   std::string limit_;
+  std::string debugger_;
 };
 
 }  // namespace ptxbench::runner

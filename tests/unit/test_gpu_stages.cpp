@@ -713,6 +713,7 @@ TEST(GpuStages, TheCorrectStagesProcessTimesTheSolutionForTheTimeStage) {
   EXPECT_EQ(requests[0]["mode"], "check_then_time");
   EXPECT_EQ(requests[0]["check_limit_s"], 30);
   EXPECT_EQ(requests[0]["time_limit_s"], 30);
+  EXPECT_EQ(requests[0]["debugger"], "cuda-gdb");
   const StageResult& correct = stage_named(verdict, "correct");
   const StageResult& time = stage_named(verdict, "time");
   EXPECT_EQ(correct.status, StageStatus::passed) << correct.message;
@@ -775,6 +776,19 @@ TEST(GpuStages, APartThatRanOutOfItsLimitIsItsStagesTimeout) {
       << correct.message;
   EXPECT_EQ(stage_named(verdict, "instructions").message, "not run: the correct stage timed out");
   EXPECT_EQ(stage_named(verdict, "time").message, "not run: the correct stage timed out");
+  EXPECT_FALSE(correct.details.contains("hang")) << "no debugger output, no report";
+
+  // What cuda-gdb, attached by the runner before the kill, said of the process: where its threads wait.
+  json debugged = hung;
+  debugged["check"]["runtime_error"]["debugger_output"] = read_file(kData / "cuda-gdb" / "attached_hang.txt");
+  const StageResult located = stage_named(stages_with_fake_tools(debugged, {"correct", "time"}), "correct");
+  EXPECT_EQ(located.status, StageStatus::timeout);
+  EXPECT_NE(
+      located.message.find("\nwhere its threads wait (cuda-gdb, attached when the time ran out): kernel "
+                           "wait_for_flag<<<(4,1,1),(128,1,1)>>>: 128 threads at hang.cu:5"),
+      std::string::npos)
+      << located.message;
+  EXPECT_EQ(located.details["hang"]["sites"][0]["location"], "hang.cu:5") << located.details.dump();
   // The time part's limit likewise, after a check that passed.
   json late = hung;
   late["check"] = {{"status", "passed"}, {"message", "ok"}, {"shapes", json::array()}};

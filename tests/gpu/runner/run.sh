@@ -233,9 +233,10 @@ code=$?
 if [[ $code -eq 124 ]]; then pass "never_ends.check: killed by timeout 20 (exit 124), as the parent would"
 else fail "never_ends.check: exit code $code, wanted 124"; fi
 
-# The runner's own limit on the check part (check_then_time): the hung call's process is killed, and the runner
-# reports it and ends.
-LIMITS=',"check_limit_s":10,"time_limit_s":10' request check_then_time never_ends "$small_shapes" \
+# The runner's own limit on the check part (check_then_time): cuda-gdb, when it is on the PATH, is attached to the
+# hung call's process and names its kernel; then the process is killed, and the runner reports it and ends.
+LIMITS=',"check_limit_s":10,"time_limit_s":10,"debugger":"cuda-gdb"' request check_then_time never_ends \
+  "$small_shapes" \
   >"$logs/never_ends.check_then_time.request.json"
 timeout 60 "$runner" <"$logs/never_ends.check_then_time.request.json" >"$logs/never_ends.check_then_time.json" \
   2>"$logs/never_ends.check_then_time.stderr"
@@ -245,7 +246,10 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 c = r["check"]
 ok = r["status"] == c["status"] == "timeout" and c["runtime_error"]["trial"] == 0 and "time" not in r
-print(("ok" if ok else "unexpected") + ": " + c["message"])' "$logs/never_ends.check_then_time.json" 2>&1)
+debugged = c["runtime_error"].get("debugger_output", "")
+ok = ok and ("spin_forever" in debugged or sys.argv[2] == "absent")
+print(("ok" if ok else "unexpected") + ": " + c["message"] + " | cuda-gdb: " + debugged[-300:])' \
+  "$logs/never_ends.check_then_time.json" "$(command -v cuda-gdb >/dev/null && echo present || echo absent)" 2>&1)
 if [[ $code -eq 0 && $seen == ok* ]]; then pass "never_ends.check_then_time: $seen"
 else fail "never_ends.check_then_time: exit code $code, $seen"; fi
 
