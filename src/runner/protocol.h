@@ -75,7 +75,7 @@
 //                                               // check's from the runner's start, the time's from its
 //                                               // own; a solution that has not answered by then is killed
 //                                               // and its part's status is "timeout"
-//   "debugger": "cuda-gdb"                      // optional (check, check_then_time): when a part's limit
+//   "debugger": "cuda-gdb"                      // optional (check_then_time): when a part's limit
 //                                               // runs out, the runner first attaches this debugger to
 //                                               // the solution process (-batch -p PID, "info cuda kernels",
 //                                               // "info cuda threads", at most 20 s) and puts what it

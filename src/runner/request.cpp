@@ -137,8 +137,8 @@ Request parse_request(const std::string& text) {
     *limit = optional_non_negative(doc, field, 0);
   }
   if (doc.contains(p::kDebugger)) {
-    if (request.mode != Mode::check && request.mode != Mode::check_then_time)
-      throw RequestError("request: \"debugger\" belongs to the check and check_then_time modes");
+    if (request.mode != Mode::check_then_time)
+      throw RequestError("request: \"debugger\" belongs to the check_then_time mode");
     request.debugger = require_string(doc, p::kDebugger);
   }
 

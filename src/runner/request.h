@@ -41,7 +41,7 @@ struct Request {
   // time's from its own; 0: none.
   double check_limit_s = 0;
   double time_limit_s = 0;
-  std::string debugger;  // check, check_then_time, optional: attached to a solution that ran out of time
+  std::string debugger;  // check_then_time, optional: attached to a solution that ran out of a part's time
 
   bool times() const { return mode == Mode::time || mode == Mode::check_then_time; }
 
