@@ -1083,8 +1083,8 @@ int cache_command(const CommonOptions& common, const CacheCommandOptions& option
     return list;
   };
   json& python_doc = doc["python_bytecode"] = {{"folder", bytecode.string()}};
-  if (options.prune) python_doc["removed"] = listed(prune_bytecode(bytecode, python));
-  const std::vector<BytecodeFolder> folders = bytecode_folders(bytecode, python);
+  std::vector<BytecodeFolder> folders = bytecode_folders(bytecode, python);
+  if (options.prune) python_doc["removed"] = listed(prune_bytecode(bytecode, folders));
   python_doc["folders"] = listed(folders);
   if (common.json) {
     std::cout << json_text(tagged(documents::cache, doc), 2) << "\n";

@@ -118,18 +118,22 @@ std::vector<BytecodeFolder> bytecode_folders(const fs::path& root, const std::st
   return folders;
 }
 
-std::vector<BytecodeFolder> prune_bytecode(const fs::path& root, const std::string& python) {
-  std::vector<BytecodeFolder> removed;
+std::vector<BytecodeFolder> prune_bytecode(const fs::path& root, std::vector<BytecodeFolder>& folders) {
+  std::vector<BytecodeFolder> removed, kept;
   const auto hour_ago = fs::file_time_type::clock::now() - std::chrono::hours(1);
-  for (BytecodeFolder& folder : bytecode_folders(root, python)) {
+  for (BytecodeFolder& folder : folders) {
     std::error_code ec;
-    if (folder.current || (folder.versions.empty() && fs::last_write_time(folder.path, ec) > hour_ago))
-      continue;
-    fs::remove_all(folder.path, ec);
-    if (ec) continue;
-    fs::remove(root / ("lock-" + folder.path.filename().string()), ec);
-    removed.push_back(std::move(folder));
+    if (!folder.current && !(folder.versions.empty() && fs::last_write_time(folder.path, ec) > hour_ago)) {
+      fs::remove_all(folder.path, ec);
+      if (!ec) {
+        fs::remove(root / ("lock-" + folder.path.filename().string()), ec);
+        removed.push_back(std::move(folder));
+        continue;
+      }
+    }
+    kept.push_back(std::move(folder));
   }
+  folders = std::move(kept);
   return removed;
 }
 

@@ -37,9 +37,10 @@ struct BytecodeFolder {
 // The folders under `root`, oldest first; `python`'s own marked current (none when `python` cannot run).
 std::vector<BytecodeFolder> bytecode_folders(const std::filesystem::path& root, const std::string& python);
 
-// Removes what no evaluation with `python` reads: the other interpreters' and package versions' folders, and
-// warm-ups left unfinished over an hour ago (one under way is younger). Returns what it removed. A process
-// that still read a removed folder would compile from the sources: slower, never wrong.
-std::vector<BytecodeFolder> prune_bytecode(const std::filesystem::path& root, const std::string& python);
+// Removes from `folders` (bytecode_folders' listing of `root`) what no evaluation reads: every folder but the
+// current one, except warm-ups left unfinished within the last hour (one may be under way). Returns what it
+// removed; `folders` keeps the rest. A process that still read a removed folder would compile from the
+// sources: slower, never wrong.
+std::vector<BytecodeFolder> prune_bytecode(const std::filesystem::path& root, std::vector<BytecodeFolder>& folders);
 
 }  // namespace ptxbench

@@ -316,7 +316,7 @@ void run(const std::string& text, Json& result) {
   // The Triton caches in use. The solution's is the request's shared one, if it names one, which stays; the
   // others are made here and removed at the end.
   std::string triton_cache, baseline_cache;
-  const bool ran_start = judged(result, [&] {
+  try {
     request = parse_request(text);
     result[p::kMode] = request.mode_name;
     family = make_family(request);
@@ -338,13 +338,10 @@ void run(const std::string& text, Json& result) {
     PTXBENCH_CUDA(cudaFree(nullptr));
     result[p::kDeviceInfo] = describe_device(request.device);
     phases.ended("runner_context");
-  });
-  if (!ran_start) {
-    // A fault before the solution ran is the harness's, whatever threw it.
-    result[p::kStatus] = p::kHarnessError;
-    result.erase(p::kRuntimeError);
+  } catch (const std::exception& error) {
+    // Before the solution ran: the harness's, whatever threw it.
     phases.write(result);
-    return;
+    return set_error(result, p::kHarnessError, error.what());
   }
 
   Session session{request, *family, *solution, result, {}};
