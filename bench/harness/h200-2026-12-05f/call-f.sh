@@ -19,5 +19,5 @@ echo "== runner GPU tests: exit $? in $((SECONDS - start)) s"
 sed -n '/^== summary/,$p' "$OUT/runner-tests.txt" | grep -v "^PASS" | head -20
 grep -E "^(PASS|FAIL)  .*(check_then_time)" "$OUT/runner-tests.txt" | cut -c1-250
 start=$SECONDS
-PATH=$PWD/.device/bin:$PATH timeout 50 bash bench/harness/h200-owed/gdb_probe.sh "$OUT/gdb-probe" 2>&1 | cut -c1-200
+PATH=$PWD/.device/bin:$PATH timeout 50 bash bench/harness/h200-2026-12-05f/gdb_probe.sh "$OUT/gdb-probe" 2>&1 | cut -c1-200
 echo "== gdb probe: $((SECONDS - start)) s"
