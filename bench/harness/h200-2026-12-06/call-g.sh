@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Call G (2026-12-06): what issue 34 still owes on a GPU, then the first part of the manifest (issue 29).
+# 1. The judge's cuda-gdb attach on a hung call: the runner's GPU tests (never_ends.check_then_time wants cuda-gdb
+#    to name the kernel), then a hung submission through `ptxbench eval`, the attach made from inside the sandbox.
+# 2. The reference model on a GEMM and an attention task under each context policy (--context).
+# 3. manifest.sh gemm-cuda, if it fits before the call's deadline.
+source bench/harness/h200-2026-12-05/env.sh
+step() { echo "== $1: exit $2 at $3 s"; }
+PTXBENCH_RUNNER=$PWD/.device/bin/ptxbench-runner timeout 150 bash tests/gpu/runner/run.sh "$OUT/runner-logs" \
+  > "$OUT/runner-tests.txt" 2>&1
+step "runner GPU tests" $? $SECONDS
+sed -n '/^== summary/,$p' "$OUT/runner-tests.txt" | grep -v "^PASS" | head -20
+grep -E "^(PASS|FAIL)  never_ends" "$OUT/runner-tests.txt" | cut -c1-400
+timeout 120 ptxbench eval tests/data/solutions/never_ends.cu --task gemm-bf16-n4096-k4096-sm90a \
+  --stages correct,time --stage-time-limit 15 --json > "$OUT/never_ends.eval.json" 2> "$OUT/never_ends.eval.stderr"
+step "hung submission through eval" $? $SECONDS
+python3 - "$OUT/never_ends.eval.json" <<'PY' | cut -c1-900
+import json, sys
+v = json.load(open(sys.argv[1]))
+for s in v.get("stages", []):
+    if s.get("name") in ("correct", "time"):
+        print(s["name"], s.get("status"), "|", s.get("message", "")[:700])
+        print("  hang:", json.dumps(s.get("details", {}).get("hang"))[:400])
+PY
+for policy in compact full last-pair; do
+  timeout 200 ptxbench run --context "$policy" --gpu-share 2 \
+    --tasks gemm-bf16-n4096-k4096-sm90a,attention-fwd-d64-sm90a > "$OUT/context-$policy.txt" 2>&1
+  step "reference model, --context $policy" $? $SECONDS
+  tail -4 "$OUT/context-$policy.txt" | cut -c1-200
+done
+DEADLINE=$((560 - SECONDS)) exec bash bench/harness/h200-owed/manifest.sh gemm-cuda
