@@ -5,6 +5,7 @@
 #include "agent/extract.h"
 #include "agent/feedback.h"
 #include "agent/prompt.h"
+#include "util/hash.h"
 #include "util/text.h"
 
 namespace ptxbench::agent {
@@ -140,6 +141,21 @@ class Driver {
     if (extraction.unterminated)
       notes +=
           "Note: your reply ended inside the code block; the code up to the end of the reply was compiled.\n";
+    if (const auto before = judged_before(extraction.code, turn.index)) {
+      // The same code as an earlier turn of this trajectory: its verdict (where a failed call failed included)
+      // stands, and the GPU is not spent on it again.
+      const TurnEnd end{
+          .error_class = to_string(classify(before->verdict)),
+          .outcome = before->verdict.summary(),
+          .feedback = notes +
+                      fmt::format("Note: this code is the same as your turn {}'s; it was not judged again, and that "
+                                  "turn's verdict stands.\n",
+                                  before->turn) +
+                      compact_feedback(before->verdict)};
+      c_.store->finish_turn_judged_before(turn.id, end, before->evaluation_id);
+      emit({.turn = turn.index, .error_class = end.error_class, .outcome = end.outcome});
+      return true;
+    }
     Verdict verdict;
     emit({.turn = turn.index, .phase = TurnPhase::judging});
     try {
@@ -166,6 +182,22 @@ class Driver {
     c_.store->finish_turn(turn.id, end, &verdict, extraction.code, c_.run_id);
     emit({.turn = turn.index, .error_class = end.error_class, .outcome = end.outcome});
     return true;
+  }
+
+  struct JudgedBefore {
+    int turn = 0;
+    int64_t evaluation_id = 0;
+    Verdict verdict;
+  };
+  // The first earlier turn of this trajectory that was judged on exactly this code, if any.
+  std::optional<JudgedBefore> judged_before(const std::string& code, int index) {
+    const std::string hash = sha256_hex(code);
+    for (const TurnRow& earlier : c_.store->turns(c_.row.id)) {
+      if (earlier.index >= index || earlier.code_hash != hash || earlier.evaluation_id == 0) continue;
+      if (auto verdict = c_.store->verdict(earlier.evaluation_id))
+        return JudgedBefore{earlier.index, earlier.evaluation_id, std::move(*verdict)};
+    }
+    return std::nullopt;
   }
 
   const TrajectoryContext& c_;

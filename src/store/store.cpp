@@ -525,21 +525,33 @@ int64_t Store::finish_turn(int64_t turn_id, const TurnEnd& end, const Verdict* v
   return guarded("record the end of a turn", [&]() -> int64_t {
     SQLite::Transaction transaction(db_);
     const int64_t evaluation_id = verdict ? insert_evaluation(*verdict, source, run_id) : 0;
-    SQLite::Statement update(db_, R"sql(
-      UPDATE turns SET evaluation_id = ?, error_class = ?, outcome = ?, feedback = ?, finished_at = ? WHERE id = ?)sql");
-    if (evaluation_id)
-      update.bind(1, evaluation_id);
-    else
-      update.bind(1);
-    update.bind(2, end.error_class);
-    update.bind(3, end.outcome);
-    update.bind(4, end.feedback);
-    update.bind(5, utc_now_iso8601());
-    update.bind(6, turn_id);
-    update.exec();
+    end_turn(turn_id, end, evaluation_id);
     transaction.commit();
     return evaluation_id;
   });
+}
+
+void Store::finish_turn_judged_before(int64_t turn_id, const TurnEnd& end, int64_t evaluation_id) {
+  guarded("record the end of a turn", [&] {
+    SQLite::Transaction transaction(db_);
+    end_turn(turn_id, end, evaluation_id);
+    transaction.commit();
+  });
+}
+
+void Store::end_turn(int64_t turn_id, const TurnEnd& end, int64_t evaluation_id) {
+  SQLite::Statement update(db_, R"sql(
+    UPDATE turns SET evaluation_id = ?, error_class = ?, outcome = ?, feedback = ?, finished_at = ? WHERE id = ?)sql");
+  if (evaluation_id)
+    update.bind(1, evaluation_id);
+  else
+    update.bind(1);
+  update.bind(2, end.error_class);
+  update.bind(3, end.outcome);
+  update.bind(4, end.feedback);
+  update.bind(5, utc_now_iso8601());
+  update.bind(6, turn_id);
+  update.exec();
 }
 
 std::vector<TurnRow> Store::turns(int64_t trajectory_id) {

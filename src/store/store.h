@@ -137,12 +137,16 @@ class Store {
   // (0).
   int64_t finish_turn(int64_t turn_id, const TurnEnd& end, const Verdict* verdict, const std::string& source,
                       int64_t run_id);
+  // Ends the turn with an evaluation already stored (an earlier turn's, of the same code): judged once, it
+  // counts once wherever evaluations are counted.
+  void finish_turn_judged_before(int64_t turn_id, const TurnEnd& end, int64_t evaluation_id);
   std::vector<TurnRow> turns(int64_t trajectory_id);
 
  private:
   void migrate();
   void check_schema();
   int64_t insert_evaluation(const Verdict& verdict, const std::string& source, int64_t run_id);
+  void end_turn(int64_t turn_id, const TurnEnd& end, int64_t evaluation_id);  // within the caller's transaction
   // Runs `body` under the lock; a SQLite failure in it becomes a StoreError saying it could not `action`.
   template <class Body>
   auto guarded(std::string_view action, Body&& body);

@@ -224,6 +224,32 @@ TEST(AgentLoop, EachTurnShowsThePreviousCodeAndItsVerdict) {
   EXPECT_EQ(turns[1].request, to_json(second));
 }
 
+// Code the trajectory has judged already is not judged again: the turn takes that evaluation, and the model is
+// told which turn's verdict stands. Other code is judged as ever.
+TEST(AgentLoop, TheSameCodeAgainTakesItsEarlierVerdict) {
+  AgentHarness h("same-code");
+  ScriptedModel model([](int turn) {
+    return reply_with(turn == 4 ? "// PASS x1.1\n" : turn == 2 ? "// FAIL correct\n" : "// FAIL instructions\n");
+  });
+  FakeJudge judge;
+  auto s = h.settings({kHopperTask}, 1, {.max_turns = 4});
+  const int64_t run = start_agent_run(h.store, s);
+  h.run(run, s, model, judge);
+  const auto turns = only_turns(h, run);
+  ASSERT_EQ(turns.size(), 4u);
+  EXPECT_EQ(judge.calls, 3);  // turns 1, 2 and 4
+  EXPECT_EQ(turns[2].evaluation_id, turns[0].evaluation_id);
+  EXPECT_EQ(turns[2].code_hash, turns[0].code_hash);
+  EXPECT_EQ(turns[2].error_class, turns[0].error_class);
+  EXPECT_EQ(turns[2].outcome, turns[0].outcome);
+  EXPECT_NE(turns[2].feedback.find("the same as your turn 1's; it was not judged again"), std::string::npos)
+      << turns[2].feedback;
+  EXPECT_NE(turns[2].feedback.find("the instructions stage says no"), std::string::npos) << turns[2].feedback;
+  EXPECT_EQ(turns[1].feedback.find("not judged again"), std::string::npos);
+  EXPECT_NE(turns[3].evaluation_id, turns[0].evaluation_id);
+  EXPECT_NE(model.requests[3].messages[2].content.find("the same as your turn 1's"), std::string::npos);
+}
+
 TEST(AgentLoop, AReplyWithoutCodeIsAFailedTurnThatSaysSo) {
   AgentHarness h("nocode");
   ScriptedModel model(
