@@ -96,6 +96,8 @@ ATTENTION = {
                   ("backward", True): {"rtol": 0.01, "atol": 0.02}},
     "lse": {"rtol": 0, "atol": 0.001},
     "gqa_backward_dk_dv": {"rtol": 0.01, "atol": 0.04},
+    # dQ and dK take dS, rounded once more than dV's P (and P itself before dS, in a kernel short of registers).
+    "causal_backward_dq_dk": {"rtol": 0.01, "atol": 0.04},
     "coverage_threshold": 0.9,
     "baseline": "vendor-attention",
 }
@@ -225,8 +227,11 @@ def attention_tasks(arch):
                 task["tolerance"] = ATTENTION["tolerance"][(direction, causal)]
                 if direction == "forward":
                     task["tolerances"] = {"LSE": ATTENTION["lse"]}
-                elif gqa:
-                    task["tolerances"] = {"dK": ATTENTION["gqa_backward_dk_dv"], "dV": ATTENTION["gqa_backward_dk_dv"]}
+                else:
+                    overrides = {k: ATTENTION["causal_backward_dq_dk"] for k in ("dQ", "dK") if causal}
+                    overrides.update({k: ATTENTION["gqa_backward_dk_dv"] for k in ("dK", "dV") if gqa})
+                    if overrides:
+                        task["tolerances"] = overrides
                 task["required"] = required(arch)
                 task["coverage_threshold"] = ATTENTION["coverage_threshold"]
                 task["baseline"] = ATTENTION["baseline"]
