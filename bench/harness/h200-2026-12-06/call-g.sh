@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Call G (2026-12-06): what issue 34 still owes on a GPU, then the first part of the manifest (issue 29).
+# Call G (2026-12-06): what issue 34 still owes on a GPU, then a part of the manifest (issue 29).
 # 1. The judge's cuda-gdb attach on a hung call: the runner's GPU tests (never_ends.check_then_time wants cuda-gdb
 #    to name the kernel), then a hung submission through `ptxbench eval`, the attach made from inside the sandbox.
 # 2. The reference model on a GEMM and an attention task under each context policy (--context).
-# 3. manifest.sh gemm-cuda, if it fits before the call's deadline.
+# 3. manifest.sh attention-cuda (the causal backward tasks' dQ and dK tolerances changed), if it fits before the
+#    call's deadline.
 source bench/harness/h200-2026-12-05/env.sh
 step() { echo "== $1: exit $2 at $3 s"; }
 PTXBENCH_RUNNER=$PWD/.device/bin/ptxbench-runner timeout 150 bash tests/gpu/runner/run.sh "$OUT/runner-logs" \
@@ -28,4 +29,4 @@ for policy in compact full last-pair; do
   step "reference model, --context $policy" $? $SECONDS
   tail -4 "$OUT/context-$policy.txt" | cut -c1-200
 done
-DEADLINE=$((560 - SECONDS)) exec bash bench/harness/h200-owed/manifest.sh gemm-cuda
+DEADLINE=$((560 - SECONDS)) exec bash bench/harness/h200-owed/manifest.sh attention-cuda
