@@ -33,6 +33,11 @@
 //     and columns past D. LSE = scale * m + ln(l) straight from registers.
 //   - Masking only where needed: blocks that reach past Sk or cross the causal diagonal (bottom-right aligned:
 //     key j is visible to query i iff j <= i + Sk - Sq). A row with no visible key gets O = 0, LSE = -inf.
+//   - The ragged prefill (ptxbench_attention_prefill_ragged_bf16) is the causal forward of each packed sequence,
+//     by the same kernel compiled for it (kRagged): the maps see one batch of `total` rows, a tile is a tile of
+//     one sequence (indptr gives its first row and length), the tiles of the longest are enumerated for every
+//     sequence (a shorter one's last are empty), the keys past a sequence's end (the next one's) are masked as
+//     keys past Sk, and a consumer's rows that run past its sequence's end are stored with plain stores.
 // Limits: D is 64, 96 or 128 (the ABI's); any B, Hq (a multiple of Hkv), Sq, Sk >= 1; scale > 0.
 #include <ptxbench/abi.h>
 
@@ -153,16 +158,49 @@ struct Config {
   static_assert(kSmemBytes <= 227 * 1024, "tuning table: shared memory budget (227 KB per block)");
 };
 
+// Dense: B sequences of Sq queries and Sk keys, [B, S, H, D]. Ragged (the prefill, causal): B sequences packed
+// in [total, H, D], sequence b the rows indptr[b] .. indptr[b+1] - 1 with Sq = Sk = its length; the tensor maps
+// see one batch of `rows` = total rows, and a tile's sequence is a range of them.
 struct Problem {
   int B, Hq, Hkv, Sq, Sk;
   float scale;
   int causal;
-  int m_blocks, tiles;
+  int m_blocks, tiles;   // m_blocks: of the longest sequence (ragged: max_len)
+  const int* indptr;     // ragged: [B + 1] in device memory; nullptr when dense
+  int rows;              // the rows of the tensor maps' S dimension: Sq (Q, O) when dense, total when ragged
 };
 
+// A work tile. The ragged kernel is a kernel of its own (kRagged), so that the dense one reads its sequence's
+// sizes from the launch's parameters as it always did, not from registers a tile would hold through the main
+// loop (which made ptxas spill at D = 128).
+template <bool kRagged>
 struct Tile {
-  int b, h, m0;
+  int b, h, m0;  // sequence, query head, first query row of the tile (relative to the sequence)
   int n_blocks;  // key blocks with at least one visible key for some row of the tile
+  int seq_q, seq_k, first;  // ragged: the sequence's queries and keys (both its length) and first token's row
+  bool empty;               // ragged: the tile starts past its sequence's last row (nothing to do)
+
+  __device__ int sq(const Problem& p) const {
+    if constexpr (kRagged) return seq_q; else return p.Sq;
+  }
+  __device__ int sk(const Problem& p) const {
+    if constexpr (kRagged) return seq_k; else return p.Sk;
+  }
+  // The tensor maps' row of the sequence's row 0 and their batch coordinate.
+  __device__ int base() const {
+    if constexpr (kRagged) return first; else return 0;
+  }
+  __device__ int batch() const {
+    if constexpr (kRagged) return 0; else return b;
+  }
+  // Element (row r, column c) of O, and row r's LSE ([B, Hq, Sq] dense, [total, Hq] ragged).
+  __device__ size_t o_index(const Problem& p, int r, int c, int d) const {
+    return ((static_cast<size_t>(batch()) * p.rows + base() + r) * p.Hq + h) * d + c;
+  }
+  __device__ size_t lse_index(const Problem& p, int r) const {
+    if constexpr (kRagged) return static_cast<size_t>(first + r) * p.Hq + h;
+    else return (static_cast<size_t>(b) * p.Hq + h) * p.Sq + r;
+  }
 };
 
 // This CTA's work tile of wave `wave` (gridDim.x tiles a wave). Causal waves alternate direction (a snake), so a
@@ -176,9 +214,11 @@ __device__ __forceinline__ int tile_index(int wave, const Problem& p) {
 // (m_blocks x kBM - Sq) rows earlier, rounded down to whole 64-row consumer slices, so m0 may be negative: rows
 // before 0 load as zeros (a TMA load may start at a negative coordinate) and are never stored (a TMA store may
 // not; a consumer's slice lies wholly before row 0 or not at all). Causal, they see no key.
-template <int kBM, int kBN, bool kBottom>
-__device__ __forceinline__ Tile tile_at(int t, const Problem& p) {
-  Tile tile;
+// Ragged: the tiles are those of the longest sequence for every sequence, so a shorter one's last tiles are
+// empty; its own tiles are aligned as a dense sequence of its length would be.
+template <int kBM, int kBN, bool kBottom, bool kRagged>
+__device__ __forceinline__ Tile<kRagged> tile_at(int t, const Problem& p) {
+  Tile<kRagged> tile;
   int m_block, head;
   if (p.causal) {  // longest first: the last query blocks see the most keys
     m_block = p.m_blocks - 1 - t / (p.B * p.Hq);
@@ -189,11 +229,20 @@ __device__ __forceinline__ Tile tile_at(int t, const Problem& p) {
   }
   tile.b = head / p.Hq;
   tile.h = head % p.Hq;
+  int own_blocks = p.m_blocks;
+  tile.empty = false;
+  if constexpr (kRagged) {
+    tile.first = p.indptr[tile.b];
+    tile.seq_q = tile.seq_k = p.indptr[tile.b + 1] - tile.first;
+    own_blocks = (tile.seq_q + kBM - 1) / kBM;
+    tile.empty = m_block >= own_blocks;
+  }
+  const int sq = tile.sq(p), sk = tile.sk(p);
   tile.m0 = m_block * kBM;
-  if constexpr (kBottom) tile.m0 -= (p.m_blocks * kBM - p.Sq) & ~63;  // whole 64-row slices
+  if constexpr (kBottom) tile.m0 -= (own_blocks * kBM - sq) & ~63;  // whole 64-row slices
   // The tile's last row sees keys 0 .. m0 + kBM - 1 + Sk - Sq.
-  const int n_end = p.causal ? min(p.Sk, tile.m0 + kBM + p.Sk - p.Sq) : p.Sk;
-  tile.n_blocks = n_end > 0 ? (n_end + kBN - 1) / kBN : 0;
+  const int n_end = p.causal ? min(sk, tile.m0 + kBM + sk - sq) : sk;
+  tile.n_blocks = n_end > 0 && !tile.empty ? (n_end + kBN - 1) / kBN : 0;
   return tile;
 }
 
@@ -202,7 +251,7 @@ __device__ __forceinline__ void release(uint64_t* bar) {
   if (threadIdx.x % 32 == 0) mbarrier_arrive(bar);
 }
 
-template <int D, int kRow>
+template <int D, int kRow, bool kRagged>
 __global__ void __launch_bounds__(Config<D, kRow>::kThreads, 1)
     attention_forward_kernel(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
                              const __grid_constant__ CUtensorMap map_v, const __grid_constant__ CUtensorMap map_o,
@@ -246,8 +295,8 @@ __global__ void __launch_bounds__(Config<D, kRow>::kThreads, 1)
       int stage = 0;
       uint32_t phase = 0, q_phase = 0;
       for (int wave = 0, t = tile_index(0, p); t < p.tiles; t = tile_index(++wave, p)) {
-        const Tile tile = tile_at<kBM, kBN, C::kBottom>(t, p);
-        if (tile.n_blocks == 0) continue;
+        const auto tile = tile_at<kBM, kBN, C::kBottom, kRagged>(t, p);
+        if (tile.n_blocks == 0) continue;  // empty, or no row of it sees a key
         const int g = tile.h / group_size;
         // One K or V block into the ring. A fresh barrier's parity-1 wait passes; whole boxes count towards
         // expect_tx always, zero-filled bytes too.
@@ -256,7 +305,7 @@ __global__ void __launch_bounds__(Config<D, kRow>::kThreads, 1)
           mbarrier_arrive_expect_tx(&full[stage], C::kKVBytes);
           for (int d = 0; d < C::kBlocksD; ++d)
             tma_load_4d(smem + offset + stage * C::kKVBytes + d * kBN * kRowBytes, map, &full[stage], 64 * d, g,
-                        j * kBN, tile.b);
+                        tile.base() + j * kBN, tile.batch());
         };
         const auto advance = [&] {
           if (++stage == kStages) {
@@ -270,7 +319,8 @@ __global__ void __launch_bounds__(Config<D, kRow>::kThreads, 1)
         q_phase ^= 1;
         mbarrier_arrive_expect_tx(q_full, C::kQBytes);
         for (int d = 0; d < C::kBlocksD; ++d)
-          tma_load_4d(smem + C::kOffQ + d * kBM * kRowBytes, &map_q, q_full, 64 * d, tile.h, tile.m0, tile.b);
+          tma_load_4d(smem + C::kOffQ + d * kBM * kRowBytes, &map_q, q_full, 64 * d, tile.h, tile.base() + tile.m0,
+                      tile.batch());
         load(&map_v, v_full, v_empty, C::kOffV, 0);
         advance();
         for (int j = 1; j < tile.n_blocks; ++j) {
@@ -304,17 +354,17 @@ __global__ void __launch_bounds__(Config<D, kRow>::kThreads, 1)
   int stage = 0;
   uint32_t phase = 0, q_phase = 0;
   for (int wave = 0, t = tile_index(0, p); t < p.tiles; t = tile_index(++wave, p)) {
-    const Tile tile = tile_at<kBM, kBN, C::kBottom>(t, p);
-    const int row0 = tile.m0 + row_in_tile;  // global query rows row0 and row0 + 8
+    const auto tile = tile_at<kBM, kBN, C::kBottom, kRagged>(t, p);
+    if (tile.empty) continue;
+    const int row0 = tile.m0 + row_in_tile;  // the sequence's query rows row0 and row0 + 8
     if (tile.n_blocks == 0) {  // causal with Sq > Sk: no row of this tile sees a key
       for (int i = threadIdx.x - 128; i < kBM * D; i += kConsumers * 128) {
         const int r = tile.m0 + i / D;
-        if ((!C::kBottom || r >= 0) && r < p.Sq)
-          O[((static_cast<size_t>(tile.b) * p.Sq + r) * p.Hq + tile.h) * D + i % D] = __float2bfloat16(0.0f);
+        if ((!C::kBottom || r >= 0) && r < tile.sq(p)) O[tile.o_index(p, r, i % D, D)] = __float2bfloat16(0.0f);
       }
       const int r0 = C::kBottom ? max(tile.m0, 0) : tile.m0;  // rows before 0 are not stored
-      for (int r = r0 + threadIdx.x - 128; r < min(p.Sq, tile.m0 + kBM); r += kConsumers * 128)
-        LSE[(static_cast<size_t>(tile.b) * p.Hq + tile.h) * p.Sq + r] = -INFINITY;
+      for (int r = r0 + threadIdx.x - 128; r < min(tile.sq(p), tile.m0 + kBM); r += kConsumers * 128)
+        LSE[tile.lse_index(p, r)] = -INFINITY;
       continue;
     }
 
@@ -338,12 +388,14 @@ __global__ void __launch_bounds__(Config<D, kRow>::kThreads, 1)
       wgmma_commit();
     };
     // Scores of keys a row must not see become -inf: past Sk, or (causal) right of the row's diagonal.
+    // (Ragged: the keys past the sequence's last are the next sequence's, masked as past Sk.)
     const auto mask = [&](float (&s)[kBN / 2], int n0) {
-      const bool needed = n0 + kBN > p.Sk || (p.causal && n0 + kBN - 1 > tile.m0 + p.Sk - p.Sq);
+      const int sq = tile.sq(p), sk = tile.sk(p);
+      const bool needed = n0 + kBN > sk || (p.causal && n0 + kBN - 1 > tile.m0 + sk - sq);
       if (!needed) return;
       // Per row, the first column of the block it must not see (one compare per element).
-      const int reach = p.causal ? p.Sk - p.Sq + 1 : p.Sk;
-      const int limit[2] = {min(p.Sk, row0 + reach) - n0, min(p.Sk, row0 + 8 + reach) - n0};
+      const int reach = p.causal ? sk - sq + 1 : sk;
+      const int limit[2] = {min(sk, row0 + reach) - n0, min(sk, row0 + 8 + reach) - n0};
 #pragma unroll
       for (int i = 0; i < kBN / 2; ++i)
         s[i] = col_in_block + (i / 4) * 8 + (i % 2) >= limit[(i / 2) % 2] ? -INFINITY : s[i];
@@ -458,9 +510,8 @@ __global__ void __launch_bounds__(Config<D, kRow>::kThreads, 1)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int row = row0 + 8 * h;
-        if ((!C::kBottom || row >= 0) && row < p.Sq)
-          LSE[(static_cast<size_t>(tile.b) * p.Hq + tile.h) * p.Sq + row] =
-              l[h] > 0.0f ? m[h] * p.scale + logf(l[h]) : -INFINITY;
+        if ((!C::kBottom || row >= 0) && row < tile.sq(p))
+          LSE[tile.lse_index(p, row)] = l[h] > 0.0f ? m[h] * p.scale + logf(l[h]) : -INFINITY;
       }
     }
     // This consumer's O staging. Three consumers (160 registers each) sit at ptxas's limit: with wg in this
@@ -489,10 +540,24 @@ __global__ void __launch_bounds__(Config<D, kRow>::kThreads, 1)
     fence_proxy_async_shared();  // generic-proxy writes, read next by the TMA engine
     bar_sync(C::kBarEpilogue + wg, 128);
     // A slice before row 0 (bottom-aligned tiles) has nothing to store; thread 0's row0 is its slice's first row.
-    // (Tested as row0 rather than tile.m0 + wg * 64: the latter made ptxas spill with three consumers.)
-    if (tid == 0 && (!C::kBottom || row0 >= 0)) {
+    // (Tested as row0 rather than tile.m0 + wg * 64: the latter made ptxas spill with three consumers.) The TMA
+    // store clips rows past the map's last; a ragged sequence's last slice, whose rows run into the next
+    // sequence, stores its own rows with plain 16-byte stores from the staging buffer instead (the next tile's
+    // epilogue waits at its barrier until they have read it).
+    const int slice0 = row0 - ((row0 - tile.m0) & 63);  // this consumer's first row (row_in_tile % 64 = its row)
+    if (kRagged && slice0 + 64 > tile.sq(p)) {
+      if (slice0 >= 0)
+        for (int i = tid; i < 64 * (D / 8); i += 128) {
+          const int r = i / (D / 8), chunk = i % (D / 8), col16 = chunk % 8;
+          if (slice0 + r < tile.sq(p))
+            *reinterpret_cast<uint4*>(O + tile.o_index(p, slice0 + r, 8 * chunk, D)) =
+                *reinterpret_cast<const uint4*>(o_stage + (chunk / 8) * 64 * kRowBytes + r * kRowBytes +
+                                                ((col16 ^ (r % 8)) * 16));
+        }
+    } else if (tid == 0 && (!C::kBottom || row0 >= 0)) {
       for (int c = 0; c < C::kBlocksD; ++c)
-        tma_store_4d(&map_o, o_stage + c * 64 * kRowBytes, 64 * c, tile.h, tile.m0 + wg * 64, tile.b);
+        tma_store_4d(&map_o, o_stage + c * 64 * kRowBytes, 64 * c, tile.h, tile.base() + tile.m0 + wg * 64,
+                     tile.batch());
       tma_store_commit();
     }
   }
@@ -500,39 +565,53 @@ __global__ void __launch_bounds__(Config<D, kRow>::kThreads, 1)
   if (tid == 0) tma_store_wait<0>();    // shared memory must outlive the last store's reads
 }
 
-template <int D, int kRow>
+// `longest`: the most queries of a sequence (dense: Sq; ragged: max_len).
+template <int D, int kRow, bool kRagged>
 int launch(const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V, __nv_bfloat16* O, float* LSE,
-           Problem p, cudaStream_t stream) {
+           Problem p, int longest, cudaStream_t stream) {
   using C = Config<D, kRow>;
-  p.m_blocks = (p.Sq + C::kBM - 1) / C::kBM;
+  p.m_blocks = (longest + C::kBM - 1) / C::kBM;
   const long long tiles = static_cast<long long>(p.m_blocks) * p.B * p.Hq;
   if (tiles > 0x7fffffff) return 1;
   p.tiles = static_cast<int>(tiles);
+  // Ragged: one batch of `rows` tokens, Q, K, V and O alike.
+  const int batches = kRagged ? 1 : p.B, kv_rows = kRagged ? p.rows : p.Sk;
   CUtensorMap map_q, map_k, map_v, map_o;
-  if (make_tensor_map_bshd_bf16(&map_q, Q, p.B, p.Sq, p.Hq, D, C::kBM) != cudaSuccess ||
-      make_tensor_map_bshd_bf16(&map_k, K, p.B, p.Sk, p.Hkv, D, C::kBN) != cudaSuccess ||
-      make_tensor_map_bshd_bf16(&map_v, V, p.B, p.Sk, p.Hkv, D, C::kBN) != cudaSuccess ||
-      make_tensor_map_bshd_bf16(&map_o, O, p.B, p.Sq, p.Hq, D, 64) != cudaSuccess)
+  if (make_tensor_map_bshd_bf16(&map_q, Q, batches, p.rows, p.Hq, D, C::kBM) != cudaSuccess ||
+      make_tensor_map_bshd_bf16(&map_k, K, batches, kv_rows, p.Hkv, D, C::kBN) != cudaSuccess ||
+      make_tensor_map_bshd_bf16(&map_v, V, batches, kv_rows, p.Hkv, D, C::kBN) != cudaSuccess ||
+      make_tensor_map_bshd_bf16(&map_o, O, batches, p.rows, p.Hq, D, 64) != cudaSuccess)
     return 3;
-  if (cudaFuncSetAttribute(attention_forward_kernel<D, kRow>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           C::kSmemBytes) != cudaSuccess)
+  const auto kernel = attention_forward_kernel<D, kRow, kRagged>;
+  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes) != cudaSuccess)
     return 4;
   int device = 0, sms = 0;
   if (cudaGetDevice(&device) != cudaSuccess ||
       cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
     return 4;
   const int grid = p.tiles < sms ? p.tiles : sms;
-  attention_forward_kernel<D, kRow>
-      <<<grid, C::kThreads, C::kSmemBytes, stream>>>(map_q, map_k, map_v, map_o, O, LSE, p);
+  kernel<<<grid, C::kThreads, C::kSmemBytes, stream>>>(map_q, map_k, map_v, map_o, O, LSE, p);
   return cudaGetLastError() == cudaSuccess ? 0 : 5;
 }
 
-// The kernel of the tuning table's row for (D, causal): one kernel for both masks where their rows agree.
+// The kernel of the tuning table's row for (D, causal): one kernel for both masks where their rows agree. The
+// ragged prefill (causal) has kernels of its own, from the causal rows.
 template <int D>
 int launch_row(const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V, __nv_bfloat16* O,
-               float* LSE, const Problem& p, cudaStream_t stream) {
-  return p.causal ? launch<D, kernel_row(D, true)>(Q, K, V, O, LSE, p, stream)
-                  : launch<D, kernel_row(D, false)>(Q, K, V, O, LSE, p, stream);
+               float* LSE, const Problem& p, int longest, cudaStream_t stream) {
+  if (p.indptr) return launch<D, kernel_row(D, true), true>(Q, K, V, O, LSE, p, longest, stream);
+  return p.causal ? launch<D, kernel_row(D, true), false>(Q, K, V, O, LSE, p, longest, stream)
+                  : launch<D, kernel_row(D, false), false>(Q, K, V, O, LSE, p, longest, stream);
+}
+
+int launch_d(const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V, __nv_bfloat16* O, float* LSE,
+             const Problem& p, int D, int longest, cudaStream_t stream) {
+  switch (D) {
+    case 64: return launch_row<64>(Q, K, V, O, LSE, p, longest, stream);
+    case 96: return launch_row<96>(Q, K, V, O, LSE, p, longest, stream);
+    case 128: return launch_row<128>(Q, K, V, O, LSE, p, longest, stream);
+    default: return 2;
+  }
 }
 
 }  // namespace
@@ -543,11 +622,17 @@ extern "C" int ptxbench_attention_forward_bf16(const __nv_bfloat16* Q, const __n
                                                cudaStream_t stream) {
   if (B <= 0 || Hq <= 0 || Hkv <= 0 || Sq <= 0 || Sk <= 0 || Hq % Hkv != 0) return 1;
   if (!(scale > 0.0f)) return 1;  // the running max is taken over unscaled scores: a positive scale only
-  const Problem p{B, Hq, Hkv, Sq, Sk, scale, causal ? 1 : 0, 0, 0};  // launch() fills in the tiles
-  switch (D) {
-    case 64: return launch_row<64>(Q, K, V, O, LSE, p, stream);
-    case 96: return launch_row<96>(Q, K, V, O, LSE, p, stream);
-    case 128: return launch_row<128>(Q, K, V, O, LSE, p, stream);
-    default: return 2;
-  }
+  const Problem p{B, Hq, Hkv, Sq, Sk, scale, causal ? 1 : 0, 0, 0, nullptr, Sq};  // launch() fills in the tiles
+  return launch_d(Q, K, V, O, LSE, p, D, Sq, stream);
+}
+
+// The ragged prefill: the causal forward of each packed sequence (Sq = Sk = its length), the same kernel.
+extern "C" int ptxbench_attention_prefill_ragged_bf16(const __nv_bfloat16* Q, const __nv_bfloat16* K,
+                                                      const __nv_bfloat16* V, const int* indptr, __nv_bfloat16* O,
+                                                      float* LSE, int B, int Hq, int Hkv, int D, int max_len,
+                                                      int total, float scale, cudaStream_t stream) {
+  if (B <= 0 || Hq <= 0 || Hkv <= 0 || max_len <= 0 || total <= 0 || Hq % Hkv != 0 || indptr == nullptr) return 1;
+  if (!(scale > 0.0f)) return 1;
+  const Problem p{B, Hq, Hkv, max_len, max_len, scale, 1, 0, 0, indptr, total};
+  return launch_d(Q, K, V, O, LSE, p, D, max_len, stream);
 }
