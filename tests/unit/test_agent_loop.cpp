@@ -551,9 +551,9 @@ TEST(ReferenceModel, WithoutAVerifiedSolutionItSaysSo) {
   const TaskRegistry registry = TaskRegistry::load(kRoot / "tasks");
   ReferenceModel reference(kRoot / "solutions", registry, cuda_track());
   // A task without a reference solution: the SIMT example, correct without the required instructions.
-  const std::string prefill = reference.answer("attention-prefill-ragged-d128-sm90a", 2);
+  const std::string prefill = reference.answer("attention-prefill-paged-gqa32x8-d128-p16-sm90a", 2);
   EXPECT_NE(prefill.find("no solution"), std::string::npos) << prefill.substr(0, 300);
-  EXPECT_NE(prefill.find("attention_prefill_ragged_simt.cu"), std::string::npos);
+  EXPECT_NE(prefill.find("attention_prefill_paged_simt.cu"), std::string::npos);
   EXPECT_TRUE(extract_code(cuda_track(), prefill).found);
   // A static-only task: the reference Blackwell GEMM, said never to have run.
   const std::string blackwell = reference.answer("gemm-bf16-n4096-k4096-sm100a", 2);
