@@ -142,16 +142,17 @@ class Driver {
       notes +=
           "Note: your reply ended inside the code block; the code up to the end of the reply was compiled.\n";
     if (const auto before = judged_before(extraction.code, turn.index)) {
-      // The same code as an earlier turn of this trajectory: its verdict (where a failed call failed included)
-      // stands, and the GPU is not spent on it again.
+      // The same code as an earlier turn of this trajectory: its verdict (where a failed call failed
+      // included) stands, and the GPU is not spent on it again.
       const TurnEnd end{
           .error_class = to_string(classify(before->verdict)),
           .outcome = before->verdict.summary(),
-          .feedback = notes +
-                      fmt::format("Note: this code is the same as your turn {}'s; it was not judged again, and that "
-                                  "turn's verdict stands.\n",
-                                  before->turn) +
-                      compact_feedback(before->verdict)};
+          .feedback =
+              notes +
+              fmt::format("Note: this code is the same as your turn {}'s; it was not judged again, and that "
+                          "turn's verdict stands.\n",
+                          before->turn) +
+              compact_feedback(before->verdict)};
       c_.store->finish_turn_judged_before(turn.id, end, before->evaluation_id);
       emit({.turn = turn.index, .error_class = end.error_class, .outcome = end.outcome});
       return true;

@@ -146,7 +146,8 @@ class Store {
   void migrate();
   void check_schema();
   int64_t insert_evaluation(const Verdict& verdict, const std::string& source, int64_t run_id);
-  void end_turn(int64_t turn_id, const TurnEnd& end, int64_t evaluation_id);  // within the caller's transaction
+  void end_turn(int64_t turn_id, const TurnEnd& end,
+                int64_t evaluation_id);  // within the caller's transaction
   // Runs `body` under the lock; a SQLite failure in it becomes a StoreError saying it could not `action`.
   template <class Body>
   auto guarded(std::string_view action, Body&& body);

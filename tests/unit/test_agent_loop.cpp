@@ -224,12 +224,14 @@ TEST(AgentLoop, EachTurnShowsThePreviousCodeAndItsVerdict) {
   EXPECT_EQ(turns[1].request, to_json(second));
 }
 
-// Code the trajectory has judged already is not judged again: the turn takes that evaluation, and the model is
-// told which turn's verdict stands. Other code is judged as ever.
+// Code the trajectory has judged already is not judged again: the turn takes that evaluation, and the model
+// is told which turn's verdict stands. Other code is judged as ever.
 TEST(AgentLoop, TheSameCodeAgainTakesItsEarlierVerdict) {
   AgentHarness h("same-code");
   ScriptedModel model([](int turn) {
-    return reply_with(turn == 4 ? "// PASS x1.1\n" : turn == 2 ? "// FAIL correct\n" : "// FAIL instructions\n");
+    return reply_with(turn == 4   ? "// PASS x1.1\n"
+                      : turn == 2 ? "// FAIL correct\n"
+                                  : "// FAIL instructions\n");
   });
   FakeJudge judge;
   auto s = h.settings({kHopperTask}, 1, {.max_turns = 4});
