@@ -316,8 +316,8 @@ TEST_F(Cli, TheDefaultRunIsTheReferenceAgentAndResultsShowIt) {
             79u);  // the Hopper tasks (51 GEMM, 20 attention, 4 decode, 4 prefill)
   for (const auto& t : doc["run_summary"]["tasks"]) {
     // GEMM, attention, decode and ragged prefill: broken, then the reference (nothing fails, nothing
-    // verifiable). The paged prefill has no Hopper reference yet: the model's second answer is the SIMT example,
-    // whose compiled code lacks the required instructions.
+    // verifiable). The paged prefill has no Hopper reference yet: the model's second answer is the SIMT
+    // example, whose compiled code lacks the required instructions.
     const bool simt = t["task"].get<std::string>().starts_with("attention-prefill-paged-");
     EXPECT_EQ(t["trajectories"], 1);
     EXPECT_EQ(t["finished_turns"], 2) << t.dump();
@@ -795,10 +795,10 @@ TEST_F(Cli, RunStoresVerdictsThatResultsShows) {
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
   auto doc = json::parse(run.out);
   // The GEMM reference x 51 Hopper GEMM tasks and 2 examples x the 4 gemm-bf16 ones, one attention example x
-  // 20 Hopper attention tasks, the attention forward reference x 10 forward tasks and 2 ragged prefill tasks and
-  // the attention backward reference x 10 backward tasks, the decode reference and example x 4 decode tasks, the
-  // ragged and paged prefill examples x 2 prefill tasks each; in the Triton track, the GEMM reference x 51 and the
-  // attention forward and backward references x 10 each.
+  // 20 Hopper attention tasks, the attention forward reference x 10 forward tasks and 2 ragged prefill tasks
+  // and the attention backward reference x 10 backward tasks, the decode reference and example x 4 decode
+  // tasks, the ragged and paged prefill examples x 2 prefill tasks each; in the Triton track, the GEMM
+  // reference x 51 and the attention forward and backward references x 10 each.
   ASSERT_EQ(doc["evaluations"].size(), 184u);
   for (const auto& e : doc["evaluations"]) {
     // On the CPU the reference cannot be shown to pass; nothing in it fails either.
