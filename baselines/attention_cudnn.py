@@ -24,6 +24,11 @@ does.
 Layout: the ABI's tensors are [B, S, H, D] and the ops' [B, H, S, D]: the ops get .transpose(1, 2) views, and
 D stays contiguous. GQA: K and V keep their Hkv heads (cuDNN takes them). Causal: the ABI aligns the mask to the
 bottom-right, the op's to the top-left; they agree when Sq == Sk, as on every main shape, the only one timed.
+
+The ragged prefill's baseline is FlashAttention-2's variable-length causal forward, through the same aten op
+family: the packed layout ([total, H, D] with cumulative offsets, indptr) is FlashAttention's varlen one, which
+PyTorch's flash backend takes as it is (its nested-tensor attention calls it), where the cuDNN op takes padded
+batches. It is hosted and timed the same way; its LSE comes as [Hq, total] and is copied out transposed.
 """
 import torch
 
@@ -82,4 +87,18 @@ def ptxbench_attention_backward_bf16(Q, K, V, O, LSE, dO, dQ, dK, dV, workspace,
         do, q, k, v, o, LSE.reshape(lse_shape), philox_seed, philox_offset, None, cum_q, cum_k, max_q, max_k,
         0.0, causal, scale=scale)[:3]
     _copy_out([(dQ.transpose(1, 2), dq), (dK.transpose(1, 2), dk), (dV.transpose(1, 2), dv)])
+    return 0
+
+
+def ptxbench_attention_prefill_ragged_bf16(Q, K, V, indptr, O, LSE, B, Hq, Hkv, D, max_len, total, scale, stream):
+    # (query, key, value, cum_seq_q, cum_seq_k, max_q, max_k, dropout_p, is_causal, return_debug_mask); the
+    # causal mask is aligned to the bottom right, which with Sq = Sk per sequence is every alignment
+    result = aten._flash_attention_forward(Q, K, V, indptr, indptr, max_len, max_len, 0.0, True, False,
+                                           scale=scale)
+    out, lse = result[0], result[1]
+    if tuple(lse.shape) == (Hq, total):
+        lse = lse.transpose(0, 1)
+    elif tuple(lse.shape) != (total, Hq):
+        raise RuntimeError(f"the varlen op's LSE has shape {tuple(lse.shape)}, neither [Hq, total] nor [total, Hq]")
+    _copy_out([(O, out), (LSE, lse)])
     return 0

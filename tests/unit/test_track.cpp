@@ -106,6 +106,41 @@ TEST(Tracks, EveryFamilyHasTritonEntryPoints) {
   EXPECT_TRUE(contains(backward, "dV: torch.Tensor, workspace: torch.Tensor | None,")) << backward;
 }
 
+// A baseline the runner hosts in Python (a family's BaselineSpec with a module) defines the family's entry points
+// with the descriptor's arguments, in order, as a Triton solution must: the runner calls it the same way.
+TEST(Tracks, EveryBaselineModuleDefinesItsFamilysEntryPoints) {
+  int modules = 0;
+  for (const Family& family : all_families()) {
+    for (const BaselineSpec& baseline : family.baselines) {
+      if (baseline.module.empty()) continue;
+      ++modules;
+      const std::string text = read_file(fs::path(PTXBENCH_SOURCE_DIR) / baseline.module);
+      const auto parameters = [&](const std::string& name) -> std::string {
+        const size_t at = text.find("\ndef " + name + "(");
+        if (at == std::string::npos) return "(none)";
+        const size_t open = text.find('(', at), close = text.find(')', open);
+        std::string names;
+        for (char c : text.substr(open + 1, close - open - 1))
+          if (c != ' ' && c != '\n') names += c;
+        return names;
+      };
+      const auto joined = [](std::vector<std::string> names) {
+        std::string out;
+        for (const std::string& n : names) out += (out.empty() ? "" : ",") + n;
+        return out;
+      };
+      std::vector<std::string> arguments = family.arguments;
+      arguments.push_back("stream");
+      EXPECT_EQ(parameters(family.entry_point), joined(arguments)) << family.name << ": " << baseline.module;
+      if (family.workspace) {
+        EXPECT_EQ(parameters(family.workspace->symbol), joined(family.workspace->arguments))
+            << family.name << ": " << baseline.module;
+      }
+    }
+  }
+  EXPECT_GE(modules, 3);  // the forward's, the backward's and the ragged prefill's
+}
+
 // A family's symbols (the static stage's entry-point check) are the ones the ABI header declares, and the C
 // declarations derived from the descriptor are the ones a model is shown. (That their types agree with the
 // header's is a static_assert in the runner's build: family/codegen.cpp.)

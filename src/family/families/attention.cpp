@@ -263,7 +263,12 @@ Family attention_prefill_ragged_family() {
       // Per sequence of n tokens, the causal forward's 4*Hq*n*n*D / 2 (QK^T and PV over the visible half).
       .flops = "2*Hq*D*(Bl*L*L + (B - Bl)*S*S)",
       .bytes = "",
-      .baselines = {no_baseline()},
+      .baselines = {{"vendor-attention",
+                     "FlashAttention-2's variable-length causal forward through PyTorch "
+                     "(baselines/attention_cudnn.py's ragged entry point), run by the runner in a process of "
+                     "its own and timed the same way",
+                     "baselines/attention_cudnn.py"},
+                    no_baseline()},
       .hints = hints(""),
   };
 }
