@@ -33,11 +33,15 @@
 //     and columns past D. LSE = scale * m + ln(l) straight from registers.
 //   - Masking only where needed: blocks that reach past Sk or cross the causal diagonal (bottom-right aligned:
 //     key j is visible to query i iff j <= i + Sk - Sq). A row with no visible key gets O = 0, LSE = -inf.
-//   - The ragged prefill (ptxbench_attention_prefill_ragged_bf16) is the causal forward of each packed sequence,
-//     by the same kernel compiled for it (kRagged): the maps see one batch of `total` rows, a tile is a tile of
-//     one sequence (indptr gives its first row and length), the tiles of the longest are enumerated for every
-//     sequence (a shorter one's last are empty), the keys past a sequence's end (the next one's) are masked as
-//     keys past Sk, and a consumer's rows that run past its sequence's end are stored with plain stores.
+//   - The prefills are the causal forward of each sequence of a batch packed token after token, by the same
+//     kernel compiled for their layouts (Layout::ragged, Layout::paged): the maps of Q and O see one batch of
+//     `total` rows, a tile is a tile of one sequence (indptr gives its first row and length), the tiles of the
+//     longest are enumerated for every sequence (a shorter one's last are empty), and a consumer's rows that
+//     run past its sequence's end are stored with plain stores. Ragged, K and V are packed as Q is, and the
+//     keys past a sequence's end (the next one's) are masked as keys past Sk are. Paged, a block of K or V is
+//     loaded a page at a time, each page's rows by one TMA box of the cache's map, the page's number from the
+//     page table (a page past the sequence's last is -1, which loads zeros); the keys are the sequence's
+//     kv_lens[b] tokens, its new ones last (the causal diagonal aligned to the bottom right).
 // Limits: D is 64, 96 or 128 (the ABI's); any B, Hq (a multiple of Hkv), Sq, Sk >= 1; scale > 0.
 #include <ptxbench/abi.h>
 
@@ -158,47 +162,56 @@ struct Config {
   static_assert(kSmemBytes <= 227 * 1024, "tuning table: shared memory budget (227 KB per block)");
 };
 
-// Dense: B sequences of Sq queries and Sk keys, [B, S, H, D]. Ragged (the prefill, causal): B sequences packed
-// in [total, H, D], sequence b the rows indptr[b] .. indptr[b+1] - 1 with Sq = Sk = its length; the tensor maps
-// see one batch of `rows` = total rows, and a tile's sequence is a range of them.
+// How Q, K, V and O hold a batch. Dense: B sequences of Sq queries and Sk keys, [B, S, H, D]. Ragged (the prefill,
+// causal): B sequences packed in [total, H, D], sequence b the rows indptr[b] .. indptr[b+1] - 1 with Sq = Sk =
+// its length. Paged (the prefill over a cache, causal): Q and O packed as the ragged's, K and V in pages of a
+// cache [num_pages, page_size, Hkv, D], sequence b's token t in row t % page_size of page
+// page_table[b][t / page_size], with Sk = kv_lens[b] keys of which its Sq new tokens are the last.
+enum class Layout { dense, ragged, paged };
+
 struct Problem {
   int B, Hq, Hkv, Sq, Sk;
   float scale;
   int causal;
-  int m_blocks, tiles;   // m_blocks: of the longest sequence (ragged: max_len)
-  const int* indptr;     // ragged: [B + 1] in device memory; nullptr when dense
-  int rows;              // the rows of the tensor maps' S dimension: Sq (Q, O) when dense, total when ragged
+  int m_blocks, tiles;  // m_blocks: of the longest sequence
+  int rows;             // the rows of the Q and O maps' S dimension: Sq when dense, total otherwise
+  const int* indptr;    // ragged and paged: [B + 1] in device memory
+  const int* page_table;  // paged: [B, max_pages]
+  const int* kv_lens;     // paged: [B]
+  int page_size, max_pages;
 };
 
-// A work tile. The ragged kernel is a kernel of its own (kRagged), so that the dense one reads its sequence's
-// sizes from the launch's parameters as it always did, not from registers a tile would hold through the main
-// loop (which made ptxas spill at D = 128).
-template <bool kRagged>
+// A work tile. The packed layouts have kernels of their own, so that the dense one reads its sequence's sizes
+// from the launch's parameters as it always did, not from registers a tile would hold through the main loop
+// (which made ptxas spill at D = 128).
+template <Layout kLayout>
 struct Tile {
+  static constexpr bool kPacked = kLayout != Layout::dense;
   int b, h, m0;  // sequence, query head, first query row of the tile (relative to the sequence)
   int n_blocks;  // key blocks with at least one visible key for some row of the tile
-  int seq_q, seq_k, first;  // ragged: the sequence's queries and keys (both its length) and first token's row
-  bool empty;               // ragged: the tile starts past its sequence's last row (nothing to do)
+  int seq_q, seq_k, first;  // packed: the sequence's queries, keys and the row of its first query
+  const int* pages;         // paged: the sequence's row of the page table
+  bool empty;               // packed: the tile starts past its sequence's last row (nothing to do)
 
   __device__ int sq(const Problem& p) const {
-    if constexpr (kRagged) return seq_q; else return p.Sq;
+    if constexpr (kPacked) return seq_q; else return p.Sq;
   }
   __device__ int sk(const Problem& p) const {
-    if constexpr (kRagged) return seq_k; else return p.Sk;
+    if constexpr (kPacked) return seq_k; else return p.Sk;
   }
-  // The tensor maps' row of the sequence's row 0 and their batch coordinate.
+  // The Q and O maps' row of the sequence's row 0 and their batch coordinate (K and V's too but when paged).
   __device__ int base() const {
-    if constexpr (kRagged) return first; else return 0;
+    if constexpr (kPacked) return first; else return 0;
   }
   __device__ int batch() const {
-    if constexpr (kRagged) return 0; else return b;
+    if constexpr (kPacked) return 0; else return b;
   }
-  // Element (row r, column c) of O, and row r's LSE ([B, Hq, Sq] dense, [total, Hq] ragged).
+  // Element (row r, column c) of O, and row r's LSE ([B, Hq, Sq] dense, [total, Hq] packed).
   __device__ size_t o_index(const Problem& p, int r, int c, int d) const {
     return ((static_cast<size_t>(batch()) * p.rows + base() + r) * p.Hq + h) * d + c;
   }
   __device__ size_t lse_index(const Problem& p, int r) const {
-    if constexpr (kRagged) return static_cast<size_t>(first + r) * p.Hq + h;
+    if constexpr (kPacked) return static_cast<size_t>(first + r) * p.Hq + h;
     else return (static_cast<size_t>(b) * p.Hq + h) * p.Sq + r;
   }
 };
@@ -216,9 +229,9 @@ __device__ __forceinline__ int tile_index(int wave, const Problem& p) {
 // not; a consumer's slice lies wholly before row 0 or not at all). Causal, they see no key.
 // Ragged: the tiles are those of the longest sequence for every sequence, so a shorter one's last tiles are
 // empty; its own tiles are aligned as a dense sequence of its length would be.
-template <int kBM, int kBN, bool kBottom, bool kRagged>
-__device__ __forceinline__ Tile<kRagged> tile_at(int t, const Problem& p) {
-  Tile<kRagged> tile;
+template <int kBM, int kBN, bool kBottom, Layout kLayout>
+__device__ __forceinline__ Tile<kLayout> tile_at(int t, const Problem& p) {
+  Tile<kLayout> tile;
   int m_block, head;
   if (p.causal) {  // longest first: the last query blocks see the most keys
     m_block = p.m_blocks - 1 - t / (p.B * p.Hq);
@@ -231,9 +244,14 @@ __device__ __forceinline__ Tile<kRagged> tile_at(int t, const Problem& p) {
   tile.h = head % p.Hq;
   int own_blocks = p.m_blocks;
   tile.empty = false;
-  if constexpr (kRagged) {
+  if constexpr (Tile<kLayout>::kPacked) {
     tile.first = p.indptr[tile.b];
-    tile.seq_q = tile.seq_k = p.indptr[tile.b + 1] - tile.first;
+    tile.seq_q = p.indptr[tile.b + 1] - tile.first;
+    tile.seq_k = tile.seq_q;
+    if constexpr (kLayout == Layout::paged) {
+      tile.seq_k = p.kv_lens[tile.b];
+      tile.pages = p.page_table + static_cast<size_t>(tile.b) * p.max_pages;
+    }
     own_blocks = (tile.seq_q + kBM - 1) / kBM;
     tile.empty = m_block >= own_blocks;
   }
@@ -251,7 +269,7 @@ __device__ __forceinline__ void release(uint64_t* bar) {
   if (threadIdx.x % 32 == 0) mbarrier_arrive(bar);
 }
 
-template <int D, int kRow, bool kRagged>
+template <int D, int kRow, Layout kLayout>
 __global__ void __launch_bounds__(Config<D, kRow>::kThreads, 1)
     attention_forward_kernel(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
                              const __grid_constant__ CUtensorMap map_v, const __grid_constant__ CUtensorMap map_o,
@@ -295,7 +313,7 @@ __global__ void __launch_bounds__(Config<D, kRow>::kThreads, 1)
       int stage = 0;
       uint32_t phase = 0, q_phase = 0;
       for (int wave = 0, t = tile_index(0, p); t < p.tiles; t = tile_index(++wave, p)) {
-        const auto tile = tile_at<kBM, kBN, C::kBottom, kRagged>(t, p);
+        const auto tile = tile_at<kBM, kBN, C::kBottom, kLayout>(t, p);
         if (tile.n_blocks == 0) continue;  // empty, or no row of it sees a key
         const int g = tile.h / group_size;
         // One K or V block into the ring. A fresh barrier's parity-1 wait passes; whole boxes count towards
@@ -303,9 +321,23 @@ __global__ void __launch_bounds__(Config<D, kRow>::kThreads, 1)
         const auto load = [&](const CUtensorMap* map, uint64_t* full, uint64_t* empty, int offset, int j) {
           mbarrier_wait(&empty[stage], phase ^ 1);
           mbarrier_arrive_expect_tx(&full[stage], C::kKVBytes);
-          for (int d = 0; d < C::kBlocksD; ++d)
-            tma_load_4d(smem + offset + stage * C::kKVBytes + d * kBN * kRowBytes, map, &full[stage], 64 * d, g,
-                        tile.base() + j * kBN, tile.batch());
+          uint8_t* block = smem + offset + stage * C::kKVBytes;
+          if constexpr (kLayout == Layout::paged) {
+            // kBN / page_size pages, each a box of page_size rows at its place in the block (whole 1024-byte
+            // swizzle atoms: the host takes page sizes that are multiples of 8).
+            const int per_block = kBN / p.page_size;
+            for (int i = 0; i < per_block; ++i) {
+              const int slot = j * per_block + i;
+              const int page = slot < p.max_pages ? tile.pages[slot] : -1;
+              for (int d = 0; d < C::kBlocksD; ++d)
+                tma_load_4d(block + d * kBN * kRowBytes + i * p.page_size * kRowBytes, map, &full[stage], 64 * d,
+                            g, 0, page);
+            }
+          } else {
+            for (int d = 0; d < C::kBlocksD; ++d)
+              tma_load_4d(block + d * kBN * kRowBytes, map, &full[stage], 64 * d, g, tile.base() + j * kBN,
+                          tile.batch());
+          }
         };
         const auto advance = [&] {
           if (++stage == kStages) {
@@ -354,7 +386,7 @@ __global__ void __launch_bounds__(Config<D, kRow>::kThreads, 1)
   int stage = 0;
   uint32_t phase = 0, q_phase = 0;
   for (int wave = 0, t = tile_index(0, p); t < p.tiles; t = tile_index(++wave, p)) {
-    const auto tile = tile_at<kBM, kBN, C::kBottom, kRagged>(t, p);
+    const auto tile = tile_at<kBM, kBN, C::kBottom, kLayout>(t, p);
     if (tile.empty) continue;
     const int row0 = tile.m0 + row_in_tile;  // the sequence's query rows row0 and row0 + 8
     if (tile.n_blocks == 0) {  // causal with Sq > Sk: no row of this tile sees a key
@@ -545,7 +577,7 @@ __global__ void __launch_bounds__(Config<D, kRow>::kThreads, 1)
     // sequence, stores its own rows with plain 16-byte stores from the staging buffer instead (the next tile's
     // epilogue waits at its barrier until they have read it).
     const int slice0 = row0 - ((row0 - tile.m0) & 63);  // this consumer's first row (row_in_tile % 64 = its row)
-    if (kRagged && slice0 + 64 > tile.sq(p)) {
+    if (Tile<kLayout>::kPacked && slice0 + 64 > tile.sq(p)) {
       if (slice0 >= 0)
         for (int i = tid; i < 64 * (D / 8); i += 128) {
           const int r = i / (D / 8), chunk = i % (D / 8), col16 = chunk % 8;
@@ -565,24 +597,30 @@ __global__ void __launch_bounds__(Config<D, kRow>::kThreads, 1)
   if (tid == 0) tma_store_wait<0>();    // shared memory must outlive the last store's reads
 }
 
-// `longest`: the most queries of a sequence (dense: Sq; ragged: max_len).
-template <int D, int kRow, bool kRagged>
+// `longest`: the most queries of a sequence (dense: Sq; packed: max_len, max_q_len); `num_pages`: paged, the
+// cache's.
+template <int D, int kRow, Layout kLayout>
 int launch(const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V, __nv_bfloat16* O, float* LSE,
-           Problem p, int longest, cudaStream_t stream) {
+           Problem p, int longest, int num_pages, cudaStream_t stream) {
   using C = Config<D, kRow>;
   p.m_blocks = (longest + C::kBM - 1) / C::kBM;
   const long long tiles = static_cast<long long>(p.m_blocks) * p.B * p.Hq;
   if (tiles > 0x7fffffff) return 1;
   p.tiles = static_cast<int>(tiles);
-  // Ragged: one batch of `rows` tokens, Q, K, V and O alike.
-  const int batches = kRagged ? 1 : p.B, kv_rows = kRagged ? p.rows : p.Sk;
+  // Packed: Q and O one batch of `rows` tokens; ragged K and V too; paged K and V batches of pages, a page a
+  // box.
+  const bool packed = kLayout != Layout::dense, paged = kLayout == Layout::paged;
+  const int batches = packed ? 1 : p.B;
+  const int kv_batches = paged ? num_pages : batches, kv_rows = paged ? p.page_size : packed ? p.rows : p.Sk;
+  const int kv_box = paged ? p.page_size : C::kBN;
+  if (paged && (p.page_size % 8 != 0 || C::kBN % p.page_size != 0)) return 2;
   CUtensorMap map_q, map_k, map_v, map_o;
   if (make_tensor_map_bshd_bf16(&map_q, Q, batches, p.rows, p.Hq, D, C::kBM) != cudaSuccess ||
-      make_tensor_map_bshd_bf16(&map_k, K, batches, kv_rows, p.Hkv, D, C::kBN) != cudaSuccess ||
-      make_tensor_map_bshd_bf16(&map_v, V, batches, kv_rows, p.Hkv, D, C::kBN) != cudaSuccess ||
+      make_tensor_map_bshd_bf16(&map_k, K, kv_batches, kv_rows, p.Hkv, D, kv_box) != cudaSuccess ||
+      make_tensor_map_bshd_bf16(&map_v, V, kv_batches, kv_rows, p.Hkv, D, kv_box) != cudaSuccess ||
       make_tensor_map_bshd_bf16(&map_o, O, batches, p.rows, p.Hq, D, 64) != cudaSuccess)
     return 3;
-  const auto kernel = attention_forward_kernel<D, kRow, kRagged>;
+  const auto kernel = attention_forward_kernel<D, kRow, kLayout>;
   if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes) != cudaSuccess)
     return 4;
   int device = 0, sms = 0;
@@ -595,21 +633,26 @@ int launch(const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* 
 }
 
 // The kernel of the tuning table's row for (D, causal): one kernel for both masks where their rows agree. The
-// ragged prefill (causal) has kernels of its own, from the causal rows.
+// prefills (causal) have kernels of their own, from the causal rows.
 template <int D>
 int launch_row(const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V, __nv_bfloat16* O,
-               float* LSE, const Problem& p, int longest, cudaStream_t stream) {
-  if (p.indptr) return launch<D, kernel_row(D, true), true>(Q, K, V, O, LSE, p, longest, stream);
-  return p.causal ? launch<D, kernel_row(D, true), false>(Q, K, V, O, LSE, p, longest, stream)
-                  : launch<D, kernel_row(D, false), false>(Q, K, V, O, LSE, p, longest, stream);
+               float* LSE, const Problem& p, Layout layout, int longest, int num_pages, cudaStream_t stream) {
+  constexpr int causal = kernel_row(D, true), full = kernel_row(D, false);
+  switch (layout) {
+    case Layout::ragged: return launch<D, causal, Layout::ragged>(Q, K, V, O, LSE, p, longest, 0, stream);
+    case Layout::paged: return launch<D, causal, Layout::paged>(Q, K, V, O, LSE, p, longest, num_pages, stream);
+    default:
+      return p.causal ? launch<D, causal, Layout::dense>(Q, K, V, O, LSE, p, longest, 0, stream)
+                      : launch<D, full, Layout::dense>(Q, K, V, O, LSE, p, longest, 0, stream);
+  }
 }
 
 int launch_d(const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V, __nv_bfloat16* O, float* LSE,
-             const Problem& p, int D, int longest, cudaStream_t stream) {
+             const Problem& p, Layout layout, int D, int longest, int num_pages, cudaStream_t stream) {
   switch (D) {
-    case 64: return launch_row<64>(Q, K, V, O, LSE, p, longest, stream);
-    case 96: return launch_row<96>(Q, K, V, O, LSE, p, longest, stream);
-    case 128: return launch_row<128>(Q, K, V, O, LSE, p, longest, stream);
+    case 64: return launch_row<64>(Q, K, V, O, LSE, p, layout, longest, num_pages, stream);
+    case 96: return launch_row<96>(Q, K, V, O, LSE, p, layout, longest, num_pages, stream);
+    case 128: return launch_row<128>(Q, K, V, O, LSE, p, layout, longest, num_pages, stream);
     default: return 2;
   }
 }
@@ -622,8 +665,10 @@ extern "C" int ptxbench_attention_forward_bf16(const __nv_bfloat16* Q, const __n
                                                cudaStream_t stream) {
   if (B <= 0 || Hq <= 0 || Hkv <= 0 || Sq <= 0 || Sk <= 0 || Hq % Hkv != 0) return 1;
   if (!(scale > 0.0f)) return 1;  // the running max is taken over unscaled scores: a positive scale only
-  const Problem p{B, Hq, Hkv, Sq, Sk, scale, causal ? 1 : 0, 0, 0, nullptr, Sq};  // launch() fills in the tiles
-  return launch_d(Q, K, V, O, LSE, p, D, Sq, stream);
+  // launch() fills in the tiles
+  const Problem p{.B = B, .Hq = Hq, .Hkv = Hkv, .Sq = Sq, .Sk = Sk, .scale = scale, .causal = causal ? 1 : 0,
+                  .rows = Sq};
+  return launch_d(Q, K, V, O, LSE, p, Layout::dense, D, Sq, 0, stream);
 }
 
 // The ragged prefill: the causal forward of each packed sequence (Sq = Sk = its length), the same kernel.
@@ -633,6 +678,25 @@ extern "C" int ptxbench_attention_prefill_ragged_bf16(const __nv_bfloat16* Q, co
                                                       int total, float scale, cudaStream_t stream) {
   if (B <= 0 || Hq <= 0 || Hkv <= 0 || max_len <= 0 || total <= 0 || Hq % Hkv != 0 || indptr == nullptr) return 1;
   if (!(scale > 0.0f)) return 1;
-  const Problem p{B, Hq, Hkv, max_len, max_len, scale, 1, 0, 0, indptr, total};
-  return launch_d(Q, K, V, O, LSE, p, D, max_len, stream);
+  const Problem p{.B = B, .Hq = Hq, .Hkv = Hkv, .Sq = max_len, .Sk = max_len, .scale = scale, .causal = 1,
+                  .rows = total, .indptr = indptr};
+  return launch_d(Q, K, V, O, LSE, p, Layout::ragged, D, max_len, 0, stream);
+}
+
+// The paged prefill: the causal forward of each sequence's new tokens over its tokens in the cache, the same
+// kernel with K and V loaded a page at a time.
+extern "C" int ptxbench_attention_prefill_paged_bf16(const __nv_bfloat16* Q, const __nv_bfloat16* K_cache,
+                                                     const __nv_bfloat16* V_cache, const int* qo_indptr,
+                                                     const int* page_table, const int* kv_lens, __nv_bfloat16* O,
+                                                     float* LSE, int B, int Hq, int Hkv, int D, int page_size,
+                                                     int max_pages, int num_pages, int max_q_len, int total_q,
+                                                     float scale, cudaStream_t stream) {
+  if (B <= 0 || Hq <= 0 || Hkv <= 0 || page_size <= 0 || max_pages <= 0 || num_pages <= 0 || max_q_len <= 0 ||
+      total_q <= 0 || Hq % Hkv != 0 || !qo_indptr || !page_table || !kv_lens)
+    return 1;
+  if (!(scale > 0.0f)) return 1;
+  const Problem p{.B = B, .Hq = Hq, .Hkv = Hkv, .Sq = max_q_len, .Sk = max_pages * page_size, .scale = scale,
+                  .causal = 1, .rows = total_q, .indptr = qo_indptr, .page_table = page_table, .kv_lens = kv_lens,
+                  .page_size = page_size, .max_pages = max_pages};
+  return launch_d(Q, K_cache, V_cache, O, LSE, p, Layout::paged, D, max_q_len, num_pages, stream);
 }

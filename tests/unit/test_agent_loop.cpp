@@ -552,8 +552,20 @@ TEST(ReferenceModel, FirstReplyIsBrokenAndTheSecondCompiles) {
 TEST(ReferenceModel, WithoutAVerifiedSolutionItSaysSo) {
   const TaskRegistry registry = TaskRegistry::load(kRoot / "tasks");
   ReferenceModel reference(kRoot / "solutions", registry, cuda_track());
-  // A task without a reference solution: the SIMT example, correct without the required instructions.
-  const std::string prefill = reference.answer("attention-prefill-paged-gqa32x8-d128-p16-sm90a", 2);
+  // A task whose manifest has no reference solution, only the SIMT example, correct without the required
+  // instructions (every shipped Hopper task has one: a manifest of the example alone).
+  const fs::path alone = fs::temp_directory_path() / ("ptxbench-example-alone-" + std::to_string(getpid()));
+  fs::create_directories(alone / "examples");
+  fs::copy_file(kRoot / "solutions" / "examples" / "attention_prefill_paged_simt.cu",
+                alone / "examples" / "attention_prefill_paged_simt.cu", fs::copy_options::overwrite_existing);
+  write_file(alone / "solutions.json",
+             R"([{"path": "examples/attention_prefill_paged_simt.cu", "tasks": "attention-prefill-paged-*",
+                 "purpose": "correct without the required instructions",
+                 "expect": {"compile": "passed", "static": "passed", "correct": "passed",
+                            "instructions": "failed", "overall": "failed"}}])");
+  const std::string prefill = ReferenceModel(alone, registry, cuda_track())
+                                  .answer("attention-prefill-paged-gqa32x8-d128-p16-sm90a", 2);
+  fs::remove_all(alone);
   EXPECT_NE(prefill.find("no solution"), std::string::npos) << prefill.substr(0, 300);
   EXPECT_NE(prefill.find("attention_prefill_paged_simt.cu"), std::string::npos);
   EXPECT_TRUE(extract_code(cuda_track(), prefill).found);

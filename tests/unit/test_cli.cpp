@@ -315,14 +315,11 @@ TEST_F(Cli, TheDefaultRunIsTheReferenceAgentAndResultsShowIt) {
   ASSERT_EQ(doc["run_summary"]["tasks"].size(),
             79u);  // the Hopper tasks (51 GEMM, 20 attention, 4 decode, 4 prefill)
   for (const auto& t : doc["run_summary"]["tasks"]) {
-    // GEMM, attention, decode and ragged prefill: broken, then the reference (nothing fails, nothing
-    // verifiable). The paged prefill has no Hopper reference yet: the model's second answer is the SIMT
-    // example, whose compiled code lacks the required instructions.
-    const bool simt = t["task"].get<std::string>().starts_with("attention-prefill-paged-");
+    // Every Hopper task has a reference: broken, then the reference (nothing fails, nothing verifiable).
     EXPECT_EQ(t["trajectories"], 1);
     EXPECT_EQ(t["finished_turns"], 2) << t.dump();
     EXPECT_EQ(t["error_classes"].value("compile", 0), 1) << t.dump();
-    EXPECT_EQ(t["error_classes"].value("instruction", 0), simt ? 1 : 0) << t.dump();
+    EXPECT_EQ(t["error_classes"].value("instruction", 0), 0) << t.dump();
     EXPECT_TRUE(t["correct_rate"].is_null());  // not judged on the CPU: unknown, not 0
   }
   EXPECT_NE(run.err.find("turn 1: compile"), std::string::npos) << run.err;  // progress on stderr
@@ -795,11 +792,11 @@ TEST_F(Cli, RunStoresVerdictsThatResultsShows) {
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
   auto doc = json::parse(run.out);
   // The GEMM reference x 51 Hopper GEMM tasks and 2 examples x the 4 gemm-bf16 ones, one attention example x
-  // 20 Hopper attention tasks, the attention forward reference x 10 forward tasks and 2 ragged prefill tasks
-  // and the attention backward reference x 10 backward tasks, the decode reference and example x 4 decode
+  // 20 Hopper attention tasks, the attention forward reference x 10 forward tasks and 4 prefill tasks and
+  // the attention backward reference x 10 backward tasks, the decode reference and example x 4 decode
   // tasks, the ragged and paged prefill examples x 2 prefill tasks each; in the Triton track, the GEMM
   // reference x 51 and the attention forward and backward references x 10 each.
-  ASSERT_EQ(doc["evaluations"].size(), 184u);
+  ASSERT_EQ(doc["evaluations"].size(), 186u);
   for (const auto& e : doc["evaluations"]) {
     // On the CPU the reference cannot be shown to pass; nothing in it fails either.
     const bool reference = e["solution"].get<std::string>().starts_with("reference/");
@@ -822,13 +819,13 @@ TEST_F(Cli, RunStoresVerdictsThatResultsShows) {
   auto results = json::parse(ptxbench({"results", "--limit", "200", "--json"}).out)["evaluations"];
   // The second run: the two Hopper GEMM references (CUDA and Triton) and the Blackwell one on one task each,
   // each example on two.
-  EXPECT_EQ(results.size(), 184u + 7u);
+  EXPECT_EQ(results.size(), 186u + 7u);
   EXPECT_EQ(json::parse(ptxbench({"results", "--json"}).out)["evaluations"].size(),
             50u);  // --limit's default
   auto first_run = json::parse(ptxbench({"results", "--run", "1", "--limit", "200", "--json"}).out);
   EXPECT_EQ(first_run["run_id"], 1);
   first_run = first_run["evaluations"];
-  EXPECT_EQ(first_run.size(), 184u);
+  EXPECT_EQ(first_run.size(), 186u);
   // --tasks takes groups as run does: in the first run, the served models' weights had the two GEMM references
   // on 51 tasks each and the two examples on the four gemm-bf16 ones.
   EXPECT_EQ(
