@@ -3,8 +3,9 @@
 # 1. The judge's cuda-gdb attach on a hung call: the runner's GPU tests (never_ends.check_then_time wants cuda-gdb
 #    to name the kernel), then a hung submission through `ptxbench eval`, the attach made from inside the sandbox.
 # 2. The reference model on a GEMM and an attention task under each context policy (--context).
-# 3. manifest.sh attention-cuda (the causal backward tasks' dQ and dK tolerances changed), if it fits before the
-#    call's deadline.
+# 3. The references on the tasks this session changed: both prefills (the forward reference's new layouts and the
+#    ragged prefill's baseline) and the causal backward tasks (their dQ and dK tolerances).
+# 4. manifest.sh attention-cuda, if it fits before the call's deadline.
 source bench/harness/h200-2026-12-05/env.sh
 step() { echo "== $1: exit $2 at $3 s"; }
 PTXBENCH_RUNNER=$PWD/.device/bin/ptxbench-runner timeout 150 bash tests/gpu/runner/run.sh "$OUT/runner-logs" \
@@ -29,4 +30,11 @@ for policy in compact full last-pair; do
   step "reference model, --context $policy" $? $SECONDS
   tail -4 "$OUT/context-$policy.txt" | cut -c1-200
 done
+# What changed this session on its first GPU: the reference forward's two prefill layouts (never run), with the
+# ragged prefill's new vendor baseline, and the causal backward tasks' new dQ and dK tolerances.
+timeout -s INT $((540 - SECONDS)) ptxbench run --solutions solutions --gpu-share 4 --only 'reference/attention_*.cu' \
+  --tasks 'attention-prefill-*-sm90a,attention-bwd-*causal*-sm90a' > "$OUT/changed.txt" 2>&1
+step "the changed tasks' references" $? $SECONDS
+grep -E "evaluations in run|differ" "$OUT/changed.txt" | tail -2
+grep -E "as expected: (yes|no)" "$OUT/changed.txt" | cut -c1-260
 DEADLINE=$((560 - SECONDS)) exec bash bench/harness/h200-owed/manifest.sh attention-cuda
