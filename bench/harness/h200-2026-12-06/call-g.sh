@@ -9,6 +9,7 @@
 # 4. The runner's GPU tests (never_ends.check_then_time wants cuda-gdb to name the kernel).
 # 5. manifest.sh attention-cuda, if it fits before the call's deadline.
 source bench/harness/h200-2026-12-05/env.sh
+end=${END:-560}  # the call's own deadline, seconds after its start
 step() { echo "== $1: exit $2 at $3 s"; }
 left() { local n=$(($1 - SECONDS)); echo $((n > 1 ? n : 1)); }  # seconds to a deadline, at least 1 (0: no limit)
 timeout 120 ptxbench eval tests/data/solutions/never_ends.cu --task gemm-bf16-n4096-k4096-sm90a \
@@ -30,14 +31,14 @@ for policy in compact full last-pair; do
 done
 # What changed this session on its first GPU: the reference forward's two prefill layouts (never run), with the
 # ragged prefill's new vendor baseline, and the causal backward tasks' new dQ and dK tolerances.
-timeout -s INT "$(left 540)" ptxbench run --solutions solutions --gpu-share 4 --only 'reference/attention_*.cu' \
+timeout -s INT "$(left $((end - 20)))" ptxbench run --solutions solutions --gpu-share 4 --only 'reference/attention_*.cu' \
   --tasks 'attention-prefill-*-sm90a,attention-bwd-*causal*-sm90a' > "$OUT/changed.txt" 2>&1
 step "the changed tasks' references" $? $SECONDS
 grep -E "evaluations in run|differ" "$OUT/changed.txt" | tail -2
 grep -E "as expected: (yes|no)" "$OUT/changed.txt" | cut -c1-260
-PTXBENCH_RUNNER=$PWD/.device/bin/ptxbench-runner timeout "$(left 560)" bash tests/gpu/runner/run.sh "$OUT/runner-logs" \
+PTXBENCH_RUNNER=$PWD/.device/bin/ptxbench-runner timeout "$(left "$end")" bash tests/gpu/runner/run.sh "$OUT/runner-logs" \
   > "$OUT/runner-tests.txt" 2>&1
 step "runner GPU tests" $? $SECONDS
 sed -n '/^== summary/,$p' "$OUT/runner-tests.txt" | grep -v "^PASS" | head -20
 grep -E "^(PASS|FAIL)  never_ends" "$OUT/runner-tests.txt" | cut -c1-400
-DEADLINE=$((560 - SECONDS)) exec bash bench/harness/h200-owed/manifest.sh attention-cuda
+DEADLINE=$((end - SECONDS)) exec bash bench/harness/h200-owed/manifest.sh attention-cuda
