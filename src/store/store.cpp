@@ -100,11 +100,17 @@ std::optional<double> optional_double(const SQLite::Column& column) {
   return column.getDouble();
 }
 
-void bind_optional(SQLite::Statement& statement, int index, std::optional<double> value) {
+template <class T>
+void bind_optional(SQLite::Statement& statement, int index, const std::optional<T>& value) {
   if (value)
     statement.bind(index, *value);
   else
     statement.bind(index);
+}
+
+// A row id where 0 means no row: NULL then.
+void bind_row_id(SQLite::Statement& statement, int index, int64_t id) {
+  bind_optional(statement, index, id ? std::optional<int64_t>(id) : std::nullopt);
 }
 
 }  // namespace
@@ -272,10 +278,7 @@ int64_t Store::insert_evaluation(const Verdict& verdict, const std::string& sour
   SQLite::Statement insert(db_, R"sql(
     INSERT INTO evaluations (run_id, submission, task_id, source_name, status, speedup, coverage, created_at, verdict)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?))sql");
-  if (run_id)
-    insert.bind(1, run_id);
-  else
-    insert.bind(1);
+  bind_row_id(insert, 1, run_id);
   insert.bind(2, verdict.submission_hash);
   insert.bind(3, verdict.task_id);
   insert.bind(4, verdict.source_name);
@@ -500,10 +503,7 @@ void Store::record_reply(int64_t turn_id, const std::string& reply, const nlohma
     update.bind(1, reply);
     update.bind(2, json_text(reply_meta));
     bind_usage(update, 3, reply_meta);
-    if (hash)
-      update.bind(6, *hash);
-    else
-      update.bind(6);
+    bind_optional(update, 6, hash);
     update.bind(7, now);
     update.bind(8, turn_id);
     update.exec();
@@ -542,10 +542,7 @@ void Store::finish_turn_judged_before(int64_t turn_id, const TurnEnd& end, int64
 void Store::end_turn(int64_t turn_id, const TurnEnd& end, int64_t evaluation_id) {
   SQLite::Statement update(db_, R"sql(
     UPDATE turns SET evaluation_id = ?, error_class = ?, outcome = ?, feedback = ?, finished_at = ? WHERE id = ?)sql");
-  if (evaluation_id)
-    update.bind(1, evaluation_id);
-  else
-    update.bind(1);
+  bind_row_id(update, 1, evaluation_id);
   update.bind(2, end.error_class);
   update.bind(3, end.outcome);
   update.bind(4, end.feedback);
