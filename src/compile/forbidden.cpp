@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
@@ -349,22 +350,34 @@ std::vector<Violation> scan_imports(const std::vector<std::string>& undefined_sy
 
 namespace {
 
-// A binary tool's standard output; a tool that fails is the host's failure (std::runtime_error).
-std::string tool_output(const std::vector<std::string>& argv) {
-  ProcessResult r = run_process({.argv = argv, .time_limit = std::chrono::seconds(60)});
+// A binary tool's listing of the library, whole, or nothing when it is longer than `limit`
+// (kLibraryListingLimit). A tool that fails is the host's failure (std::runtime_error).
+std::optional<std::string> tool_output(const std::vector<std::string>& argv, size_t limit) {
+  ProcessResult r = run_process({.argv = argv, .time_limit = std::chrono::seconds(60), .output_limit = limit});
   if (!r.ok()) throw std::runtime_error(fmt::format("{}: {}: {}", argv[0], r.describe(), r.err));
-  return r.out;
+  if (r.out_dropped > 0) return std::nullopt;
+  return std::move(r.out);
+}
+
+Violation oversized(const std::string& listing, size_t limit) {
+  return {"size", listing, 0,
+          fmt::format("the compiled library's {} is over {:.1f} MiB, more than the static scan reads, so it "
+                      "cannot be checked whole: make the library smaller",
+                      listing, static_cast<double>(limit) / 1048576.0)};
 }
 
 // The library's dynamic symbols, without their versions: those it imports, or those it defines. readelf, not
 // nm: nm loads every linker plugin the host has installed (LLVM's gold plugin is 100 MB of relocations), which
 // made it 20 times slower and the static stage's largest cost.
-std::vector<std::string> dynamic_symbols(const std::filesystem::path& library, bool defined) {
+std::optional<std::vector<std::string>> dynamic_symbols(const std::filesystem::path& library, bool defined,
+                                                       size_t limit) {
   // "  5: 0000000000000000     0 FUNC    GLOBAL DEFAULT  UND dlopen@GLIBC_2.34 (3)": number, value, size,
   // type, binding, visibility (and any "[...]" flags after it), section index (UND: imported), name.
   static const std::regex entry(R"(^\s*\d+:\s+[0-9a-fA-F]+\s+\S+\s+\S+\s+\S+\s+\S+(?:\s+\[[^\]]*\])?\s+(\S+)\s+(\S+))");
+  const auto listing = tool_output({"readelf", "--dyn-syms", "--wide", library.string()}, limit);
+  if (!listing) return std::nullopt;
   std::vector<std::string> symbols;
-  for (const auto& line : split_lines(tool_output({"readelf", "--dyn-syms", "--wide", library.string()}))) {
+  for (const auto& line : split_lines(*listing)) {
     std::smatch m;
     if (!std::regex_search(line, m, entry) || (m[1] == "UND") == defined) continue;
     std::string name = m[2];
@@ -392,18 +405,26 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-std::vector<Violation> scan_library(const std::filesystem::path& library) {
-  const std::vector<std::string> symbols = dynamic_symbols(library, false);
+std::vector<Violation> scan_library(const std::filesystem::path& library, size_t listing_limit) {
+  const auto symbols = dynamic_symbols(library, false, listing_limit);
+  if (!symbols) return {oversized("dynamic symbol table", listing_limit)};
+  const auto dynamic_section = tool_output({"readelf", "-d", library.string()}, listing_limit);
+  if (!dynamic_section) return {oversized("dynamic section", listing_limit)};
   std::vector<std::string> needed;
   static const std::regex needed_entry(R"(\(NEEDED\)\s+Shared library: \[([^\]]+)\])");
-  for (const auto& line : split_lines(tool_output({"readelf", "-d", library.string()}))) {
+  for (const auto& line : split_lines(*dynamic_section)) {
     std::smatch m;
     if (std::regex_search(line, m, needed_entry)) needed.push_back(m[1]);
   }
-  auto found = scan_imports(symbols, needed);
+  auto found = scan_imports(*symbols, needed);
   // A raw system call in host code needs no import at all.
+  const auto host_code = tool_output({"objdump", "-d", "--no-show-raw-insn", library.string()}, listing_limit);
+  if (!host_code) {
+    found.push_back(oversized("host code disassembly", listing_limit));
+    return found;
+  }
   static const std::regex syscall_instruction(R"(\s(syscall|sysenter|int\s+\$0x80)\b)");
-  for (const auto& line : split_lines(tool_output({"objdump", "-d", "--no-show-raw-insn", library.string()})))
+  for (const auto& line : split_lines(*host_code))
     if (std::regex_search(line, syscall_instruction)) {
       found.push_back(
           {"process", "syscall instruction", 0,
@@ -449,8 +470,10 @@ std::vector<Violation> check_entry_points(const std::vector<std::string>& export
 }
 
 std::vector<Violation> missing_entry_points(const std::filesystem::path& library,
-                                            const std::vector<std::string>& symbols) {
-  return check_entry_points(dynamic_symbols(library, true), symbols);
+                                            const std::vector<std::string>& symbols, size_t listing_limit) {
+  const auto exported = dynamic_symbols(library, true, listing_limit);
+  if (!exported) return {oversized("dynamic symbol table", listing_limit)};
+  return check_entry_points(*exported, symbols);
 }
 
 nlohmann::json to_json(const Violation& v) {

@@ -15,7 +15,7 @@
 namespace ptxbench {
 
 struct Violation {
-  // "vendor-library", "dynamic-loading", "driver-api", "process", "thread", "file", "network", "abi"
+  // "vendor-library", "dynamic-loading", "driver-api", "process", "thread", "file", "network", "abi", "size"
   std::string rule;
   std::string evidence;  // the include, call or imported symbol
   int line = 0;          // in the solution source; 0 for evidence from the compiled library
@@ -27,8 +27,14 @@ std::vector<Violation> scan_source(const std::string& source);
 // DT_NEEDED.
 std::vector<Violation> scan_imports(const std::vector<std::string>& undefined_symbols,
                                     const std::vector<std::string>& needed);
+// The most of a tool's listing of the library (its dynamic symbols, its dynamic section, its host code's
+// disassembly) the scan reads. It reads each whole, since what it looks for could lie past a cut: a longer one
+// is a violation of its own (rule "size").
+inline constexpr size_t kLibraryListingLimit = size_t{256} << 20;
+
 // Reads imports with readelf, then scan_imports; also flags a raw `syscall` instruction in host code.
-std::vector<Violation> scan_library(const std::filesystem::path& library);
+std::vector<Violation> scan_library(const std::filesystem::path& library,
+                                    size_t listing_limit = kLibraryListingLimit);
 
 // The rule of an entry point the library does not export: the ABI's, not a forbidden means.
 inline constexpr const char* kEntryPointRule = "entry-point";
@@ -40,7 +46,8 @@ std::vector<Violation> check_entry_points(const std::vector<std::string>& export
                                           const std::vector<std::string>& symbols);
 // Reads the exports with readelf, then check_entry_points.
 std::vector<Violation> missing_entry_points(const std::filesystem::path& library,
-                                            const std::vector<std::string>& symbols);
+                                            const std::vector<std::string>& symbols,
+                                            size_t listing_limit = kLibraryListingLimit);
 
 // Removes // and /* */ comments, keeping string and character literals and line breaks (so lines still
 // count).

@@ -30,10 +30,13 @@ StageResult decided_from_compiled_code(const StaticDecision& decision, const Sas
 }
 
 // `cuobjdump -sass` of compiled code: the submission's cubin, or the kernels Triton compiled in the profiled
-// run. `problem` says why there is none.
+// run. `problem` says why there is none. The listing is read whole: one cut short leaves kernels out, whose
+// launches would then count as foreign, so a listing over tools.sass_listing_limit is the submission's failure
+// (`oversized`), never a partial inventory.
 struct Disassembly {
   SassInventory sass;
   std::string problem;
+  bool oversized = false;
   double wall_s = 0;
   bool ok() const { return problem.empty(); }
 };
@@ -43,12 +46,21 @@ Disassembly disassemble(const std::vector<fs::path>& cubins, const GpuTools& too
   std::string text;
   for (const fs::path& cubin : cubins) {
     const ProcessResult sass = run_process({.argv = {tools.cuobjdump.string(), "-sass", cubin.string()},
-                                            .time_limit = std::chrono::seconds(60)});
+                                            .time_limit = std::chrono::seconds(60),
+                                            .output_limit = tools.sass_listing_limit - text.size()});
     disassembly.wall_s += sass.wall_s;
     if (!sass.ok()) {
       disassembly.problem =
           fmt::format("cuobjdump could not read the submission's compiled code ({})",
                       sass.spawn_failed ? "not found: " + tools.cuobjdump.string() : sass.describe());
+      return disassembly;
+    }
+    if (sass.out_dropped > 0) {
+      disassembly.problem = fmt::format(
+          "the SASS listing of the submission's compiled code is over {:.1f} MiB, more than the judge reads, so its "
+          "launches cannot be held to its code: make the compiled code smaller",
+          static_cast<double>(tools.sass_listing_limit) / 1048576.0);
+      disassembly.oversized = true;
       return disassembly;
     }
     text += sass.out;
@@ -82,6 +94,11 @@ StageResult instructions_stage(StageContext& context) {
   Disassembly compiled_code;
   if (compiled.compiles_kernels) {
     compiled_code = disassemble({compiled.cubin}, tools);
+    if (compiled_code.oversized)
+      return {.name = "instructions",
+              .status = StageStatus::failed,
+              .wall_s = compiled_code.wall_s,
+              .message = compiled_code.problem};
     if (compiled_code.ok())
       if (const auto decision = decide_from_compiled_code(task, compiled_code.sass))
         return decided_from_compiled_code(*decision, compiled_code.sass, compiled, compiled_code.wall_s);
@@ -172,7 +189,10 @@ StageResult instructions_stage(StageContext& context) {
       // library kernel's) passes: no pass on that ground.
       const std::string problem = compiled_code.problem + ", so launches were matched by kernel name only";
       instructions.details["static_sass_problem"] = problem;
-      if (instructions.status == StageStatus::passed) {
+      if (compiled_code.oversized) {  // Triton's kernels: the submission's, as a cubin's would be
+        instructions.status = StageStatus::failed;
+        instructions.message = compiled_code.problem;
+      } else if (instructions.status == StageStatus::passed) {
         instructions.status = StageStatus::harness_error;
         instructions.message = problem + "; " + instructions.message;
       } else {

@@ -114,6 +114,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
   const auto deadline = start + spec.time_limit;
   std::array<pollfd, 2> fds{{{out.read_end, POLLIN, 0}, {err.read_end, POLLIN, 0}}};
   std::array<std::string*, 2> sinks{&result.out, &result.err};
+  std::array<size_t*, 2> dropped{&result.out_dropped, &result.err_dropped};
   int open_streams = 2;
   char buffer[65536];
   while (open_streams > 0) {
@@ -134,8 +135,9 @@ ProcessResult run_process(const ProcessSpec& spec) {
         continue;
       }
       auto& sink = *sinks[i];
-      if (sink.size() < spec.output_limit)
-        sink.append(buffer, std::min<size_t>(got, spec.output_limit - sink.size()));
+      const size_t kept = std::min<size_t>(got, spec.output_limit - std::min(spec.output_limit, sink.size()));
+      sink.append(buffer, kept);
+      *dropped[i] += got - kept;
     }
   }
   // Both streams closed: the child is exiting, but a grandchild holding no pipe could outlive the deadline;

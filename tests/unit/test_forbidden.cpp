@@ -259,3 +259,18 @@ TEST(EntryPoints, MissingOnesAreNamedWithWhatWasMeant) {
   EXPECT_EQ(forgotten[0].evidence, "ptxbench_attention_backward_workspace_bytes");
   EXPECT_EQ(forgotten[0].message.find("It exports"), std::string::npos) << forgotten[0].message;
 }
+
+// The library's listings are read whole or refused: past a cut could lie the import or the system call the
+// scan looks for. A real library (the sandbox probe the build makes), read with a limit below its listings.
+TEST(ForbiddenLibrary, AListingLongerThanTheScanReadsIsRefusedNotCut) {
+  const std::filesystem::path library = PTXBENCH_SANDBOX_PROBE;
+  ASSERT_TRUE(std::filesystem::is_regular_file(library)) << library;
+  EXPECT_FALSE(has_rule(ptxbench::scan_library(library), "size"));
+  const auto cut = ptxbench::scan_library(library, 64);
+  ASSERT_EQ(cut.size(), 1u);
+  EXPECT_EQ(cut[0].rule, "size");
+  EXPECT_EQ(cut[0].evidence, "dynamic symbol table");
+  EXPECT_NE(cut[0].message.find("cannot be checked whole"), std::string::npos) << cut[0].message;
+  EXPECT_TRUE(has_rule(ptxbench::missing_entry_points(library, {"ptxbench_gemm_bf16"}, 64), "size"));
+  EXPECT_TRUE(has_rule(ptxbench::missing_entry_points(library, {"ptxbench_gemm_bf16"}), "entry-point"));
+}

@@ -392,7 +392,8 @@ Verdict stages_with_fake_tools(const json& result, const std::vector<std::string
                                std::vector<std::string> compiled_kernels = {}, const std::string& sass = "",
                                FakeTriton* triton = nullptr, GpuGate* gate = nullptr, double limit_s = 30,
                                int memcheck_hangs = 0, std::vector<json>* requests = nullptr,
-                               const Task* on_task = nullptr) {
+                               const Task* on_task = nullptr,
+                               size_t sass_listing_limit = GpuTools{}.sass_listing_limit) {
   const fs::path dir = fs::temp_directory_path() / ("ptxbench-fake-tools-" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir / "scratch");
@@ -487,6 +488,7 @@ exec "$@"
   tools.compute_sanitizer = sanitizer;
   tools.ncu = ncu_csv.empty() ? dir / "absent" : ncu;
   tools.cuobjdump = sass.empty() ? dir / "absent" : cuobjdump;
+  tools.sass_listing_limit = sass_listing_limit;
   tools.scratch = dir / "scratch";
   tools.set_all_limits(limit_s);
   tools.stages = stages;
@@ -1047,6 +1049,26 @@ TEST(GpuStages, AFamilyNotInTheCompiledCodeFailsTheInstructionStageWithoutAProfi
   EXPECT_EQ(instructions.details["static_sass"]["opcodes"]["HGMMA.64x256x16.F32.BF16"], 1);
   EXPECT_FALSE(instructions.details.contains("launches")) << "no profile ran";
   EXPECT_FALSE(verdict.coverage);
+}
+
+// A SASS listing longer than the judge reads fails the stage: read in part, it would leave kernels out of the
+// compiled code and their launches foreign (the reference forward's, over 4 MB, once did so). No profile runs.
+TEST(GpuStages, ASassListingLongerThanTheJudgeReadsFailsTheInstructionStage) {
+  const std::string sass =
+      sass_of({"HGMMA.64x256x16.F32.BF16", "UTMALDG.2D", "SYNCS.PHASECHK.TRANS64.TRYWAIT", "EXIT"});
+  const Verdict verdict = stages_with_fake_tools(kProfiled, {"instructions"}, {}, kFullCsv,
+                                                 {"_Z4gemmPK13__nv_bfloat16"}, sass, nullptr, nullptr, 30, 0,
+                                                 nullptr, nullptr, sass.size() - 1);
+  const StageResult& instructions = stage_named(verdict, "instructions");
+  EXPECT_EQ(instructions.status, StageStatus::failed) << instructions.message;
+  EXPECT_NE(instructions.message.find("more than the judge reads"), std::string::npos) << instructions.message;
+  EXPECT_FALSE(instructions.details.contains("launches")) << "no profile ran";
+  // The same listing within the limit: the profile decides.
+  const Verdict whole = stages_with_fake_tools(kProfiled, {"instructions"}, {}, kFullCsv,
+                                               {"_Z4gemmPK13__nv_bfloat16"}, sass, nullptr, nullptr, 30, 0,
+                                               nullptr, nullptr, sass.size());
+  EXPECT_EQ(stage_named(whole, "instructions").status, StageStatus::passed)
+      << stage_named(whole, "instructions").message;
 }
 
 // Every family is in the compiled code: the profile decides, as before.

@@ -45,8 +45,10 @@ TEST(Subprocess, MissingProgramIsASpawnFailure) {
   EXPECT_FALSE(r.ok());
 }
 
-TEST(Subprocess, OutputBeyondTheLimitIsDropped) {
+TEST(Subprocess, OutputBeyondTheLimitIsCountedNotKept) {
   auto r = run_process({.argv = {"sh", "-c", "head -c 100000 /dev/zero"}, .output_limit = 1000});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r.out.size(), 1000u);
+  EXPECT_EQ(r.out_dropped, 99000u);  // counted, so that a reader that must see it all can tell
+  EXPECT_EQ(r.err_dropped, 0u);
 }
