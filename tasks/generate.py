@@ -84,10 +84,17 @@ ATTENTION = {
     ],
     "S": 4096,
     # Long-context prefill: the causal d128 forward and backward at other sequence lengths, B chosen for about the
-    # same work as at 4096 (ids end in -s<S>).
+    # same work as at 4096 (ids end in -s<S>); and the causal forward at D = 256 (Gemma's head dim, 16 heads), the
+    # forward only (abi.h), with 2.75e11 FLOPs or more.
     "lengths": [{"D": 128, "B": 16, "Hq": 16, "Hkv": 16, "check_B": 2, "check_H": 4, "causal": [True], "S": 2048},
                 {"D": 128, "B": 2, "Hq": 16, "Hkv": 16, "check_B": 2, "check_H": 4, "causal": [True], "S": 8192},
-                {"D": 128, "B": 1, "Hq": 16, "Hkv": 16, "check_B": 2, "check_H": 4, "causal": [True], "S": 16384}],
+                {"D": 128, "B": 1, "Hq": 16, "Hkv": 16, "check_B": 2, "check_H": 4, "causal": [True], "S": 16384},
+                {"D": 256, "B": 8, "Hq": 16, "Hkv": 16, "check_B": 2, "check_H": 4, "causal": [True], "S": 2048,
+                 "directions": ["forward"]},
+                {"D": 256, "B": 1, "Hq": 16, "Hkv": 16, "check_B": 2, "check_H": 4, "causal": [True], "S": 8192,
+                 "directions": ["forward"]},
+                {"D": 256, "B": 1, "Hq": 16, "Hkv": 16, "check_B": 2, "check_H": 4, "causal": [True], "S": 16384,
+                 "directions": ["forward"]}],
     "checks": [{"label": "seq-1000", "Sq": 1000, "Sk": 1000, "one_batch": False},
                {"label": "sq512-sk1536", "Sq": 512, "Sk": 1536, "one_batch": True}],
     # The reasoning and the measurements behind each: docs/tasks.md.
@@ -191,6 +198,8 @@ def gemm_tasks(arch):
 def attention_tasks(arch):
     for direction in ("forward", "backward"):
         for h in ATTENTION["heads"] + ATTENTION["lengths"]:
+            if direction not in h.get("directions", ("forward", "backward")):
+                continue
             s = h.get("S", ATTENTION["S"])
             length = f"-s{s}" if "S" in h else ""
             for causal in h["causal"]:

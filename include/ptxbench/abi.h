@@ -47,9 +47,9 @@ int ptxbench_gemm_bf16(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bflo
  *
  *   Q is [B, Sq, Hq, D], K and V are [B, Sk, Hkv, D], O (and dO, dQ) are [B, Sq, Hq, D], dK and dV are
  *   [B, Sk, Hkv, D]: row-major, D contiguous, bf16. LSE is [B, Hq, Sq], fp32.
- *   D is 64, 96 or 128. Hq is a multiple of Hkv (grouped-query attention, GQA): query head h uses KV head
- *   h / (Hq / Hkv). Hq == Hkv is ordinary multi-head attention. Sq and Sk are any positive values (tasks check
- *   values that are not multiples of 128, and Sq != Sk).
+ *   D is 64, 96 or 128, and for the forward also 256. Hq is a multiple of Hkv (grouped-query attention, GQA):
+ *   query head h uses KV head h / (Hq / Hkv). Hq == Hkv is ordinary multi-head attention. Sq and Sk are any
+ *   positive values (tasks check values that are not multiples of 128, and Sq != Sk).
  *
  *   For batch b, query head h, query row i and key row j, with g = h / (Hq / Hkv):
  *     s[i][j]  = scale * sum_d Q[b][i][h][d] * K[b][j][g][d]

@@ -8,7 +8,7 @@
 namespace {
 
 constexpr int kWarps = 4;   // query rows per block
-constexpr int kMaxD = 128;  // the ABI's largest head dim
+constexpr int kMaxD = 256;  // the ABI's largest head dim of the forward
 constexpr int kSlots = kMaxD / 32;
 
 __global__ void __launch_bounds__(kWarps * 32)

@@ -4,9 +4,10 @@
 // (the tuning table below, one row per head dim and mask): the number of consumer warpgroups C (2 or 3), the
 // keys per block BN, the depth of the K/V ring, the setmaxnreg budgets and whether the query tiles are aligned
 // to the first row or to the last. As shipped, D = 64 has C = 3 (192-row tiles) and BN = 112, with the tiles
-// aligned to the last row when causal; D = 128 without the mask has BN = 160; the other rows have C = 2 and
-// BN = 128 from row 0; the ring has four stages at D = 64 and two otherwise. bench/attention-tune/README.md has
-// the measurements that chose them.
+// aligned to the last row when causal; D = 128 without the mask has BN = 160; D = 256 has BN = 80 and consumers
+// of 240 registers (FlashAttention-3's choice: O's accumulator alone takes 128 registers a thread); the other rows
+// have C = 2 and BN = 128 from row 0; the ring has four stages at D = 64 and two otherwise.
+// bench/attention-tune/README.md has the measurements that chose them (D = 256's is not measured yet).
 //
 //   - One CTA per SM, persistent. A work tile is 64 x C query rows (128) of one (batch, query head). Causal
 //     tiles are taken longest first (the last query rows see the most keys), in waves that alternate direction
@@ -30,7 +31,9 @@
 //   - setmaxnreg moves registers from the producer to the consumers within the pool the launch fixed (consumers
 //     232, producer 40: 232 + 232 + 40 = 3 x 168; with three consumers at most 160 each: 4 x 128 = 512).
 //   - Epilogue: O / l -> bf16 -> shared memory (stmatrix, 128B swizzle) -> TMA store, which clips rows past Sq
-//     and columns past D. LSE = scale * m + ln(l) straight from registers.
+//     and columns past D. LSE = scale * m + ln(l) straight from registers. At D = 256 the Q tile and the ring
+//     fill the shared memory, so O is staged in the consumer's own rows of the Q tile, and the next tile's Q
+//     loads once both consumers' stores have read theirs.
 //   - Masking only where needed: blocks that reach past Sk or cross the causal diagonal (bottom-right aligned:
 //     key j is visible to query i iff j <= i + Sk - Sq). A row with no visible key gets O = 0, LSE = -inf.
 //   - The prefills are the causal forward of each sequence of a batch packed token after token, by the same
@@ -42,7 +45,8 @@
 //     loaded a page at a time, each page's rows by one TMA box of the cache's map, the page's number from the
 //     page table (a page past the sequence's last is -1, which loads zeros); the keys are the sequence's
 //     kv_lens[b] tokens, its new ones last (the causal diagonal aligned to the bottom right).
-// Limits: D is 64, 96 or 128 (the ABI's); any B, Hq (a multiple of Hkv), Sq, Sk >= 1; scale > 0.
+// Limits: D is 64, 96, 128 or 256 (the ABI's; the prefills: 64, 96 or 128); any B, Hq (a multiple of Hkv), Sq,
+// Sk >= 1; scale > 0.
 #include <ptxbench/abi.h>
 
 #include <hopper.cuh>
@@ -87,6 +91,8 @@ constexpr TableRow kTuningTable[] = {
     {96, true, {2, 128, 2, 40, 232, false}},
     {128, false, {2, 160, 2, 40, 232, false}},
     {128, true, {2, 128, 2, 40, 232, false}},
+    {256, false, {2, 80, 2, 24, 240, false}},
+    {256, true, {2, 80, 2, 24, 240, false}},
 };
 // ================================================================================= end of the tuning table
 
@@ -134,8 +140,14 @@ struct Config {
   static constexpr int kOffK = kOffQ + kQBytes;
   static constexpr int kOffV = kOffK + kStages * kKVBytes;
   static constexpr int kOffO = kOffV + kStages * kKVBytes;
-  static constexpr int kOffBar = kOffO + kConsumers * kOBytes;
-  static constexpr int kBarriers = 2 + 4 * kStages;            // q full/empty, k full/empty, v full/empty
+  static constexpr int kBarriers = 2 + 4 * kStages;  // q full/empty, k full/empty, v full/empty
+  // O is staged in buffers of its own when they fit beside Q and the ring, else (D = 256) in the consumer's own
+  // 64 rows of the Q tile, which it then releases only once the store has read them.
+  static constexpr bool kOInQ = kOffO + kConsumers * kOBytes + kBarriers * 8 + 1024 > 227 * 1024;
+  static constexpr int kOffBar = kOInQ ? kOffO : kOffO + kConsumers * kOBytes;
+  // The distance between the 64-column boxes of one consumer's staged O: a box of its own 64 rows, or one of
+  // the Q tile's kBM.
+  static constexpr int kOBoxBytes = (kOInQ ? kBM : 64) * kRowBytes;
   static constexpr int kSmemBytes = kOffBar + kBarriers * 8 + 1024;  // + slack to align the base to 1024
   // Named barriers (id 0 is __syncthreads): kConsumers ids "consumer w may issue" (round robin), then one per
   // consumer for its own epilogue.
@@ -468,7 +480,7 @@ __global__ void __launch_bounds__(Config<D, kRow>::kThreads, 1)
     wgmma_wait<0>();
     wgmma_fence_operand(s);
     release(&k_empty[stage]);
-    if (tile.n_blocks == 1) release(q_empty);
+    if (!C::kOInQ && tile.n_blocks == 1) release(q_empty);
     mask(s, 0);
     {
       float unused[2];
@@ -498,7 +510,7 @@ __global__ void __launch_bounds__(Config<D, kRow>::kThreads, 1)
       wgmma_wait<1>();
       wgmma_fence_operand(s);
       release(&k_empty[stage]);
-      if (j == tile.n_blocks - 1) release(q_empty);
+      if (!C::kOInQ && j == tile.n_blocks - 1) release(q_empty);
       mask(s, j * kBN);
       float correction[2];
       softmax(correction);  // while P_{j-1} V_{j-1} runs
@@ -550,7 +562,7 @@ __global__ void __launch_bounds__(Config<D, kRow>::kThreads, 1)
     // address CUDA 13.0 spills 24 bytes in the main loop, with the index recomputed from threadIdx none (with
     // no margin: bench/attention-tune/README.md). Two consumers keep wg, as the measured shipped kernel does.
     const int o_wg = kConsumers == 2 ? wg : static_cast<int>(threadIdx.x / 128) - 1;
-    uint8_t* o_stage = smem + C::kOffO + o_wg * C::kOBytes;
+    uint8_t* o_stage = C::kOInQ ? smem + C::kOffQ + o_wg * 64 * kRowBytes : smem + C::kOffO + o_wg * C::kOBytes;
     // O -> bf16 -> 128B-swizzled 64 x 64 chunks -> TMA store. The previous tile's store must have read the buffer.
     if (tid == 0) tma_store_wait_read<0>();
     bar_sync(C::kBarEpilogue + wg, 128);
@@ -565,7 +577,7 @@ __global__ void __launch_bounds__(Config<D, kRow>::kThreads, 1)
           const int q = lane / 8;
           const int row = warp * 16 + (q % 2) * 8 + lane % 8;
           const int col16 = jj + q / 2;  // 16-byte column chunk in the 128-byte row
-          stmatrix_x4(o_stage + c * 64 * kRowBytes + row * kRowBytes + ((col16 ^ (row % 8)) * 16), r);
+          stmatrix_x4(o_stage + c * C::kOBoxBytes + row * kRowBytes + ((col16 ^ (row % 8)) * 16), r);
         }
       }
     }
@@ -583,14 +595,19 @@ __global__ void __launch_bounds__(Config<D, kRow>::kThreads, 1)
           const int r = i / (D / 8), chunk = i % (D / 8), col16 = chunk % 8;
           if (slice0 + r < tile.sq(p))
             *reinterpret_cast<uint4*>(O + tile.o_index(p, slice0 + r, 8 * chunk, D)) =
-                *reinterpret_cast<const uint4*>(o_stage + (chunk / 8) * 64 * kRowBytes + r * kRowBytes +
+                *reinterpret_cast<const uint4*>(o_stage + (chunk / 8) * C::kOBoxBytes + r * kRowBytes +
                                                 ((col16 ^ (r % 8)) * 16));
         }
     } else if (tid == 0 && (!C::kBottom || row0 >= 0)) {
       for (int c = 0; c < C::kBlocksD; ++c)
-        tma_store_4d(&map_o, o_stage + c * 64 * kRowBytes, 64 * c, tile.h, tile.base() + tile.m0 + wg * 64,
+        tma_store_4d(&map_o, o_stage + c * C::kOBoxBytes, 64 * c, tile.h, tile.base() + tile.m0 + wg * 64,
                      tile.batch());
       tma_store_commit();
+    }
+    if constexpr (C::kOInQ) {  // the next tile's Q may go where O was staged once the store has read it
+      if (tid == 0) tma_store_wait_read<0>();
+      bar_sync(C::kBarEpilogue + wg, 128);
+      release(q_empty);
     }
   }
   if (wg == 0) bar_sync(my_turn, 256);  // the signal the last consumer gave after its last issue
@@ -633,18 +650,20 @@ int launch(const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* 
 }
 
 // The kernel of the tuning table's row for (D, causal): one kernel for both masks where their rows agree. The
-// prefills (causal) have kernels of their own, from the causal rows.
-template <int D>
+// prefills (causal) have kernels of their own, from the causal rows, for the head dims their ABI names
+// (kPrefills: D is 64, 96 or 128 there; 256 is the dense forward's alone).
+template <int D, bool kPrefills = true>
 int launch_row(const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V, __nv_bfloat16* O,
                float* LSE, const Problem& p, Layout layout, int longest, int num_pages, cudaStream_t stream) {
   constexpr int causal = kernel_row(D, true), full = kernel_row(D, false);
-  switch (layout) {
-    case Layout::ragged: return launch<D, causal, Layout::ragged>(Q, K, V, O, LSE, p, longest, 0, stream);
-    case Layout::paged: return launch<D, causal, Layout::paged>(Q, K, V, O, LSE, p, longest, num_pages, stream);
-    default:
-      return p.causal ? launch<D, causal, Layout::dense>(Q, K, V, O, LSE, p, longest, 0, stream)
-                      : launch<D, full, Layout::dense>(Q, K, V, O, LSE, p, longest, 0, stream);
+  if (layout == Layout::dense)
+    return p.causal ? launch<D, causal, Layout::dense>(Q, K, V, O, LSE, p, longest, 0, stream)
+                    : launch<D, full, Layout::dense>(Q, K, V, O, LSE, p, longest, 0, stream);
+  if constexpr (kPrefills) {
+    if (layout == Layout::ragged) return launch<D, causal, Layout::ragged>(Q, K, V, O, LSE, p, longest, 0, stream);
+    return launch<D, causal, Layout::paged>(Q, K, V, O, LSE, p, longest, num_pages, stream);
   }
+  return 2;
 }
 
 int launch_d(const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V, __nv_bfloat16* O, float* LSE,
@@ -653,6 +672,7 @@ int launch_d(const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16
     case 64: return launch_row<64>(Q, K, V, O, LSE, p, layout, longest, num_pages, stream);
     case 96: return launch_row<96>(Q, K, V, O, LSE, p, layout, longest, num_pages, stream);
     case 128: return launch_row<128>(Q, K, V, O, LSE, p, layout, longest, num_pages, stream);
+    case 256: return launch_row<256, false>(Q, K, V, O, LSE, p, layout, longest, num_pages, stream);
     default: return 2;
   }
 }

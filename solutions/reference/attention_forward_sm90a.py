@@ -113,11 +113,14 @@ def ptxbench_attention_forward_bf16(Q: torch.Tensor, K: torch.Tensor, V: torch.T
                                     scale: float, causal: int, stream: torch.cuda.Stream) -> int:
     block_d = triton.next_power_of_2(D)
     # (BLOCK_M, BLOCK_N, num_warps, num_stages). Shared memory: the Q tile plus num_stages K and V tiles,
-    # 16 + 3 x 16 KB at D = 64, 32 + 2 x 64 KB at D = 96 and 128.
+    # 16 + 3 x 16 KB at D = 64, 32 + 2 x 64 KB at D = 96 and 128, 64 + 2 x 64 KB at D = 256 (whose accumulator,
+    # 128 x 256 fp32, takes 128 registers a thread of eight warps).
     if block_d <= 64:
         block_m, block_n, warps, stages = 128, 64, 4, 3
-    else:
+    elif block_d <= 128:
         block_m, block_n, warps, stages = 128, 128, 8, 2
+    else:
+        block_m, block_n, warps, stages = 128, 64, 8, 2
     q_desc = TensorDescriptor(Q, [B * Sq, Hq * D], [Hq * D, 1], [block_m, block_d])
     k_desc = TensorDescriptor(K, [B * Sk, Hkv * D], [Hkv * D, 1], [block_n, block_d])
     v_desc = TensorDescriptor(V, [B * Sk, Hkv * D], [Hkv * D, 1], [block_n, block_d])

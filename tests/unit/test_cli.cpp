@@ -313,7 +313,7 @@ TEST_F(Cli, TheDefaultRunIsTheReferenceAgentAndResultsShowIt) {
             2);  // the reference model has two answers: a broken copy, then its solution
   EXPECT_TRUE(doc["settings"]["stop_when_verified"].get<bool>());
   ASSERT_EQ(doc["run_summary"]["tasks"].size(),
-            79u);  // the Hopper tasks (51 GEMM, 20 attention, 4 decode, 4 prefill)
+            82u);  // the Hopper tasks (51 GEMM, 23 attention, 4 decode, 4 prefill)
   for (const auto& t : doc["run_summary"]["tasks"]) {
     // Every Hopper task has a reference: broken, then the reference (nothing fails, nothing verifiable).
     EXPECT_EQ(t["trajectories"], 1);
@@ -327,12 +327,12 @@ TEST_F(Cli, TheDefaultRunIsTheReferenceAgentAndResultsShowIt) {
   auto runs = json::parse(ptxbench({"results", "--runs", "--json"}).out)["runs"];
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0]["kind"], "agent");
-  EXPECT_EQ(runs[0]["evaluations"], 158);  // 2 turns x 79 tasks
+  EXPECT_EQ(runs[0]["evaluations"], 164);  // 2 turns x 82 tasks
   // As a table: the settings in one line, the task list by its length.
   const auto table = ptxbench({"results", "--runs"});
   EXPECT_NE(table.out.find("model=reference"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("context=compact"), std::string::npos) << table.out;  // the default policy
-  EXPECT_NE(table.out.find("task_ids: 79"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("task_ids: 82"), std::string::npos) << table.out;
   EXPECT_EQ(table.out.find("\"task_ids\""), std::string::npos) << table.out;
 
   // An explicit --turns is honoured for the reference model too. The trajectory still ends after the
@@ -348,7 +348,7 @@ TEST_F(Cli, TheDefaultRunIsTheReferenceAgentAndResultsShowIt) {
   auto results = ptxbench({"results", "--run", "1", "--json"});
   ASSERT_EQ(results.exit_code, 0);
   auto shown = json::parse(results.out);
-  EXPECT_EQ(shown["run_summary"]["total"]["trajectories"], 79);
+  EXPECT_EQ(shown["run_summary"]["total"]["trajectories"], 82);
   EXPECT_EQ(shown["evaluations"].size(), 50u);  // results --limit's default
   auto text = ptxbench({"results", "--run", "1"});
   EXPECT_NE(text.out.find("TURNS TO OK"), std::string::npos);
@@ -356,7 +356,7 @@ TEST_F(Cli, TheDefaultRunIsTheReferenceAgentAndResultsShowIt) {
   const fs::path file = data_ / "trajectories.json";
   ASSERT_EQ(ptxbench({"results", "--run", "1", "--export", file.string()}).exit_code, 0);
   auto exported = json::parse(read_file(file));
-  ASSERT_EQ(exported["trajectories"].size(), 79u);
+  ASSERT_EQ(exported["trajectories"].size(), 82u);
   // The first GEMM trajectory (the attention ones are sorted first).
   json t;
   for (const auto& trajectory : exported["trajectories"])
@@ -379,7 +379,7 @@ TEST_F(Cli, TheDefaultRunIsTheReferenceAgentAndResultsShowIt) {
   EXPECT_EQ(ptxbench({"run", "--resume", "1", "--json"}).exit_code, 0);      // nothing left to do
   for (const auto& r : json::parse(ptxbench({"results", "--runs", "--json"}).out)["runs"]) {
     if (r["id"] == 1) {
-      EXPECT_EQ(r["evaluations"], 158);  // resuming added nothing
+      EXPECT_EQ(r["evaluations"], 164);  // resuming added nothing
     }
   }
   // A report folder that cannot be made (under a file) is the user's to change: exit 2, naming it.
@@ -457,8 +457,8 @@ TEST_F(Cli, ReferenceModelOnAStaticOnlyTaskIsNeverVerified) {
 TEST_F(Cli, TasksListsAndShows) {
   auto list = ptxbench({"tasks", "--json"});
   ASSERT_EQ(list.exit_code, 0) << list.err;
-  // 102 GEMM, 40 attention, 8 decode, 8 prefill (79 per architecture)
-  EXPECT_EQ(json::parse(list.out)["tasks"].size(), 158u);
+  // 102 GEMM, 46 attention, 8 decode, 8 prefill (82 per architecture)
+  EXPECT_EQ(json::parse(list.out)["tasks"].size(), 164u);
   auto hopper = ptxbench({"tasks", "--arch", "sm_90a"});
   EXPECT_NE(hopper.out.find(kTask), std::string::npos);
   EXPECT_EQ(hopper.out.find("sm100a"), std::string::npos);
@@ -792,11 +792,11 @@ TEST_F(Cli, RunStoresVerdictsThatResultsShows) {
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
   auto doc = json::parse(run.out);
   // The GEMM reference x 51 Hopper GEMM tasks and 2 examples x the 4 gemm-bf16 ones, one attention example x
-  // 20 Hopper attention tasks, the attention forward reference x 10 forward tasks and 4 prefill tasks and
-  // the attention backward reference x 10 backward tasks, the decode reference and example x 4 decode
-  // tasks, the ragged and paged prefill examples x 2 prefill tasks each; in the Triton track, the GEMM
-  // reference x 51 and the attention forward and backward references x 10 each.
-  ASSERT_EQ(doc["evaluations"].size(), 186u);
+  // each of the 23 Hopper attention tasks, the attention forward reference x 13 forward tasks and 4 prefill
+  // tasks and the attention backward reference x 10 backward tasks, the decode reference and example x 4
+  // decode tasks, the ragged and paged prefill examples x 2 prefill tasks each; in the Triton track, the GEMM
+  // reference x 51 and the attention forward and backward references x 13 and 10.
+  ASSERT_EQ(doc["evaluations"].size(), 195u);
   for (const auto& e : doc["evaluations"]) {
     // On the CPU the reference cannot be shown to pass; nothing in it fails either.
     const bool reference = e["solution"].get<std::string>().starts_with("reference/");
@@ -816,16 +816,16 @@ TEST_F(Cli, RunStoresVerdictsThatResultsShows) {
   EXPECT_NE(text.err.find("[as expected: yes ("), std::string::npos) << text.err;  // GPU stages unchecked
   EXPECT_EQ(text.err.find("[as expected: NO"), std::string::npos) << text.err;
 
-  auto results = json::parse(ptxbench({"results", "--limit", "200", "--json"}).out)["evaluations"];
+  auto results = json::parse(ptxbench({"results", "--limit", "300", "--json"}).out)["evaluations"];
   // The second run: the two Hopper GEMM references (CUDA and Triton) and the Blackwell one on one task each,
   // each example on two.
-  EXPECT_EQ(results.size(), 186u + 7u);
+  EXPECT_EQ(results.size(), 195u + 7u);
   EXPECT_EQ(json::parse(ptxbench({"results", "--json"}).out)["evaluations"].size(),
             50u);  // --limit's default
   auto first_run = json::parse(ptxbench({"results", "--run", "1", "--limit", "200", "--json"}).out);
   EXPECT_EQ(first_run["run_id"], 1);
   first_run = first_run["evaluations"];
-  EXPECT_EQ(first_run.size(), 186u);
+  EXPECT_EQ(first_run.size(), 195u);
   // --tasks takes groups as run does: in the first run, the served models' weights had the two GEMM references
   // on 51 tasks each and the two examples on the four gemm-bf16 ones.
   EXPECT_EQ(
@@ -978,7 +978,7 @@ TEST_F(Cli, TheAgentRunsInTheTritonTrack) {
 
   auto none = ptxbench({"run", "--cpu-only", "--track", "triton", "--arch", "sm_100a"});
   EXPECT_EQ(none.exit_code, 2);
-  EXPECT_NE(none.err.find("no task of sm_100a matching '*' accepts the triton track (79 match but do not)"),
+  EXPECT_NE(none.err.find("no task of sm_100a matching '*' accepts the triton track (82 match but do not)"),
             std::string::npos)
       << none.err;
   auto resumed = ptxbench({"run", "--resume", "1", "--track", "cuda"});

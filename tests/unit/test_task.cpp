@@ -121,7 +121,7 @@ TEST(TaskRegistry, SelectionsNameGlobsAndGroups) {
 
 TEST(TaskRegistry, ShippedAttentionTasks) {
   const auto registry = TaskRegistry::load(kTasks);
-  EXPECT_EQ(registry.matching("attention-fwd-*,attention-bwd-*").size(), 28u + 12);
+  EXPECT_EQ(registry.matching("attention-fwd-*,attention-bwd-*").size(), 28u + 12 + 6);
   // Long-context prefill: the causal d128 forward and backward at 2048, 8192 and 16384.
   for (const char* kind : {"fwd", "bwd"})
     for (const char* arch : {"sm90a", "sm100a"})
@@ -130,6 +130,14 @@ TEST(TaskRegistry, ShippedAttentionTasks) {
         ASSERT_NE(t, nullptr) << kind << length << arch;
         EXPECT_EQ(t->main_shape["Sq"], length);
       }
+  // Head dim 256: the causal forward alone (abi.h admits D = 256 for the forward only) at the same lengths.
+  for (const char* arch : {"sm90a", "sm100a"})
+    for (int length : {2048, 8192, 16384}) {
+      const Task* t = registry.find(fmt::format("attention-fwd-d256-causal-s{}-{}", length, arch));
+      ASSERT_NE(t, nullptr) << length << arch;
+      EXPECT_EQ(t->main_shape["D"], 256);
+      EXPECT_EQ(registry.find(fmt::format("attention-bwd-d256-causal-s{}-{}", length, arch)), nullptr);
+    }
   for (const char* kind : {"fwd", "bwd"})
     for (const char* arch : {"sm90a", "sm100a"}) {
       for (const char* d : {"d64", "d96", "d128"})
@@ -317,6 +325,18 @@ TEST(TaskFile, AttentionFileLoadsWithParametersAndPerOutputTolerances) {
   EXPECT_EQ(shown["tolerances"]["LSE"]["atol"], 0.001);
 }
 
+// D = 256 is the forward's alone: the backward's and the prefills' head dims stop at 128 (abi.h).
+TEST(TaskFile, HeadDim256IsTheForwardsAlone) {
+  const std::string forward_id = "attention-fwd-d256-causal-s2048-sm90a";
+  EXPECT_EQ(load_error(read_file(kTasks / "sm90a" / (forward_id + ".json")), forward_id).first, "");
+  const std::string backward_id = "attention-bwd-d128-causal-s2048-sm90a";
+  json backward = json::parse(read_file(kTasks / "sm90a" / (backward_id + ".json")));
+  backward["shapes"]["main"]["D"] = 256;
+  const auto [field, message] = load_error(backward.dump(), backward_id);
+  EXPECT_EQ(field, "shapes.main");
+  EXPECT_NE(message.find("D must be 64, 96 or 128"), std::string::npos) << message;
+}
+
 class BrokenAttentionTaskFile : public testing::TestWithParam<Mutation> {};
 
 TEST_P(BrokenAttentionTaskFile, NamesTheFieldAndTheProblem) {
@@ -349,7 +369,7 @@ INSTANTIATE_TEST_SUITE_P(
                  "tolerances.LSE.abstol", "unknown field"},
         Mutation{"tolerances_not_object", [](json& d) { d["tolerances"]["LSE"] = 0.001; }, "tolerances.LSE",
                  "must be an object"},
-        Mutation{"head_dim", [](json& d) { d["shapes"]["main"]["D"] = 80; }, "shapes.main", "64, 96 or 128"},
+        Mutation{"head_dim", [](json& d) { d["shapes"]["main"]["D"] = 80; }, "shapes.main", "64, 96, 128 or 256"},
         Mutation{"gqa_group", [](json& d) { d["shapes"]["check"][0]["Hkv"] = 3; }, "shapes.check[0]",
                  "multiple of Hkv"},
         Mutation{"causal_sq_above_sk",

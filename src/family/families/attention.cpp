@@ -73,11 +73,15 @@ std::vector<ScalarSpec> scalars() {
   return out;
 }
 
+// The head dims abi.h names for the dense families and the prefills: 64, 96 and 128, and 256 for the forward.
+const ShapeRule kHeadDims = {"D == 64 || D == 96 || D == 128", "D must be 64, 96 or 128"};
+const ShapeRule kHeadDimsTo256 = {"D == 64 || D == 96 || D == 128 || D == 256", "D must be 64, 96, 128 or 256"};
+
 // The rules of abi.h a shape keeps: head dims the ABI names, GQA groups that divide evenly, and (causal)
 // every query row sees at least one key, so that no reference value is -inf (LSE) and every compared element
 // is finite.
-std::vector<ShapeRule> shape_rules() {
-  return {{"D == 64 || D == 96 || D == 128", "D must be 64, 96 or 128"},
+std::vector<ShapeRule> shape_rules(const ShapeRule& head_dims) {
+  return {head_dims,
           {"Hq % Hkv == 0", "Hq must be a multiple of Hkv"},
           {"!causal || Sq <= Sk",
            "a causal shape needs Sq <= Sk (else the first Sq - Sk query rows see no key)"}};
@@ -125,7 +129,7 @@ Family attention_forward_family() {
       .scalars = scalars(),
       .arguments = {"Q", "K", "V", "O", "LSE", "B", "Hq", "Hkv", "Sq", "Sk", "D", "scale", "causal"},
       .workspace = std::nullopt,
-      .shape_rules = shape_rules(),
+      .shape_rules = shape_rules(kHeadDimsTo256),
       // QK^T and PV, 2*Sq*Sk*D each per head; half when causal. The softmax is not counted.
       .flops = "4*B*Hq*Sq*Sk*D / (1 + causal)",
       .bytes = "",
@@ -165,7 +169,7 @@ Family attention_backward_family() {
                     "Sk", "D", "scale", "causal"},
       .workspace = WorkspaceSpec{.symbol = "ptxbench_attention_backward_workspace_bytes",
                                  .arguments = {"B", "Hq", "Hkv", "Sq", "Sk", "D", "causal"}},
-      .shape_rules = shape_rules(),
+      .shape_rules = shape_rules(kHeadDims),
       // The five matmuls of the FlashAttention-2/3 backward (S recomputed, dP, dV, dK, dQ): 2.5x the forward.
       .flops = "10*B*Hq*Sq*Sk*D / (1 + causal)",
       .bytes = "",
@@ -256,7 +260,7 @@ Family attention_prefill_ragged_family() {
       .arguments = {"Q", "K", "V", "indptr", "O", "LSE", "B", "Hq", "Hkv", "D", "max_len", "total", "scale"},
       .workspace = std::nullopt,
       .derived = {{"T", "Bl*L + (B - Bl)*S"}},
-      .shape_rules = {{"D == 64 || D == 96 || D == 128", "D must be 64, 96 or 128"},
+      .shape_rules = {kHeadDims,
                       {"Hq % Hkv == 0", "Hq must be a multiple of Hkv"},
                       {"Bl >= 1 && Bl <= B", "Bl, the sequences of L tokens, is 1 .. B"},
                       {"S <= L", "S, the length of the other sequences, is at most L"}},
@@ -309,7 +313,7 @@ Family attention_prefill_paged_family() {
                   {"Tk", "T + B*P"},
                   {"max_pages", "(L + P + page - 1) / page"},
                   {"num_pages", "(Tk + B*(page - 1)) / page + B"}},
-      .shape_rules = {{"D == 64 || D == 96 || D == 128", "D must be 64, 96 or 128"},
+      .shape_rules = {kHeadDims,
                       {"Hq % Hkv == 0", "Hq must be a multiple of Hkv"},
                       {"Bl >= 1 && Bl <= B", "Bl, the sequences of L new tokens, is 1 .. B"},
                       {"S <= L", "S, the new tokens of the other sequences, is at most L"}},
