@@ -4,8 +4,9 @@
 # 1. The judge's cuda-gdb attach on a hung call: a hung submission through `ptxbench eval`, the attach made from
 #    inside the sandbox.
 # 2. The reference model on a GEMM and an attention task under each context policy (--context).
-# 3. The references on the tasks this session changed: both prefills (the forward reference's new layouts and the
-#    ragged prefill's baseline) and the causal backward tasks (their dQ and dK tolerances).
+# 3. The new d256 forward tasks with every solution that serves them (the CUDA and Triton forward references, the
+#    SIMT example); then the references on the tasks this session changed: both prefills (the forward reference's
+#    new layouts and the ragged prefill's baseline) and the causal backward tasks (their dQ and dK tolerances).
 # 4. The runner's GPU tests (never_ends.check_then_time wants cuda-gdb to name the kernel).
 # 5. manifest.sh attention-cuda, if it fits before the call's deadline.
 source bench/harness/h200-2026-12-05/env.sh
@@ -29,6 +30,11 @@ for policy in compact full last-pair; do
   step "reference model, --context $policy" $? $SECONDS
   tail -4 "$OUT/context-$policy.txt" | cut -c1-200
 done
+timeout -s INT "$(left $((end - 20)))" ptxbench run --solutions solutions --gpu-share 4 --only '*attention_forward*' \
+  --tasks 'attention-fwd-d256-*-sm90a' > "$OUT/d256.txt" 2>&1
+step "the d256 forward tasks" $? $SECONDS
+grep -E "evaluations in run|differ" "$OUT/d256.txt" | tail -2
+grep -E "as expected: (yes|no)" "$OUT/d256.txt" | cut -c1-260
 # What changed this session on its first GPU: the reference forward's two prefill layouts (never run), with the
 # ragged prefill's new vendor baseline, and the causal backward tasks' new dQ and dK tolerances.
 timeout -s INT "$(left $((end - 20)))" ptxbench run --solutions solutions --gpu-share 4 --only 'reference/attention_*.cu' \
