@@ -29,7 +29,8 @@
 //     previous one has issued its own, through one named barrier per consumer, so the others' softmax runs
 //     while one's GEMMs occupy the tensor cores.
 //   - setmaxnreg moves registers from the producer to the consumers within the pool the launch fixed (consumers
-//     232, producer 40: 232 + 232 + 40 = 3 x 168; with three consumers at most 160 each: 4 x 128 = 512).
+//     232, producer 40: 232 + 232 + 40 = 3 x 168, or 240 and 24 at D = 256; with three consumers at most 160
+//     each: 4 x 128 = 512).
 //   - Epilogue: O / l -> bf16 -> shared memory (stmatrix, 128B swizzle) -> TMA store, which clips rows past Sq
 //     and columns past D. LSE = scale * m + ln(l) straight from registers. At D = 256 the Q tile and the ring
 //     fill the shared memory, so O is staged in the consumer's own rows of the Q tile, and the next tile's Q

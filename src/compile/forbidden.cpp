@@ -5,8 +5,8 @@
 #include <cctype>
 #include <cstdlib>
 #include <memory>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
 #include <set>
 
@@ -353,7 +353,8 @@ namespace {
 // A binary tool's listing of the library, whole, or nothing when it is longer than `limit`
 // (kLibraryListingLimit). A tool that fails is the host's failure (std::runtime_error).
 std::optional<std::string> tool_output(const std::vector<std::string>& argv, size_t limit) {
-  ProcessResult r = run_process({.argv = argv, .time_limit = std::chrono::seconds(60), .output_limit = limit});
+  ProcessResult r =
+      run_process({.argv = argv, .time_limit = std::chrono::seconds(60), .output_limit = limit});
   if (!r.ok()) throw std::runtime_error(fmt::format("{}: {}: {}", argv[0], r.describe(), r.err));
   if (r.out_dropped > 0) return std::nullopt;
   return std::move(r.out);
@@ -370,7 +371,7 @@ Violation oversized(const std::string& listing, size_t limit) {
 // nm: nm loads every linker plugin the host has installed (LLVM's gold plugin is 100 MB of relocations), which
 // made it 20 times slower and the static stage's largest cost.
 std::optional<std::vector<std::string>> dynamic_symbols(const std::filesystem::path& library, bool defined,
-                                                       size_t limit) {
+                                                        size_t limit) {
   // "  5: 0000000000000000     0 FUNC    GLOBAL DEFAULT  UND dlopen@GLIBC_2.34 (3)": number, value, size,
   // type, binding, visibility (and any "[...]" flags after it), section index (UND: imported), name.
   static const std::regex entry(R"(^\s*\d+:\s+[0-9a-fA-F]+\s+\S+\s+\S+\s+\S+\s+\S+(?:\s+\[[^\]]*\])?\s+(\S+)\s+(\S+))");
@@ -418,7 +419,8 @@ std::vector<Violation> scan_library(const std::filesystem::path& library, size_t
   }
   auto found = scan_imports(*symbols, needed);
   // A raw system call in host code needs no import at all.
-  const auto host_code = tool_output({"objdump", "-d", "--no-show-raw-insn", library.string()}, listing_limit);
+  const auto host_code =
+      tool_output({"objdump", "-d", "--no-show-raw-insn", library.string()}, listing_limit);
   if (!host_code) {
     found.push_back(oversized("host code disassembly", listing_limit));
     return found;

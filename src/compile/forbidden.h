@@ -28,8 +28,8 @@ std::vector<Violation> scan_source(const std::string& source);
 std::vector<Violation> scan_imports(const std::vector<std::string>& undefined_symbols,
                                     const std::vector<std::string>& needed);
 // The most of a tool's listing of the library (its dynamic symbols, its dynamic section, its host code's
-// disassembly) the scan reads. It reads each whole, since what it looks for could lie past a cut: a longer one
-// is a violation of its own (rule "size").
+// disassembly) the scan reads. It reads each whole, since what it looks for could lie past a cut: a longer
+// one is a violation of its own (rule "size").
 inline constexpr size_t kLibraryListingLimit = size_t{256} << 20;
 
 // Reads imports with readelf, then scan_imports; also flags a raw `syscall` instruction in host code.

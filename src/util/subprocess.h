@@ -26,8 +26,10 @@ struct ProcessResult {
   bool spawn_failed = false;
   std::string out;
   std::string err;
-  size_t out_dropped = 0;  // bytes past output_limit, counted and not kept: a reader of `out` that must see all
-  size_t err_dropped = 0;  // of it checks that this is 0
+  // The bytes past output_limit, counted and not kept: a reader that must see all of `out` checks that
+  // out_dropped is 0.
+  size_t out_dropped = 0;
+  size_t err_dropped = 0;
   double wall_s = 0;
 
   bool ok() const { return exited && exit_code == 0 && !timed_out; }

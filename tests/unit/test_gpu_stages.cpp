@@ -1052,21 +1052,23 @@ TEST(GpuStages, AFamilyNotInTheCompiledCodeFailsTheInstructionStageWithoutAProfi
 }
 
 // A SASS listing longer than the judge reads fails the stage: read in part, it would leave kernels out of the
-// compiled code and their launches foreign (the reference forward's, over 4 MB, once did so). No profile runs.
+// compiled code and their launches foreign (the reference forward's, over 4 MB, once did so). No profile
+// runs.
 TEST(GpuStages, ASassListingLongerThanTheJudgeReadsFailsTheInstructionStage) {
   const std::string sass =
       sass_of({"HGMMA.64x256x16.F32.BF16", "UTMALDG.2D", "SYNCS.PHASECHK.TRANS64.TRYWAIT", "EXIT"});
-  const Verdict verdict = stages_with_fake_tools(kProfiled, {"instructions"}, {}, kFullCsv,
-                                                 {"_Z4gemmPK13__nv_bfloat16"}, sass, nullptr, nullptr, 30, 0,
-                                                 nullptr, nullptr, sass.size() - 1);
+  const Verdict verdict =
+      stages_with_fake_tools(kProfiled, {"instructions"}, {}, kFullCsv, {"_Z4gemmPK13__nv_bfloat16"}, sass,
+                             nullptr, nullptr, 30, 0, nullptr, nullptr, sass.size() - 1);
   const StageResult& instructions = stage_named(verdict, "instructions");
   EXPECT_EQ(instructions.status, StageStatus::failed) << instructions.message;
-  EXPECT_NE(instructions.message.find("more than the judge reads"), std::string::npos) << instructions.message;
+  EXPECT_NE(instructions.message.find("more than the judge reads"), std::string::npos)
+      << instructions.message;
   EXPECT_FALSE(instructions.details.contains("launches")) << "no profile ran";
   // The same listing within the limit: the profile decides.
-  const Verdict whole = stages_with_fake_tools(kProfiled, {"instructions"}, {}, kFullCsv,
-                                               {"_Z4gemmPK13__nv_bfloat16"}, sass, nullptr, nullptr, 30, 0,
-                                               nullptr, nullptr, sass.size());
+  const Verdict whole =
+      stages_with_fake_tools(kProfiled, {"instructions"}, {}, kFullCsv, {"_Z4gemmPK13__nv_bfloat16"}, sass,
+                             nullptr, nullptr, 30, 0, nullptr, nullptr, sass.size());
   EXPECT_EQ(stage_named(whole, "instructions").status, StageStatus::passed)
       << stage_named(whole, "instructions").message;
 }

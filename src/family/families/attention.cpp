@@ -75,7 +75,8 @@ std::vector<ScalarSpec> scalars() {
 
 // The head dims abi.h names for the dense families and the prefills: 64, 96 and 128, and 256 for the forward.
 const ShapeRule kHeadDims = {"D == 64 || D == 96 || D == 128", "D must be 64, 96 or 128"};
-const ShapeRule kHeadDimsTo256 = {"D == 64 || D == 96 || D == 128 || D == 256", "D must be 64, 96, 128 or 256"};
+const ShapeRule kHeadDimsTo256 = {"D == 64 || D == 96 || D == 128 || D == 256",
+                                  "D must be 64, 96, 128 or 256"};
 
 // The rules of abi.h a shape keeps: head dims the ABI names, GQA groups that divide evenly, and (causal)
 // every query row sees at least one key, so that no reference value is -inf (LSE) and every compared element
