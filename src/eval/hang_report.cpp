@@ -18,6 +18,13 @@ const std::regex kKernelHeading(R"(^\s*Kernel\s+(\d+)\s*$)");
 const std::regex kThreadRow(
     R"(^\*?\s*\(\d+,\d+,\d+\)\s+\(\d+,\d+,\d+\)\s+\(\d+,\d+,\d+\)\s+\(\d+,\d+,\d+\)\s+(\d+)\s+(0x[0-9a-fA-F]+)(?:\s+(\S+)\s+(\d+))?\s*$)");
 
+// cuda-gdb's and the driver's words when the GPU side cannot be debugged.
+bool says_attach_failed(const std::string& line) {
+  for (const char* words : {"while attaching to the application", "CUDA Debugger back-end", "(cudbgApiAttach)"})
+    if (line.find(words) != std::string::npos) return true;
+  return false;
+}
+
 std::string base_name(const std::string& path) {
   const size_t slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
@@ -34,6 +41,10 @@ HangReport parse_cuda_gdb_threads(const std::string& output) {
   std::smatch m;
   for (std::string line; std::getline(in, line);) {
     if (line.find("Switching focus to CUDA kernel") != std::string::npos) report.stopped = true;
+    if (report.attach_failure.empty() && says_attach_failed(line)) {
+      report.attach_failure = line.substr(0, 300);
+      continue;
+    }
     if (line.find("BlockIdx ThreadIdx To BlockIdx ThreadIdx") != std::string::npos) {
       in_threads = true;
       continue;
@@ -104,6 +115,7 @@ nlohmann::json to_json(const HangReport& report) {
           {"sites", sites},
           {"threads", report.threads},
           {"stopped", report.stopped},
+          {"attach_failure", report.attach_failure},
           {"summary", report.summary()}};
 }
 

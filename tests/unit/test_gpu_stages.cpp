@@ -791,6 +791,13 @@ TEST(GpuStages, APartThatRanOutOfItsLimitIsItsStagesTimeout) {
       std::string::npos)
       << located.message;
   EXPECT_EQ(located.details["hang"]["sites"][0]["location"], "hang.cu:5") << located.details.dump();
+  // Attached, but the CUDA side could not be debugged on the host: the message says so and why.
+  debugged["check"]["runtime_error"]["debugger_output"] = read_file(kData / "cuda-gdb" / "attach_failed.txt");
+  const StageResult unknown = stage_named(stages_with_fake_tools(debugged, {"correct", "time"}), "correct");
+  EXPECT_NE(unknown.message.find("\nwhere its threads wait is not known: cuda-gdb could not debug the GPU side "
+                                 "on this host (\"The CUDA driver hit an internal error while attaching"),
+            std::string::npos)
+      << unknown.message;
   // The time part's limit likewise, after a check that passed.
   json late = hung;
   late["check"] = {{"status", "passed"}, {"message", "ok"}, {"shapes", json::array()}};

@@ -72,5 +72,22 @@ Kernel 0
       parse_cuda_gdb_threads("warning: could not attach to process 12: Operation not permitted").threads, 0);
 }
 
+// cuda-gdb attached, but the CUDA side failed (a host without the driver's debugger back-end): no kernel, and
+// the report keeps the line that says so. A listing that worked has no such line.
+TEST(HangReport, AFailedCudaAttachIsSaid) {
+  const HangReport report = parse_fixture("attach_failed.txt");
+  EXPECT_TRUE(report.kernels.empty());
+  EXPECT_TRUE(report.sites.empty());
+  EXPECT_EQ(report.summary(), "");
+  EXPECT_EQ(report.attach_failure,
+            "The CUDA driver hit an internal error while attaching to the application: CUresult=10");
+  EXPECT_EQ(to_json(report)["attach_failure"], report.attach_failure);
+  EXPECT_EQ(parse_fixture("attached_hang.txt").attach_failure, "");
+  EXPECT_EQ(parse_cuda_gdb_threads("Could not find CUDA Debugger back-end (libcudadebugger.so.1). Debugging is "
+                                   "not possible\nNo CUDA kernels.\n")
+                .attach_failure,
+            "Could not find CUDA Debugger back-end (libcudadebugger.so.1). Debugging is not possible");
+}
+
 }  // namespace
 }  // namespace ptxbench
