@@ -177,8 +177,9 @@ void add_hang_report(StageResult& stage, const json& result) {
   if (const std::string where = report.summary(); !where.empty())
     stage.message += "\nwhere its threads wait (cuda-gdb, attached when the time ran out): " + where;
   else if (!report.attach_failure.empty())
-    stage.message += "\nwhere its threads wait is not known: cuda-gdb could not debug the GPU side on this host (\"" +
-                     report.attach_failure + "\")";
+    stage.message += fmt::format(
+        "\nwhere its threads wait is not known: cuda-gdb could not debug the GPU side on this host (\"{}\")",
+        report.attach_failure);
 }
 
 // Correct: every shape, its trials with fresh inputs, in one runner process, and the time stage's calls after

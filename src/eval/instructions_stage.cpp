@@ -32,8 +32,7 @@ StageResult decided_from_compiled_code(const StaticDecision& decision, const Sas
 // `cuobjdump -sass` of compiled code: the submission's cubin, or the kernels Triton compiled in the profiled
 // run. `problem` says why there is none. The listing is read whole: one cut short leaves kernels out, whose
 // launches would then count as foreign, so a listing over tools.sass_listing_limit is the submission's
-// failure
-// (`oversized`), never a partial inventory.
+// failure (`oversized`), never a partial inventory.
 struct Disassembly {
   SassInventory sass;
   std::string problem;
@@ -59,8 +58,7 @@ Disassembly disassemble(const std::vector<fs::path>& cubins, const GpuTools& too
     if (sass.out_dropped > 0) {
       disassembly.problem = fmt::format(
           "the SASS listing of the submission's compiled code is over {:.1f} MiB, more than the judge reads, "
-          "so its "
-          "launches cannot be held to its code: make the compiled code smaller",
+          "so its launches cannot be held to its code: make the compiled code smaller",
           static_cast<double>(tools.sass_listing_limit) / 1048576.0);
       disassembly.oversized = true;
       return disassembly;

@@ -135,7 +135,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
         continue;
       }
       auto& sink = *sinks[i];
-      const size_t kept = std::min<size_t>(got, spec.output_limit - std::min(spec.output_limit, sink.size()));
+      const size_t kept = std::min<size_t>(got, spec.output_limit - sink.size());
       sink.append(buffer, kept);
       *dropped[i] += got - kept;
     }

@@ -1058,9 +1058,8 @@ TEST(GpuStages, AFamilyNotInTheCompiledCodeFailsTheInstructionStageWithoutAProfi
   EXPECT_FALSE(verdict.coverage);
 }
 
-// A SASS listing longer than the judge reads fails the stage: read in part, it would leave kernels out of the
-// compiled code and their launches foreign (the reference forward's, over 4 MB, once did so). No profile
-// runs.
+// A SASS listing longer than the judge reads fails the stage, and no profile runs: read in part, it would
+// leave kernels out of the compiled code, their launches foreign (as the reference forward's did at 4 MB).
 TEST(GpuStages, ASassListingLongerThanTheJudgeReadsFailsTheInstructionStage) {
   const std::string sass =
       sass_of({"HGMMA.64x256x16.F32.BF16", "UTMALDG.2D", "SYNCS.PHASECHK.TRANS64.TRYWAIT", "EXIT"});
