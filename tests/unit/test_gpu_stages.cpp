@@ -375,33 +375,40 @@ fs::path write_script(const fs::path& dir, const std::string& name, const std::s
   return path;
 }
 
-// Runs the GPU stages with the stand-ins; the runner answers every mode with `result`.
-// `tool_logs`: what the fake compute-sanitizer writes as a tool's log (by --tool name); a clean report
-// otherwise. `ncu_csv`: with it, a fake ncu writes it as its log; `compiled_kernels` are the compile stage's.
-// `sass`: with it, a fake cuobjdump prints it as the compiled code's SASS.
-// A Triton solution (`triton`): the runner's requests are kept there, and in a profile it says it kept the
-// kernels Triton compiled, `triton->kernel_files`, in the request's kernels_dir.
+// A Triton solution: the runner's requests are kept here, and in a profile it says it kept the kernels Triton
+// compiled, `kernel_files`, in the request's kernels_dir.
 struct FakeTriton {
   std::vector<std::string> kernel_files;
   std::vector<json> requests;  // what the runner was asked, in order
 };
 
-Verdict stages_with_fake_tools(const json& result, const std::vector<std::string>& stages = {"sanitize"},
-                               const std::map<std::string, std::string>& tool_logs = {},
-                               const std::string& ncu_csv = "",
-                               std::vector<std::string> compiled_kernels = {}, const std::string& sass = "",
-                               FakeTriton* triton = nullptr, GpuGate* gate = nullptr, double limit_s = 30,
-                               int memcheck_hangs = 0, std::vector<json>* requests = nullptr,
-                               const Task* on_task = nullptr,
-                               size_t sass_listing_limit = GpuTools{}.sass_listing_limit) {
+// What a run of the stages with the stand-ins is given beyond the runner's result. A tool without a log of
+// its own writes a clean report.
+struct FakeRun {
+  std::vector<std::string> stages = {"sanitize"};
+  std::map<std::string, std::string> tool_logs;  // the fake compute-sanitizer's log by --tool name
+  std::string ncu_csv;                           // with it, a fake ncu writes it as its log
+  std::vector<std::string> compiled_kernels;     // the compile stage's
+  std::string sass;                              // with it, a fake cuobjdump prints it as the SASS
+  FakeTriton* triton = nullptr;
+  GpuGate* gate = nullptr;
+  double limit_s = 30;
+  int memcheck_hangs = 0;                 // memcheck's next runs that hang
+  std::vector<json>* requests = nullptr;  // where the runner's requests are kept
+  const Task* on_task = nullptr;          // the default task() otherwise
+  size_t sass_listing_limit = GpuTools{}.sass_listing_limit;
+};
+
+Verdict stages_with_fake_tools(const json& result, const FakeRun& run = {}) {
   const fs::path dir = fs::temp_directory_path() / ("ptxbench-fake-tools-" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir / "scratch");
   std::ofstream(dir / "result.json") << result.dump();
-  for (const auto& [tool, log] : tool_logs) std::ofstream(dir / (tool + ".log")) << log;
+  for (const auto& [tool, log] : run.tool_logs) std::ofstream(dir / (tool + ".log")) << log;
   // memcheck's next runs that hang, one file each (the tools run at once; memcheck's own runs one by one)
-  for (int i = 0; i < memcheck_hangs; ++i) std::ofstream(dir / ("hang-memcheck-" + std::to_string(i)));
-  if (triton) std::ofstream(dir / "kernels.txt") << fmt::format("{}", fmt::join(triton->kernel_files, "\n"));
+  for (int i = 0; i < run.memcheck_hangs; ++i) std::ofstream(dir / ("hang-memcheck-" + std::to_string(i)));
+  if (run.triton)
+    std::ofstream(dir / "kernels.txt") << fmt::format("{}", fmt::join(run.triton->kernel_files, "\n"));
   // Reads the request up to NUL and the key after it; prints the result and its HMAC tag. Keeps the requests
   // and, where one asks for the kernels Triton compiled, writes them and lists them in the result.
   const fs::path runner = write_script(dir, "runner", R"(#!/usr/bin/env python3
@@ -455,7 +462,7 @@ if [ -f "$here/$tool.log" ]; then cp "$here/$tool.log" "$log"
 else printf '========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n' > "$log"; fi
 exec "$@"
 )");
-  std::ofstream(dir / "ncu.csv") << ncu_csv;
+  std::ofstream(dir / "ncu.csv") << run.ncu_csv;
   const fs::path ncu = write_script(dir, "ncu", R"(#!/bin/sh
 here=$(dirname "$0")
 while [ $# -gt 1 ]; do
@@ -469,35 +476,35 @@ done
 cp "$here/ncu.csv" "$log"
 exec "$@"
 )");
-  std::ofstream(dir / "solution.sass") << sass;
+  std::ofstream(dir / "solution.sass") << run.sass;
   const fs::path cuobjdump =
       write_script(dir, "cuobjdump", "#!/bin/sh\ncat \"$(dirname \"$0\")/solution.sass\"\n");
   CompileResult compiled;
   compiled.status = CompileResult::Status::ok;
   compiled.library = dir / "solution.so";
   compiled.cubin = dir / "solution.cubin";
-  if (triton) {
+  if (run.triton) {
     compiled.library = dir / "solution.py";
     compiled.cubin.clear();
     compiled.compiles_kernels = false;
     compiled.runner_track = "triton";
   }
-  for (const auto& kernel : compiled_kernels) compiled.kernels.push_back({.mangled = kernel});
+  for (const auto& kernel : run.compiled_kernels) compiled.kernels.push_back({.mangled = kernel});
   GpuTools tools;
   tools.runner = runner;
   tools.compute_sanitizer = sanitizer;
-  tools.ncu = ncu_csv.empty() ? dir / "absent" : ncu;
-  tools.cuobjdump = sass.empty() ? dir / "absent" : cuobjdump;
-  tools.sass_listing_limit = sass_listing_limit;
+  tools.ncu = run.ncu_csv.empty() ? dir / "absent" : ncu;
+  tools.cuobjdump = run.sass.empty() ? dir / "absent" : cuobjdump;
+  tools.sass_listing_limit = run.sass_listing_limit;
   tools.scratch = dir / "scratch";
-  tools.set_all_limits(limit_s);
-  tools.stages = stages;
-  tools.gate = gate;
+  tools.set_all_limits(run.limit_s);
+  tools.stages = run.stages;
+  tools.gate = run.gate;
   tools.sandbox = resolve_sandbox({.enabled = false});
   tools.project_root = dir;
   Verdict verdict;
-  run_gpu_stages(compiled, on_task ? *on_task : task(), tools, verdict);
-  if (triton && !requests) requests = &triton->requests;
+  run_gpu_stages(compiled, run.on_task ? *run.on_task : task(), tools, verdict);
+  std::vector<json>* requests = run.requests ? run.requests : run.triton ? &run.triton->requests : nullptr;
   if (requests) {
     std::ifstream kept(dir / "requests.jsonl");
     for (std::string line; std::getline(kept, line);) requests->push_back(json::parse(line));
@@ -560,8 +567,9 @@ TEST(GpuStages, ACallThatFaultedIsLocatedOnItsShape) {
     "shapes": []})");
   std::vector<json> requests;
   const Verdict verdict = stages_with_fake_tools(
-      faulted, {"correct"}, {{"memcheck", read_file(kData / "sanitizer" / "memcheck_misaligned.txt")}}, "",
-      {}, "", nullptr, nullptr, 30, 0, &requests);
+      faulted, {.stages = {"correct"},
+                .tool_logs = {{"memcheck", read_file(kData / "sanitizer" / "memcheck_misaligned.txt")}},
+                .requests = &requests});
   const StageResult& correct = stage_named(verdict, "correct");
   EXPECT_EQ(correct.status, StageStatus::runtime_error);
   EXPECT_NE(correct.message.find("cudaErrorMisalignedAddress"), std::string::npos) << correct.message;
@@ -578,11 +586,11 @@ TEST(GpuStages, ACallThatFaultedIsLocatedOnItsShape) {
   json returned = faulted;
   returned["runtime_error"]["device_fault"] = false;
   std::vector<json> asked;
-  (void)stages_with_fake_tools(returned, {"correct"}, {}, "", {}, "", nullptr, nullptr, 30, 0, &asked);
+  (void)stages_with_fake_tools(returned, {.stages = {"correct"}, .requests = &asked});
   EXPECT_EQ(asked.size(), 1u);
 
   // Memcheck finds nothing there: the stage says what it said before, nothing made up.
-  const Verdict unlocated = stages_with_fake_tools(faulted, {"correct"});
+  const Verdict unlocated = stages_with_fake_tools(faulted, {.stages = {"correct"}});
   EXPECT_EQ(stage_named(unlocated, "correct").message, faulted["message"].get<std::string>());
   EXPECT_FALSE(stage_named(unlocated, "correct").details.contains("located"));
 }
@@ -617,7 +625,7 @@ TEST(GpuStages, StateKeptBetweenCallsFailsTheStageThatSawIt) {
     "runtime_error": {"shape": "main", "trial": 0, "where": "trial 0: state kept between calls", "return_code": null,
                       "cuda_error": null, "cuda_error_string": null},
     "shapes": [{"label": "main", "dims": {"M": 8192, "N": 4096, "K": 4096}, "passed": true, "trials": []}]})");
-  const Verdict verdict = stages_with_fake_tools(kept, {"sanitize", "correct"});
+  const Verdict verdict = stages_with_fake_tools(kept, {.stages = {"sanitize", "correct"}});
   for (const char* name : {"sanitize", "correct"}) {
     const StageResult& stage = stage_named(verdict, name);
     EXPECT_EQ(stage.status, StageStatus::failed) << name << ": " << stage.message;
@@ -637,8 +645,8 @@ TEST(GpuStages, AHarnessErrorSkipsTheLaterStagesAndDecidesTheVerdict) {
       json::parse(R"({"protocol": 1, "mode": "sanitize", "status": "passed", "message": "all passed",
     "shapes": [{"label": "small-m", "dims": {"M": 128, "N": 4096, "K": 4096}, "passed": true, "trials": [
       {"trial": 0, "passed": true, "inputs_unchanged": true, "output_stable": true, "outputs": []}]}]})");
-  const Verdict verdict =
-      stages_with_fake_tools(passed, {"sanitize", "correct", "instructions", "time"}, {{"racecheck", ""}});
+  const Verdict verdict = stages_with_fake_tools(
+      passed, {.stages = {"sanitize", "correct", "instructions", "time"}, .tool_logs = {{"racecheck", ""}}});
   const StageResult& sanitize = stage_named(verdict, "sanitize");
   EXPECT_EQ(sanitize.status, StageStatus::harness_error) << sanitize.message;
   EXPECT_NE(sanitize.message.find("racecheck could not run"), std::string::npos) << sanitize.message;
@@ -671,8 +679,8 @@ TEST(GpuStages, AnAttentionTasksTimeRequestNamesTheVendorBaselineModule) {
     "shapes": []})");
   const auto requests_of = [&](const Task& on_task) {
     std::vector<json> requests;
-    stages_with_fake_tools(passed, {"correct", "time"}, {}, "", {}, "", nullptr, nullptr, 30, 0, &requests,
-                           &on_task);
+    stages_with_fake_tools(passed,
+                           {.stages = {"correct", "time"}, .requests = &requests, .on_task = &on_task});
     return requests;
   };
   const Task attention = task_named("attention-fwd-d64-sm90a");
@@ -687,8 +695,7 @@ TEST(GpuStages, AnAttentionTasksTimeRequestNamesTheVendorBaselineModule) {
   for (const json& request : requests_of(task())) EXPECT_FALSE(request.contains("baseline_module"));
   // A check alone does not.
   std::vector<json> check_alone;
-  stages_with_fake_tools(passed, {"correct"}, {}, "", {}, "", nullptr, nullptr, 30, 0, &check_alone,
-                         &attention);
+  stages_with_fake_tools(passed, {.stages = {"correct"}, .requests = &check_alone, .on_task = &attention});
   ASSERT_EQ(check_alone.size(), 1u);
   EXPECT_EQ(check_alone[0]["mode"], "check");
   EXPECT_FALSE(check_alone[0].contains("baseline_module")) << check_alone[0].dump();
@@ -710,7 +717,7 @@ TEST(GpuStages, TheCorrectStagesProcessTimesTheSolutionForTheTimeStage) {
                         "speedup": 0.9}}})");
   std::vector<json> requests;
   const Verdict verdict =
-      stages_with_fake_tools(both, {"correct", "time"}, {}, "", {}, "", nullptr, nullptr, 30, 0, &requests);
+      stages_with_fake_tools(both, {.stages = {"correct", "time"}, .requests = &requests});
   ASSERT_EQ(requests.size(), 1u);
   EXPECT_EQ(requests[0]["mode"], "check_then_time");
   EXPECT_EQ(requests[0]["check_limit_s"], 30);
@@ -749,7 +756,7 @@ TEST(GpuStages, ATimePartThatFailedItsClaimsIsTimedAgainInAProcessOfItsOwn) {
   GpuGate gate;
   std::vector<json> requests;
   const Verdict verdict =
-      stages_with_fake_tools(both, {"correct", "time"}, {}, "", {}, "", nullptr, &gate, 30, 0, &requests);
+      stages_with_fake_tools(both, {.stages = {"correct", "time"}, .gate = &gate, .requests = &requests});
   ASSERT_EQ(requests.size(), 2u);
   EXPECT_EQ(requests[0]["mode"], "check_then_time");
   EXPECT_EQ(requests[1]["mode"], "time");
@@ -768,8 +775,8 @@ TEST(GpuStages, APartThatRanOutOfItsLimitIsItsStagesTimeout) {
               "shape main, trial 0: the solution did not answer within the correct stage's 30 s and was killed",
               "runtime_error": {"shape": "main", "trial": 0, "where": "trial 0", "device_fault": false}}})");
   std::vector<json> requests;
-  const Verdict verdict = stages_with_fake_tools(hung, {"correct", "instructions", "time"}, {}, "", {}, "",
-                                                 nullptr, nullptr, 30, 0, &requests);
+  const Verdict verdict =
+      stages_with_fake_tools(hung, {.stages = {"correct", "instructions", "time"}, .requests = &requests});
   EXPECT_EQ(requests.size(), 1u);
   const StageResult& correct = stage_named(verdict, "correct");
   EXPECT_EQ(correct.status, StageStatus::timeout);
@@ -783,7 +790,8 @@ TEST(GpuStages, APartThatRanOutOfItsLimitIsItsStagesTimeout) {
   // What cuda-gdb, attached by the runner before the kill, said of the process: where its threads wait.
   json debugged = hung;
   debugged["check"]["runtime_error"]["debugger_output"] = read_file(kData / "cuda-gdb" / "attached_hang.txt");
-  const StageResult located = stage_named(stages_with_fake_tools(debugged, {"correct", "time"}), "correct");
+  const StageResult located =
+      stage_named(stages_with_fake_tools(debugged, {.stages = {"correct", "time"}}), "correct");
   EXPECT_EQ(located.status, StageStatus::timeout);
   EXPECT_NE(
       located.message.find("\nwhere its threads wait (cuda-gdb, attached when the time ran out): kernel "
@@ -793,7 +801,8 @@ TEST(GpuStages, APartThatRanOutOfItsLimitIsItsStagesTimeout) {
   EXPECT_EQ(located.details["hang"]["sites"][0]["location"], "hang.cu:5") << located.details.dump();
   // Attached, but the CUDA side could not be debugged on the host: the message says so and why.
   debugged["check"]["runtime_error"]["debugger_output"] = read_file(kData / "cuda-gdb" / "attach_failed.txt");
-  const StageResult unknown = stage_named(stages_with_fake_tools(debugged, {"correct", "time"}), "correct");
+  const StageResult unknown =
+      stage_named(stages_with_fake_tools(debugged, {.stages = {"correct", "time"}}), "correct");
   EXPECT_NE(unknown.message.find("\nwhere its threads wait is not known: cuda-gdb could not debug the GPU side "
                                  "on this host (\"The CUDA driver hit an internal error while attaching"),
             std::string::npos)
@@ -805,7 +814,7 @@ TEST(GpuStages, APartThatRanOutOfItsLimitIsItsStagesTimeout) {
                   {"message",
                    "shape main, timed call 7: the solution did not answer within the time stage's "
                    "30 s and was killed"}};
-  const Verdict timed_out = stages_with_fake_tools(late, {"correct", "time"});
+  const Verdict timed_out = stages_with_fake_tools(late, {.stages = {"correct", "time"}});
   EXPECT_EQ(stage_named(timed_out, "correct").status, StageStatus::passed);
   EXPECT_EQ(stage_named(timed_out, "time").status, StageStatus::timeout);
   EXPECT_NE(stage_named(timed_out, "time").message.find("timed call 7"), std::string::npos);
@@ -893,8 +902,7 @@ TEST(GpuStages, EachSanitizerStartsTheSolutionProcessAlone) {
     "shapes": [{"label": "small-m", "dims": {"M": 128, "N": 4096, "K": 4096}, "passed": true, "trials": [
       {"trial": 0, "passed": true, "inputs_unchanged": true, "output_stable": true, "outputs": []}]}]})");
   std::vector<json> requests;
-  const Verdict verdict =
-      stages_with_fake_tools(passed, {"sanitize"}, {}, "", {}, "", nullptr, nullptr, 30, 0, &requests);
+  const Verdict verdict = stages_with_fake_tools(passed, {.requests = &requests});
   EXPECT_EQ(stage_named(verdict, "sanitize").status, StageStatus::passed);
   ASSERT_EQ(requests.size(), 3u);
   std::set<std::string> tools;
@@ -929,8 +937,7 @@ TEST(GpuStages, AStageThatTimedOutSharingTheGpuIsRunAgainAlone) {
     std::this_thread::sleep_for(std::chrono::seconds(4));
   });
   while (!other_inside) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  const Verdict shared =
-      stages_with_fake_tools(passed, {"sanitize"}, {}, "", {}, "", nullptr, &gate, 5, 2);
+  const Verdict shared = stages_with_fake_tools(passed, {.gate = &gate, .limit_s = 5, .memcheck_hangs = 2});
   other.join();
   const StageResult& again = stage_named(shared, "sanitize");
   EXPECT_EQ(again.status, StageStatus::passed) << again.message;
@@ -939,7 +946,7 @@ TEST(GpuStages, AStageThatTimedOutSharingTheGpuIsRunAgainAlone) {
       << again.details.dump();
 
   // memcheck hangs beside the other tools and again alone: a time-out on a GPU of its own.
-  const Verdict alone = stages_with_fake_tools(passed, {"sanitize"}, {}, "", {}, "", nullptr, &gate, 5, 2);
+  const Verdict alone = stages_with_fake_tools(passed, {.gate = &gate, .limit_s = 5, .memcheck_hangs = 2});
   const StageResult& timed_out = stage_named(alone, "sanitize");
   EXPECT_EQ(timed_out.status, StageStatus::timeout) << timed_out.message;
   EXPECT_FALSE(timed_out.details.contains("timed_out_sharing_the_gpu")) << timed_out.details.dump();
@@ -976,7 +983,7 @@ TEST(GpuStages, AToolThatTimedOutBesideTheOthersIsRunAgainAlone) {
       json::parse(R"({"protocol": 1, "mode": "sanitize", "status": "passed", "message": "all passed",
     "shapes": [{"label": "small-m", "dims": {"M": 128, "N": 4096, "K": 4096}, "passed": true, "trials": [
       {"trial": 0, "passed": true, "inputs_unchanged": true, "output_stable": true, "outputs": []}]}]})");
-  const Verdict verdict = stages_with_fake_tools(passed, {"sanitize"}, {}, "", {}, "", nullptr, nullptr, 5, 1);
+  const Verdict verdict = stages_with_fake_tools(passed, {.limit_s = 5, .memcheck_hangs = 1});
   const StageResult& sanitize = stage_named(verdict, "sanitize");
   EXPECT_EQ(sanitize.status, StageStatus::passed) << sanitize.message;
   EXPECT_NE(sanitize.details["memcheck"].value("timed_out_beside_the_other_tools", std::string())
@@ -994,7 +1001,7 @@ TEST(GpuStages, AToolThatCouldNotRunDoesNotHideAnEarlierToolsError) {
       {"trial": 0, "passed": true, "inputs_unchanged": true, "output_stable": true, "outputs": []}]}]})");
   const std::string memcheck_error = read_file(kData / "sanitizer" / "memcheck_oob_shared.txt");
   const Verdict verdict =
-      stages_with_fake_tools(passed, {"sanitize"}, {{"memcheck", memcheck_error}, {"synccheck", ""}});
+      stages_with_fake_tools(passed, {.tool_logs = {{"memcheck", memcheck_error}, {"synccheck", ""}}});
   const StageResult& sanitize = stage_named(verdict, "sanitize");
   EXPECT_EQ(sanitize.status, StageStatus::failed) << sanitize.message;
   EXPECT_NE(sanitize.message.find("memcheck: 3 error(s)"), std::string::npos) << sanitize.message;
@@ -1011,8 +1018,9 @@ TEST(GpuStages, WithoutTheCompiledCodeTheInstructionStageDoesNotPass) {
       "Name\",\"Stream\",\"sass__inst_executed_per_opcode_with_modifier_all\"\n"
       "\"0\",\"1\",\"gemm(const __nv_bfloat16 *)\",\"13\",\"2097172 (HGMMA.64x256x16.F32.BF16: 2097152; "
       "UTMALDG.2D: 10; SYNCS.PHASECHK.TRANS64.TRYWAIT: 10)\"\n";
-  const Verdict verdict =
-      stages_with_fake_tools(profiled, {"instructions"}, {}, csv, {"_Z4gemmPK13__nv_bfloat16"});
+  const Verdict verdict = stages_with_fake_tools(
+      profiled,
+      {.stages = {"instructions"}, .ncu_csv = csv, .compiled_kernels = {"_Z4gemmPK13__nv_bfloat16"}});
   const StageResult& instructions = stage_named(verdict, "instructions");
   EXPECT_EQ(instructions.status, StageStatus::harness_error) << instructions.message;
   EXPECT_NE(instructions.message.find("matched by kernel name only"), std::string::npos)
@@ -1045,9 +1053,10 @@ std::string sass_of(const std::vector<std::string>& opcodes) {
 // A required family is not in the compiled code: the stage fails on that alone, and ncu is not run (it is
 // absent here, which would be a harness error had it been).
 TEST(GpuStages, AFamilyNotInTheCompiledCodeFailsTheInstructionStageWithoutAProfile) {
-  const Verdict verdict =
-      stages_with_fake_tools(kProfiled, {"instructions"}, {}, "", {"_Z4gemmPK13__nv_bfloat16"},
-                             sass_of({"HGMMA.64x256x16.F32.BF16", "SYNCS.EXCH.64", "EXIT"}));
+  const Verdict verdict = stages_with_fake_tools(
+      kProfiled, {.stages = {"instructions"},
+                  .compiled_kernels = {"_Z4gemmPK13__nv_bfloat16"},
+                  .sass = sass_of({"HGMMA.64x256x16.F32.BF16", "SYNCS.EXCH.64", "EXIT"})});
   const StageResult& instructions = stage_named(verdict, "instructions");
   EXPECT_EQ(instructions.status, StageStatus::failed) << instructions.message;
   EXPECT_EQ(instructions.message, "not in the compiled code: tma (UTMALDG), mbarrier (SYNCS.PHASECHK)");
@@ -1063,27 +1072,34 @@ TEST(GpuStages, AFamilyNotInTheCompiledCodeFailsTheInstructionStageWithoutAProfi
 TEST(GpuStages, ASassListingLongerThanTheJudgeReadsFailsTheInstructionStage) {
   const std::string sass =
       sass_of({"HGMMA.64x256x16.F32.BF16", "UTMALDG.2D", "SYNCS.PHASECHK.TRANS64.TRYWAIT", "EXIT"});
-  const Verdict verdict =
-      stages_with_fake_tools(kProfiled, {"instructions"}, {}, kFullCsv, {"_Z4gemmPK13__nv_bfloat16"}, sass,
-                             nullptr, nullptr, 30, 0, nullptr, nullptr, sass.size() - 1);
+  const Verdict verdict = stages_with_fake_tools(kProfiled, {.stages = {"instructions"},
+                                                             .ncu_csv = kFullCsv,
+                                                             .compiled_kernels = {"_Z4gemmPK13__nv_bfloat16"},
+                                                             .sass = sass,
+                                                             .sass_listing_limit = sass.size() - 1});
   const StageResult& instructions = stage_named(verdict, "instructions");
   EXPECT_EQ(instructions.status, StageStatus::failed) << instructions.message;
   EXPECT_NE(instructions.message.find("more than the judge reads"), std::string::npos)
       << instructions.message;
   EXPECT_FALSE(instructions.details.contains("launches")) << "no profile ran";
   // The same listing within the limit: the profile decides.
-  const Verdict whole =
-      stages_with_fake_tools(kProfiled, {"instructions"}, {}, kFullCsv, {"_Z4gemmPK13__nv_bfloat16"}, sass,
-                             nullptr, nullptr, 30, 0, nullptr, nullptr, sass.size());
+  const Verdict whole = stages_with_fake_tools(kProfiled, {.stages = {"instructions"},
+                                                           .ncu_csv = kFullCsv,
+                                                           .compiled_kernels = {"_Z4gemmPK13__nv_bfloat16"},
+                                                           .sass = sass,
+                                                           .sass_listing_limit = sass.size()});
   EXPECT_EQ(stage_named(whole, "instructions").status, StageStatus::passed)
       << stage_named(whole, "instructions").message;
 }
 
 // Every family is in the compiled code: the profile decides, as before.
 TEST(GpuStages, EveryFamilyInTheCompiledCodeLeavesTheDecisionToTheProfile) {
-  const Verdict verdict = stages_with_fake_tools(
-      kProfiled, {"instructions"}, {}, kFullCsv, {"_Z4gemmPK13__nv_bfloat16"},
-      sass_of({"HGMMA.64x256x16.F32.BF16", "UTMALDG.2D", "SYNCS.PHASECHK.TRANS64.TRYWAIT", "EXIT"}));
+  const Verdict verdict =
+      stages_with_fake_tools(kProfiled, {.stages = {"instructions"},
+                                         .ncu_csv = kFullCsv,
+                                         .compiled_kernels = {"_Z4gemmPK13__nv_bfloat16"},
+                                         .sass = sass_of({"HGMMA.64x256x16.F32.BF16", "UTMALDG.2D",
+                                                          "SYNCS.PHASECHK.TRANS64.TRYWAIT", "EXIT"})});
   const StageResult& instructions = stage_named(verdict, "instructions");
   EXPECT_EQ(instructions.status, StageStatus::passed) << instructions.message;
   EXPECT_FALSE(instructions.details.contains("decided_by"));
@@ -1098,14 +1114,14 @@ TEST(GpuStages, StagesNotRequestedAreSkippedAsSuch) {
       json::parse(R"({"protocol": 1, "mode": "check", "status": "passed", "message": "all passed",
     "shapes": [{"label": "main", "dims": {"M": 8192, "N": 4096, "K": 4096}, "passed": true, "trials": [
       {"trial": 0, "passed": true, "inputs_unchanged": true, "output_stable": true, "outputs": []}]}]})");
-  const Verdict verdict = stages_with_fake_tools(passed, {"correct"});
+  const Verdict verdict = stages_with_fake_tools(passed, {.stages = {"correct"}});
   EXPECT_EQ(stage_named(verdict, "correct").status, StageStatus::passed);
   for (const char* name : {"sanitize", "instructions", "time"}) {
     EXPECT_EQ(stage_named(verdict, name).status, StageStatus::skipped) << name;
     EXPECT_EQ(stage_named(verdict, name).message, "not requested (--stages)") << name;
   }
   // Time alone: it needs the correct stage's pass, which did not run.
-  const Verdict time_alone = stages_with_fake_tools(passed, {"time"});
+  const Verdict time_alone = stages_with_fake_tools(passed, {.stages = {"time"}});
   EXPECT_NE(stage_named(time_alone, "time").message.find("needs the correct stage"), std::string::npos);
 }
 
@@ -1122,8 +1138,8 @@ TEST(GpuStages, ATritonSolutionsLaunchesAreHeldToTheKernelsTritonCompiledInThePr
   sass.replace(sass.find("_Z4gemmPK13__nv_bfloat16"), std::string("_Z4gemmPK13__nv_bfloat16").size(),
                "matmul_kernel");
   FakeTriton triton{.kernel_files = {"abc-matmul_kernel.cubin"}};
-  const Verdict verdict =
-      stages_with_fake_tools(kProfiled, {"correct", "instructions"}, {}, csv, {}, sass, &triton);
+  const Verdict verdict = stages_with_fake_tools(
+      kProfiled, {.stages = {"correct", "instructions"}, .ncu_csv = csv, .sass = sass, .triton = &triton});
   const StageResult& instructions = stage_named(verdict, "instructions");
   EXPECT_EQ(instructions.status, StageStatus::passed) << instructions.message;
   EXPECT_EQ(instructions.details["launches"][0]["from_submission"], true);
@@ -1147,7 +1163,7 @@ TEST(GpuStages, ATritonSolutionsLaunchesAreHeldToTheKernelsTritonCompiledInThePr
 // A CUDA solution's requests name no Triton cache.
 TEST(GpuStages, ACudaSolutionsRequestsNameNoTritonCache) {
   std::vector<json> requests;
-  (void)stages_with_fake_tools(kProfiled, {"correct"}, {}, "", {}, "", nullptr, nullptr, 30, 0, &requests);
+  (void)stages_with_fake_tools(kProfiled, {.stages = {"correct"}, .requests = &requests});
   ASSERT_FALSE(requests.empty());
   for (const json& request : requests) EXPECT_FALSE(request.contains("triton_cache")) << request.dump();
 }
@@ -1155,7 +1171,8 @@ TEST(GpuStages, ACudaSolutionsRequestsNameNoTritonCache) {
 // A Triton run that compiled no kernel leaves nothing to hold the launches to: no pass on names alone.
 TEST(GpuStages, ATritonRunWithNoCompiledKernelCannotPassTheInstructionStage) {
   FakeTriton triton;
-  const Verdict verdict = stages_with_fake_tools(kProfiled, {"instructions"}, {}, kFullCsv, {}, "", &triton);
+  const Verdict verdict =
+      stages_with_fake_tools(kProfiled, {.stages = {"instructions"}, .ncu_csv = kFullCsv, .triton = &triton});
   const StageResult& instructions = stage_named(verdict, "instructions");
   EXPECT_NE(instructions.status, StageStatus::passed) << instructions.message;
   EXPECT_NE(instructions.message.find("Triton compiled no kernel"), std::string::npos)
