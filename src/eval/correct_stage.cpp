@@ -175,7 +175,7 @@ void add_hang_report(StageResult& stage, const json& result) {
   if (!stage.details.is_object()) stage.details = json::object();
   stage.details["hang"] = to_json(report);
   if (const std::string where = report.summary(); !where.empty())
-    stage.message += "\nwhere its threads wait (cuda-gdb, attached when the time ran out): " + where;
+    stage.message += "\nwhere its threads wait (cuda-gdb, attached to the call run again): " + where;
   else if (!report.attach_failure.empty())
     stage.message += fmt::format(
         "\nwhere its threads wait is not known: cuda-gdb could not debug the GPU side on this host (\"{}\")",
@@ -190,8 +190,9 @@ StageResult correct_stage(StageContext& context) {
   const GpuTools& tools = context.tools;
   const bool and_time = tools.wants("time");
   // With the time stage's calls, the process gets both stages' limits, which the runner keeps itself, part
-  // by part; the margin is for its own start and end.
-  constexpr double kPartsMarginS = 30;
+  // by part; the margin is for its own start and end, and for the debugger on a call that ran out of time
+  // (runner/session.cpp's debug_rerun: at most 15 s to start a process, 3 s for the call, 20 s for cuda-gdb).
+  constexpr double kPartsMarginS = 60;
   const double limit_s =
       and_time ? tools.correct_limit_s + tools.time_limit_s + kPartsMarginS : tools.correct_limit_s;
   RunnerCall check = call_runner(tools, context.sandbox,

@@ -41,7 +41,8 @@ struct HangReport {
   bool stopped = false;         // cuda-gdb stopped the process in a kernel ("Switching focus to CUDA kernel")
   // Why cuda-gdb saw no GPU side, when it said so: its first line about the CUDA attach failing ("The CUDA
   // driver hit an internal error while attaching to the application", "Could not find CUDA Debugger
-  // back-end"), as on a host without the driver's debugger back-end, libcudadebugger.so.1. Empty otherwise.
+  // back-end"), as in a process that records with CUPTI or on a host without the driver's debugger back-end,
+  // libcudadebugger.so.1. Empty otherwise.
   std::string attach_failure;
 
   // One line: "kernel wait_for_flag<<<(4,1,1),(128,1,1)>>>: 128 threads at hang.cu:5", the `max_sites` sites

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runner/solution_protocol.h"
@@ -19,6 +20,8 @@ class LaunchRecorder {
  public:
   // Enables kernel records on this process's CUDA work; never throws.
   LaunchRecorder();
+  // One that records nothing, and says `why` (never touches CUPTI).
+  explicit LaunchRecorder(std::string why) : problem_(std::move(why)) {}
   ~LaunchRecorder();
   LaunchRecorder(const LaunchRecorder&) = delete;
   LaunchRecorder& operator=(const LaunchRecorder&) = delete;

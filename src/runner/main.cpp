@@ -278,7 +278,8 @@ void run_check_then_time(ptxbench::runner::Session& session, ptxbench::runner::S
                 into,
                 session.calibration,
                 session.read_bandwidth_bytes_per_s,
-                session.baseline};
+                session.baseline,
+                session.rerun};
     judged(into, [&] {
       before(own);
       run_mode(own, mode);
@@ -313,6 +314,7 @@ void run(const std::string& text, Json& result) {
   std::unique_ptr<SolutionProcess> solution, baseline;
   Request request;
   EntrySpec entry;
+  std::optional<DebugRerun> rerun;
   // The Triton caches in use. The solution's is the request's shared one, if it names one, which stays; the
   // others are made here and removed at the end.
   std::string triton_cache, baseline_cache;
@@ -328,6 +330,10 @@ void run(const std::string& text, Json& result) {
     triton_cache = request.triton_cache;
     // Forked before this process creates its CUDA context (a forked child cannot use its parent's).
     solution = std::make_unique<SolutionProcess>(worker_command(request, triton_cache));
+    if (!request.debugger.empty()) {
+      rerun = DebugRerun{.command = worker_command(request, triton_cache), .entry = entry};
+      rerun->command.wrapper.clear();
+    }
     if (request.times() && !request.baseline_module.empty())
       baseline = std::make_unique<SolutionProcess>(python_command(request, baseline_cache));
     // The context and device facts come first, so that a library that breaks CUDA at load time is seen as
@@ -345,8 +351,8 @@ void run(const std::string& text, Json& result) {
   }
 
   Session session{request, *family, *solution, result, {}};
+  if (rerun) session.rerun = &*rerun;
   const bool both = request.mode == Mode::check_then_time;
-  if (!request.debugger.empty()) solution->set_debugger(request.debugger);
   if (both && request.check_limit_s > 0)
     solution->set_deadline(seconds_after(start, request.check_limit_s),
                            limit_text("correct", request.check_limit_s));

@@ -76,8 +76,9 @@
 //                                               // own; a solution that has not answered by then is killed
 //                                               // and its part's status is "timeout"
 //   "debugger": "cuda-gdb"                      // optional (check_then_time): when a part's limit
-//                                               // runs out, the runner first attaches this debugger to
-//                                               // the solution process (-batch -p PID, "info cuda kernels",
+//                                               // runs out, the runner runs the call again in a fresh,
+//                                               // unrecorded solution process, attaches this debugger to
+//                                               // it after 3 s (-batch -p PID, "info cuda kernels",
 //                                               // "info cuda threads", at most 20 s) and puts what it
 //                                               // printed, up to 64 KiB, in runtime_error.debugger_output
 // }

@@ -65,6 +65,32 @@ Where trial_where(const std::string& shape, int trial) {
 
 // ---- one call of the solution -----------------------------------------------------------------------------
 
+// Where the threads of a call that ran out of time wait, from the debugger: the call is run again in a fresh
+// solution process opened unrecorded, and the debugger attaches to it if it has not answered within
+// kRerunGrace. Not the hung process itself: cuda-gdb cannot attach to a process that records its launches
+// with CUPTI ("Could not find CUDA Debugger back-end", then no kernel), and the recorder cannot let go while
+// the kernel runs (cuptiFinalize waits for it). The verdict is the timeout whatever the rerun does (the
+// solution could tell the rerun apart, and so only hide where it waits); empty when the rerun answered in
+// time or could not start.
+std::string debug_rerun(Session& session, uint32_t flags) {
+  constexpr auto kStartLimit = std::chrono::seconds(15);  // its start and its library's load
+  constexpr auto kRerunGrace = std::chrono::seconds(3);
+  const Request& request = session.request;
+  try {
+    SolutionProcess rerun(session.rerun->command);
+    rerun.set_deadline(std::chrono::steady_clock::now() + kStartLimit, "the debugger's rerun's start");
+    rerun.open(request.device, /*recorded=*/false);
+    (void)rerun.load(request.library, session.rerun->entry);
+    rerun.set_debugger(request.debugger);
+    rerun.set_deadline(std::chrono::steady_clock::now() + kRerunGrace, "the debugger's rerun's 3 s");
+    (void)rerun.call(session.family.solution_call(), flags);
+  } catch (const SolutionFault& fault) {
+    if (fault.timed_out) return fault.debugger_output;
+  } catch (const std::exception&) {
+  }
+  return "";
+}
+
 // Asks the solution process for one call (solution_protocol.h flags); a non-zero return, or an error from its
 // launches, its stream or the device, is a fault. The process has synchronised its stream and its device
 // before it answers.
@@ -78,7 +104,7 @@ CallOutcome call_solution(Session& session, const Where& where, uint32_t flags) 
     SolutionFault late("shape " + where.shape + ", " + where.phase + ": " + lost.what(), where.shape,
                        where.trial, where.phase + ": " + lost.what(), std::nullopt, std::nullopt);
     late.timed_out = true;
-    late.debugger_output = lost.debugger_output;
+    if (session.rerun != nullptr) late.debugger_output = debug_rerun(session, flags);
     throw late;
   }
   const solution::Reply& reply = outcome.reply;

@@ -21,6 +21,13 @@ Calibration calibrate(SolutionProcess& solution, int device);
 // of 5 timed passes after a warm-up (time mode, before the solution's library loads: a few milliseconds).
 double measure_read_bandwidth();
 
+// How a call that ran out of time is run again for the debugger (check_then_time with a "debugger",
+// session.cpp): the solution process's command, unwrapped, and its entry point.
+struct DebugRerun {
+  WorkerCommand command;
+  EntrySpec entry;
+};
+
 // What a mode needs and what it fills in. `result` is filled as the mode goes, so that the shapes and trials
 // done before a fault are still reported.
 struct Session {
@@ -33,6 +40,7 @@ struct Session {
   // time mode: the process of the request's baseline module, its module loaded, or none (the family's own
   // baseline, if it has one, runs in this process).
   SolutionProcess* baseline = nullptr;
+  const DebugRerun* rerun = nullptr;  // with a debugger: a call that runs out of time is run again under it
 };
 
 // Runs `mode` (check, time, profile or sanitize) of the request; sets result["status"] and result["message"]

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <optional>
 #include <stdexcept>
+#include <string_view>
 
 #include "util/incbin.h"
 
@@ -46,24 +47,46 @@ SolutionProcess::SolutionProcess(const WorkerCommand& command) {
   int sockets[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) != 0)
     throw std::runtime_error(std::string("socketpair: ") + std::strerror(errno));
+  // The child keeps stdin (/dev/null by now), stdout and stderr (both the runner's stderr) and its end of the
+  // socket, this copy of it that is not close-on-exec; every other descriptor of the runner (the result
+  // channel, the key) is close-on-exec.
+  const int fd = fcntl(sockets[1], F_DUPFD, 3);
+  close(sockets[1]);
+  if (fd < 0) {
+    close(sockets[0]);
+    throw std::runtime_error(std::string("fcntl(F_DUPFD): ") + std::strerror(errno));
+  }
+  // Everything the child needs is made before the fork: the runner may have CUDA's threads by then (a process
+  // started for the debugger, session.cpp), and the child of a threaded process may only exec.
+  std::vector<std::string> arguments = command.wrapper;
+  arguments.insert(arguments.end(), command.argv.begin(), command.argv.end());
+  arguments.push_back(std::to_string(fd));
+  std::vector<std::string> environment;
+  for (char** variable = environ; *variable != nullptr; ++variable) {
+    const std::string_view entry(*variable);
+    const std::string_view name = entry.substr(0, entry.find('='));
+    if (std::none_of(command.environment.begin(), command.environment.end(),
+                     [&](const auto& set) { return set.first == name; }))
+      environment.emplace_back(entry);
+  }
+  for (const auto& [name, value] : command.environment) environment.push_back(name + "=" + value);
+  const auto pointers = [](std::vector<std::string>& strings) {
+    std::vector<char*> list;
+    for (std::string& s : strings) list.push_back(s.data());
+    list.push_back(nullptr);
+    return list;
+  };
+  const std::vector<char*> argv = pointers(arguments), envp = pointers(environment);
   pid_ = fork();
-  if (pid_ < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid_ == 0) {
-    // The child keeps stdin (/dev/null by now), stdout and stderr (both the runner's stderr) and its end of
-    // the socket; every other descriptor of the runner (the result channel, the key) is close-on-exec.
-    // (The runner has one thread when it forks, so setenv and the allocations here are safe.)
-    const int fd = fcntl(sockets[1], F_DUPFD, 3);
-    for (const auto& [name, value] : command.environment) setenv(name.c_str(), value.c_str(), 1);
-    std::vector<std::string> arguments = command.wrapper;
-    arguments.insert(arguments.end(), command.argv.begin(), command.argv.end());
-    arguments.push_back(std::to_string(fd));
-    std::vector<char*> argv;
-    for (std::string& argument : arguments) argv.push_back(argument.data());
-    argv.push_back(nullptr);
-    execvp(argv[0], argv.data());
+    execvpe(argv[0], argv.data(), envp.data());
     _exit(127);
   }
-  close(sockets[1]);
+  close(fd);
+  if (pid_ < 0) {
+    close(sockets[0]);
+    throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  }
   socket_ = sockets[0];
   wrapped_ = !command.wrapper.empty();
   // The raw system call: glibc's wrapper is newer than some hosts' C library. -1 on a kernel without it
@@ -234,8 +257,8 @@ s::Reply SolutionProcess::exchange(Request& request) {
   return receive_reply(request.nonce);
 }
 
-void SolutionProcess::open(int device) {
-  s::OpenRequest request{.op = s::Op::open, .device = device};
+void SolutionProcess::open(int device, bool recorded) {
+  s::OpenRequest request{.op = s::Op::open, .device = device, .recorded = recorded ? 1u : 0u};
   const s::Reply reply = exchange(request);
   if (reply.failed == s::Phase::none) return;
   // The worker's own setup failed (its CUDA context, or a Triton host without torch): the host's failure.

@@ -104,8 +104,9 @@ class SolutionProcess {
   SolutionProcess(const SolutionProcess&) = delete;
   SolutionProcess& operator=(const SolutionProcess&) = delete;
 
-  // Creates the worker's CUDA context on `device`. Throws std::runtime_error when that fails.
-  void open(int device);
+  // Creates the worker's CUDA context on `device`, with its recorders unless `recorded` is false (a process
+  // for the debugger, solution_protocol.h). Throws std::runtime_error when that fails.
+  void open(int device, bool recorded = true);
   // One timed request for a kernel of the worker's own that runs for `call_us`, before the library is loaded
   // (solution_protocol.h).
   CallOutcome calibrate(double call_us);

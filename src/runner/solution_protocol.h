@@ -35,11 +35,16 @@ enum class Op : uint32_t {
   switch_in = 7
 };
 
-// Judge -> worker: create the CUDA context, the worker's stream and events.
+// Judge -> worker: create the CUDA context, the worker's stream and events and, when `recorded`, the
+// recorders (launch_recorder.h, tensor_counter.h). cuda-gdb cannot attach to a process that records with
+// CUPTI, so the process in which a call that ran out of time is run again for the debugger opens without them
+// (session.cpp, debug_rerun).
 struct OpenRequest {
   Op op = Op::open;
   int32_t device = 0;
   uint64_t nonce = 0;
+  uint32_t recorded = 1;
+  uint32_t reserved = 0;
 };
 
 inline constexpr int kMaxPointers = 12;

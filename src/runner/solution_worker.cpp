@@ -38,6 +38,9 @@ namespace {
 
 namespace s = solution;
 
+// Why a process opened unrecorded has no launches or counts to give.
+constexpr const char* kNotRecorded = "the process was opened unrecorded, for the debugger";
+
 void set_message(s::Reply& reply, const std::string& text) {
   std::snprintf(reply.message, sizeof(reply.message), "%s", text.c_str());
 }
@@ -96,7 +99,7 @@ class Worker {
     s::OpenRequest open;
     if (!receive(&open, sizeof(open)) || open.op != s::Op::open) return 2;
     s::Reply opened;
-    this->open(open.device, opened);
+    this->open(open.device, open.recorded != 0, opened);
     send(opened, open.nonce);
     if (opened.failed != s::Phase::none) return 1;
     bool loaded = false;
@@ -164,7 +167,7 @@ class Worker {
     set_message(reply, text);
   }
 
-  void open(int device, s::Reply& reply) {
+  void open(int device, bool recorded, s::Reply& reply) {
     // The context first, so that a library that breaks CUDA at load time is seen as such.
     if (const cudaError_t error = cudaSetDevice(device); error != cudaSuccess)
       return fail(reply, s::Phase::harness, error, "cudaSetDevice failed");
@@ -178,12 +181,17 @@ class Worker {
         cudaEventCreate(&start_) != cudaSuccess || cudaEventCreate(&stop_) != cudaSuccess)
       return fail(reply, s::Phase::harness, cudaGetLastError(), "could not create the stream and events");
     // The recorders, in every mode and before the library loads: whether a call is recorded or counted is
-    // nothing its code can see.
-    recorder_ = std::make_unique<LaunchRecorder>();
-    int major = 0, minor = 0;
-    (void)cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
-    (void)cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
-    counter_ = std::make_unique<TensorCounter>(arch_of_compute_capability(10 * major + minor));
+    // nothing its code can see. Not in a process opened unrecorded, for the debugger (solution_protocol.h).
+    if (recorded) {
+      recorder_ = std::make_unique<LaunchRecorder>();
+      int major = 0, minor = 0;
+      (void)cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+      (void)cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
+      counter_ = std::make_unique<TensorCounter>(arch_of_compute_capability(10 * major + minor));
+    } else {
+      recorder_ = std::make_unique<LaunchRecorder>(kNotRecorded);
+      counter_ = std::make_unique<TensorCounter>(kNotRecorded);
+    }
     // The context's state as the solution must leave it, read before its code first runs.
     device_state_ = read_device_state();
   }

@@ -348,6 +348,8 @@ TensorCounter::TensorCounter(const ArchProfile* arch) {
   }
 }
 
+TensorCounter::TensorCounter(std::string why) : problem_(std::move(why)) {}
+
 TensorCounter::~TensorCounter() {
   if (profiler_ == nullptr || !in_range_) return;
   std::string ignored;

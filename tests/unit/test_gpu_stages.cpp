@@ -794,7 +794,7 @@ TEST(GpuStages, APartThatRanOutOfItsLimitIsItsStagesTimeout) {
       stage_named(stages_with_fake_tools(debugged, {.stages = {"correct", "time"}}), "correct");
   EXPECT_EQ(located.status, StageStatus::timeout);
   EXPECT_NE(
-      located.message.find("\nwhere its threads wait (cuda-gdb, attached when the time ran out): kernel "
+      located.message.find("\nwhere its threads wait (cuda-gdb, attached to the call run again): kernel "
                            "wait_for_flag<<<(4,1,1),(128,1,1)>>>: 128 threads at hang.cu:5"),
       std::string::npos)
       << located.message;

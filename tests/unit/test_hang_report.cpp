@@ -72,8 +72,9 @@ Kernel 0
       parse_cuda_gdb_threads("warning: could not attach to process 12: Operation not permitted").threads, 0);
 }
 
-// cuda-gdb attached, but the CUDA side failed (a host without the driver's debugger back-end): no kernel, and
-// the report keeps the line that says so. A listing that worked has no such line.
+// cuda-gdb attached, but the CUDA side failed (a process that records with CUPTI, or a host without the
+// driver's debugger back-end): no kernel, and the report keeps the line that says so. A listing that worked
+// has no such line.
 TEST(HangReport, AFailedCudaAttachIsSaid) {
   const HangReport report = parse_fixture("attach_failed.txt");
   EXPECT_TRUE(report.kernels.empty());

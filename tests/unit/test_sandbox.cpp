@@ -436,8 +436,10 @@ TEST(SolutionProcess, AnOpenRequestIsAnsweredAndTheProcessEnds) {
     uint32_t op = 1;  // Op::open
     int32_t device = 0;
     uint64_t nonce = 0x5eed5eed12345678;
+    uint32_t recorded = 1;
+    uint32_t reserved = 0;
   } open;
-  ASSERT_EQ(send(socket, &open, sizeof(open), MSG_NOSIGNAL), 16);
+  ASSERT_EQ(send(socket, &open, sizeof(open), MSG_NOSIGNAL), 24);
   uint64_t reply[512] = {};
   EXPECT_GT(recv(socket, reply, sizeof(reply), 0), 0);
   EXPECT_EQ(reply[0], open.nonce) << "the reply starts with the request's nonce";

@@ -9,10 +9,12 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -48,7 +50,24 @@ void send_reply(int socket, s::Reply reply) {
   (void)send(socket, &reply, sizeof(reply), MSG_NOSIGNAL);
 }
 
+// Answers the open request with what the worker was given: the request's `recorded`, and two variables, one
+// the runner has and its command sets too, one only the runner has.
+int tell_what_it_was_given(int socket) {
+  s::OpenRequest open;
+  if (recv(socket, &open, sizeof(open), 0) != static_cast<ssize_t>(sizeof(open))) return 2;
+  const auto variable = [](const char* name) {
+    const char* value = std::getenv(name);
+    return value != nullptr ? value : "unset";
+  };
+  s::Reply reply{.nonce = open.nonce, .failed = s::Phase::harness};
+  std::snprintf(reply.message, sizeof(reply.message), "recorded %u, set %s, inherited %s", open.recorded,
+                variable("PTXBENCH_TEST_SET"), variable("PTXBENCH_TEST_INHERITED"));
+  send_reply(socket, reply);
+  return 0;
+}
+
 int fake_worker(int socket, const std::string& behaviour) {
+  if (behaviour == "tell") return tell_what_it_was_given(socket);
   const uint64_t open_nonce = next_nonce(socket);
   if (behaviour == "wrong-nonce") {
     send_reply(socket, {.nonce = open_nonce + 1});
@@ -215,6 +234,30 @@ TEST(SolutionProcessJudge, AWrappedWorkersToolFinishesItsReport) {
   std::getline(in, line);
   EXPECT_EQ(line, "worker ended: 0");
   std::filesystem::remove(report);
+}
+
+// The worker gets the runner's environment with its command's variables over it, and its open request says
+// whether it records its calls (a process for the debugger does not: solution_protocol.h).
+TEST(SolutionProcessJudge, AWorkerGetsItsCommandsVariablesAndIsToldWhetherItRecords) {
+  ASSERT_EQ(setenv("PTXBENCH_TEST_SET", "the runner's", 1), 0);
+  ASSERT_EQ(setenv("PTXBENCH_TEST_INHERITED", "the runner's", 1), 0);
+  WorkerCommand command = fake_worker_command("tell");
+  command.environment.emplace_back("PTXBENCH_TEST_SET", "the command's");
+  const auto opened = [&](std::optional<bool> recorded) -> std::string {
+    SolutionProcess process(command);
+    try {
+      recorded ? process.open(0, *recorded) : process.open(0);
+    } catch (const std::runtime_error& error) {
+      return error.what();
+    }
+    return "opened";
+  };
+  const std::string told = "the solution process could not start: ";
+  EXPECT_EQ(opened(std::nullopt), told + "recorded 1, set the command's, inherited the runner's");
+  EXPECT_EQ(opened(true), told + "recorded 1, set the command's, inherited the runner's");
+  EXPECT_EQ(opened(false), told + "recorded 0, set the command's, inherited the runner's");
+  unsetenv("PTXBENCH_TEST_SET");
+  unsetenv("PTXBENCH_TEST_INHERITED");
 }
 
 TEST(SolutionProcessJudge, AWorkerThatCannotStartIsSeenToEnd) {
