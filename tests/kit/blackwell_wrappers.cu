@@ -352,6 +352,16 @@ cudaError_t host_tensor_maps(CUtensorMap* map, const __nv_bfloat16* p) {
   return make_tensor_map_bshd_bf16(map, p, 1, 128, 8, 128, 64);
 }
 
+// ------------------------------------------------------------------------------------------------ common:
+// mma.cuh
+
+extern "C" __global__ void common_mma_m16n8k16(float* out, uint32_t x) {
+  float d[4] = {};
+  const uint32_t a[4] = {x, x + 1, x + 2, x + 3}, b[2] = {x ^ 5u, x ^ 9u};
+  mma_m16n8k16_bf16(d, a, b);
+  out[threadIdx.x] = d[0] + d[1] + d[2] + d[3];
+}
+
 // ------------------------------------------------------------------------------------------------ common: matrix.cuh
 
 extern "C" __global__ void common_ldmatrix_stmatrix(uint32_t* out, float x) {

@@ -28,6 +28,7 @@
 #include "mbarrier.cuh"
 #include "tma.cuh"
 #include "matrix.cuh"
+#include "mma.cuh"
 
 namespace ptxkit::blackwell {
 // The shared wrappers (namespace ptxkit) are part of this kit: `using namespace ptxkit::blackwell;` and qualified

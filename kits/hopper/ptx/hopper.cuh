@@ -26,6 +26,7 @@
 #include "mbarrier.cuh"
 #include "tma.cuh"
 #include "matrix.cuh"
+#include "mma.cuh"
 
 namespace ptxkit::hopper {
 // The shared wrappers (namespace ptxkit) are part of this kit: `using namespace ptxkit::hopper;` and qualified

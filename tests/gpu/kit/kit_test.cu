@@ -746,6 +746,99 @@ static void test_setmaxnreg_pipeline() {
           "mbarrier_arrive_expect_tx", "tma_load_2d"});
 }
 
+// ------------------------------------------------------------------------------------------------ mma.sync
+
+// One warp, the three uses of the "mma.sync" contract: A's fragment from explicit indices and from
+// ldmatrix_x4; C = A B (16x16, two n-tiles of B 16x16 stored a row per n); then E = bf16(C) F with C's
+// fragments reused as the A fragment (F 16x8, a row per n). Out: C [16][16], E [16][8], and C again from the
+// ldmatrix-fed product.
+__global__ void mma_sync_kernel(const uint16_t* a, const uint16_t* b, const uint16_t* f, float* c_out,
+                                float* e_out, float* c_ldmatrix) {
+  __shared__ alignas(16) uint16_t a_s[16 * 16];
+  const int l = threadIdx.x, g = l / 4, c = 2 * (l % 4);
+  for (int i = l; i < 256; i += 32) a_s[i] = a[i];
+  __syncwarp();
+  const auto pair = [](const uint16_t* p) { return uint32_t(p[0]) | (uint32_t(p[1]) << 16); };
+  const uint32_t fa[4] = {pair(a + g * 16 + c), pair(a + (g + 8) * 16 + c), pair(a + g * 16 + c + 8),
+                          pair(a + (g + 8) * 16 + c + 8)};
+  uint32_t fa_ld[4];
+  ldmatrix_x4(fa_ld, a_s + ((l % 8) + 8 * ((l / 8) % 2)) * 16 + 8 * (l / 16));
+  float acc[2][4] = {}, acc_ld[2][4] = {};
+  for (int j = 0; j < 2; ++j) {  // n-tile j: B's rows n = 8j .. 8j + 7
+    const uint16_t* column = b + (8 * j + g) * 16;
+    const uint32_t fb[2] = {pair(column + c), pair(column + c + 8)};
+    mma_m16n8k16_bf16(acc[j], fa, fb);
+    mma_m16n8k16_bf16(acc_ld[j], fa_ld, fb);
+    for (int h = 0; h < 2; ++h) {
+      c_out[(g + 8 * h) * 16 + 8 * j + c] = acc[j][2 * h];
+      c_out[(g + 8 * h) * 16 + 8 * j + c + 1] = acc[j][2 * h + 1];
+      c_ldmatrix[(g + 8 * h) * 16 + 8 * j + c] = acc_ld[j][2 * h];
+      c_ldmatrix[(g + 8 * h) * 16 + 8 * j + c + 1] = acc_ld[j][2 * h + 1];
+    }
+  }
+  const uint32_t reused[4] = {pack_bf16x2(acc[0][0], acc[0][1]), pack_bf16x2(acc[0][2], acc[0][3]),
+                              pack_bf16x2(acc[1][0], acc[1][1]), pack_bf16x2(acc[1][2], acc[1][3])};
+  const uint32_t ff[2] = {pair(f + g * 16 + c), pair(f + g * 16 + c + 8)};
+  float e[4] = {};
+  mma_m16n8k16_bf16(e, reused, ff);
+  for (int h = 0; h < 2; ++h) {
+    e_out[(g + 8 * h) * 8 + c] = e[2 * h];
+    e_out[(g + 8 * h) * 8 + c + 1] = e[2 * h + 1];
+  }
+}
+
+static void test_mma_sync(std::mt19937& rng) {
+  std::normal_distribution<float> nd;
+  std::vector<uint16_t> a(256), b(256), f(128);  // A [16 m][16 k]; B [16 n][16 k]; F [8 n][16 k]
+  for (auto* v : {&a, &b, &f})
+    for (auto& x : *v) x = bf16_bits(nd(rng));
+  uint16_t *d_a, *d_b, *d_f;
+  float *d_c, *d_e, *d_c_ld;
+  CUDA_CHECK(cudaMalloc(&d_a, 512));
+  CUDA_CHECK(cudaMalloc(&d_b, 512));
+  CUDA_CHECK(cudaMalloc(&d_f, 256));
+  CUDA_CHECK(cudaMalloc(&d_c, 1024));
+  CUDA_CHECK(cudaMalloc(&d_e, 512));
+  CUDA_CHECK(cudaMalloc(&d_c_ld, 1024));
+  CUDA_CHECK(cudaMemcpy(d_a, a.data(), 512, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(d_b, b.data(), 512, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(d_f, f.data(), 256, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemset(d_c, 0xFF, 1024));  // NaN everywhere: unwritten outputs fail
+  CUDA_CHECK(cudaMemset(d_e, 0xFF, 512));
+  CUDA_CHECK(cudaMemset(d_c_ld, 0xFF, 1024));
+  mma_sync_kernel<<<1, 32>>>(d_a, d_b, d_f, d_c, d_e, d_c_ld);
+  sync_or_die("mma_sync_kernel");
+  std::vector<float> c(256), e(128), c_ld(256);
+  CUDA_CHECK(cudaMemcpy(c.data(), d_c, 1024, cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(e.data(), d_e, 512, cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(c_ld.data(), d_c_ld, 1024, cudaMemcpyDeviceToHost));
+  const auto close = [](double got, double want) {
+    return std::fabs(got - want) <= 1e-3 + 1e-3 * std::fabs(want);
+  };
+  bool product = true, from_ldmatrix = true, reuse = true;
+  for (int m = 0; m < 16; ++m)
+    for (int n = 0; n < 16; ++n) {
+      double want = 0;
+      for (int k = 0; k < 16; ++k) want += double(bf16_value(a[m * 16 + k])) * bf16_value(b[n * 16 + k]);
+      product = product && close(c[m * 16 + n], want);
+      from_ldmatrix = from_ldmatrix && c_ld[m * 16 + n] == c[m * 16 + n];
+    }
+  for (int m = 0; m < 16; ++m)
+    for (int n = 0; n < 8; ++n) {
+      double want = 0;  // the device's C, rounded to bf16 as the fragments were
+      for (int k = 0; k < 16; ++k)
+        want += double(bf16_value(bf16_bits(c[m * 16 + k]))) * bf16_value(f[n * 16 + k]);
+      reuse = reuse && close(e[m * 8 + n], want);
+    }
+  record("mma.sync m16n8k16 fragments", product, {"mma_m16n8k16_bf16"});
+  record("mma.sync A fragment from ldmatrix x4", product && from_ldmatrix,
+         {"mma_m16n8k16_bf16", "ldmatrix_x4"});
+  record("mma.sync D fragments reused as A", reuse, {"mma_m16n8k16_bf16", "pack_bf16x2"});
+  for (void* p : {static_cast<void*>(d_a), static_cast<void*>(d_b), static_cast<void*>(d_f),
+                  static_cast<void*>(d_c), static_cast<void*>(d_e), static_cast<void*>(d_c_ld)})
+    CUDA_CHECK(cudaFree(p));
+}
+
 // ------------------------------------------------------------------------------------------------ ldmatrix / stmatrix
 
 // One warp: stmatrix four 8x8 matrices with known values, read them back with ldmatrix; the same through the
@@ -1235,6 +1328,7 @@ int main() {
   test_elect_bar();
   test_setmaxnreg_pipeline();
   test_matrix();
+  test_mma_sync(rng);
 
   using AllN = std::integer_sequence<int, 16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256>;
   test_wgmma_all<0, 0, false>(rng, AllN{});
