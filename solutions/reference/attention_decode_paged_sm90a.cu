@@ -1,27 +1,29 @@
 // Reference solution for the Hopper paged-decode tasks: one query token per sequence over a paged KV cache,
 // grouped-query heads, bf16 in and out, fp32 softmax (include/ptxbench/abi.h). Written with the kit's shared
 // part (kits/common/ptx); the rules it relies on are in kits/common/contracts.md ("bulk copies", "expect_tx
-// accounting", "mbarrier phases").
+// accounting", "mbarrier phases", "mma.sync", "ldmatrix and stmatrix", "proxy fences").
 //
 // A decode reads its KV cache once and does 2 FLOPs per byte of it: the time is the cache's bytes over the
 // HBM bandwidth, and the design is about keeping HBM busy.
 //   - Split-KV (flash decoding): one CTA per (chunk of kChunk tokens, KV head, sequence), so that a batch of
 //     ragged lengths spreads evenly over the SMs; the CTAs past a sequence's length exit at once. A second,
-//     small kernel merges a row's chunks (their maxima, sums and unnormalised outputs, in the workspace).
-//   - Each CTA serves the G = Hq / Hkv query heads of its KV head, so each K and V row is read once for all
-//   of
+//     small kernel merges a row's chunks (their maxima, sums and unnormalised outputs, in the workspace). Two
+//     CTAs fit an SM, so one's start and end overlap the other's copies.
+//   - Each CTA serves the G = Hq / Hkv query heads of its KV head, so each K and V row is read once for all of
 //     them.
 //   - One producer warp gathers the chunk's token rows through the page table, tile by tile (kTile tokens),
-//   with
-//     one bulk copy (cp.async.bulk, no tensor map) per K row and per V row, into a ring of kStages stages
-//     that complete on mbarriers. A page of any size is only a table lookup per token: pages of 1 token and
-//     of 64 take the same path. The rows land at a padded pitch (D * 2 + 16 bytes), so consecutive rows start
-//     in different shared-memory banks and the reads below are free of conflicts without a swizzle.
-//   - Four consumer warps. Scores: a thread per token, the G dot products against the queries (pre-scaled by
-//     scale * log2 e, in shared memory, read as broadcasts). The online softmax is in base 2 (ex2.approx),
-//     with the tile's row maxima combined over the warps through shared memory. P V: each thread owns up to 4
-//     rows x 8 features of the output for a slice of the tile's tokens; the slices are summed once, at the
-//     end.
+//     with one bulk copy (cp.async.bulk, no tensor map) per K row and per V row, into a ring of kStages stages
+//     that complete on mbarriers. A page of any size is only a table lookup per token: pages of 1 token and of
+//     64 take the same path. The rows land at a padded pitch (D * 2 + 16 bytes), so the 8 rows an ldmatrix
+//     reads start in different banks, free of conflicts without a swizzle.
+//   - Four consumer warps, each a quarter of every tile's tokens, on the tensor cores with mma.sync m16n8k16:
+//     the G heads are the 16 rows of A (zeros below G: G < 64 is too narrow for wgmma, and the MMA's cost is
+//     the copies' shadow anyway). Scores S = Q K^T with K's fragments from ldmatrix; an online softmax in base 2
+//     per warp (its own running maxima and sums); O += P V with P the scores' fragments packed to bf16 and V's
+//     fragments from ldmatrix.trans. The four warps' states merge once, at the chunk's end.
+//   - A tile's tokens past the chunk's end have P = 0, but their V rows are read by the MMA: the ring's V rows
+//     are zeroed once at the start, so each holds zeros or an earlier tile's row, never a NaN that 0 * NaN
+//     would carry into O.
 //
 // Shapes: D = 64 or 128 and G in {1, 2, 4, 8, 16} (the tasks have D = 128, G = 4 and 8); others return 1.
 #include <math.h>
@@ -34,47 +36,35 @@ using namespace ptxkit::hopper;
 
 namespace {
 
-constexpr int kTile = 128;       // tokens per stage of the ring
+constexpr int kTile = 64;        // tokens per stage of the ring
 constexpr int kChunk = 1024;     // tokens per CTA
 constexpr int kStages = 3;       // the ring's depth
 constexpr int kConsumers = 128;  // four warps
+constexpr int kWarps = kConsumers / 32;
+constexpr int kWarpTokens = kTile / kWarps;  // each consumer warp's tokens of a tile
 constexpr int kThreads = kConsumers + 32;
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 constexpr uint32_t kConsumerBarrier = 1;  // named barrier of the consumer warps
+static_assert(kWarpTokens % 16 == 0, "a warp's tokens are whole k-steps of P V");
 
 template <int D, int G>
 struct Layout {
-  static constexpr int kPitch = D * 2 + 16;    // bytes per token row in shared memory
-  static constexpr int kRows = G < 4 ? G : 4;  // output rows per thread in P V
-  static constexpr int kRowGroups = G / kRows;
-  static constexpr int kDimGroups = D / 8;  // 8 features (16 bytes) per thread
-  static constexpr int kSlices = kConsumers / (kDimGroups * kRowGroups);
-  static constexpr int kSliceTokens = kTile / kSlices;
-  static_assert(kSlices >= 1 && kTile % kSlices == 0, "this D and G leave no token slices");
-  // Shared memory: the ring (K then V per stage), the scaled queries, P, the warps' tile maxima, barriers.
+  static constexpr int kPitch = D * 2 + 16;  // bytes per token row in shared memory
+  static constexpr int kKSteps = D / 16;     // k-steps of S = Q K^T
+  static constexpr int kDTiles = D / 8;      // n-tiles of O
+  static constexpr int kHigh = G > 8;        // rows 8-15 of the MMA's A hold heads too
+  // Shared memory: the ring (K then V per stage), barriers. The chunk's end reuses stage 0 for the warps'
+  // states: [kWarps][G] maxima and sums, [kWarps][G][D] outputs.
   static constexpr int kStageBytes = 2 * kTile * kPitch;
-  static constexpr int kQueryOffset = kStages * kStageBytes;
-  static constexpr int kPOffset = kQueryOffset + G * D * 4;
-  static constexpr int kMaxOffset = kPOffset + kTile * G * 4;
-  static constexpr int kBarrierOffset = (kMaxOffset + 4 * G * 4 + 7) / 8 * 8;
+  static constexpr int kBarrierOffset = kStages * kStageBytes;
   static constexpr int kBytes = kBarrierOffset + 2 * kStages * 8;
-  // The end's sum of the token slices reuses stage 0.
-  static_assert(kSlices * G * D * 4 <= kStageBytes, "the slices' sum does not fit in a stage");
+  static_assert(kWarps * G * (D + 2) * 4 <= kStageBytes, "the warps' states do not fit in a stage");
+  static_assert(2 * (kBytes + 1024) <= 228 * 1024, "two CTAs do not fit an SM");
 };
 
-// Eight bf16 (16 bytes of shared memory) as floats.
-__device__ __forceinline__ void load8(const uint8_t* source, float (&out)[8]) {
-  const uint4 raw = *reinterpret_cast<const uint4*>(source);
-  const uint32_t words[4] = {raw.x, raw.y, raw.z, raw.w};
-  for (int k = 0; k < 4; ++k) {
-    out[2 * k] = __uint_as_float(words[k] << 16);
-    out[2 * k + 1] = __uint_as_float(words[k] & 0xFFFF0000u);
-  }
-}
-
 template <int D, int G>
-__global__ void __launch_bounds__(kThreads, 1)
+__global__ void __launch_bounds__(kThreads, 2)
     split_kernel(const __nv_bfloat16* __restrict__ Q, const __nv_bfloat16* __restrict__ K_cache,
                  const __nv_bfloat16* __restrict__ V_cache, const int* __restrict__ page_table,
                  const int* __restrict__ seq_lens, float* __restrict__ partial_o,
@@ -90,21 +80,24 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int tiles = (end - begin + kTile - 1) / kTile;
   uint64_t* full = reinterpret_cast<uint64_t*>(smem + L::kBarrierOffset);
   uint64_t* empty = full + kStages;
-  float* q_s = reinterpret_cast<float*>(smem + L::kQueryOffset);  // [G][D], scaled
-  float* p_s = reinterpret_cast<float*>(smem + L::kPOffset);      // [kTile][G]
-  float* max_s = reinterpret_cast<float*>(smem + L::kMaxOffset);  // [4 warps][G]
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 
+  // The ring's V rows zeroed, by the generic proxy before the async proxy (the bulk copies) writes them.
+  for (int k = threadIdx.x; k < kStages * kTile * L::kPitch / 16; k += kThreads) {
+    const int stage = k / (kTile * L::kPitch / 16), within = k % (kTile * L::kPitch / 16);
+    reinterpret_cast<uint4*>(smem + stage * L::kStageBytes + kTile * L::kPitch)[within] = make_uint4(0, 0, 0, 0);
+  }
+  fence_proxy_async_shared();
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       mbarrier_init(&full[s], 1);
-      mbarrier_init(&empty[s], kConsumers / 32);
+      mbarrier_init(&empty[s], kWarps);
     }
     fence_mbarrier_init();
   }
   __syncthreads();
 
-  if (warp == kConsumers / 32) {
+  if (warp == kWarps) {
     // The producer: tile i into stage i % kStages once the consumers have released it.
     const int* pages = page_table + static_cast<long long>(b) * max_pages;
     for (int i = 0; i < tiles; ++i) {
@@ -135,110 +128,155 @@ __global__ void __launch_bounds__(kThreads, 1)
     return;
   }
 
-  // The consumers.
-  const int tid = threadIdx.x;
+  // The consumers. Lane l holds row r = l / 4 (and r + 8 when kHigh) of the MMA's fragments, columns c, c + 1.
+  const int r = lane / 4, c = 2 * (lane % 4);
   const int h0 = g * G;
-  const float q_scale = scale * kLog2e;
-  for (int k = tid; k < G * D; k += kConsumers)
-    q_s[k] = __bfloat162float(Q[(static_cast<long long>(b) * Hq + h0) * D + k]) * q_scale;
-  bar_sync(kConsumerBarrier, kConsumers);
-
-  // P V ownership: features dg*8 .. dg*8+7 of rows rg*kRows .. +kRows, for the tokens of slice ts.
-  const int dg = tid % L::kDimGroups, rg = tid / L::kDimGroups % L::kRowGroups,
-            ts = tid / (L::kDimGroups * L::kRowGroups);
-  float acc[L::kRows][8] = {};
-  float m[G], l_part[G];  // the running maxima (every thread, every row); this thread's tokens' sums
-  for (int j = 0; j < G; ++j) {
-    m[j] = -INFINITY;
-    l_part[j] = 0.0f;
+  const float score_scale = scale * kLog2e;  // scores in the log2 domain
+  // Q's A fragments, every k-step of D: rows h0 + r (and + 8), zeros for rows past G.
+  uint32_t q[L::kKSteps][4];
+  {
+    const auto pair = [&](int row, int col) -> uint32_t {
+      if (row >= G) return 0;
+      return *reinterpret_cast<const uint32_t*>(Q + (static_cast<long long>(b) * Hq + h0 + row) * D + col);
+    };
+#pragma unroll
+    for (int k = 0; k < L::kKSteps; ++k) {
+      q[k][0] = pair(r, 16 * k + c);
+      q[k][1] = pair(r + 8, 16 * k + c);
+      q[k][2] = pair(r, 16 * k + c + 8);
+      q[k][3] = pair(r + 8, 16 * k + c + 8);
+    }
   }
+  float o[L::kDTiles][4] = {};
+  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};  // rows r and r + 8: running maximum, own sum
 
   for (int i = 0; i < tiles; ++i) {
     const int stage = i % kStages, rows = min(kTile, end - (begin + i * kTile));
     const uint8_t* k_stage = smem + stage * L::kStageBytes;
     const uint8_t* v_stage = k_stage + kTile * L::kPitch;
+    const int first = warp * kWarpTokens;  // this warp's tokens of the tile
     mbarrier_wait(&full[stage], (i / kStages) & 1);
 
-    // Scores of token `tid` (log2 domain), -inf past the tile's rows.
-    float s[G];
-    for (int j = 0; j < G; ++j) s[j] = 0.0f;
-    if (tid < rows) {
-      for (int c = 0; c < D / 8; ++c) {
-        float kv[8];
-        load8(k_stage + tid * L::kPitch + c * 16, kv);
-        for (int j = 0; j < G; ++j) {
-          const float4 qa = *reinterpret_cast<const float4*>(q_s + j * D + c * 8);
-          const float4 qb = *reinterpret_cast<const float4*>(q_s + j * D + c * 8 + 4);
-          s[j] += qa.x * kv[0] + qa.y * kv[1] + qa.z * kv[2] + qa.w * kv[3] + qb.x * kv[4] + qb.y * kv[5] +
-                  qb.z * kv[6] + qb.w * kv[7];
-        }
-      }
-    } else {
-      for (int j = 0; j < G; ++j) s[j] = -INFINITY;
-    }
-    // The tile's row maxima: over the warp, then over the four warps.
-    for (int j = 0; j < G; ++j) {
-      float v = s[j];
-      for (int step = 16; step > 0; step /= 2) v = fmaxf(v, __shfl_xor_sync(0xFFFFFFFFu, v, step));
-      if (lane == 0) max_s[warp * G + j] = v;
-    }
-    bar_sync(kConsumerBarrier, kConsumers);
-    float correction[G];
-    for (int j = 0; j < G; ++j) {
-      const float tile_max = fmaxf(fmaxf(max_s[j], max_s[G + j]), fmaxf(max_s[2 * G + j], max_s[3 * G + j]));
-      const float m_new = fmaxf(m[j], tile_max);  // finite: the tile has a token
-      correction[j] = exp2_approx(m[j] - m_new);  // 0 on the first tile (m = -inf)
-      m[j] = m_new;
-      const float p = exp2_approx(s[j] - m_new);  // 0 past the rows
-      l_part[j] = l_part[j] * correction[j] + p;
-      p_s[tid * G + j] = p;
-    }
-    bar_sync(kConsumerBarrier, kConsumers);
-
-    for (int r = 0; r < L::kRows; ++r) {
-      float c = 0.0f;  // correction[rg * kRows + r], picked without indexing registers at run time
+    // S = Q K^T over this warp's tokens: n-tile j is tokens first + 8 j ... + 7. ldmatrix_x4 gives the B
+    // fragments of two k-steps: lane l addresses token first + 8 j + l % 8 at column 16 kk + 8 (l / 8).
+    float s[kWarpTokens / 8][4];
 #pragma unroll
-      for (int j = 0; j < G; ++j) c = j == rg * L::kRows + r ? correction[j] : c;
-      for (int e = 0; e < 8; ++e) acc[r][e] *= c;
+    for (int j = 0; j < kWarpTokens / 8; ++j) {
+      s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
+      const uint8_t* row = k_stage + (first + 8 * j + lane % 8) * L::kPitch + 16 * (lane / 8);
+#pragma unroll
+      for (int kk = 0; kk < L::kKSteps; kk += 2) {
+        uint32_t frag[4];
+        ldmatrix_x4(frag, row + 32 * kk);
+        mma_m16n8k16_bf16(s[j], q[kk], {frag[0], frag[1]});
+        mma_m16n8k16_bf16(s[j], q[kk + 1], {frag[2], frag[3]});
+      }
     }
-    const int first = ts * L::kSliceTokens, last = min(rows, first + L::kSliceTokens);
-    for (int t = first; t < last; ++t) {
-      float v[8];
-      load8(v_stage + t * L::kPitch + dg * 16, v);
-      for (int r = 0; r < L::kRows; ++r) {
-        const float p = p_s[t * G + rg * L::kRows + r];
-        for (int e = 0; e < 8; ++e) acc[r][e] += p * v[e];
+    // The online softmax, per row: the tile's maximum over the warp's tokens (the quad's lanes), then P.
+    float correction[2];
+#pragma unroll
+    for (int h = 0; h < 1 + L::kHigh; ++h) {
+      float tile_max = -INFINITY;
+#pragma unroll
+      for (int j = 0; j < kWarpTokens / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const bool visible = first + 8 * j + c + e < rows;
+          s[j][2 * h + e] = visible ? s[j][2 * h + e] * score_scale : -INFINITY;
+          tile_max = fmaxf(tile_max, s[j][2 * h + e]);
+        }
+      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xFFFFFFFFu, tile_max, 1));
+      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xFFFFFFFFu, tile_max, 2));
+      const float m_new = fmaxf(m[h], tile_max);
+      const float base = m_new == -INFINITY ? 0.0f : m_new;  // no visible token yet: nothing to scale
+      correction[h] = exp2_approx(m[h] - base);              // 0 while m is -inf, and O and l are 0 then
+      m[h] = m_new;
+      float sum = 0.0f;
+#pragma unroll
+      for (int j = 0; j < kWarpTokens / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          s[j][2 * h + e] = exp2_approx(s[j][2 * h + e] - base);  // 0 past the rows
+          sum += s[j][2 * h + e];
+        }
+      l[h] = l[h] * correction[h] + sum;
+    }
+#pragma unroll
+    for (int d = 0; d < L::kDTiles; ++d) {
+      o[d][0] *= correction[0];
+      o[d][1] *= correction[0];
+      if constexpr (L::kHigh) {
+        o[d][2] *= correction[1];
+        o[d][3] *= correction[1];
+      }
+    }
+    // O += P V: k-step t is tokens first + 16 t ... + 15, P's A fragment the scores of n-tiles 2t and 2t + 1.
+    // ldmatrix_x4_trans gives the B fragments of two n-tiles of D: lane l addresses token
+    // first + 16 t + l % 8 + 8 ((l / 8) % 2) at column 8 dd + 8 (l / 16).
+#pragma unroll
+    for (int t = 0; t < kWarpTokens / 16; ++t) {
+      const uint32_t p[4] = {pack_bf16x2(s[2 * t][0], s[2 * t][1]), pack_bf16x2(s[2 * t][2], s[2 * t][3]),
+                             pack_bf16x2(s[2 * t + 1][0], s[2 * t + 1][1]),
+                             pack_bf16x2(s[2 * t + 1][2], s[2 * t + 1][3])};
+      const uint8_t* row =
+          v_stage + (first + 16 * t + lane % 8 + 8 * ((lane / 8) % 2)) * L::kPitch + 16 * (lane / 16);
+#pragma unroll
+      for (int dd = 0; dd < L::kDTiles; dd += 2) {
+        uint32_t frag[4];
+        ldmatrix_x4_trans(frag, row + 16 * dd);
+        mma_m16n8k16_bf16(o[dd], p, {frag[0], frag[1]});
+        mma_m16n8k16_bf16(o[dd + 1], p, {frag[2], frag[3]});
       }
     }
     __syncwarp();
     if (lane == 0) mbarrier_arrive(&empty[stage]);
   }
 
-  // The chunk's row sums (over the consumers) and outputs (over the token slices), into the workspace. Every
-  // tile has been consumed, so stage 0 is free for the slices' sum.
+  // The warps' states into stage 0 (every tile has been consumed, and every copy into it has landed): row sums
+  // over the quads, then maxima, sums and outputs per warp; then each row's merge over the warps.
+  float* m_s = reinterpret_cast<float*>(smem);  // [kWarps][G]
+  float* l_s = m_s + kWarps * G;                // [kWarps][G]
+  float* o_s = l_s + kWarps * G;                // [kWarps][G][D]
   bar_sync(kConsumerBarrier, kConsumers);
-  for (int j = 0; j < G; ++j) {
-    float v = l_part[j];
-    for (int step = 16; step > 0; step /= 2) v += __shfl_xor_sync(0xFFFFFFFFu, v, step);
-    if (lane == 0) max_s[warp * G + j] = v;  // the tile maxima are no longer needed
-  }
-  float* slices = reinterpret_cast<float*>(smem);  // [kSlices][G][D]
-  for (int r = 0; r < L::kRows; ++r)
-    for (int e = 0; e < 8; ++e) slices[(ts * G + rg * L::kRows + r) * D + dg * 8 + e] = acc[r][e];
-  bar_sync(kConsumerBarrier, kConsumers);
-  for (int k = tid; k < G * D; k += kConsumers) {
-    float sum = 0.0f;
-    for (int slice = 0; slice < L::kSlices; ++slice) sum += slices[slice * G * D + k];
-    const int j = k / D, d = k % D;
-    partial_o[((static_cast<long long>(b) * Hq + h0 + j) * splits + split) * D + d] = sum;
-  }
 #pragma unroll
-  for (int j = 0; j < G; ++j)  // thread j writes row j's (m, l); j is known at compile time
-    if (tid == j) {
-      const long long row = (static_cast<long long>(b) * Hq + h0 + j) * splits + split;
-      partial_ml[2 * row] = m[j];
-      partial_ml[2 * row + 1] = max_s[j] + max_s[G + j] + max_s[2 * G + j] + max_s[3 * G + j];
+  for (int h = 0; h < 1 + L::kHigh; ++h) {
+    const int row = r + 8 * h;
+    float sum = l[h];
+    sum += __shfl_xor_sync(0xFFFFFFFFu, sum, 1);
+    sum += __shfl_xor_sync(0xFFFFFFFFu, sum, 2);
+    if (row < G) {
+      if (lane % 4 == 0) {
+        m_s[warp * G + row] = m[h];
+        l_s[warp * G + row] = sum;
+      }
+#pragma unroll
+      for (int d = 0; d < L::kDTiles; ++d) {
+        o_s[(warp * G + row) * D + 8 * d + c] = o[d][2 * h];
+        o_s[(warp * G + row) * D + 8 * d + c + 1] = o[d][2 * h + 1];
+      }
     }
+  }
+  bar_sync(kConsumerBarrier, kConsumers);
+  const int tid = threadIdx.x;
+  for (int k = tid; k < G * D; k += kConsumers) {
+    const int j = k / D, d = k % D;
+    float m_all = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) m_all = fmaxf(m_all, m_s[w * G + j]);  // finite: the chunk has a token
+    float sum = 0.0f, l_all = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+      const float weight = exp2_approx(m_s[w * G + j] - m_all);  // 0 for a warp that saw no token
+      sum += o_s[(w * G + j) * D + d] * weight;
+      l_all += l_s[w * G + j] * weight;
+    }
+    const long long out_row = (static_cast<long long>(b) * Hq + h0 + j) * splits + split;
+    partial_o[out_row * D + d] = sum;
+    if (d == 0) {
+      partial_ml[2 * out_row] = m_all;
+      partial_ml[2 * out_row + 1] = l_all;
+    }
+  }
 }
 
 // One block per (query head, sequence): the row's chunks merged; O in bf16, LSE in natural log.
