@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include <cublas_v2.h>
@@ -37,37 +38,53 @@ int narrow(int64_t value, const char* what) {
 // ---- fp32 matrix products
 // ---------------------------------------------------------------------------------------
 
-// The process's cuBLAS handle, on `stream`. Pedantic math: fp32 operands, products and sums, with no
-// lower-precision shortcut (TF32 or otherwise) that a library or its settings could choose.
-cublasHandle_t cublas_on(cudaStream_t stream) {
-  static const cublasHandle_t handle = [] {
+// The process's cuBLAS handles, on `stream`: fp32 products and sums throughout, with no lower-precision
+// shortcut (TF32 or otherwise) that a library or its settings could choose.
+// - fp32 operands: pedantic math, fp32 products and sums on the CUDA cores.
+// - bf16 operands (the inputs as given: Q K^T and dO V^T): fp32 compute on the tensor cores. The product of two
+//   bf16 values is exact in fp32 and the sums are fp32, so the result is an fp32 GEMM's up to the order of the
+//   additions, at several times the speed; the tolerances (docs/tasks.md) are 10^4 times wider than that.
+cublasHandle_t cublas_on(cudaStream_t stream, bool bf16_operands) {
+  const auto create = [](cublasMath_t mode) {
     cublasHandle_t created = nullptr;
     PTXBENCH_CUBLAS(cublasCreate(&created));
-    PTXBENCH_CUBLAS(cublasSetMathMode(created, CUBLAS_PEDANTIC_MATH));
+    PTXBENCH_CUBLAS(cublasSetMathMode(created, mode));
     return created;
-  }();
+  };
+  static const cublasHandle_t pedantic = create(CUBLAS_PEDANTIC_MATH);
+  static const cublasHandle_t tensor = create(CUBLAS_DEFAULT_MATH);
+  const cublasHandle_t handle = bf16_operands ? tensor : pedantic;
   PTXBENCH_CUBLAS(cublasSetStream(handle, stream));
   return handle;
 }
 
-// One operand of a batch of row-major products: matrices `stride` elements apart, rows `ld` apart.
+// One operand of a batch of row-major products: matrices `stride` elements apart, rows `ld` apart, fp32 or
+// bf16 elements.
 struct Operand {
-  const float* data;
+  const void* data;
+  cudaDataType type;
   int64_t ld;
   int64_t stride;
   bool transposed = false;
 };
+template <typename T>
+Operand operand(const T* data, int64_t ld, int64_t stride, bool transposed) {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, __nv_bfloat16>);
+  return {data, std::is_same_v<T, float> ? CUDA_R_32F : CUDA_R_16BF, ld, stride, transposed};
+}
 
-// For each of `batch` matrices, C = alpha * op(A) op(B) + beta * C, row-major, C m x n with rows `ldc` apart.
-// cuBLAS is column-major, and a row-major matrix is the column-major view of its transpose, so the library
-// computes C^T = op(B)^T op(A)^T: the same call with the operands swapped.
+// For each of `batch` matrices, C = alpha * op(A) op(B) + beta * C, row-major, C m x n with rows `ldc` apart,
+// A and B both fp32 or both bf16, C fp32. cuBLAS is column-major, and a row-major matrix is the column-major
+// view of its transpose, so the library computes C^T = op(B)^T op(A)^T: the same call with the operands
+// swapped.
 void gemm(cudaStream_t stream, int64_t m, int64_t n, int64_t k, float alpha, const Operand& a,
           const Operand& b, float beta, float* c, int64_t ldc, int64_t stride_c, int batch) {
+  if (a.type != b.type) throw std::logic_error("attention reference: a product of mixed operand types");
   const auto op = [](const Operand& x) { return x.transposed ? CUBLAS_OP_T : CUBLAS_OP_N; };
-  PTXBENCH_CUBLAS(cublasSgemmStridedBatched(cublas_on(stream), op(b), op(a), narrow(n, "n"), narrow(m, "m"),
-                                            narrow(k, "k"), &alpha, b.data, narrow(b.ld, "ld"), b.stride,
-                                            a.data, narrow(a.ld, "ld"), a.stride, &beta, c, narrow(ldc, "ld"),
-                                            stride_c, batch));
+  PTXBENCH_CUBLAS(cublasGemmStridedBatchedEx(
+      cublas_on(stream, a.type == CUDA_R_16BF), op(b), op(a), narrow(n, "n"), narrow(m, "m"), narrow(k, "k"),
+      &alpha, b.data, b.type, narrow(b.ld, "ld"), b.stride, a.data, a.type, narrow(a.ld, "ld"), a.stride, &beta,
+      c, CUDA_R_32F, narrow(ldc, "ld"), stride_c, batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
 // ---- blocks of scores
@@ -84,14 +101,16 @@ struct Block {
   __host__ __device__ int group() const { return s.hq / s.hkv; }
   int64_t q_offset() const { return ((int64_t{b} * s.sq + i0) * s.hq + int64_t{g0} * group() + r) * s.d; }
   int64_t kv_offset() const { return (int64_t{b} * s.sk * s.hkv + g0) * s.d; }
-  Operand q_like(const float* base, bool transposed = false) const {
-    return {base + q_offset(), int64_t{s.hq} * s.d, int64_t{group()} * s.d, transposed};
+  template <typename T>
+  Operand q_like(const T* base, bool transposed = false) const {
+    return operand(base + q_offset(), int64_t{s.hq} * s.d, int64_t{group()} * s.d, transposed);
   }
-  Operand kv_like(const float* base, bool transposed = false) const {
-    return {base + kv_offset(), int64_t{s.hkv} * s.d, s.d, transposed};
+  template <typename T>
+  Operand kv_like(const T* base, bool transposed = false) const {
+    return operand(base + kv_offset(), int64_t{s.hkv} * s.d, s.d, transposed);
   }
   Operand scores(const float* base, bool transposed = false) const {
-    return {base, s.sk, int64_t{rows} * s.sk, transposed};
+    return operand(base, s.sk, int64_t{rows} * s.sk, transposed);
   }
   // C = alpha op(A) op(B) + beta C into Q-like (m = rows, n = D) or KV-like (m = Sk, n = D) outputs.
   void into_q(cudaStream_t stream, int64_t k, float alpha, const Operand& a, const Operand& b,
@@ -348,12 +367,10 @@ void attention_forward_reference(const AttentionDims& dims, const __nv_bfloat16*
                                  const __nv_bfloat16* v, float* o, float* lse, cudaStream_t stream,
                                  size_t score_block_bytes) {
   check_dims(dims);
-  const Scratch q32 = widened(q, dims.q_elements(), stream), k32 = widened(k, dims.kv_elements(), stream),
-                v32 = widened(v, dims.kv_elements(), stream);
+  const Scratch v32 = widened(v, dims.kv_elements(), stream);
   const Scratch scores(score_floats(dims, score_block_bytes), stream);
   for_each_block(dims, score_block_bytes, [&](const Block& block) {
-    block.into_scores(stream, dims.scale, block.q_like(q32.get()), block.kv_like(k32.get(), true),
-                      scores.get());
+    block.into_scores(stream, dims.scale, block.q_like(q), block.kv_like(k, true), scores.get());
     softmax_kernel<<<row_grid(block), kThreads, 0, stream>>>(block, scores.get(), lse);
     check_launch("softmax_kernel");
     block.into_q(stream, dims.sk, 1.0f, block.scores(scores.get()), block.kv_like(v32.get()), o);  // O = P V
@@ -368,16 +385,15 @@ void attention_backward_reference(const AttentionDims& dims, const __nv_bfloat16
   delta_kernel<<<grid_for(dims.q_elements() / dims.d), 256, 0, stream>>>(dims, o, d_o, delta);
   check_launch("delta_kernel");
   const Scratch q32 = widened(q, dims.q_elements(), stream), k32 = widened(k, dims.kv_elements(), stream),
-                v32 = widened(v, dims.kv_elements(), stream), do32 = widened(d_o, dims.q_elements(), stream);
+                do32 = widened(d_o, dims.q_elements(), stream);
   const size_t floats = score_floats(dims, score_block_bytes);
   const Scratch scores(floats, stream), d_scores(floats, stream);
   // dK and dV sum over the query heads of their group and over the blocks of query rows.
   PTXBENCH_CUDA(cudaMemsetAsync(dk, 0, sizeof(float) * dims.kv_elements(), stream));
   PTXBENCH_CUDA(cudaMemsetAsync(dv, 0, sizeof(float) * dims.kv_elements(), stream));
   for_each_block(dims, score_block_bytes, [&](const Block& block) {
-    block.into_scores(stream, dims.scale, block.q_like(q32.get()), block.kv_like(k32.get(), true),
-                      scores.get());
-    block.into_scores(stream, 1.0f, block.q_like(do32.get()), block.kv_like(v32.get(), true), d_scores.get());
+    block.into_scores(stream, dims.scale, block.q_like(q), block.kv_like(k, true), scores.get());
+    block.into_scores(stream, 1.0f, block.q_like(d_o), block.kv_like(v, true), d_scores.get());
     gradient_kernel<<<row_grid(block), kThreads, 0, stream>>>(block, scores.get(), d_scores.get(), lse,
                                                               delta);
     check_launch("gradient_kernel");

@@ -7,9 +7,13 @@
 # 2. A hung submission through `ptxbench eval --stages correct,time`: the message's "where its threads wait"
 #    line, from inside the sandbox (issue 34).
 # 3. The kit's GPU test: mma_m16n8k16_bf16 (kits/common/ptx/mma.cuh), new.
-# 4. The decode reference, rewritten on mma.sync, on its four tasks: the share of the read bandwidth (issue 31's
+# 4. The attention families' reference check (tests/gpu/attention/run.sh): the judge's fp32 reference now computes
+#    Q K^T and dO V^T from the bf16 inputs on the tensor cores (fp32 compute); against float64 on small shapes,
+#    and its time at the main shapes (printed: compare with the time stage's judge_call_s of
+#    ../h200-2026-12-05f/, 0.026 s a forward call and 0.079 s a backward one at d64).
+# 5. The decode reference, rewritten on mma.sync, on its four tasks: the share of the read bandwidth (issue 31's
 #    target 0.8; the first version reached 0.26-0.30 on the H100).
-# 5. `../h200-owed/manifest.sh attention-cuda` if it fits (the first part of the whole record at this version).
+# 6. `../h200-owed/manifest.sh attention-cuda` if it fits (the first part of the whole record at this version).
 source bench/harness/h200-2026-12-05/env.sh
 end=${END:-560}
 step() { echo "== $1: exit $2 at $3 s"; }
@@ -34,6 +38,9 @@ PY
 timeout 150 bash tests/gpu/kit/run.sh "$OUT/kit" > "$OUT/kit-test.txt" 2>&1
 step "kit GPU test" $? $SECONDS
 grep -E "mma|FAIL|functions," "$OUT/kit-test.txt" | head -12
+timeout 200 bash tests/gpu/attention/run.sh "$OUT/attention-check" > "$OUT/attention-check.txt" 2>&1
+step "attention reference check" $? $SECONDS
+grep -E "FAIL|^time" "$OUT/attention-check.txt" | head -12
 timeout -s INT "$(left $((end - 20)))" ptxbench run --solutions solutions --gpu-share 1 \
   --only 'reference/attention_decode_paged_sm90a.cu' --tasks 'attention-decode-*-sm90a' > "$OUT/decode.txt" 2>&1
 step "the decode reference" $? $SECONDS
