@@ -5,7 +5,6 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 #include <utility>
 
 #include <cublas_v2.h>
@@ -35,57 +34,62 @@ int narrow(int64_t value, const char* what) {
   return static_cast<int>(value);
 }
 
-// ---- fp32 matrix products
-// ---------------------------------------------------------------------------------------
+// ---- fp32 matrix products from bf16 operands
+// ------------------------------------------------------------------------------
 
-// The process's cuBLAS handles, on `stream`: fp32 products and sums throughout, with no lower-precision
-// shortcut (TF32 or otherwise) that a library or its settings could choose.
-// - fp32 operands: pedantic math, fp32 products and sums on the CUDA cores.
-// - bf16 operands (the inputs as given: Q K^T and dO V^T): fp32 compute on the tensor cores. The product of two
-//   bf16 values is exact in fp32 and the sums are fp32, so the result is an fp32 GEMM's up to the order of the
-//   additions, at several times the speed; the tolerances (docs/tasks.md) are 10^4 times wider than that.
-cublasHandle_t cublas_on(cudaStream_t stream, bool bf16_operands) {
-  const auto create = [](cublasMath_t mode) {
+// The process's cuBLAS handle, on `stream`: bf16 operands, fp32 compute on the tensor cores. Every operand is
+// bf16 exactly: the inputs as given, and P and dS (fp32) each as the sum of three bf16 parts (split3 below:
+// hi + mid + lo carry fp32's 24 bits of significand). The product of two bf16 values is exact in fp32 and the
+// sums are fp32, so each result is an fp32 GEMM's up to the order of its additions, at many times the speed of
+// one on the CUDA cores; the tolerances (docs/tasks.md) are 10^4 times wider than that difference.
+cublasHandle_t cublas_on(cudaStream_t stream) {
+  static const cublasHandle_t handle = [] {
     cublasHandle_t created = nullptr;
     PTXBENCH_CUBLAS(cublasCreate(&created));
-    PTXBENCH_CUBLAS(cublasSetMathMode(created, mode));
     return created;
-  };
-  static const cublasHandle_t pedantic = create(CUBLAS_PEDANTIC_MATH);
-  static const cublasHandle_t tensor = create(CUBLAS_DEFAULT_MATH);
-  const cublasHandle_t handle = bf16_operands ? tensor : pedantic;
+  }();
   PTXBENCH_CUBLAS(cublasSetStream(handle, stream));
   return handle;
 }
 
-// One operand of a batch of row-major products: matrices `stride` elements apart, rows `ld` apart, fp32 or
-// bf16 elements.
+// One operand of a batch of row-major products: matrices `stride` elements apart, rows `ld` apart.
 struct Operand {
-  const void* data;
-  cudaDataType type;
+  const __nv_bfloat16* data;
   int64_t ld;
   int64_t stride;
   bool transposed = false;
 };
-template <typename T>
-Operand operand(const T* data, int64_t ld, int64_t stride, bool transposed) {
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, __nv_bfloat16>);
-  return {data, std::is_same_v<T, float> ? CUDA_R_32F : CUDA_R_16BF, ld, stride, transposed};
-}
 
-// For each of `batch` matrices, C = alpha * op(A) op(B) + beta * C, row-major, C m x n with rows `ldc` apart,
-// A and B both fp32 or both bf16, C fp32. cuBLAS is column-major, and a row-major matrix is the column-major
-// view of its transpose, so the library computes C^T = op(B)^T op(A)^T: the same call with the operands
-// swapped.
+// For each of `batch` matrices, C = alpha * op(A) op(B) + beta * C, row-major, C m x n (fp32) with rows `ldc`
+// apart. cuBLAS is column-major, and a row-major matrix is the column-major view of its transpose, so the
+// library computes C^T = op(B)^T op(A)^T: the same call with the operands swapped.
 void gemm(cudaStream_t stream, int64_t m, int64_t n, int64_t k, float alpha, const Operand& a,
           const Operand& b, float beta, float* c, int64_t ldc, int64_t stride_c, int batch) {
-  if (a.type != b.type) throw std::logic_error("attention reference: a product of mixed operand types");
   const auto op = [](const Operand& x) { return x.transposed ? CUBLAS_OP_T : CUBLAS_OP_N; };
   PTXBENCH_CUBLAS(cublasGemmStridedBatchedEx(
-      cublas_on(stream, a.type == CUDA_R_16BF), op(b), op(a), narrow(n, "n"), narrow(m, "m"), narrow(k, "k"),
-      &alpha, b.data, b.type, narrow(b.ld, "ld"), b.stride, a.data, a.type, narrow(a.ld, "ld"), a.stride, &beta,
-      c, CUDA_R_32F, narrow(ldc, "ld"), stride_c, batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+      cublas_on(stream), op(b), op(a), narrow(n, "n"), narrow(m, "m"), narrow(k, "k"), &alpha, b.data,
+      CUDA_R_16BF, narrow(b.ld, "ld"), b.stride, a.data, CUDA_R_16BF, narrow(a.ld, "ld"), a.stride, &beta, c,
+      CUDA_R_32F, narrow(ldc, "ld"), stride_c, batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
+
+// x as hi + mid + lo, each bf16: hi is x rounded, mid the rest rounded, lo what is left rounded. Each
+// difference is exact in fp32, so the three carry x to within 2^-26 of its magnitude, closer than fp32's own
+// rounding.
+__device__ void split3(float x, __nv_bfloat16* parts, int64_t part_stride, int64_t at) {
+  const __nv_bfloat16 hi = __float2bfloat16(x);
+  const float rest = x - __bfloat162float(hi);
+  const __nv_bfloat16 mid = __float2bfloat16(rest);
+  parts[at] = hi;
+  parts[part_stride + at] = mid;
+  parts[2 * part_stride + at] = __float2bfloat16(rest - __bfloat162float(mid));
+}
+
+// The three parts of a block's P or dS, bf16, `part_floats` elements apart.
+struct Parts {
+  __nv_bfloat16* data;
+  int64_t stride;
+  __nv_bfloat16* part(int p) const { return data + p * stride; }
+};
 
 // ---- blocks of scores
 // -------------------------------------------------------------------------------------------
@@ -101,21 +105,19 @@ struct Block {
   __host__ __device__ int group() const { return s.hq / s.hkv; }
   int64_t q_offset() const { return ((int64_t{b} * s.sq + i0) * s.hq + int64_t{g0} * group() + r) * s.d; }
   int64_t kv_offset() const { return (int64_t{b} * s.sk * s.hkv + g0) * s.d; }
-  template <typename T>
-  Operand q_like(const T* base, bool transposed = false) const {
-    return operand(base + q_offset(), int64_t{s.hq} * s.d, int64_t{group()} * s.d, transposed);
+  Operand q_like(const __nv_bfloat16* base, bool transposed = false) const {
+    return {base + q_offset(), int64_t{s.hq} * s.d, int64_t{group()} * s.d, transposed};
   }
-  template <typename T>
-  Operand kv_like(const T* base, bool transposed = false) const {
-    return operand(base + kv_offset(), int64_t{s.hkv} * s.d, s.d, transposed);
+  Operand kv_like(const __nv_bfloat16* base, bool transposed = false) const {
+    return {base + kv_offset(), int64_t{s.hkv} * s.d, s.d, transposed};
   }
-  Operand scores(const float* base, bool transposed = false) const {
-    return operand(base, s.sk, int64_t{rows} * s.sk, transposed);
+  Operand scores(const __nv_bfloat16* base, bool transposed = false) const {
+    return {base, s.sk, int64_t{rows} * s.sk, transposed};
   }
   // C = alpha op(A) op(B) + beta C into Q-like (m = rows, n = D) or KV-like (m = Sk, n = D) outputs.
-  void into_q(cudaStream_t stream, int64_t k, float alpha, const Operand& a, const Operand& b,
+  void into_q(cudaStream_t stream, int64_t k, float alpha, const Operand& a, const Operand& b, float beta,
               float* base) const {
-    gemm(stream, rows, s.d, k, alpha, a, b, 0.0f, base + q_offset(), int64_t{s.hq} * s.d,
+    gemm(stream, rows, s.d, k, alpha, a, b, beta, base + q_offset(), int64_t{s.hq} * s.d,
          int64_t{group()} * s.d, heads);
   }
   void into_kv(cudaStream_t stream, float alpha, const Operand& a, const Operand& b, float* base) const {
@@ -210,13 +212,14 @@ __device__ float block_reduce(float value, float* scratch, bool is_max) {
   return value;
 }
 
-// Forward: each score row (scaled S) becomes P = softmax over its visible keys, 0 beyond them; LSE of the
-// row.
-__global__ void __launch_bounds__(kThreads) softmax_kernel(Block block, float* scores, float* lse) {
+// Forward: each score row (scaled S) becomes P = softmax over its visible keys, 0 beyond them, in three bf16
+// parts; LSE of the row.
+__global__ void __launch_bounds__(kThreads) softmax_kernel(Block block, const float* scores, float* lse,
+                                                           Parts p) {
   __shared__ float scratch[32];
   const AttentionDims& s = block.s;
   const auto [offset, i, h] = score_row(block);
-  float* row = scores + offset;
+  const float* row = scores + offset;
   const int n = visible_keys(s, i);
   float row_max = -INFINITY;
   for (int j = threadIdx.x; j < n; j += kThreads) row_max = fmaxf(row_max, row[j]);
@@ -224,22 +227,24 @@ __global__ void __launch_bounds__(kThreads) softmax_kernel(Block block, float* s
   float row_sum = 0;
   for (int j = threadIdx.x; j < n; j += kThreads) row_sum += expf(row[j] - row_max);
   row_sum = block_reduce(row_sum, scratch, false);
-  for (int j = threadIdx.x; j < s.sk; j += kThreads) row[j] = j < n ? expf(row[j] - row_max) / row_sum : 0.0f;
+  for (int j = threadIdx.x; j < s.sk; j += kThreads)
+    split3(j < n ? expf(row[j] - row_max) / row_sum : 0.0f, p.data, p.stride, offset + j);
   if (threadIdx.x == 0) lse[lse_index(s, block.b, h, i)] = n > 0 ? row_max + logf(row_sum) : -INFINITY;
 }
 
-// Backward: from the scaled S and dP of a row, P = exp(S - LSE) over the visible keys (0 beyond them) into
-// `scores`, and dS = P (dP - Delta) into `d_scores`.
-__global__ void __launch_bounds__(kThreads)
-    gradient_kernel(Block block, float* scores, float* d_scores, const float* lse, const float* delta) {
+// Backward: from the scaled S and dP of a row, P = exp(S - LSE) over the visible keys (0 beyond them) and
+// dS = P (dP - Delta), each in three bf16 parts.
+__global__ void __launch_bounds__(kThreads) gradient_kernel(Block block, const float* scores,
+                                                            const float* d_scores, const float* lse,
+                                                            const float* delta, Parts p_parts, Parts ds_parts) {
   const AttentionDims& s = block.s;
   const auto [offset, i, h] = score_row(block);
   const int n = visible_keys(s, i);
   const float row_lse = lse[lse_index(s, block.b, h, i)], row_delta = delta[lse_index(s, block.b, h, i)];
   for (int j = threadIdx.x; j < s.sk; j += kThreads) {
     const float p = j < n ? expf(scores[offset + j] - row_lse) : 0.0f;
-    scores[offset + j] = p;
-    d_scores[offset + j] = p * (d_scores[offset + j] - row_delta);
+    split3(p, p_parts.data, p_parts.stride, offset + j);
+    split3(p * (d_scores[offset + j] - row_delta), ds_parts.data, ds_parts.stride, offset + j);
   }
 }
 
@@ -254,13 +259,6 @@ __global__ void delta_kernel(AttentionDims s, const __nv_bfloat16* o, const __nv
       acc += __bfloat162float(d_o[t * s.d + d]) * __bfloat162float(o[t * s.d + d]);
     const int h = static_cast<int>(t % s.hq), i = static_cast<int>(t / s.hq % s.sq);
     delta[lse_index(s, static_cast<int>(t / s.hq / s.sq), h, i)] = acc;
-  }
-}
-
-__global__ void widen_kernel(const __nv_bfloat16* in, float* out, int64_t n) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    out[i] = __bfloat162float(in[i]);
   }
 }
 
@@ -335,14 +333,6 @@ unsigned grid_for(int64_t items) {
   return static_cast<unsigned>(std::clamp<int64_t>((items + 255) / 256, 1, kMaxGrid));
 }
 
-// An fp32 copy of n bf16 values, in `scratch`.
-Scratch widened(const __nv_bfloat16* in, int64_t n, cudaStream_t stream) {
-  Scratch out(static_cast<size_t>(n), stream);
-  widen_kernel<<<grid_for(n), 256, 0, stream>>>(in, out.get(), n);
-  check_launch("widen_kernel");
-  return out;
-}
-
 // One thread block per score row of `block`.
 dim3 row_grid(const Block& block) {
   return {static_cast<unsigned>(block.rows), static_cast<unsigned>(block.heads)};
@@ -361,19 +351,28 @@ size_t score_floats(const AttentionDims& s, size_t bytes) {
   return static_cast<size_t>(heads) * static_cast<size_t>(rows) * static_cast<size_t>(s.sk);
 }
 
+// Room for the three bf16 parts of a score buffer of `floats` (two bf16 to a float), and the parts in it.
+Scratch parts_scratch(size_t floats, cudaStream_t stream) { return Scratch((3 * floats + 1) / 2, stream); }
+Parts parts_of(const Scratch& scratch, size_t floats) {
+  return {reinterpret_cast<__nv_bfloat16*>(scratch.get()), static_cast<int64_t>(floats)};
+}
+
 }  // namespace
 
 void attention_forward_reference(const AttentionDims& dims, const __nv_bfloat16* q, const __nv_bfloat16* k,
                                  const __nv_bfloat16* v, float* o, float* lse, cudaStream_t stream,
                                  size_t score_block_bytes) {
   check_dims(dims);
-  const Scratch v32 = widened(v, dims.kv_elements(), stream);
-  const Scratch scores(score_floats(dims, score_block_bytes), stream);
+  const size_t floats = score_floats(dims, score_block_bytes);
+  const Scratch scores(floats, stream), p_parts = parts_scratch(floats, stream);
+  const Parts p = parts_of(p_parts, floats);
   for_each_block(dims, score_block_bytes, [&](const Block& block) {
     block.into_scores(stream, dims.scale, block.q_like(q), block.kv_like(k, true), scores.get());
-    softmax_kernel<<<row_grid(block), kThreads, 0, stream>>>(block, scores.get(), lse);
+    softmax_kernel<<<row_grid(block), kThreads, 0, stream>>>(block, scores.get(), lse, p);
     check_launch("softmax_kernel");
-    block.into_q(stream, dims.sk, 1.0f, block.scores(scores.get()), block.kv_like(v32.get()), o);  // O = P V
+    for (int part = 0; part < 3; ++part)  // O = P V
+      block.into_q(stream, dims.sk, 1.0f, block.scores(p.part(part)), block.kv_like(v), part == 0 ? 0.0f : 1.0f,
+                   o);
   });
 }
 
@@ -384,10 +383,10 @@ void attention_backward_reference(const AttentionDims& dims, const __nv_bfloat16
   check_dims(dims);
   delta_kernel<<<grid_for(dims.q_elements() / dims.d), 256, 0, stream>>>(dims, o, d_o, delta);
   check_launch("delta_kernel");
-  const Scratch q32 = widened(q, dims.q_elements(), stream), k32 = widened(k, dims.kv_elements(), stream),
-                do32 = widened(d_o, dims.q_elements(), stream);
   const size_t floats = score_floats(dims, score_block_bytes);
-  const Scratch scores(floats, stream), d_scores(floats, stream);
+  const Scratch scores(floats, stream), d_scores(floats, stream), p_parts = parts_scratch(floats, stream),
+                ds_parts = parts_scratch(floats, stream);
+  const Parts p = parts_of(p_parts, floats), ds = parts_of(ds_parts, floats);
   // dK and dV sum over the query heads of their group and over the blocks of query rows.
   PTXBENCH_CUDA(cudaMemsetAsync(dk, 0, sizeof(float) * dims.kv_elements(), stream));
   PTXBENCH_CUDA(cudaMemsetAsync(dv, 0, sizeof(float) * dims.kv_elements(), stream));
@@ -395,11 +394,14 @@ void attention_backward_reference(const AttentionDims& dims, const __nv_bfloat16
     block.into_scores(stream, dims.scale, block.q_like(q), block.kv_like(k, true), scores.get());
     block.into_scores(stream, 1.0f, block.q_like(d_o), block.kv_like(v, true), d_scores.get());
     gradient_kernel<<<row_grid(block), kThreads, 0, stream>>>(block, scores.get(), d_scores.get(), lse,
-                                                              delta);
+                                                              delta, p, ds);
     check_launch("gradient_kernel");
-    block.into_kv(stream, 1.0f, block.scores(scores.get(), true), block.q_like(do32.get()), dv);  // P^T dO
-    block.into_kv(stream, dims.scale, block.scores(d_scores.get(), true), block.q_like(q32.get()), dk);
-    block.into_q(stream, dims.sk, dims.scale, block.scores(d_scores.get()), block.kv_like(k32.get()), dq);
+    for (int part = 0; part < 3; ++part) {
+      block.into_kv(stream, 1.0f, block.scores(p.part(part), true), block.q_like(d_o), dv);  // P^T dO
+      block.into_kv(stream, dims.scale, block.scores(ds.part(part), true), block.q_like(q), dk);
+      block.into_q(stream, dims.sk, dims.scale, block.scores(ds.part(part)), block.kv_like(k),
+                   part == 0 ? 0.0f : 1.0f, dq);
+    }
   });
 }
 

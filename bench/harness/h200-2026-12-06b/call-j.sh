@@ -7,8 +7,9 @@
 # 2. A hung submission through `ptxbench eval --stages correct,time`: the message's "where its threads wait"
 #    line, from inside the sandbox (issue 34).
 # 3. The kit's GPU test: mma_m16n8k16_bf16 (kits/common/ptx/mma.cuh), new.
-# 4. The attention families' reference check (tests/gpu/attention/run.sh): the judge's fp32 reference now computes
-#    Q K^T and dO V^T from the bf16 inputs on the tensor cores (fp32 compute); against float64 on small shapes,
+# 4. The attention families' reference check (tests/gpu/attention/run.sh): the judge's fp32 reference now makes
+#    every product on the tensor cores from bf16 operands (the inputs, and P and dS as three bf16 parts each)
+#    with fp32 compute; against float64 on small shapes,
 #    and its time at the main shapes (printed: compare with the time stage's judge_call_s of
 #    ../h200-2026-12-05f/, 0.026 s a forward call and 0.079 s a backward one at d64).
 # 5. The decode reference, rewritten on mma.sync, on its four tasks: the share of the read bandwidth (issue 31's
