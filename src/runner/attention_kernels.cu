@@ -212,15 +212,24 @@ __device__ float block_reduce(float value, float* scratch, bool is_max) {
   return value;
 }
 
+// A score row of up to this many bytes is read from memory once, into shared memory, by the softmax.
+constexpr size_t kRowCacheBytes = 64 * 1024;
+
 // Forward: each score row (scaled S) becomes P = softmax over its visible keys, 0 beyond them, in three bf16
-// parts; LSE of the row.
+// parts; LSE of the row. With `cached`, the row's visible keys are read once into shared memory (Sk floats of
+// dynamic shared memory), each thread reading back only what it wrote.
 __global__ void __launch_bounds__(kThreads) softmax_kernel(Block block, const float* scores, float* lse,
-                                                           Parts p) {
+                                                           Parts p, bool cached) {
+  extern __shared__ float row_cache[];
   __shared__ float scratch[32];
   const AttentionDims& s = block.s;
   const auto [offset, i, h] = score_row(block);
-  const float* row = scores + offset;
   const int n = visible_keys(s, i);
+  const float* row = scores + offset;
+  if (cached) {
+    for (int j = threadIdx.x; j < n; j += kThreads) row_cache[j] = row[j];
+    row = row_cache;
+  }
   float row_max = -INFINITY;
   for (int j = threadIdx.x; j < n; j += kThreads) row_max = fmaxf(row_max, row[j]);
   row_max = block_reduce(row_max, scratch, true);
@@ -351,6 +360,18 @@ size_t score_floats(const AttentionDims& s, size_t bytes) {
   return static_cast<size_t>(heads) * static_cast<size_t>(rows) * static_cast<size_t>(s.sk);
 }
 
+// Whether the softmax may take kRowCacheBytes of dynamic shared memory: asked once; on an error (cleared, so
+// that no later check takes it for its own) the rows are read three times instead.
+bool row_cache_allowed() {
+  static const bool allowed = [] {
+    const bool set = cudaFuncSetAttribute(softmax_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(kRowCacheBytes)) == cudaSuccess;
+    if (!set) (void)cudaGetLastError();
+    return set;
+  }();
+  return allowed;
+}
+
 // Room for the three bf16 parts of a score buffer of `floats` (two bf16 to a float), and the parts in it.
 Scratch parts_scratch(size_t floats, cudaStream_t stream) { return Scratch((3 * floats + 1) / 2, stream); }
 Parts parts_of(const Scratch& scratch, size_t floats) {
@@ -366,9 +387,12 @@ void attention_forward_reference(const AttentionDims& dims, const __nv_bfloat16*
   const size_t floats = score_floats(dims, score_block_bytes);
   const Scratch scores(floats, stream), p_parts = parts_scratch(floats, stream);
   const Parts p = parts_of(p_parts, floats);
+  const size_t row_bytes = sizeof(float) * static_cast<size_t>(dims.sk);
+  const bool cached = row_bytes <= kRowCacheBytes && row_cache_allowed();
   for_each_block(dims, score_block_bytes, [&](const Block& block) {
     block.into_scores(stream, dims.scale, block.q_like(q), block.kv_like(k, true), scores.get());
-    softmax_kernel<<<row_grid(block), kThreads, 0, stream>>>(block, scores.get(), lse, p);
+    softmax_kernel<<<row_grid(block), kThreads, cached ? row_bytes : 0, stream>>>(block, scores.get(), lse, p,
+                                                                                  cached);
     check_launch("softmax_kernel");
     for (int part = 0; part < 3; ++part)  // O = P V
       block.into_q(stream, dims.sk, 1.0f, block.scores(p.part(part)), block.kv_like(v), part == 0 ? 0.0f : 1.0f,
