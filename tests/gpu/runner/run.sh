@@ -233,8 +233,9 @@ code=$?
 if [[ $code -eq 124 ]]; then pass "never_ends.check: killed by timeout 20 (exit 124), as the parent would"
 else fail "never_ends.check: exit code $code, wanted 124"; fi
 
-# The runner's own limit on the check part (check_then_time): cuda-gdb, when it is on the PATH, is attached to the
-# hung call's process and names its kernel; then the process is killed, and the runner reports it and ends.
+# The runner's own limit on the check part (check_then_time): the hung call's process is killed, the call is run
+# again in a fresh, unrecorded solution process, and cuda-gdb, when it is on the PATH, is attached to that one and
+# names its kernel; then the runner reports it and ends.
 LIMITS=',"check_limit_s":10,"time_limit_s":10,"debugger":"cuda-gdb"' request check_then_time never_ends \
   "$small_shapes" \
   >"$logs/never_ends.check_then_time.request.json"
