@@ -93,7 +93,7 @@ __global__ void __launch_bounds__(kThreads, 2)
       mbarrier_init(&full[s], 1);
       mbarrier_init(&empty[s], kWarps);
     }
-    fence_mbarrier_init();
+    fence_barrier_init();
   }
   __syncthreads();
 
@@ -181,6 +181,7 @@ __global__ void __launch_bounds__(kThreads, 2)
       for (int j = 0; j < kWarpTokens / 8; ++j)
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
+          // A select, never a product with a mask: a stale or unwritten K row can make the score NaN.
           const bool visible = first + 8 * j + c + e < rows;
           s[j][2 * h + e] = visible ? s[j][2 * h + e] * score_scale : -INFINITY;
           tile_max = fmaxf(tile_max, s[j][2 * h + e]);
@@ -215,9 +216,11 @@ __global__ void __launch_bounds__(kThreads, 2)
     // first + 16 t + l % 8 + 8 ((l / 8) % 2) at column 8 dd + 8 (l / 16).
 #pragma unroll
     for (int t = 0; t < kWarpTokens / 16; ++t) {
-      const uint32_t p[4] = {pack_bf16x2(s[2 * t][0], s[2 * t][1]), pack_bf16x2(s[2 * t][2], s[2 * t][3]),
+      // Rows 8-15 of P are heads only when kHigh; otherwise zeros (their raw scores are unmasked).
+      const uint32_t p[4] = {pack_bf16x2(s[2 * t][0], s[2 * t][1]),
+                             L::kHigh ? pack_bf16x2(s[2 * t][2], s[2 * t][3]) : 0u,
                              pack_bf16x2(s[2 * t + 1][0], s[2 * t + 1][1]),
-                             pack_bf16x2(s[2 * t + 1][2], s[2 * t + 1][3])};
+                             L::kHigh ? pack_bf16x2(s[2 * t + 1][2], s[2 * t + 1][3]) : 0u};
       const uint8_t* row =
           v_stage + (first + 16 * t + lane % 8 + 8 * ((lane / 8) % 2)) * L::kPitch + 16 * (lane / 16);
 #pragma unroll
@@ -320,8 +323,11 @@ struct Call {
 template <int D, int G>
 int launch(const Call& c) {
   using L = Layout<D, G>;
+  // Two CTAs an SM: all of the SM's unified memory as shared memory.
   if (cudaFuncSetAttribute(split_kernel<D, G>, cudaFuncAttributeMaxDynamicSharedMemorySize, L::kBytes) !=
-      cudaSuccess)
+          cudaSuccess ||
+      cudaFuncSetAttribute(split_kernel<D, G>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                           cudaSharedmemCarveoutMaxShared) != cudaSuccess)
     return 1;
   const int splits = splits_for(c.page_size, c.max_pages);
   float* partial_o = static_cast<float*>(c.workspace);

@@ -353,6 +353,9 @@ int main() {
       // Blocks of 3 query rows of one head (rows with no visible key among them), and of 2 of 3 KV heads.
       {1, 8, 2, 70, 90, 64, true, 3 * 90 * sizeof(float)},
       {2, 6, 3, 33, 50, 96, false, 2 * 33 * 50 * sizeof(float)},
+      // Long rows: the softmax's shared-memory row cache past 48 KB (asked for), and past its 64 KB (unused).
+      {1, 1, 1, 4, 13000, 64, true},
+      {1, 1, 1, 4, 17000, 64, false},
   };
   for (const Case& c : cases) run_case(c, rng);
   run_decode_case(5, 32, 8, 128, 64, 1000, 2100, rng);  // ragged, partial pages (a task's check shape)

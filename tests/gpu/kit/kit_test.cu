@@ -748,15 +748,21 @@ static void test_setmaxnreg_pipeline() {
 
 // ------------------------------------------------------------------------------------------------ mma.sync
 
-// One warp, the three uses of the "mma.sync" contract: A's fragment from explicit indices and from
-// ldmatrix_x4; C = A B (16x16, two n-tiles of B 16x16 stored a row per n); then E = bf16(C) F with C's
-// fragments reused as the A fragment (F 16x8, a row per n). Out: C [16][16], E [16][8], and C again from the
-// ldmatrix-fed product.
-__global__ void mma_sync_kernel(const uint16_t* a, const uint16_t* b, const uint16_t* f, float* c_out,
-                                float* e_out, float* c_ldmatrix) {
-  __shared__ alignas(16) uint16_t a_s[16 * 16];
+// One warp, the uses of the "mma.sync" contract: A's fragment from explicit indices and from ldmatrix_x4;
+// C = A B (16x16, two n-tiles of B 16x16 stored a row per n); then E = bf16(C) F with C's fragments reused as
+// the A fragment (F 16x8, a row per n); B's fragments from ldmatrix_x4 of a K-like tile (8 n x 32 k, a row
+// per n: two k-steps, A serving both) and from ldmatrix_x4_trans of a V-like one (16 k x 16 n, a row per k:
+// two n-tiles). Out: C [16][16], E [16][8], C again from the ldmatrix-fed A, CK [16][8], CV [16][16].
+__global__ void mma_sync_kernel(const uint16_t* a, const uint16_t* b, const uint16_t* f, const uint16_t* kt,
+                                const uint16_t* vt, float* c_out, float* e_out, float* c_ldmatrix,
+                                float* ck_out, float* cv_out) {
+  __shared__ alignas(16) uint16_t a_s[16 * 16], kt_s[8 * 32], vt_s[16 * 16];
   const int l = threadIdx.x, g = l / 4, c = 2 * (l % 4);
-  for (int i = l; i < 256; i += 32) a_s[i] = a[i];
+  for (int i = l; i < 256; i += 32) {
+    a_s[i] = a[i];
+    kt_s[i] = kt[i];
+    vt_s[i] = vt[i];
+  }
   __syncwarp();
   const auto pair = [](const uint16_t* p) { return uint32_t(p[0]) | (uint32_t(p[1]) << 16); };
   const uint32_t fa[4] = {pair(a + g * 16 + c), pair(a + (g + 8) * 16 + c), pair(a + g * 16 + c + 8),
@@ -781,61 +787,95 @@ __global__ void mma_sync_kernel(const uint16_t* a, const uint16_t* b, const uint
   const uint32_t ff[2] = {pair(f + g * 16 + c), pair(f + g * 16 + c + 8)};
   float e[4] = {};
   mma_m16n8k16_bf16(e, reused, ff);
+  uint32_t k_frag[4], v_frag[4];
+  ldmatrix_x4(k_frag, kt_s + (l % 8) * 32 + 8 * (l / 8));
+  ldmatrix_x4_trans(v_frag, vt_s + (l % 8 + 8 * ((l / 8) % 2)) * 16 + 8 * (l / 16));
+  const uint32_t k_step0[2] = {k_frag[0], k_frag[1]}, k_step1[2] = {k_frag[2], k_frag[3]};
+  const uint32_t v_tile0[2] = {v_frag[0], v_frag[1]}, v_tile1[2] = {v_frag[2], v_frag[3]};
+  float ck[4] = {}, cv[2][4] = {};
+  mma_m16n8k16_bf16(ck, fa, k_step0);
+  mma_m16n8k16_bf16(ck, fa, k_step1);
+  mma_m16n8k16_bf16(cv[0], fa, v_tile0);
+  mma_m16n8k16_bf16(cv[1], fa, v_tile1);
   for (int h = 0; h < 2; ++h) {
     e_out[(g + 8 * h) * 8 + c] = e[2 * h];
     e_out[(g + 8 * h) * 8 + c + 1] = e[2 * h + 1];
+    ck_out[(g + 8 * h) * 8 + c] = ck[2 * h];
+    ck_out[(g + 8 * h) * 8 + c + 1] = ck[2 * h + 1];
+    for (int j = 0; j < 2; ++j) {
+      cv_out[(g + 8 * h) * 16 + 8 * j + c] = cv[j][2 * h];
+      cv_out[(g + 8 * h) * 16 + 8 * j + c + 1] = cv[j][2 * h + 1];
+    }
   }
 }
 
 static void test_mma_sync(std::mt19937& rng) {
   std::normal_distribution<float> nd;
-  std::vector<uint16_t> a(256), b(256), f(128);  // A [16 m][16 k]; B [16 n][16 k]; F [8 n][16 k]
-  for (auto* v : {&a, &b, &f})
+  // A [16 m][16 k]; B [16 n][16 k]; F [8 n][16 k]; KT [8 n][32 k]; VT [16 k][16 n]
+  std::vector<uint16_t> a(256), b(256), f(128), kt(256), vt(256);
+  for (auto* v : {&a, &b, &f, &kt, &vt})
     for (auto& x : *v) x = bf16_bits(nd(rng));
-  uint16_t *d_a, *d_b, *d_f;
-  float *d_c, *d_e, *d_c_ld;
-  CUDA_CHECK(cudaMalloc(&d_a, 512));
-  CUDA_CHECK(cudaMalloc(&d_b, 512));
-  CUDA_CHECK(cudaMalloc(&d_f, 256));
-  CUDA_CHECK(cudaMalloc(&d_c, 1024));
-  CUDA_CHECK(cudaMalloc(&d_e, 512));
-  CUDA_CHECK(cudaMalloc(&d_c_ld, 1024));
-  CUDA_CHECK(cudaMemcpy(d_a, a.data(), 512, cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaMemcpy(d_b, b.data(), 512, cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaMemcpy(d_f, f.data(), 256, cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaMemset(d_c, 0xFF, 1024));  // NaN everywhere: unwritten outputs fail
-  CUDA_CHECK(cudaMemset(d_e, 0xFF, 512));
-  CUDA_CHECK(cudaMemset(d_c_ld, 0xFF, 1024));
-  mma_sync_kernel<<<1, 32>>>(d_a, d_b, d_f, d_c, d_e, d_c_ld);
+  const auto upload = [](const std::vector<uint16_t>& host) {
+    uint16_t* device;
+    CUDA_CHECK(cudaMalloc(&device, host.size() * 2));
+    CUDA_CHECK(cudaMemcpy(device, host.data(), host.size() * 2, cudaMemcpyHostToDevice));
+    return device;
+  };
+  const auto outputs = [](size_t n) {  // NaN everywhere: unwritten outputs fail
+    float* device;
+    CUDA_CHECK(cudaMalloc(&device, n * 4));
+    CUDA_CHECK(cudaMemset(device, 0xFF, n * 4));
+    return device;
+  };
+  uint16_t *d_a = upload(a), *d_b = upload(b), *d_f = upload(f), *d_kt = upload(kt), *d_vt = upload(vt);
+  float *d_c = outputs(256), *d_e = outputs(128), *d_c_ld = outputs(256), *d_ck = outputs(128),
+        *d_cv = outputs(256);
+  mma_sync_kernel<<<1, 32>>>(d_a, d_b, d_f, d_kt, d_vt, d_c, d_e, d_c_ld, d_ck, d_cv);
   sync_or_die("mma_sync_kernel");
-  std::vector<float> c(256), e(128), c_ld(256);
-  CUDA_CHECK(cudaMemcpy(c.data(), d_c, 1024, cudaMemcpyDeviceToHost));
-  CUDA_CHECK(cudaMemcpy(e.data(), d_e, 512, cudaMemcpyDeviceToHost));
-  CUDA_CHECK(cudaMemcpy(c_ld.data(), d_c_ld, 1024, cudaMemcpyDeviceToHost));
+  const auto download = [](const float* device, size_t n) {
+    std::vector<float> host(n);
+    CUDA_CHECK(cudaMemcpy(host.data(), device, n * 4, cudaMemcpyDeviceToHost));
+    return host;
+  };
+  const std::vector<float> c = download(d_c, 256), e = download(d_e, 128), c_ld = download(d_c_ld, 256),
+                           ck = download(d_ck, 128), cv = download(d_cv, 256);
   const auto close = [](double got, double want) {
     return std::fabs(got - want) <= 1e-3 + 1e-3 * std::fabs(want);
   };
-  bool product = true, from_ldmatrix = true, reuse = true;
+  const auto value = [](const std::vector<uint16_t>& v, int i) { return double(bf16_value(v[i])); };
+  bool product = true, from_ldmatrix = true, reuse = true, k_like = true, v_like = true;
   for (int m = 0; m < 16; ++m)
     for (int n = 0; n < 16; ++n) {
-      double want = 0;
-      for (int k = 0; k < 16; ++k) want += double(bf16_value(a[m * 16 + k])) * bf16_value(b[n * 16 + k]);
+      double want = 0, want_v = 0;
+      for (int k = 0; k < 16; ++k) {
+        want += value(a, m * 16 + k) * value(b, n * 16 + k);
+        want_v += value(a, m * 16 + k) * value(vt, k * 16 + n);
+      }
       product = product && close(c[m * 16 + n], want);
       from_ldmatrix = from_ldmatrix && c_ld[m * 16 + n] == c[m * 16 + n];
+      v_like = v_like && close(cv[m * 16 + n], want_v);
     }
   for (int m = 0; m < 16; ++m)
     for (int n = 0; n < 8; ++n) {
-      double want = 0;  // the device's C, rounded to bf16 as the fragments were
-      for (int k = 0; k < 16; ++k)
-        want += double(bf16_value(bf16_bits(c[m * 16 + k]))) * bf16_value(f[n * 16 + k]);
+      double want = 0, want_k = 0;  // E: the device's C, rounded to bf16 as the fragments were
+      for (int k = 0; k < 16; ++k) {
+        want += double(bf16_value(bf16_bits(c[m * 16 + k]))) * value(f, n * 16 + k);
+        want_k += value(a, m * 16 + k) * (value(kt, n * 32 + k) + value(kt, n * 32 + k + 16));
+      }
       reuse = reuse && close(e[m * 8 + n], want);
+      k_like = k_like && close(ck[m * 8 + n], want_k);
     }
   record("mma.sync m16n8k16 fragments", product, {"mma_m16n8k16_bf16"});
   record("mma.sync A fragment from ldmatrix x4", product && from_ldmatrix,
          {"mma_m16n8k16_bf16", "ldmatrix_x4"});
   record("mma.sync D fragments reused as A", reuse, {"mma_m16n8k16_bf16", "pack_bf16x2"});
-  for (void* p : {static_cast<void*>(d_a), static_cast<void*>(d_b), static_cast<void*>(d_f),
-                  static_cast<void*>(d_c), static_cast<void*>(d_e), static_cast<void*>(d_c_ld)})
+  record("mma.sync B of two k-steps from ldmatrix x4", k_like, {"mma_m16n8k16_bf16", "ldmatrix_x4"});
+  record("mma.sync B of two n-tiles from ldmatrix x4 .trans", v_like,
+         {"mma_m16n8k16_bf16", "ldmatrix_x4_trans"});
+  for (void* p :
+       {static_cast<void*>(d_a), static_cast<void*>(d_b), static_cast<void*>(d_f), static_cast<void*>(d_kt),
+        static_cast<void*>(d_vt), static_cast<void*>(d_c), static_cast<void*>(d_e),
+        static_cast<void*>(d_c_ld), static_cast<void*>(d_ck), static_cast<void*>(d_cv)})
     CUDA_CHECK(cudaFree(p));
 }
 
