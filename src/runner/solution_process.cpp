@@ -15,8 +15,8 @@
 #include <cstring>
 #include <optional>
 #include <stdexcept>
-#include <string_view>
 
+#include "util/exec_strings.h"
 #include "util/incbin.h"
 
 PTXBENCH_INCBIN(ptxbench_triton_worker, PTXBENCH_TRITON_WORKER)
@@ -61,22 +61,8 @@ SolutionProcess::SolutionProcess(const WorkerCommand& command) {
   std::vector<std::string> arguments = command.wrapper;
   arguments.insert(arguments.end(), command.argv.begin(), command.argv.end());
   arguments.push_back(std::to_string(fd));
-  std::vector<std::string> environment;
-  for (char** variable = environ; *variable != nullptr; ++variable) {
-    const std::string_view entry(*variable);
-    const std::string_view name = entry.substr(0, entry.find('='));
-    if (std::none_of(command.environment.begin(), command.environment.end(),
-                     [&](const auto& set) { return set.first == name; }))
-      environment.emplace_back(entry);
-  }
-  for (const auto& [name, value] : command.environment) environment.push_back(name + "=" + value);
-  const auto pointers = [](std::vector<std::string>& strings) {
-    std::vector<char*> list;
-    for (std::string& s : strings) list.push_back(s.data());
-    list.push_back(nullptr);
-    return list;
-  };
-  const std::vector<char*> argv = pointers(arguments), envp = pointers(environment);
+  std::vector<std::string> environment = environment_with(command.environment);
+  const std::vector<char*> argv = exec_pointers(arguments), envp = exec_pointers(environment);
   pid_ = fork();
   if (pid_ == 0) {
     execvpe(argv[0], argv.data(), envp.data());

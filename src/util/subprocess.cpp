@@ -12,7 +12,7 @@
 #include <cerrno>
 #include <cstring>
 
-extern char** environ;
+#include "util/exec_strings.h"
 
 namespace ptxbench {
 namespace {
@@ -32,24 +32,6 @@ struct Pipe {
   }
   void close_both() { close_read(), close_write(); }
 };
-
-std::vector<std::string> merged_environment(const std::map<std::string, std::string>& overrides) {
-  std::vector<std::string> env;
-  for (char** e = environ; *e; ++e) {
-    std::string entry = *e;
-    auto name = entry.substr(0, entry.find('='));
-    if (!overrides.contains(name)) env.push_back(std::move(entry));
-  }
-  for (const auto& [name, value] : overrides) env.push_back(name + "=" + value);
-  return env;
-}
-
-std::vector<char*> c_strings(std::vector<std::string>& strings) {
-  std::vector<char*> out;
-  for (auto& s : strings) out.push_back(s.data());
-  out.push_back(nullptr);
-  return out;
-}
 
 }  // namespace
 
@@ -89,9 +71,9 @@ ProcessResult run_process(const ProcessSpec& spec) {
   posix_spawnattr_setsigdefault(&attr, &default_signals);
 
   auto argv_strings = spec.argv;
-  auto env_strings = merged_environment(spec.env_overrides);
-  auto argv = c_strings(argv_strings);
-  auto envp = c_strings(env_strings);
+  auto env_strings = environment_with(spec.env_overrides);
+  auto argv = exec_pointers(argv_strings);
+  auto envp = exec_pointers(env_strings);
   pid_t pid = -1;
   int rc = posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
