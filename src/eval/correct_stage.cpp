@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "eval/gpu_monitor.h"
 #include "eval/gpu_stage.h"
 #include "eval/hang_report.h"
 #include "eval/sanitizer_report.h"
@@ -195,10 +196,12 @@ StageResult correct_stage(StageContext& context) {
   constexpr double kPartsMarginS = 60;
   const double limit_s =
       and_time ? tools.correct_limit_s + tools.time_limit_s + kPartsMarginS : tools.correct_limit_s;
+  GpuMonitor monitor(and_time ? tools.nvidia_smi : std::filesystem::path());
   RunnerCall check = call_runner(tools, context.sandbox,
                                  request_for(context.task, context.compiled,
                                              and_time ? proto::kModeCheckThenTime : proto::kModeCheck, tools),
                                  limit_s);
+  const std::vector<GpuSample> samples = monitor.samples();
   const std::optional<json> checked =
       check.result ? std::optional(runner_part(*check.result, proto::kCheckPart)) : std::nullopt;
   StageResult correct =
@@ -207,8 +210,10 @@ StageResult correct_stage(StageContext& context) {
                                                                : check.process.wall_s;
   if (correct.status == StageStatus::passed) add_launches(context, "correct", checked);
   if (checked) add_hang_report(correct, *checked);
-  if (check.result && check.result->contains(proto::kTimePart))
+  if (check.result && check.result->contains(proto::kTimePart)) {
     context.timed = runner_part(*check.result, proto::kTimePart);
+    note_gpu_during(*context.timed, samples);
+  }
   const json fault = checked ? checked->value(proto::kRuntimeError, json()) : json();
   const StageResult* sanitize = context.verdict.stage("sanitize");
   const bool sanitizer_found = sanitize != nullptr && sanitize->status == StageStatus::failed;

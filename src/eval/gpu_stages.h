@@ -34,6 +34,9 @@ struct GpuTools {
   // Attached by the runner to a solution that ran out of its stage's time, for where its threads wait
   // (hang_report.h); empty: none.
   std::filesystem::path cuda_gdb = "cuda-gdb";
+  // Samples the GPUs' power, clock and slowdown reasons beside the time stage's calls (gpu_monitor.h); empty:
+  // none.
+  std::filesystem::path nvidia_smi = "nvidia-smi";
   std::filesystem::path scratch;  // for tool logs
   std::string visible_device;     // CUDA_VISIBLE_DEVICES for the runner and the baseline; empty: as inherited
   std::string python = "python3";  // the python with torch and triton that runs Triton solutions

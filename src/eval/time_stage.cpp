@@ -1,8 +1,10 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "arch/profile.h"
+#include "eval/gpu_monitor.h"
 #include "eval/gpu_stage.h"
 #include "runner/protocol.h"
-#include "arch/profile.h"
 
 namespace ptxbench {
 using nlohmann::json;
@@ -72,6 +74,13 @@ StageResult time_stage_from(const json& result, const Task& task) {
     if (mine["peak"].is_number())
       stage.message += fmt::format(", {:.0f}% of the dense tensor peak", 100 * mine["peak"].get<double>());
   }
+  // The GPU slowing itself during the calls, by the driver's account (gpu_monitor.h): said, with its reasons.
+  if (const json during = timing.value(proto::kGpuDuring, json()); during.is_object()) {
+    const std::vector<std::string> reasons = during.value("slowdown_reasons", std::vector<std::string>());
+    if (!reasons.empty())
+      stage.message +=
+          fmt::format("; the GPU slowed itself during the timed calls ({})", fmt::join(reasons, ", "));
+  }
   // A GPU held below its maximum clock during the calls (timing_rules.h, clock_below_max): said, since every
   // figure above was measured on it.
   if (timing.value(proto::kSmClockBelowMax, false)) {
@@ -98,10 +107,12 @@ StageResult time_stage(StageContext& context) {
     time = time_stage_from(*result, context.task);
     wall_s = result->value(proto::kWallS, 0.0);
   } else {
+    GpuMonitor monitor(tools.nvidia_smi);
     RunnerCall timed =
         call_runner(tools, context.sandbox,
                     request_for(context.task, context.compiled, proto::kModeTime, tools), tools.time_limit_s);
     result = timed.result;
+    if (result) note_gpu_during(*result, monitor.samples());
     time =
         result ? time_stage_from(*result, context.task) : process_failure("time", timed, tools.time_limit_s);
     wall_s = timed.process.wall_s;

@@ -113,7 +113,10 @@ Json describe_device(int device) {
   int driver = 0, runtime = 0;
   PTXBENCH_CUDA(cudaDriverGetVersion(&driver));
   PTXBENCH_CUDA(cudaRuntimeGetVersion(&runtime));
+  char bus_id[32] = {};
+  PTXBENCH_CUDA(cudaDeviceGetPCIBusId(bus_id, sizeof(bus_id), device));
   return {{"name", properties.name},
+          {p::kPciBusId, bus_id},
           {"compute_capability", std::to_string(properties.major) + "." + std::to_string(properties.minor)},
           {"sm_count", properties.multiProcessorCount},
           {"l2_bytes", properties.l2CacheSize},

@@ -335,6 +335,9 @@ inline constexpr const char* kPhasesS = "phases_s";
 // The time stage's SM clock after each timed call of the solution (its series), and whether its median was
 // below the maximum (timing_rules.h, clock_below_max).
 inline constexpr const char* kSmClockDuringMhz = "sm_clock_during_mhz";
+inline constexpr const char* kTimedWindowUnixS = "timed_window_unix_s";  // [begin, end] of the timed calls
+inline constexpr const char* kPciBusId = "pci_bus_id";                   // device_info's
+inline constexpr const char* kGpuDuring = "gpu_during";  // added by the judge: its samples of the GPU then
 inline constexpr const char* kSmClockBelowMax = "sm_clock_below_max";
 inline constexpr const char* kBandwidthGbs = "bandwidth_gbs";
 inline constexpr const char* kInputBytes = "input_bytes";

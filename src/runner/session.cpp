@@ -649,6 +649,11 @@ void run_time(Session& session) {
   // The SM clock after each call (timing_rules.h), measured once its outputs are snapshot: two figures a
   // call.
   const DeviceBuffer clocks(sizeof(unsigned long long) * 2 * static_cast<size_t>(calls));
+  // The timed calls' window on the host's clock, for the judge's samples of the GPU's power (gpu_monitor.h).
+  const auto unix_s = [] {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  };
+  const double window_begin = unix_s();
   for (int i = 0; i < calls; ++i) {
     const Where where{shape.label, i, "timed call " + std::to_string(i)};
     const bool counted = std::find(counted_calls.begin(), counted_calls.end(), i) != counted_calls.end();
@@ -677,6 +682,7 @@ void run_time(Session& session) {
         time_baseline(family, harness.get(), flush, salt, baseline);
     }
   }
+  const double window_end = unix_s();
   session.result[p::kLaunches] = log.collect(session.solution);
 
   const double flops = family.flops();
@@ -685,6 +691,7 @@ void run_time(Session& session) {
                  {p::kWarmup, std::max(2, warmup_calls)},
                  {p::kRepetitions, repetitions},
                  {p::kJudgeCallS, judge_s},
+                 {p::kTimedWindowUnixS, {window_begin, window_end}},
                  {p::kL2FlushBytes, flush.bytes()},
                  {p::kStreamHandle, hex(stream_handle_value)},
                  {p::kSolution, series(solution, flops)},

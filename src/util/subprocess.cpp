@@ -38,6 +38,7 @@ struct Pipe {
 std::string ProcessResult::describe() const {
   if (spawn_failed) return "could not be started: " + err;
   if (timed_out) return fmt::format("timed out after {:.1f} s", wall_s);
+  if (stopped) return fmt::format("stopped after {:.1f} s", wall_s);
   if (term_signal) return fmt::format("killed by signal {} ({})", term_signal, strsignal(term_signal));
   return fmt::format("exit code {}", exit_code);
 }
@@ -106,7 +107,12 @@ ProcessResult run_process(const ProcessSpec& spec) {
       result.timed_out = true;
       break;
     }
-    int n = poll(fds.data(), fds.size(), static_cast<int>(std::min<long>(left.count(), 1000)));
+    if (spec.stop != nullptr && spec.stop->load()) {
+      result.stopped = true;
+      break;
+    }
+    int n =
+        poll(fds.data(), fds.size(), static_cast<int>(std::min<long>(left.count(), spec.stop ? 50 : 1000)));
     if (n < 0 && errno != EINTR) break;
     for (size_t i = 0; i < fds.size(); ++i) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
@@ -125,24 +131,26 @@ ProcessResult run_process(const ProcessSpec& spec) {
   // Both streams closed: the child is exiting, but a grandchild holding no pipe could outlive the deadline;
   // wait for the child itself with the remaining time.
   int status = 0;
-  while (!result.timed_out) {
+  while (!result.timed_out && !result.stopped) {
     pid_t done = waitpid(pid, &status, WNOHANG);
     if (done == pid) break;
     if (std::chrono::steady_clock::now() >= deadline)
       result.timed_out = true;
+    else if (spec.stop != nullptr && spec.stop->load())
+      result.stopped = true;
     else
       usleep(2000);
   }
-  if (result.timed_out) {
+  if (result.timed_out || result.stopped) {
     kill(-pid, SIGKILL);
     waitpid(pid, &status, 0);
   } else {
     kill(-pid, SIGKILL);  // reap anything the child left behind in its group
   }
-  if (WIFEXITED(status) && !result.timed_out) {
+  if (WIFEXITED(status) && !result.timed_out && !result.stopped) {
     result.exited = true;
     result.exit_code = WEXITSTATUS(status);
-  } else if (WIFSIGNALED(status) && !result.timed_out) {
+  } else if (WIFSIGNALED(status) && !result.timed_out && !result.stopped) {
     result.term_signal = WTERMSIG(status);
   }
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -160,6 +160,17 @@ TEST(GpuStages, TimingSaysWhenTheGpuRanBelowItsMaximumClock) {
   EXPECT_EQ(time_stage_from(result, task()).message.find("SM clock"), std::string::npos);
 }
 
+// The GPU slowing itself while the calls ran, by the driver's account (gpu_monitor.h): said with its reasons.
+TEST(GpuStages, TimingSaysWhenTheGpuSlowedItself) {
+  json result = timing_result(false);
+  result["timing"]["gpu_during"] = {{"samples", 12}, {"slowdown_reasons", {"sw_power_cap", "hw_slowdown"}}};
+  EXPECT_NE(time_stage_from(result, task())
+                .message.find("; the GPU slowed itself during the timed calls (sw_power_cap, hw_slowdown)"),
+            std::string::npos);
+  result["timing"]["gpu_during"]["slowdown_reasons"] = json::array();
+  EXPECT_EQ(time_stage_from(result, task()).message.find("slowed itself"), std::string::npos);
+}
+
 TEST(GpuStages, HiddenWorkFailsTheTimeStage) {
   const StageResult stage = time_stage_from(timing_result(true), task());
   EXPECT_EQ(stage.status, StageStatus::failed);
@@ -397,6 +408,8 @@ struct FakeRun {
   std::vector<json>* requests = nullptr;  // where the runner's requests are kept
   const Task* on_task = nullptr;          // the default task() otherwise
   size_t sass_listing_limit = GpuTools{}.sass_listing_limit;
+  // With it, a fake nvidia-smi prints these lines after the time of day (nvidia-smi's timestamp) and waits.
+  std::vector<std::string> nvidia_smi_lines;
 };
 
 Verdict stages_with_fake_tools(const json& result, const FakeRun& run = {}) {
@@ -476,6 +489,10 @@ done
 cp "$here/ncu.csv" "$log"
 exec "$@"
 )");
+  std::string smi_script = "#!/bin/sh\n";
+  for (const std::string& line : run.nvidia_smi_lines)
+    smi_script += "echo \"$(date '+%Y/%m/%d %H:%M:%S.%3N'), " + line + "\"\n";
+  const fs::path nvidia_smi = write_script(dir, "nvidia-smi", smi_script + "exec sleep 60\n");
   std::ofstream(dir / "solution.sass") << run.sass;
   const fs::path cuobjdump =
       write_script(dir, "cuobjdump", "#!/bin/sh\ncat \"$(dirname \"$0\")/solution.sass\"\n");
@@ -496,6 +513,7 @@ exec "$@"
   tools.ncu = run.ncu_csv.empty() ? dir / "absent" : ncu;
   tools.cuobjdump = run.sass.empty() ? dir / "absent" : cuobjdump;
   tools.sass_listing_limit = run.sass_listing_limit;
+  tools.nvidia_smi = run.nvidia_smi_lines.empty() ? fs::path() : nvidia_smi;
   tools.scratch = dir / "scratch";
   tools.set_all_limits(run.limit_s);
   tools.stages = run.stages;
@@ -700,6 +718,39 @@ TEST(GpuStages, AnAttentionTasksTimeRequestNamesTheVendorBaselineModule) {
   EXPECT_EQ(check_alone[0]["mode"], "check");
   EXPECT_FALSE(check_alone[0].contains("baseline_module")) << check_alone[0].dump();
   EXPECT_FALSE(check_alone[0].contains("python")) << check_alone[0].dump();
+}
+
+// nvidia-smi samples the GPUs while the correct stage's process runs; the time stage keeps those of the
+// runner's GPU within its timed window, and says the power cap the driver reported then.
+TEST(GpuStages, TheTimeStageKeepsTheDriversSamplesOfItsGpuDuringTheCalls) {
+  json both =
+      json::parse(R"({"protocol": 1, "mode": "check_then_time", "status": "passed", "message": "timed",
+    "device": {"name": "NVIDIA H200", "pci_bus_id": "0000:19:00.0"},
+    "check": {"status": "passed", "message": "all 9 trials over 3 shape(s) passed", "shapes": []},
+    "time": {"status": "passed", "message": "timed",
+             "timing": {"solution": {"event_us": {"median": 100, "p10": 99, "p90": 101}, "tflops": 500},
+                        "timed_window_unix_s": [0, 4e9]}}})");
+  const Verdict verdict = stages_with_fake_tools(
+      both, {.stages = {"correct", "time"},
+             .nvidia_smi_lines = {"00000000:19:00.0, 650.5, 1980, 0x0000000000000000, 50",
+                                  "00000000:19:00.0, 700.0, 1710, 0x0000000000000004, 52",
+                                  "00000000:3B:00.0, 70.0, 345, 0x0000000000000048, 30"}});
+  const StageResult& time = stage_named(verdict, "time");
+  EXPECT_EQ(time.status, StageStatus::passed) << time.message;
+  const json during = time.details.value("gpu_during", json());
+  ASSERT_TRUE(during.is_object()) << time.details.dump();
+  EXPECT_EQ(during["samples"], 2);  // the other GPU's sample is not this one's
+  EXPECT_DOUBLE_EQ(during["power_w"]["max"].get<double>(), 700.0);
+  EXPECT_DOUBLE_EQ(during["sm_clock_mhz"]["min"].get<double>(), 1710.0);
+  EXPECT_EQ(during["slowdown_reasons"], json::array({"sw_power_cap"}));
+  EXPECT_NE(time.message.find("the GPU slowed itself during the timed calls (sw_power_cap)"),
+            std::string::npos)
+      << time.message;
+  // Without nvidia-smi the stage is the same, without the samples.
+  const StageResult& unsampled =
+      stage_named(stages_with_fake_tools(both, {.stages = {"correct", "time"}}), "time");
+  EXPECT_EQ(unsampled.status, StageStatus::passed);
+  EXPECT_FALSE(unsampled.details.contains("gpu_during"));
 }
 
 // The correct and time stages share one runner process (protocol.h, check_then_time): each stage reports its

@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
+
 #include "util/subprocess.h"
 
 using namespace ptxbench;
@@ -51,4 +55,23 @@ TEST(Subprocess, OutputBeyondTheLimitIsCountedNotKept) {
   EXPECT_EQ(r.out.size(), 1000u);
   EXPECT_EQ(r.out_dropped, 99000u);  // counted, so that a reader that must see it all can tell
   EXPECT_EQ(r.err_dropped, 0u);
+}
+
+// A process the caller stops (a sampler running beside a stage): ended within the poll's 50 ms, with what it
+// printed until then, and said to be stopped, not timed out.
+TEST(Subprocess, AStoppedProcessEndsWithItsOutputSoFar) {
+  std::atomic<bool> stop{false};
+  ProcessResult result;
+  std::thread runner([&] {
+    result = run_process({.argv = {"sh", "-c", "echo first; exec sleep 30"}, .stop = &stop});
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  stop = true;
+  runner.join();
+  EXPECT_TRUE(result.stopped);
+  EXPECT_FALSE(result.timed_out);
+  EXPECT_FALSE(result.ok());
+  EXPECT_EQ(result.out, "first\n");
+  EXPECT_LT(result.wall_s, 5.0);
+  EXPECT_EQ(result.describe().rfind("stopped after", 0), 0u) << result.describe();
 }
