@@ -14,6 +14,8 @@
 #    ../h200-2026-12-05f/, 0.026 s a forward call and 0.079 s a backward one at d64).
 # 5. The decode reference, rewritten on mma.sync, on its four tasks: the share of the read bandwidth (issue 31's
 #    target 0.8; the first version reached 0.26-0.30 on the H100).
+#    Their time stages also show the GPU's power and slowdown reasons during the calls (gpu_during, nvidia-smi's
+#    samples; new).
 # 6. `../h200-owed/manifest.sh attention-cuda` if it fits (the first part of the whole record at this version).
 source bench/harness/h200-2026-12-05/env.sh
 end=${END:-560}
@@ -52,7 +54,8 @@ db = sqlite3.connect(sys.argv[1])
 for task, verdict in db.execute("select task_id, verdict from evaluations where task_id like 'attention-decode-%'"):
     for stage in json.loads(verdict).get("stages", []):
         if stage.get("name") == "time":
-            share = stage.get("details", {}).get("roofline_share", {}).get("solution", {}).get("bandwidth")
-            print(task, "bandwidth share", share)
+            details = stage.get("details", {})
+            share = details.get("roofline_share", {}).get("solution", {}).get("bandwidth")
+            print(task, "bandwidth share", share, "| gpu_during", json.dumps(details.get("gpu_during")))
 PY
 DEADLINE=$((end - SECONDS)) exec bash bench/harness/h200-owed/manifest.sh attention-cuda
