@@ -5,9 +5,10 @@
 #include <cstdio>
 #include <ctime>
 #include <limits>
-#include <sstream>
 
+#include "report/metrics.h"
 #include "runner/protocol.h"
+#include "util/text.h"
 
 namespace ptxbench {
 namespace {
@@ -36,12 +37,6 @@ double local_time_s(const std::string& text) {
   return static_cast<double>(seconds) + (fields == 7 ? std::stod(std::string("0.") + fraction) : 0.0);
 }
 
-std::string trimmed(const std::string& text) {
-  const size_t first = text.find_first_not_of(" \t\r");
-  if (first == std::string::npos) return "";
-  return text.substr(first, text.find_last_not_of(" \t\r") - first + 1);
-}
-
 double number_or_nan(const std::string& text) {
   try {
     size_t used = 0;
@@ -62,23 +57,21 @@ std::string canonical_bus_id(const std::string& text) {
   return out;
 }
 
-json spread(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  const double median = n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-  return {{"median", median}, {"min", values.front()}, {"max", values.back()}};
+// median, min and max of `values` (report/metrics.h's spread), null without any.
+json median_min_max(const std::vector<double>& values) {
+  if (values.empty()) return json();
+  const report::Spread s = report::spread(values);
+  return {{"median", *s.median}, {"min", *s.min}, {"max", *s.max}};
 }
 
 }  // namespace
 
 std::vector<GpuSample> parse_gpu_samples(const std::string& csv) {
   std::vector<GpuSample> samples;
-  std::istringstream lines(csv);
-  for (std::string line; std::getline(lines, line);) {
-    std::vector<std::string> fields;
-    std::istringstream columns(line);
-    for (std::string field; std::getline(columns, field, ',');) fields.push_back(trimmed(field));
+  for (const std::string& line : split_lines(csv)) {
+    std::vector<std::string> fields = split(line, ',');
     if (fields.size() != 6) continue;
+    for (std::string& field : fields) field = trim(field);
     GpuSample sample;
     sample.unix_s = local_time_s(fields[0]);
     sample.bus_id = canonical_bus_id(fields[1]);
@@ -122,8 +115,8 @@ json gpu_during(const std::vector<GpuSample>& samples, const std::string& bus_id
   }
   if (count == 0) return json();
   json during = {{"samples", count}, {"slowdown_reasons", slowdown_reasons(reasons)}};
-  during["power_w"] = power.empty() ? json() : spread(power);
-  during["sm_clock_mhz"] = clock.empty() ? json() : spread(clock);
+  during["power_w"] = median_min_max(power);
+  during["sm_clock_mhz"] = median_min_max(clock);
   during["temperature_c_max"] = std::isinf(temperature) ? json() : json(temperature);
   return during;
 }

@@ -1,4 +1,5 @@
 #include "eval/ncu_report.h"
+#include "util/text.h"
 
 #include <algorithm>
 #include <array>
@@ -24,13 +25,6 @@ constexpr std::array<std::string_view, 2> kOpcodeMetrics = {
     "sass__inst_executed_per_opcode",
 };
 
-std::string_view trim(std::string_view text) {
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) return {};
-  const auto last = text.find_last_not_of(" \t\r\n");
-  return text.substr(first, last - first + 1);
-}
-
 bool starts_with(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
 }
@@ -43,13 +37,13 @@ bool is_header_line(std::string_view line) {
 
 // "(2, 64, 1)" -> {2, 64, 1}
 std::optional<Dim3> parse_dim3(std::string_view text) {
-  text = trim(text);
+  text = trim_view(text);
   if (text.size() < 2 || text.front() != '(' || text.back() != ')') return std::nullopt;
   text = text.substr(1, text.size() - 2);
   std::array<int64_t, 3> values{};
   for (size_t i = 0; i < values.size(); ++i) {
     const auto comma = text.find(',');
-    const auto part = trim(text.substr(0, comma));
+    const auto part = trim_view(text.substr(0, comma));
     if (!parse_count(part, values[i])) return std::nullopt;
     if (i + 1 < values.size()) {
       if (comma == std::string_view::npos) return std::nullopt;
@@ -72,7 +66,7 @@ LineKind classify(std::string_view line, std::string_view& text_after_tag) {
   }};
   for (const auto& [tag, kind] : kTags) {
     if (starts_with(line, tag)) {
-      text_after_tag = trim(line.substr(tag.size()));
+      text_after_tag = trim_view(line.substr(tag.size()));
       return kind;
     }
   }
@@ -83,7 +77,7 @@ LineKind classify(std::string_view line, std::string_view& text_after_tag) {
 }  // namespace
 
 bool parse_decimal(std::string_view text, double& value) {
-  text = trim(text);
+  text = trim_view(text);
   std::string digits;
   for (size_t i = 0; i < text.size(); ++i) {
     if (text[i] == ',' && i > 0 && i + 1 < text.size()) continue;  // a thousands separator
@@ -96,8 +90,8 @@ bool parse_decimal(std::string_view text, double& value) {
 
 // A cell's value without the instances --print-metric-instances details adds ("0 (0: 0)" -> "0").
 static std::string_view without_instances(std::string_view cell) {
-  cell = trim(cell);
-  return trim(cell.substr(0, cell.find(" (")));
+  cell = trim_view(cell);
+  return trim_view(cell.substr(0, cell.find(" (")));
 }
 
 // A count cell, instanced or not.
@@ -107,7 +101,7 @@ static bool parse_total(std::string_view cell, int64_t& value) {
 
 // ncu's unit of a time column (the units row) in nanoseconds.
 static double nanoseconds_per(std::string_view unit) {
-  unit = trim(unit);
+  unit = trim_view(unit);
   if (unit == "usecond") return 1e3;
   if (unit == "msecond") return 1e6;
   if (unit == "second") return 1e9;
@@ -115,7 +109,7 @@ static double nanoseconds_per(std::string_view unit) {
 }
 
 bool parse_count(std::string_view text, int64_t& value) {
-  text = trim(text);
+  text = trim_view(text);
   if (text.empty()) return false;
   std::string digits;
   digits.reserve(text.size());
@@ -138,7 +132,7 @@ bool parse_count(std::string_view text, int64_t& value) {
 bool parse_instanced_counts(std::string_view cell, int64_t& total,
                             std::map<std::string, int64_t>& instances) {
   instances.clear();
-  cell = trim(cell);
+  cell = trim_view(cell);
   const auto open = cell.find('(');
   if (open == std::string_view::npos) return parse_count(cell, total);
   if (cell.back() != ')') return false;
@@ -146,7 +140,7 @@ bool parse_instanced_counts(std::string_view cell, int64_t& total,
   std::string_view body = cell.substr(open + 1, cell.size() - open - 2);
   while (!body.empty()) {
     const auto end = body.find(';');
-    const auto item = trim(body.substr(0, end));
+    const auto item = trim_view(body.substr(0, end));
     body = end == std::string_view::npos ? std::string_view{} : body.substr(end + 1);
     if (item.empty()) continue;
     // "HGMMA.64x8x16.F32.BF16: 4": the name never holds ": ", the count may hold commas.
@@ -154,7 +148,7 @@ bool parse_instanced_counts(std::string_view cell, int64_t& total,
     if (colon == std::string_view::npos) return false;
     int64_t count = 0;
     if (!parse_count(item.substr(colon + 1), count)) return false;
-    instances[std::string(trim(item.substr(0, colon)))] += count;
+    instances[std::string(trim_view(item.substr(0, colon)))] += count;
   }
   return true;
 }
@@ -242,7 +236,7 @@ NcuReport parse_ncu_report(const std::string& output, const ProfileSpec* profile
       case LineKind::prof:
         break;
       case LineKind::other:
-        if (!trim(line).empty()) report.program_output.emplace_back(line);
+        if (!trim_view(line).empty()) report.program_output.emplace_back(line);
     }
   }
   for (const auto& warning : report.warnings)

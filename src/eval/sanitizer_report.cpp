@@ -1,4 +1,5 @@
 #include "eval/sanitizer_report.h"
+#include "util/text.h"
 
 #include <array>
 #include <regex>
@@ -20,13 +21,6 @@ constexpr std::string_view kPrefix = "=========";
 // kilobytes), and std::regex recurses per character, so a line of 40 kB overflowed the stack (found by
 // fuzz/tool_reports.cpp). Past this a line's words are cut, never parsed.
 constexpr size_t kMaxLineBytes = 4096;
-
-std::string trim(std::string_view text) {
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) return {};
-  const auto last = text.find_last_not_of(" \t\r\n");
-  return std::string(text.substr(first, last - first + 1));
-}
 
 bool starts_with(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;

@@ -401,12 +401,6 @@ std::vector<Repair> repairs(Store& store, int64_t repair_run) {
 
 namespace {
 
-std::string trim(const std::string& s) {
-  const size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
-}
-
 // The code's lines, trimmed, without the empty ones.
 std::set<std::string> line_set(const std::string& code) {
   std::set<std::string> lines;

@@ -86,6 +86,16 @@ nlohmann::json with_valid_utf8(const nlohmann::json& value) {
   return value;
 }
 
+std::string_view trim_view(std::string_view text) {
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return {};
+  return text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
+}
+
+std::string trim(std::string_view text) {
+  return std::string(trim_view(text));
+}
+
 std::vector<std::string> split_lines(const std::string& text) {
   std::vector<std::string> lines;
   std::istringstream in(text);

@@ -23,6 +23,10 @@ std::string valid_utf8(std::string_view text);
 // `value` with valid_utf8 applied to every string in it, object keys included.
 nlohmann::json with_valid_utf8(const nlohmann::json& value);
 
+// `text` without its leading and trailing blanks (spaces, tabs, '\r', '\n'): a view into `text`, and a copy.
+std::string_view trim_view(std::string_view text);
+std::string trim(std::string_view text);
+
 // The lines of `text`, without their '\n' (a last line without one counts; an empty text has none).
 std::vector<std::string> split_lines(const std::string& text);
 // The parts of `text` between the `separator`s ("a,,b" is "a", "", "b"; "" is one empty part).

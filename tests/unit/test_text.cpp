@@ -95,3 +95,13 @@ TEST(Utf8, EveryStringOfAJsonValueIsMadeValid) {
   EXPECT_EQ(clean["key " + kReplacement]["nested"], kReplacement);
   EXPECT_EQ(with_valid_utf8(clean), clean) << "valid text is left as it is";
 }
+
+TEST(Text, TrimDropsBlanksAtBothEndsOnly) {
+  EXPECT_EQ(trim(" \t a b \r\n"), "a b");
+  EXPECT_EQ(trim(" \n\t "), "");
+  EXPECT_EQ(trim(""), "");
+  const std::string text = "  kernel  ";
+  const std::string_view view = trim_view(text);
+  EXPECT_EQ(view, "kernel");
+  EXPECT_EQ(view.data(), text.data() + 2);  // a view into the text, not a copy
+}
