@@ -6,7 +6,6 @@
 #include <ctime>
 #include <limits>
 
-#include "report/metrics.h"
 #include "runner/protocol.h"
 #include "util/text.h"
 
@@ -57,11 +56,14 @@ std::string canonical_bus_id(const std::string& text) {
   return out;
 }
 
-// median, min and max of `values` (report/metrics.h's spread), null without any.
-json median_min_max(const std::vector<double>& values) {
+// median, min and max of `values`, null without any. (report/metrics.h has a fuller spread, but the readers
+// of eval/ are built without report/: the fuzz harnesses link them alone.)
+json median_min_max(std::vector<double> values) {
   if (values.empty()) return json();
-  const report::Spread s = report::spread(values);
-  return {{"median", *s.median}, {"min", *s.min}, {"max", *s.max}};
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  const double median = n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+  return {{"median", median}, {"min", values.front()}, {"max", values.back()}};
 }
 
 }  // namespace
