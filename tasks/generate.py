@@ -118,7 +118,8 @@ DECODE = {
     "main": {"B": 64, "L": 8192, "T": 262144},
     "checks": [{"label": "ragged-1000", "B": 5, "L": 1000, "T": 2100},
                {"label": "short-77", "B": 3, "L": 77, "T": 100}],
-    "tolerance": {"rtol": 0.01, "atol": 0.002},
+    # The causal forward's: a sequence of 2 to 16 tokens is a causal forward's second to 16th row (docs/tasks.md).
+    "tolerance": {"rtol": 0.01, "atol": 0.01},
     "lse": {"rtol": 0, "atol": 0.001},
     "baseline": "none",
 }

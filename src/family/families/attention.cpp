@@ -180,8 +180,9 @@ Family attention_backward_family() {
 }
 
 Family attention_decode_paged_family() {
-  // O and LSE as the dense forward's (attention.cpp): scores ~ N(0,1), bf16 O within 1e-2 relative, fp32 LSE
-  // within 1e-3 absolute. A decode row sums up to L keys in fp32, as the forward's rows do.
+  // O and LSE as the dense forward's: scores ~ N(0,1), fp32 LSE within 1e-3 absolute. The tasks' O tolerance
+  // is the causal forward's (atol 0.01): a sequence of a few tokens is a causal forward's first rows
+  // (docs/tasks.md).
   return {
       .name = "attention-decode-paged",
       .entry_point = "ptxbench_attention_decode_paged_bf16",
