@@ -171,16 +171,20 @@ void add_hang_report(StageResult& stage, const json& result) {
   if (stage.status != StageStatus::timeout) return;
   const json fault = result.value(proto::kRuntimeError, json::object());
   const json output = fault.is_object() ? fault.value(proto::kDebuggerOutput, json()) : json();
-  if (!output.is_string()) return;
-  const HangReport report = parse_cuda_gdb_threads(output.get<std::string>());
+  const json failure = fault.is_object() ? fault.value(proto::kDebuggerFailure, json()) : json();
+  if (!output.is_string() && !failure.is_string()) return;
+  const HangReport report = parse_cuda_gdb_threads(output.is_string() ? output.get<std::string>() : "");
   if (!stage.details.is_object()) stage.details = json::object();
   stage.details["hang"] = to_json(report);
+  if (failure.is_string()) stage.details["hang"]["debugger_failure"] = failure;
   if (const std::string where = report.summary(); !where.empty())
     stage.message += "\nwhere its threads wait (cuda-gdb, attached to the call run again): " + where;
   else if (!report.attach_failure.empty())
     stage.message += fmt::format(
         "\nwhere its threads wait is not known: cuda-gdb could not debug the GPU side on this host (\"{}\")",
         report.attach_failure);
+  else if (failure.is_string())
+    stage.message += "\nwhere its threads wait is not known: " + failure.get<std::string>();
 }
 
 // Correct: every shape, its trials with fresh inputs, in one runner process, and the time stage's calls after

@@ -20,7 +20,8 @@ const std::regex kThreadRow(
 
 // cuda-gdb's and the driver's words when the GPU side cannot be debugged.
 bool says_attach_failed(const std::string& line) {
-  for (const char* words : {"while attaching to the application", "CUDA Debugger back-end", "(cudbgApiAttach)"})
+  for (const char* words :
+       {"while attaching to the application", "CUDA Debugger back-end", "(cudbgApiAttach)", "CUDBG_ERROR_"})
     if (line.find(words) != std::string::npos) return true;
   return false;
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <initializer_list>
 
 // Access rights newer than some systems' kernel headers (Debian 12 ships those of Linux 6.1): the values are
@@ -93,10 +94,27 @@ inline bool confine_writes_to(std::initializer_list<const char*> writable) {
 // while this is the only thread: Landlock binds the thread that asks and the threads it starts later, so the
 // threads CUDA starts are bound too, and no thread is left that the solution could take over to write
 // elsewhere. (A path reached through /proc/PID/root or /proc/PID/fd is checked where it resolves.)
-inline Confinement confine_solution_process(const char* also_writable = nullptr) {
+// A process started for the debugger (`for_debugger`: kForDebuggerVariable is "1" in its environment) keeps
+// all of /proc writable: CUDA's debugger back-end, which cuda-gdb starts in the process it attaches to,
+// forks, and its child writes to its own /proc/PID, which is not this process's; without it the back-end
+// fails with CUDBG_ERROR_NO_DEVICE_AVAILABLE (H100, 2026-12-06: bench/harness/h200-2026-12-06c/). Other
+// processes' memory and descriptors stay out of reach there: Landlock denies ptrace access, which
+// /proc/PID/mem and /proc/PID/fd ask for, to any process outside the confined ones, and the runner is not
+// dumpable.
+inline Confinement confine_solution_process(const char* also_writable = nullptr, bool for_debugger = false) {
   const uint32_t threads = threads_of_this_process();
   const char* also = also_writable != nullptr && *also_writable != '\0' ? also_writable : "/tmp";
-  return {.writes_confined = confine_writes_to({"/dev", "/tmp", "/proc/self", also}), .threads = threads};
+  const char* proc = for_debugger ? "/proc" : "/proc/self";
+  return {.writes_confined = confine_writes_to({"/dev", "/tmp", proc, also}), .threads = threads};
+}
+
+// The environment variable that tells a solution process whether the runner started it for the debugger
+// ("1"; "0" in every other, SolutionProcess sets it either way), and its reading.
+inline constexpr const char* kForDebuggerVariable = "PTXBENCH_SOLUTION_FOR_DEBUGGER";
+
+inline bool started_for_debugger() {
+  const char* value = getenv(kForDebuggerVariable);
+  return value != nullptr && value[0] == '1' && value[1] == '\0';
 }
 
 }  // namespace ptxbench::runner

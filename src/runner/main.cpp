@@ -336,6 +336,7 @@ void run(const std::string& text, Json& result) {
     if (!request.debugger.empty()) {
       rerun = DebugRerun{.command = worker_command(request, triton_cache), .entry = entry};
       rerun->command.wrapper.clear();
+      rerun->command.for_debugger = true;
     }
     if (request.times() && !request.baseline_module.empty())
       baseline = std::make_unique<SolutionProcess>(python_command(request, baseline_cache));

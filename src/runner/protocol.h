@@ -80,7 +80,8 @@
 //                                               // unrecorded solution process, attaches this debugger to
 //                                               // it after 3 s (-batch -p PID, "info cuda kernels",
 //                                               // "info cuda threads", at most 20 s) and puts what it
-//                                               // printed, up to 64 KiB, in runtime_error.debugger_output
+//                                               // printed, up to 64 KiB, in runtime_error.debugger_output,
+//                                               // or why it printed nothing in .debugger_failure
 // }
 // Families: a request's "family" and "entry_point" are one of src/family's descriptors, which say everything
 //   else: the dimensions a shape gives, the parameters, the tensors (inputs, outputs compared with the
@@ -307,6 +308,7 @@ inline constexpr const char* kCudaError = "cuda_error";
 inline constexpr const char* kCudaErrorString = "cuda_error_string";
 inline constexpr const char* kDeviceFault = "device_fault";
 inline constexpr const char* kDebuggerOutput = "debugger_output";
+inline constexpr const char* kDebuggerFailure = "debugger_failure";
 
 // Timing fields.
 inline constexpr const char* kFlops = "flops";

@@ -71,7 +71,7 @@ extern "C" uint32_t ptxbench_worker_confine(void) {
   using namespace ptxbench::runner;
   // Triton's cache, which the runner names (python_worker in solution_process.h) and the solution cannot have
   // changed yet: when the judge shares it among an evaluation's stages, it lies outside /tmp.
-  confinement = confine_solution_process(std::getenv("TRITON_CACHE_DIR"));
+  confinement = confine_solution_process(std::getenv("TRITON_CACHE_DIR"), started_for_debugger());
   return confinement.writes_confined ? confinement.threads : 0;
 }
 

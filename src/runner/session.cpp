@@ -70,9 +70,9 @@ Where trial_where(const std::string& shape, int trial) {
 // kRerunGrace. Not the hung process itself: cuda-gdb cannot attach to a process that records its launches
 // with CUPTI ("Could not find CUDA Debugger back-end", then no kernel), and the recorder cannot let go while
 // the kernel runs (cuptiFinalize waits for it). The verdict is the timeout whatever the rerun does (the
-// solution could tell the rerun apart, and so only hide where it waits); empty when the rerun answered in
-// time or could not start.
-std::string debug_rerun(Session& session, uint32_t flags) {
+// solution could tell the rerun apart, and so only hide where it waits). Sets `late`'s debugger output, or
+// why there is none.
+void debug_rerun(Session& session, uint32_t flags, SolutionFault& late) {
   constexpr auto kStartLimit = std::chrono::seconds(15);  // its start and its library's load
   constexpr auto kRerunGrace = std::chrono::seconds(3);
   const Request& request = session.request;
@@ -84,11 +84,15 @@ std::string debug_rerun(Session& session, uint32_t flags) {
     rerun.set_debugger(request.debugger);
     rerun.set_deadline(std::chrono::steady_clock::now() + kRerunGrace, "the debugger's rerun's 3 s");
     (void)rerun.call(session.family.solution_call(), flags);
+    late.debugger_failure = "the call run again for the debugger answered within 3 s";
   } catch (const SolutionFault& fault) {
-    if (fault.timed_out) return fault.debugger_output;
-  } catch (const std::exception&) {
+    late.debugger_output = fault.debugger_output;
+    late.debugger_failure = fault.timed_out
+                                ? fault.debugger_failure
+                                : std::string("the call run again for the debugger failed: ") + fault.what();
+  } catch (const std::exception& error) {
+    late.debugger_failure = std::string("the call run again for the debugger failed: ") + error.what();
   }
-  return "";
 }
 
 // Asks the solution process for one call (solution_protocol.h flags); a non-zero return, or an error from its
@@ -104,7 +108,7 @@ CallOutcome call_solution(Session& session, const Where& where, uint32_t flags) 
     SolutionFault late("shape " + where.shape + ", " + where.phase + ": " + lost.what(), where.shape,
                        where.trial, where.phase + ": " + lost.what(), std::nullopt, std::nullopt);
     late.timed_out = true;
-    if (session.rerun != nullptr) late.debugger_output = debug_rerun(session, flags);
+    if (session.rerun != nullptr) debug_rerun(session, flags, late);
     throw late;
   }
   const solution::Reply& reply = outcome.reply;
@@ -848,6 +852,7 @@ Json SolutionFault::details() const {
   details[p::kCudaErrorString] = error ? Json(cudaGetErrorString(*error)) : Json(nullptr);
   details[p::kDeviceFault] = error && is_sticky_kernel_error(*error);
   if (!debugger_output.empty()) details[p::kDebuggerOutput] = debugger_output;
+  if (!debugger_failure.empty()) details[p::kDebuggerFailure] = debugger_failure;
   return details;
 }
 

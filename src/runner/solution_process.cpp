@@ -16,6 +16,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "runner/landlock.h"
 #include "util/exec_strings.h"
 #include "util/incbin.h"
 
@@ -61,7 +62,9 @@ SolutionProcess::SolutionProcess(const WorkerCommand& command) {
   std::vector<std::string> arguments = command.wrapper;
   arguments.insert(arguments.end(), command.argv.begin(), command.argv.end());
   arguments.push_back(std::to_string(fd));
-  std::vector<std::string> environment = environment_with(command.environment);
+  auto variables = command.environment;
+  variables.emplace_back(kForDebuggerVariable, command.for_debugger ? "1" : "0");
+  std::vector<std::string> environment = environment_with(variables);
   const std::vector<char*> argv = exec_pointers(arguments), envp = exec_pointers(environment);
   pid_ = fork();
   if (pid_ == 0) {
@@ -131,10 +134,10 @@ void SolutionProcess::set_deadline(std::chrono::steady_clock::time_point deadlin
 constexpr int kDebuggerLimitMs = 20000;
 constexpr size_t kDebuggerOutputBytes = 64 * 1024;
 
-std::string SolutionProcess::debug_hang() {
-  if (debugger_.empty() || wrapped_ || pid_ <= 0) return "";
+SolutionProcess::Debugged SolutionProcess::debug_hang() {
+  if (debugger_.empty() || wrapped_ || pid_ <= 0) return {};
   int out[2];
-  if (pipe2(out, O_CLOEXEC) != 0) return "";
+  if (pipe2(out, O_CLOEXEC) != 0) return {.failure = std::string("pipe2: ") + std::strerror(errno)};
   std::vector<std::string> arguments = {
       debugger_,           "-q",  "-batch",           "-p", std::to_string(pid_), "-ex",
       "info cuda kernels", "-ex", "info cuda threads"};
@@ -152,6 +155,7 @@ std::string SolutionProcess::debug_hang() {
   }
   close(out[1]);
   std::string text;
+  int status = 0;
   if (child > 0) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kDebuggerLimitMs);
     char buffer[4096];
@@ -167,22 +171,27 @@ std::string SolutionProcess::debug_hang() {
         text.append(buffer, std::min(static_cast<size_t>(n), kDebuggerOutputBytes - text.size()));
     }
     kill(child, SIGKILL);  // done or out of time: either way it goes
-    while (waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
   }
   close(out[0]);
-  return text;
+  if (child < 0) return {.failure = std::string("fork: ") + std::strerror(errno)};
+  if (text.empty() && WIFEXITED(status) && WEXITSTATUS(status) == 127)
+    return {.failure = debugger_ + " could not be run"};
+  if (text.empty()) return {.failure = debugger_ + " printed nothing"};
+  return {.output = std::move(text)};
 }
 
 void SolutionProcess::timed_out() {
   // Where its threads wait, while the call still runs; then killed: a call that ran out of time may be a
   // kernel that never ends, and the process's end takes its context, and the kernel, with it.
-  std::string debugged = debug_hang();
+  Debugged debugged = debug_hang();
   if (pid_ > 0) kill(pid_, SIGKILL);
   const std::string message = "the solution did not answer within " + limit_ + " and was killed";
   SolutionFault fault(message, "", 0, message, std::nullopt, std::nullopt);
   fault.timed_out = true;
-  fault.debugger_output = std::move(debugged);
+  fault.debugger_output = std::move(debugged.output);
+  fault.debugger_failure = std::move(debugged.failure);
   throw fault;
 }
 

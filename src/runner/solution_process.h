@@ -51,6 +51,7 @@ struct SolutionFault : std::runtime_error {
   // result's status is then timeout.
   bool timed_out = false;
   std::string debugger_output;  // with timed_out: what the debugger said of the process before the kill
+  std::string debugger_failure;  // or why the debugger said nothing ("cuda-gdb could not be run")
 };
 
 // One call of the entry point as its family describes it (src/family): its tensors, each a buffer (nullptr for
@@ -83,6 +84,7 @@ struct WorkerCommand {
   std::vector<std::string> argv;
   std::vector<std::pair<std::string, std::string>> environment;
   std::vector<std::string> wrapper;
+  bool for_debugger = false;  // a rerun for the debugger: its confinement keeps /proc writable (landlock.h)
 };
 
 // How long a wrapped worker's tool gets to finish its report once the worker's socket is closed.
@@ -144,7 +146,10 @@ class SolutionProcess {
   solution::Reply receive_reply(uint64_t nonce);
   [[noreturn]] void lost(const std::string& what);
   [[noreturn]] void timed_out();
-  std::string debug_hang();
+  struct Debugged {
+    std::string output, failure;
+  };
+  Debugged debug_hang();
   std::string describe_end();  // "exited with status 1", "killed by signal 11 (Segmentation fault)"
 
   pid_t pid_ = -1;  // the worker, or the tool that started it

@@ -452,7 +452,7 @@ int refuse_to_serve(int socket, const std::string& reason) {
 }
 
 int solution_worker_main(int socket) {
-  const Confinement confinement = confine_solution_process();
+  const Confinement confinement = confine_solution_process(nullptr, started_for_debugger());
   LibraryBinding library;
   return serve_solution(socket, confinement, library);
 }

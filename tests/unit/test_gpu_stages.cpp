@@ -858,6 +858,26 @@ TEST(GpuStages, APartThatRanOutOfItsLimitIsItsStagesTimeout) {
                                  "on this host (\"The CUDA driver hit an internal error while attaching"),
             std::string::npos)
       << unknown.message;
+  debugged["check"]["runtime_error"]["debugger_output"] = read_file(kData / "cuda-gdb" / "no_device.txt");
+  const StageResult no_device =
+      stage_named(stages_with_fake_tools(debugged, {.stages = {"correct", "time"}}), "correct");
+  EXPECT_NE(no_device.message.find("cuda-gdb could not debug the GPU side on this host (\"fatal: "
+                                   "CUDBG_ERROR_NO_DEVICE_AVAILABLE (39)"),
+            std::string::npos)
+      << no_device.message;
+  // No output, and the runner's reason: said as it is.
+  debugged["check"]["runtime_error"].erase("debugger_output");
+  debugged["check"]["runtime_error"]["debugger_failure"] =
+      "the call run again for the debugger answered within 3 s";
+  const StageResult answered =
+      stage_named(stages_with_fake_tools(debugged, {.stages = {"correct", "time"}}), "correct");
+  EXPECT_NE(
+      answered.message.find(
+          "\nwhere its threads wait is not known: the call run again for the debugger answered within 3 s"),
+      std::string::npos)
+      << answered.message;
+  EXPECT_EQ(answered.details["hang"]["debugger_failure"],
+            "the call run again for the debugger answered within 3 s");
   // The time part's limit likewise, after a check that passed.
   json late = hung;
   late["check"] = {{"status", "passed"}, {"message", "ok"}, {"shapes", json::array()}};

@@ -318,6 +318,37 @@ TEST(SolutionProcess, ConfinedWritesReachOnlyTheFoldersKept) {
   fs::remove_all(scratch);
 }
 
+// A process the runner starts for the debugger keeps all of /proc writable (landlock.h): CUDA's debugger
+// back-end forks inside it, and the child writes to its own /proc/PID, which "/proc/self" of the confined
+// parent does not cover. Any other solution process's child cannot.
+TEST(SolutionProcess, OnlyAProcessForTheDebuggerLetsItsChildWriteItsOwnProc) {
+  const auto child_writes_its_proc = [](bool for_debugger) {
+    return exit_status_of_child([&] {
+      if (!ptxbench::runner::confine_solution_process(nullptr, for_debugger).writes_confined) return 77;
+      if (!(std::ofstream("/proc/self/comm") << "parent")) return 2;
+      const pid_t child = fork();
+      if (child == 0) _exit((std::ofstream("/proc/self/comm") << "child") ? 0 : 1);
+      int status = 0;
+      if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status)) return 3;
+      return WEXITSTATUS(status);
+    });
+  };
+  const int debugger = child_writes_its_proc(true);
+  if (debugger == 77) GTEST_SKIP() << "this kernel offers no Landlock";
+  EXPECT_EQ(debugger, 0) << "1: the child could not write its /proc/PID, 2: nor the parent, 3: fork failed";
+  EXPECT_EQ(child_writes_its_proc(false), 1)
+      << "an ordinary solution process's child writes only its parent's";
+  // The variable the runner sets decides it, "1" and nothing else.
+  setenv(ptxbench::runner::kForDebuggerVariable, "1", 1);
+  EXPECT_TRUE(ptxbench::runner::started_for_debugger());
+  for (const char* other : {"0", "", "11", "yes"}) {
+    setenv(ptxbench::runner::kForDebuggerVariable, other, 1);
+    EXPECT_FALSE(ptxbench::runner::started_for_debugger()) << other;
+  }
+  unsetenv(ptxbench::runner::kForDebuggerVariable);
+  EXPECT_FALSE(ptxbench::runner::started_for_debugger());
+}
+
 // A Triton solution's process keeps one more folder writable when its runner names one (the kernel cache that
 // the evaluation's stages share, which the judge keeps outside /tmp): that folder, and nothing beside it.
 TEST(SolutionProcess, AKernelCacheOutsideTmpIsTheOneMoreFolderKept) {

@@ -60,8 +60,10 @@ int tell_what_it_was_given(int socket) {
     return value != nullptr ? value : "unset";
   };
   s::Reply reply{.nonce = open.nonce, .failed = s::Phase::harness};
-  std::snprintf(reply.message, sizeof(reply.message), "recorded %u, set %s, inherited %s", open.recorded,
-                variable("PTXBENCH_TEST_SET"), variable("PTXBENCH_TEST_INHERITED"));
+  std::snprintf(reply.message, sizeof(reply.message),
+                "recorded %u, set %s, inherited %s, for the debugger %s", open.recorded,
+                variable("PTXBENCH_TEST_SET"), variable("PTXBENCH_TEST_INHERITED"),
+                variable(kForDebuggerVariable));
   send_reply(socket, reply);
   return 0;
 }
@@ -237,10 +239,12 @@ TEST(SolutionProcessJudge, AWrappedWorkersToolFinishesItsReport) {
 }
 
 // The worker gets the runner's environment with its command's variables over it, and its open request says
-// whether it records its calls (a process for the debugger does not: solution_protocol.h).
+// whether it records its calls (a process for the debugger does not: solution_protocol.h). Whether it was
+// started for the debugger is the command's, whatever the runner's environment says (landlock.h).
 TEST(SolutionProcessJudge, AWorkerGetsItsCommandsVariablesAndIsToldWhetherItRecords) {
   ASSERT_EQ(setenv("PTXBENCH_TEST_SET", "the runner's", 1), 0);
   ASSERT_EQ(setenv("PTXBENCH_TEST_INHERITED", "the runner's", 1), 0);
+  ASSERT_EQ(setenv(kForDebuggerVariable, "1", 1), 0);
   WorkerCommand command = fake_worker_command("tell");
   command.environment.emplace_back("PTXBENCH_TEST_SET", "the command's");
   const auto opened = [&](std::optional<bool> recorded) -> std::string {
@@ -253,9 +257,12 @@ TEST(SolutionProcessJudge, AWorkerGetsItsCommandsVariablesAndIsToldWhetherItReco
     return "opened";
   };
   const std::string told = "the solution process could not start: ";
-  EXPECT_EQ(opened(std::nullopt), told + "recorded 1, set the command's, inherited the runner's");
-  EXPECT_EQ(opened(true), told + "recorded 1, set the command's, inherited the runner's");
-  EXPECT_EQ(opened(false), told + "recorded 0, set the command's, inherited the runner's");
+  const std::string given = "set the command's, inherited the runner's, for the debugger ";
+  EXPECT_EQ(opened(std::nullopt), told + "recorded 1, " + given + "0");
+  EXPECT_EQ(opened(true), told + "recorded 1, " + given + "0");
+  command.for_debugger = true;
+  EXPECT_EQ(opened(false), told + "recorded 0, " + given + "1");
+  unsetenv(kForDebuggerVariable);
   unsetenv("PTXBENCH_TEST_SET");
   unsetenv("PTXBENCH_TEST_INHERITED");
 }

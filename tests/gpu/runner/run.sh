@@ -249,7 +249,8 @@ c = r["check"]
 ok = r["status"] == c["status"] == "timeout" and c["runtime_error"]["trial"] == 0 and "time" not in r
 debugged = c["runtime_error"].get("debugger_output", "")
 ok = ok and ("spin_forever" in debugged or sys.argv[2] == "absent")
-print(("ok" if ok else "unexpected") + ": " + c["message"] + " | cuda-gdb: " + debugged[-300:])' \
+failure = c["runtime_error"].get("debugger_failure", "")
+print(("ok" if ok else "unexpected") + ": " + c["message"] + " | cuda-gdb: " + debugged[-300:] + failure)' \
   "$logs/never_ends.check_then_time.json" "$(command -v cuda-gdb >/dev/null && echo present || echo absent)" 2>&1)
 if [[ $code -eq 0 && $seen == ok* ]]; then pass "never_ends.check_then_time: $seen"
 else fail "never_ends.check_then_time: exit code $code, $seen"; fi
