@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The decode reference's share of the read bandwidth in variants of it (decode_probe.cu), then one Nsight
+# Compute profile of its split kernel. From the repository's root; writes under $OUT/decode.
+set -u
+dir=$OUT/decode; mkdir -p "$dir"
+here=bench/harness/h200-2026-12-06c
+src=solutions/reference/attention_decode_paged_sm90a.cu
+variant() {  # variant NAME SED-SCRIPT
+  local name=$1
+  sed -e "$2" "$src" > "$dir/$name.cu"
+  nvcc -gencode arch=compute_90a,code=sm_90a -std=c++20 -O3 -lineinfo -I include -I kits/common/ptx -I kits/hopper/ptx \
+    -DSOLUTION="\"$dir/$name.cu\"" -DVARIANT="\"$name\"" -o "$dir/$name" "$here/decode_probe.cu" > "$dir/$name.nvcc.log" 2>&1 \
+    || { echo "$name: nvcc failed"; tail -5 "$dir/$name.nvcc.log"; return; }
+  for hq in 64 32; do for page in 64 1; do "$dir/$name" $hq $page; done; done
+}
+variant base ''
+# The copies alone: the consumers release each stage at once (the producer's and the copies' ceiling).
+variant copies-only '/mbarrier_wait(&full\[stage\], (i \/ kStages) & 1);/a\    __syncwarp(); if (lane == 0) mbarrier_arrive(&empty[stage]); continue;'
+variant chunk-512 's/constexpr int kChunk = 1024;/constexpr int kChunk = 512;/'
+variant chunk-2048 's/constexpr int kChunk = 1024;/constexpr int kChunk = 2048;/'
+variant tile-32-stages-6 's/constexpr int kTile = 64; /constexpr int kTile = 32; /; s/constexpr int kStages = 3; /constexpr int kStages = 6; /; s/constexpr int kConsumers = 128; /constexpr int kConsumers = 64; /'
+# Two producer warps, each issuing the copies of half of a tile's rows: whether the copies' issue, one warp's
+# cp.async.bulk after another, or the SM's copy engine bounds copies-only (0.58-0.67 of the read in call M).
+two='s/constexpr int kThreads = kConsumers + 32;/constexpr int kThreads = kConsumers + 64;/; s/if (warp == kWarps) {/if (warp >= kWarps) { const int pw = warp - kWarps;/; s/if (lane == 0) mbarrier_arrive_expect_tx(/if (pw == 0 \&\& lane == 0) mbarrier_arrive_expect_tx(/; s/if (r < rows) {/if (r < rows \&\& k % 2 == pw) {/'
+variant two-producers "$two"
+variant two-producers-copies-only "$two"'; /mbarrier_wait(&full\[stage\], (i \/ kStages) \& 1);/a\    __syncwarp(); if (lane == 0) mbarrier_arrive(\&empty[stage]); continue;'
+timeout 120 ncu --kernel-name regex:split_kernel --launch-skip 2 --launch-count 1 \
+  --section SpeedOfLight --section Occupancy --section WarpStateStats --section MemoryWorkloadAnalysis \
+  --section LaunchStats "$dir/base" 64 64 > "$dir/ncu-base.txt" 2>&1
+echo "== ncu: exit $?"
+grep -E "DRAM Throughput|Memory Throughput|Achieved Occupancy|Theoretical Occupancy|Registers Per|Duration|Stall|Block Limit|Waves" \
+  "$dir/ncu-base.txt" | head -30
