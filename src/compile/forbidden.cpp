@@ -351,7 +351,7 @@ std::vector<Violation> scan_imports(const std::vector<std::string>& undefined_sy
 namespace {
 
 // A binary tool's listing of the library, whole, or nothing when it is longer than `limit`
-// (kLibraryListingLimit). A tool that fails is the host's failure (std::runtime_error).
+// (kListingLimit). A tool that fails is the host's failure (std::runtime_error).
 std::optional<std::string> tool_output(const std::vector<std::string>& argv, size_t limit) {
   ProcessResult r =
       run_process({.argv = argv, .time_limit = std::chrono::seconds(60), .output_limit = limit});

@@ -27,14 +27,15 @@ std::vector<Violation> scan_source(const std::string& source);
 // DT_NEEDED.
 std::vector<Violation> scan_imports(const std::vector<std::string>& undefined_symbols,
                                     const std::vector<std::string>& needed);
-// The most of a tool's listing of the library (its dynamic symbols, its dynamic section, its host code's
-// disassembly) the scan reads. It reads each whole, since what it looks for could lie past a cut: a longer
-// one is a violation of its own (rule "size").
-inline constexpr size_t kLibraryListingLimit = size_t{256} << 20;
+// The most of a tool's listing of a submission's compiled code the judge reads: the library's dynamic
+// symbols, its dynamic section and its host code's disassembly here, its SASS in the instruction stage
+// (GpuTools::sass_listing_limit). Each is read whole, since what the judge looks for could lie past a cut: a
+// longer one is the submission's failure (here rule "size"); the largest shipped SASS listing is a few MB.
+inline constexpr size_t kListingLimit = size_t{256} << 20;
 
 // Reads imports with readelf, then scan_imports; also flags a raw `syscall` instruction in host code.
 std::vector<Violation> scan_library(const std::filesystem::path& library,
-                                    size_t listing_limit = kLibraryListingLimit);
+                                    size_t listing_limit = kListingLimit);
 
 // The rule of an entry point the library does not export: the ABI's, not a forbidden means.
 inline constexpr const char* kEntryPointRule = "entry-point";
@@ -47,7 +48,7 @@ std::vector<Violation> check_entry_points(const std::vector<std::string>& export
 // Reads the exports with readelf, then check_entry_points.
 std::vector<Violation> missing_entry_points(const std::filesystem::path& library,
                                             const std::vector<std::string>& symbols,
-                                            size_t listing_limit = kLibraryListingLimit);
+                                            size_t listing_limit = kListingLimit);
 
 // Removes // and /* */ comments, keeping string and character literals and line breaks (so lines still
 // count).

@@ -28,9 +28,9 @@ struct GpuTools {
   std::filesystem::path compute_sanitizer = "compute-sanitizer";
   std::filesystem::path ncu = "ncu";
   std::filesystem::path cuobjdump = "cuobjdump";
-  // The most of cuobjdump's SASS listing of a submission the instruction stage reads. It reads the listing
-  // whole, so a longer one fails the stage (instructions_stage.cpp); the largest shipped one is a few MB.
-  size_t sass_listing_limit = size_t{256} << 20;
+  // The most of cuobjdump's SASS listing of a submission the instruction stage reads (forbidden.h's
+  // kListingLimit; tests lower it). It reads the listing whole, so a longer one fails the stage.
+  size_t sass_listing_limit = kListingLimit;
   // Attached by the runner to a solution that ran out of its stage's time, for where its threads wait
   // (hang_report.h); empty: none.
   std::filesystem::path cuda_gdb = "cuda-gdb";
