@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 #include <stdexcept>
 
@@ -176,9 +177,10 @@ SolutionProcess::Debugged SolutionProcess::debug_hang() {
   }
   close(out[0]);
   if (child < 0) return {.failure = std::string("fork: ") + std::strerror(errno)};
+  const std::string name = std::filesystem::path(debugger_).filename().string();
   if (text.empty() && WIFEXITED(status) && WEXITSTATUS(status) == 127)
-    return {.failure = debugger_ + " could not be run"};
-  if (text.empty()) return {.failure = debugger_ + " printed nothing"};
+    return {.failure = name + " could not be run"};
+  if (text.empty()) return {.failure = name + " printed nothing"};
   return {.output = std::move(text)};
 }
 

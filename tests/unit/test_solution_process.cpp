@@ -267,6 +267,31 @@ TEST(SolutionProcessJudge, AWorkerGetsItsCommandsVariablesAndIsToldWhetherItReco
   unsetenv("PTXBENCH_TEST_INHERITED");
 }
 
+// A call that runs out of time with a debugger set: what the debugger printed is kept, or why it printed
+// nothing (session.cpp's debug_rerun passes either on: the stage message's "where its threads wait").
+TEST(SolutionProcessJudge, ATimedOutCallKeepsWhatTheDebuggerSaidOrWhyItSaidNothing) {
+  const auto debugged = [](const std::string& debugger) -> std::pair<std::string, std::string> {
+    SolutionProcess process(fake_worker_command("silent"));  // opens, then never answers
+    process.open(0);
+    process.set_debugger(debugger);
+    process.set_deadline(std::chrono::steady_clock::now() + std::chrono::milliseconds(300),
+                         "the test's 0.3 s");
+    try {
+      (void)process.calibrate(0);
+    } catch (const SolutionFault& fault) {
+      if (fault.timed_out) return {fault.debugger_output, fault.debugger_failure};
+      return {"", std::string("not a timeout: ") + fault.what()};
+    }
+    return {"", "answered"};
+  };
+  const auto [said, none] = debugged("echo");  // prints its arguments: "-q -batch -p PID -ex ..."
+  EXPECT_NE(said.find("-batch -p "), std::string::npos) << said;
+  EXPECT_EQ(none, "");
+  EXPECT_EQ(debugged("/nonexistent/cuda-gdb"),
+            std::make_pair(std::string(), std::string("cuda-gdb could not be run")));
+  EXPECT_EQ(debugged("true"), std::make_pair(std::string(), std::string("true printed nothing")));
+}
+
 TEST(SolutionProcessJudge, AWorkerThatCannotStartIsSeenToEnd) {
   WorkerCommand command = cuda_worker("/nonexistent/ptxbench-runner");
   SolutionProcess process(command);
