@@ -58,8 +58,10 @@ int main(int argc, char** argv) {
   int *d_table, *d_lens;
   void* ws;
   cudaMalloc(&q, size_t(B) * Hq * D * 2);
-  cudaMalloc(&kv, cache * 4);  // K then V: the plain read below reads the call's bytes from it
-  cudaMemset(kv, 0, cache * 4);
+  // K then V: the plain read below reads the call's bytes from it; 1 MiB more, which the big-copies variant
+  // may read past V's last page.
+  cudaMalloc(&kv, cache * 4 + (1 << 20));
+  cudaMemset(kv, 0, cache * 4 + (1 << 20));
   k = kv, v = kv + cache;
   cudaMemset(q, 0, size_t(B) * Hq * D * 2);
   cudaMalloc(&o, size_t(B) * Hq * D * 2);

@@ -24,6 +24,10 @@ variant tile-32-stages-6 's/constexpr int kTile = 64; /constexpr int kTile = 32;
 two='s/constexpr int kThreads = kConsumers + 32;/constexpr int kThreads = kConsumers + 64;/; s/if (warp == kWarps) {/if (warp >= kWarps) { const int pw = warp - kWarps;/; s/if (lane == 0) mbarrier_arrive_expect_tx(/if (pw == 0 \&\& lane == 0) mbarrier_arrive_expect_tx(/; s/if (r < rows) {/if (r < rows \&\& k % 2 == pw) {/'
 variant two-producers "$two"
 variant two-producers-copies-only "$two"'; /mbarrier_wait(&full\[stage\], (i \/ kStages) \& 1);/a\    __syncwarp(); if (lane == 0) mbarrier_arrive(\&empty[stage]); continue;'
+# The copies' ceiling with two bulk copies a tile instead of 128: each of K and V as one copy of the tile's
+# rows from its first row on, contiguous (other heads' rows, the same bytes from DRAM; wrong data, which the
+# consumers, releasing at once, never read). What one tensor-map copy per page and KV head could reach.
+variant big-copies-only 's/bulk_load(k_stage + r \* L::kPitch, K_cache + offsets\[k\], D \* 2, &full\[stage\]);/if (r == 0) bulk_load(k_stage, K_cache + offsets[0], rows * D * 2, \&full[stage]);/; s/bulk_load(v_stage + r \* L::kPitch, V_cache + offsets\[k\], D \* 2, &full\[stage\]);/if (r == 0) bulk_load(v_stage, V_cache + offsets[0], rows * D * 2, \&full[stage]);/; /mbarrier_wait(&full\[stage\], (i \/ kStages) \& 1);/a\    __syncwarp(); if (lane == 0) mbarrier_arrive(\&empty[stage]); continue;'
 timeout 120 ncu --kernel-name regex:split_kernel --launch-skip 2 --launch-count 1 \
   --section SpeedOfLight --section Occupancy --section WarpStateStats --section MemoryWorkloadAnalysis \
   --section LaunchStats "$dir/base" 64 64 > "$dir/ncu-base.txt" 2>&1
