@@ -64,9 +64,13 @@ def main():
             tools = " [" + " ".join(f"{t} {w:.1f}" for t, w in e["tools"].items()) + "]" if "tools" in e else ""
             cells.append(f"{name} {e['wall_s']:.1f}{tools}")
         print(f"{eid:4} {task:40} {source:40} {status:8} " + ", ".join(cells))
+        # The correct and time stages share one runner process, whose steps both report: printed once.
+        seen = []
         for name, e in stages.items():
-            if "phases" in e:
-                print(f"     {name} steps: " + ", ".join(f"{k} {w:.2f}" for k, w in e["phases"].items()))
+            if "phases" in e and e["phases"] not in seen:
+                seen.append(e["phases"])
+                shared = [other for other, o in stages.items() if o.get("phases") == e["phases"]]
+                print(f"     {'+'.join(shared)} steps: " + ", ".join(f"{k} {w:.2f}" for k, w in e["phases"].items()))
         if timing:
             print("     time: " + ", ".join(f"{k} {v}" for k, v in timing.items()))
     for name, walls in per_stage.items():
