@@ -5,9 +5,9 @@ set -u
 dir=$OUT/decode; mkdir -p "$dir"
 here=bench/harness/h200-2026-12-06c
 src=solutions/reference/attention_decode_paged_sm90a.cu
-variant() {  # variant NAME SED-SCRIPT
+variant() {  # variant NAME SED-SCRIPT [SOURCE]
   local name=$1
-  sed -e "$2" "$src" > "$dir/$name.cu"
+  sed -e "$2" "${3:-$src}" > "$dir/$name.cu"
   nvcc -gencode arch=compute_90a,code=sm_90a -std=c++20 -O3 -lineinfo -I include -I kits/common/ptx -I kits/hopper/ptx \
     -DSOLUTION="\"$dir/$name.cu\"" -DVARIANT="\"$name\"" -o "$dir/$name" "$here/decode_probe.cu" > "$dir/$name.nvcc.log" 2>&1 \
     || { echo "$name: nvcc failed"; tail -5 "$dir/$name.nvcc.log"; return; }
@@ -16,9 +16,7 @@ variant() {  # variant NAME SED-SCRIPT
 variant base ''
 # The copies alone: the consumers release each stage at once (the producer's and the copies' ceiling).
 variant copies-only '/mbarrier_wait(&full\[stage\], (i \/ kStages) & 1);/a\    __syncwarp(); if (lane == 0) mbarrier_arrive(&empty[stage]); continue;'
-variant chunk-512 's/constexpr int kChunk = 1024;/constexpr int kChunk = 512;/'
-variant chunk-2048 's/constexpr int kChunk = 1024;/constexpr int kChunk = 2048;/'
-variant tile-32-stages-6 's/constexpr int kTile = 64; /constexpr int kTile = 32; /; s/constexpr int kStages = 3; /constexpr int kStages = 6; /; s/constexpr int kConsumers = 128; /constexpr int kConsumers = 64; /'
+# (Chunks of 512 and 2048 tokens, and tiles of 32 with 6 stages, ran in call M: README.md.)
 # Two producer warps, each issuing the copies of half of a tile's rows: whether the copies' issue, one warp's
 # cp.async.bulk after another, or the SM's copy engine bounds copies-only (0.58-0.67 of the read in call M).
 two='s/constexpr int kThreads = kConsumers + 32;/constexpr int kThreads = kConsumers + 64;/; s/if (warp == kWarps) {/if (warp >= kWarps) { const int pw = warp - kWarps;/; s/if (lane == 0) mbarrier_arrive_expect_tx(/if (pw == 0 \&\& lane == 0) mbarrier_arrive_expect_tx(/; s/if (r < rows) {/if (r < rows \&\& k % 2 == pw) {/'
@@ -28,6 +26,9 @@ variant two-producers-copies-only "$two"'; /mbarrier_wait(&full\[stage\], (i \/ 
 # rows from its first row on, contiguous (other heads' rows, the same bytes from DRAM; wrong data, which the
 # consumers, releasing at once, never read). What one tensor-map copy per page and KV head could reach.
 variant big-copies-only 's/bulk_load(k_stage + r \* L::kPitch, K_cache + offsets\[k\], D \* 2, &full\[stage\]);/if (r == 0) bulk_load(k_stage, K_cache + offsets[0], rows * D * 2, \&full[stage]);/; s/bulk_load(v_stage + r \* L::kPitch, V_cache + offsets\[k\], D \* 2, &full\[stage\]);/if (r == 0) bulk_load(v_stage, V_cache + offsets[0], rows * D * 2, \&full[stage]);/; /mbarrier_wait(&full\[stage\], (i \/ kStages) \& 1);/a\    __syncwarp(); if (lane == 0) mbarrier_arrive(\&empty[stage]); continue;'
+# Pages of 64 by tensor-map copies, one per page, KV head and 64 columns (decode_tma_page.cu; other pages as the
+# reference). Its O is checked like every variant's: only it and the reference should report 0 beyond.
+variant tma-page '' "$here/decode_tma_page.cu"
 timeout 120 ncu --kernel-name regex:split_kernel --launch-skip 2 --launch-count 1 \
   --section SpeedOfLight --section Occupancy --section WarpStateStats --section MemoryWorkloadAnalysis \
   --section LaunchStats "$dir/base" 64 64 > "$dir/ncu-base.txt" 2>&1
