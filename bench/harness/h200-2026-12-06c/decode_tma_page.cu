@@ -52,6 +52,7 @@ constexpr int kThreads = kConsumers + 32;
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 constexpr uint32_t kConsumerBarrier = 1;  // named barrier of the consumer warps
+static_assert(kTile == 64 && kChunk % kTile == 0, "pages of 64 are one tile each, and chunks start on a page");
 static_assert(kWarpTokens % 16 == 0, "a warp's tokens are whole k-steps of P V");
 
 template <int D, int G, bool kPages64 = false>
@@ -102,10 +103,13 @@ __global__ void __launch_bounds__(kThreads, 2)
   uint64_t* empty = full + kStages;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 
-  // The ring's V rows zeroed, by the generic proxy before the async proxy (the bulk copies) writes them.
-  for (int k = threadIdx.x; k < kStages * kTile * L::kPitch / 16; k += kThreads) {
-    const int stage = k / (kTile * L::kPitch / 16), within = k % (kTile * L::kPitch / 16);
-    reinterpret_cast<uint4*>(smem + stage * L::kStageBytes + kTile * L::kPitch)[within] = make_uint4(0, 0, 0, 0);
+  // The ring's V rows zeroed, by the generic proxy before the async proxy (the bulk copies) writes them; not
+  // for pages of 64, whose copies write every row of every tile (the consumers zero those past the end).
+  if constexpr (!kPages64) {
+    for (int k = threadIdx.x; k < kStages * kTile * L::kPitch / 16; k += kThreads) {
+      const int stage = k / (kTile * L::kPitch / 16), within = k % (kTile * L::kPitch / 16);
+      reinterpret_cast<uint4*>(smem + stage * L::kStageBytes + kTile * L::kPitch)[within] = make_uint4(0, 0, 0, 0);
+    }
   }
   fence_proxy_async_shared();
   if (threadIdx.x == 0) {
@@ -289,8 +293,9 @@ __global__ void __launch_bounds__(kThreads, 2)
     if (lane == 0) mbarrier_arrive(&empty[stage]);
   }
 
-  // The warps' states into stage 0 (every tile has been consumed, and every copy into it has landed): row sums
-  // over the quads, then maxima, sums and outputs per warp; then each row's merge over the warps.
+  // The warps' states into the ring from stage 0 on, into stage 1 for G = 16 (every tile has been consumed, and
+  // every copy has landed): row sums over the quads, then maxima, sums and outputs per warp; then each row's
+  // merge over the warps.
   float* m_s = reinterpret_cast<float*>(smem);  // [kWarps][G]
   float* l_s = m_s + kWarps * G;                // [kWarps][G]
   float* o_s = l_s + kWarps * G;                // [kWarps][G][D]
