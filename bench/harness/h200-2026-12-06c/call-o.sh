@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Call O (prepared 2026-12-06, fourth session, for the next): decode_probe.sh with its new variants (two
 # producer warps; the copies as two large copies a tile; pages of 64 by tensor-map copies, decode_tma_page.cu;
-# each variant's O checked), bench/time-stage/placement_probe.cu (issue 32), then the manifest's parts owed at a59661b, in order,
-# as many as fit END (seconds after the call's start; default 560). The next calls go on with
+# each variant's O checked), bench/time-stage/placement_probe.cu (issue 32), then the manifest's parts owed at
+# a59661b, in order, as many as fit END (seconds after the call's start; default 560). The next calls go on with
 # `DEADLINE=560 bash bench/harness/h200-owed/manifest.sh PART...` for the parts left, then the corpus.
 source bench/harness/h200-2026-12-05/env.sh
 end=${END:-560}
