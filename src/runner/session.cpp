@@ -76,6 +76,7 @@ void debug_rerun(Session& session, uint32_t flags, SolutionFault& late) {
   constexpr auto kStartLimit = std::chrono::seconds(15);  // its start and its library's load
   constexpr auto kRerunGrace = std::chrono::seconds(3);
   const Request& request = session.request;
+  const std::string failed = "the call run again for the debugger failed: ";
   try {
     SolutionProcess rerun(session.rerun->command);
     rerun.set_deadline(std::chrono::steady_clock::now() + kStartLimit, "the debugger's rerun's start");
@@ -84,14 +85,13 @@ void debug_rerun(Session& session, uint32_t flags, SolutionFault& late) {
     rerun.set_debugger(request.debugger);
     rerun.set_deadline(std::chrono::steady_clock::now() + kRerunGrace, "the debugger's rerun's 3 s");
     (void)rerun.call(session.family.solution_call(), flags);
-    late.debugger_failure = "the call run again for the debugger answered within 3 s";
+    late.debugger_failure =
+        "the call run again for the debugger answered within " + std::to_string(kRerunGrace.count()) + " s";
   } catch (const SolutionFault& fault) {
     late.debugger_output = fault.debugger_output;
-    late.debugger_failure = fault.timed_out
-                                ? fault.debugger_failure
-                                : std::string("the call run again for the debugger failed: ") + fault.what();
+    late.debugger_failure = fault.timed_out ? fault.debugger_failure : failed + fault.what();
   } catch (const std::exception& error) {
-    late.debugger_failure = std::string("the call run again for the debugger failed: ") + error.what();
+    late.debugger_failure = failed + error.what();
   }
 }
 

@@ -840,9 +840,11 @@ TEST(GpuStages, APartThatRanOutOfItsLimitIsItsStagesTimeout) {
 
   // What cuda-gdb, attached by the runner before the kill, said of the process: where its threads wait.
   json debugged = hung;
+  const auto correct_of = [&] {
+    return stage_named(stages_with_fake_tools(debugged, {.stages = {"correct", "time"}}), "correct");
+  };
   debugged["check"]["runtime_error"]["debugger_output"] = read_file(kData / "cuda-gdb" / "attached_hang.txt");
-  const StageResult located =
-      stage_named(stages_with_fake_tools(debugged, {.stages = {"correct", "time"}}), "correct");
+  const StageResult located = correct_of();
   EXPECT_EQ(located.status, StageStatus::timeout);
   EXPECT_NE(
       located.message.find("\nwhere its threads wait (cuda-gdb, attached to the call run again): kernel "
@@ -852,15 +854,13 @@ TEST(GpuStages, APartThatRanOutOfItsLimitIsItsStagesTimeout) {
   EXPECT_EQ(located.details["hang"]["sites"][0]["location"], "hang.cu:5") << located.details.dump();
   // Attached, but the CUDA side could not be debugged on the host: the message says so and why.
   debugged["check"]["runtime_error"]["debugger_output"] = read_file(kData / "cuda-gdb" / "attach_failed.txt");
-  const StageResult unknown =
-      stage_named(stages_with_fake_tools(debugged, {.stages = {"correct", "time"}}), "correct");
+  const StageResult unknown = correct_of();
   EXPECT_NE(unknown.message.find("\nwhere its threads wait is not known: cuda-gdb could not debug the GPU side "
                                  "on this host (\"The CUDA driver hit an internal error while attaching"),
             std::string::npos)
       << unknown.message;
   debugged["check"]["runtime_error"]["debugger_output"] = read_file(kData / "cuda-gdb" / "no_device.txt");
-  const StageResult no_device =
-      stage_named(stages_with_fake_tools(debugged, {.stages = {"correct", "time"}}), "correct");
+  const StageResult no_device = correct_of();
   EXPECT_NE(no_device.message.find("cuda-gdb could not debug the GPU side on this host (\"fatal: "
                                    "CUDBG_ERROR_NO_DEVICE_AVAILABLE (39)"),
             std::string::npos)
@@ -869,8 +869,7 @@ TEST(GpuStages, APartThatRanOutOfItsLimitIsItsStagesTimeout) {
   debugged["check"]["runtime_error"].erase("debugger_output");
   debugged["check"]["runtime_error"]["debugger_failure"] =
       "the call run again for the debugger answered within 3 s";
-  const StageResult answered =
-      stage_named(stages_with_fake_tools(debugged, {.stages = {"correct", "time"}}), "correct");
+  const StageResult answered = correct_of();
   EXPECT_NE(
       answered.message.find(
           "\nwhere its threads wait is not known: the call run again for the debugger answered within 3 s"),
