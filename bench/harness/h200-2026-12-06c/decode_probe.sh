@@ -29,6 +29,8 @@ variant big-copies-only 's/bulk_load(k_stage + r \* L::kPitch, K_cache + offsets
 # Pages of 64 by tensor-map copies, one per page, KV head and 64 columns (decode_tma_page.cu; other pages as the
 # reference). Its O is checked like every variant's: only it and the reference should report 0 beyond.
 variant tma-page '' "$here/decode_tma_page.cu"
+# The profile of the base ran in call M (call-m/ncu-decode-base.txt); NCU=0 skips it.
+[[ ${NCU:-1} == 1 ]] || exit 0
 timeout 120 ncu --kernel-name regex:split_kernel --launch-skip 2 --launch-count 1 \
   --section SpeedOfLight --section Occupancy --section WarpStateStats --section MemoryWorkloadAnalysis \
   --section LaunchStats "$dir/base" 64 64 > "$dir/ncu-base.txt" 2>&1
