@@ -1,7 +1,8 @@
 // Reference solution for the Hopper paged-decode tasks: one query token per sequence over a paged KV cache,
 // grouped-query heads, bf16 in and out, fp32 softmax (include/ptxbench/abi.h). Written with the kit's shared
-// part (kits/common/ptx); the rules it relies on are in kits/common/contracts.md ("bulk copies", "expect_tx
-// accounting", "mbarrier phases", "mma.sync", "ldmatrix and stmatrix", "proxy fences").
+// part (kits/common/ptx); the rules it relies on are in kits/common/contracts.md ("tensor maps", "swizzle",
+// "bulk copies", "expect_tx accounting", "mbarrier phases", "mma.sync", "ldmatrix and stmatrix", "proxy
+// fences").
 //
 // A decode reads its KV cache once and does 2 FLOPs per byte of it: the time is the cache's bytes over the
 // HBM bandwidth, and the design is about keeping HBM busy.
@@ -9,21 +10,30 @@
 //     ragged lengths spreads evenly over the SMs; the CTAs past a sequence's length exit at once. A second,
 //     small kernel merges a row's chunks (their maxima, sums and unnormalised outputs, in the workspace). Two
 //     CTAs fit an SM, so one's start and end overlap the other's copies.
-//   - Each CTA serves the G = Hq / Hkv query heads of its KV head, so each K and V row is read once for all of
+//   - Each CTA serves the G = Hq / Hkv query heads of its KV head, so each K and V row is read once for all
+//   of
 //     them.
-//   - One producer warp gathers the chunk's token rows through the page table, tile by tile (kTile tokens),
-//     with one bulk copy (cp.async.bulk, no tensor map) per K row and per V row, into a ring of kStages stages
-//     that complete on mbarriers. A page of any size is only a table lookup per token: pages of 1 token and of
-//     64 take the same path. The rows land at a padded pitch (D * 2 + 16 bytes), so the 8 rows an ldmatrix
-//     reads start in different banks, free of conflicts without a swizzle.
+//   - Two producer warps gather the chunk's token rows through the page table, tile by tile (kTile tokens),
+//     into a ring of kStages stages that complete on mbarriers.
+//       - Pages of 64 tokens (kTile): a tile is one page, loaded by tensor-map copies (cp.async.bulk.tensor),
+//         one per page, KV head and 64 columns of D for K and for V, into 128B-swizzled boxes: 4 copies a
+//         tile at D = 128. The page's rows past the sequence's end come with it.
+//       - Any other page size: one bulk copy (cp.async.bulk, no tensor map) per K row and per V row, a table
+//         lookup per token, the two warps taking alternate groups of 32 rows (one warp's copies, issued one
+//         after another, left the SM's copies idle). The rows land at a padded pitch (D * 2 + 16 bytes), so
+//         the 8 rows an ldmatrix reads start in different banks, free of conflicts without a swizzle.
+//     On the H100 (bench/harness/h200-2026-12-06d/), the per-row copies alone, from one warp, reached
+//     0.59-0.67 of a plain read of the same bytes, and the whole kernel 0.49-0.55; from two warps 0.63-0.80;
+//     the tensor-map copies for pages of 64, 0.92-0.94.
 //   - Four consumer warps, each a quarter of every tile's tokens, on the tensor cores with mma.sync m16n8k16:
 //     the G heads are the 16 rows of A (zeros below G: G < 64 is too narrow for wgmma, and the MMA's cost is
-//     the copies' shadow anyway). Scores S = Q K^T with K's fragments from ldmatrix; an online softmax in base 2
-//     per warp (its own running maxima and sums); O += P V with P the scores' fragments packed to bf16 and V's
-//     fragments from ldmatrix.trans. The four warps' states merge once, at the chunk's end.
-//   - A tile's tokens past the chunk's end have P = 0, but their V rows are read by the MMA: the ring's V rows
-//     are zeroed once at the start, so each holds zeros or an earlier tile's row, never a NaN that 0 * NaN
-//     would carry into O.
+//     the copies' shadow anyway). Scores S = Q K^T with K's fragments from ldmatrix; an online softmax in
+//     base 2 per warp (its own running maxima and sums); O += P V with P the scores' fragments packed to bf16
+//     and V's fragments from ldmatrix.trans. The four warps' states merge once, at the chunk's end.
+//   - A tile's tokens past the chunk's end have P = 0, but their V rows are read by the MMA. With per-row
+//     copies, the ring's V rows are zeroed once at the start, so each holds zeros or an earlier tile's row;
+//     with a page's copy, the consumers zero the rows past the end after it lands: never a NaN that 0 * NaN
+//     would carry into O. Scores past the end are masked by a select, never a product.
 //
 // Shapes: D = 64 or 128 and G in {1, 2, 4, 8, 16} (the tasks have D = 128, G = 4 and 8); others return 1.
 #include <math.h>
@@ -42,36 +52,57 @@ constexpr int kStages = 3;       // the ring's depth
 constexpr int kConsumers = 128;  // four warps
 constexpr int kWarps = kConsumers / 32;
 constexpr int kWarpTokens = kTile / kWarps;  // each consumer warp's tokens of a tile
-constexpr int kThreads = kConsumers + 32;
+constexpr int kProducers = 2;                // warps
+constexpr int kThreads = kConsumers + 32 * kProducers;
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 constexpr uint32_t kConsumerBarrier = 1;  // named barrier of the consumer warps
+static_assert(kTile == 64 && kChunk % kTile == 0,
+              "pages of 64 are one tile each, and chunks start on a page");
 static_assert(kWarpTokens % 16 == 0, "a warp's tokens are whole k-steps of P V");
+static_assert(kTile % (32 * kProducers) == 0, "each producer copies whole groups of 32 rows of a tile");
 
-template <int D, int G>
+template <int D, int G, bool kPages64 = false>
 struct Layout {
-  static constexpr int kPitch = D * 2 + 16;  // bytes per token row in shared memory
-  static constexpr int kKSteps = D / 16;     // k-steps of S = Q K^T
-  static constexpr int kDTiles = D / 8;      // n-tiles of O
-  static constexpr int kHigh = G > 8;        // rows 8-15 of the MMA's A hold heads too
-  // Shared memory: the ring (K then V per stage), barriers. The chunk's end reuses stage 0 for the warps'
-  // states: [kWarps][G] maxima and sums, [kWarps][G][D] outputs.
+  // Rows at a padded pitch for the per-row copies; for the tensor-map copies, D / 64 boxes of 64 rows x 128
+  // bytes each, 128B-swizzled (kits/common/contracts.md "swizzle"), 1024-byte aligned.
+  static constexpr int kPitch = kPages64 ? D * 2 : D * 2 + 16;  // bytes per token row in shared memory
+  static constexpr int kKSteps = D / 16;                        // k-steps of S = Q K^T
+  static constexpr int kDTiles = D / 8;                         // n-tiles of O
+  static constexpr int kHigh = G > 8;                           // rows 8-15 of the MMA's A hold heads too
+  // Shared memory: the ring (K then V per stage), barriers. The chunk's end reuses the ring, from stage 0 on,
+  // for the warps' states: [kWarps][G] maxima and sums, [kWarps][G][D] outputs.
   static constexpr int kStageBytes = 2 * kTile * kPitch;
   static constexpr int kBarrierOffset = kStages * kStageBytes;
-  static constexpr int kBytes = kBarrierOffset + 2 * kStages * 8;
-  static_assert(kWarps * G * (D + 2) * 4 <= kStageBytes, "the warps' states do not fit in a stage");
+  static constexpr int kBytes = kBarrierOffset + 2 * kStages * 8 + (kPages64 ? 1024 : 0);  // + the alignment
+  static_assert(kWarps * G * (D + 2) * 4 <= kStages * kStageBytes,
+                "the warps' states do not fit in the ring");
   static_assert(2 * (kBytes + 1024) <= 228 * 1024, "two CTAs do not fit an SM");
 };
 
-template <int D, int G>
+// The shared address of 16-byte chunk `chunk` (D / 8 of them) of token row `row` of a stage's K or V: at the
+// padded pitch, or in the 128B-swizzled boxes of 64 columns (chunk c of row r at c XOR r % 8 within its box).
+template <int D, bool kPages64>
+__device__ __forceinline__ const uint8_t* row_chunk(const uint8_t* rows, int row, int chunk) {
+  if constexpr (kPages64)
+    return rows + (chunk / 8) * (64 * 128) + row * 128 + (((chunk % 8) ^ (row % 8)) * 16);
+  else
+    return rows + row * (D * 2 + 16) + chunk * 16;
+}
+
+template <int D, int G, bool kPages64>
 __global__ void __launch_bounds__(kThreads, 2)
     split_kernel(const __nv_bfloat16* __restrict__ Q, const __nv_bfloat16* __restrict__ K_cache,
                  const __nv_bfloat16* __restrict__ V_cache, const int* __restrict__ page_table,
                  const int* __restrict__ seq_lens, float* __restrict__ partial_o,
                  float* __restrict__ partial_ml, int Hq, int Hkv, int page_size, int max_pages, int splits,
-                 float scale) {
-  using L = Layout<D, G>;
-  extern __shared__ __align__(128) uint8_t smem[];
+                 float scale, const __grid_constant__ CUtensorMap k_map,
+                 const __grid_constant__ CUtensorMap v_map) {
+  using L = Layout<D, G, kPages64>;
+  extern __shared__ __align__(128) uint8_t smem_raw[];
+  uint8_t* smem =
+      kPages64 ? reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023})
+               : smem_raw;
   const int split = blockIdx.x, g = blockIdx.y, b = blockIdx.z;
   const int n = seq_lens[b];
   const int begin = split * kChunk;
@@ -82,10 +113,14 @@ __global__ void __launch_bounds__(kThreads, 2)
   uint64_t* empty = full + kStages;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 
-  // The ring's V rows zeroed, by the generic proxy before the async proxy (the bulk copies) writes them.
-  for (int k = threadIdx.x; k < kStages * kTile * L::kPitch / 16; k += kThreads) {
-    const int stage = k / (kTile * L::kPitch / 16), within = k % (kTile * L::kPitch / 16);
-    reinterpret_cast<uint4*>(smem + stage * L::kStageBytes + kTile * L::kPitch)[within] = make_uint4(0, 0, 0, 0);
+  // The ring's V rows zeroed, by the generic proxy before the async proxy (the bulk copies) writes them; not
+  // for pages of 64, whose copies write every row of every tile (the consumers zero those past the end).
+  if constexpr (!kPages64) {
+    for (int k = threadIdx.x; k < kStages * kTile * L::kPitch / 16; k += kThreads) {
+      const int stage = k / (kTile * L::kPitch / 16), within = k % (kTile * L::kPitch / 16);
+      reinterpret_cast<uint4*>(smem + stage * L::kStageBytes + kTile * L::kPitch)[within] =
+          make_uint4(0, 0, 0, 0);
+    }
   }
   fence_proxy_async_shared();
   if (threadIdx.x == 0) {
@@ -97,28 +132,56 @@ __global__ void __launch_bounds__(kThreads, 2)
   }
   __syncthreads();
 
-  if (warp == kWarps) {
-    // The producer: tile i into stage i % kStages once the consumers have released it.
+  if (warp >= kWarps) {
+    // The producers: tile i into stage i % kStages once the consumers have released it.
+    const int producer = warp - kWarps;
     const int* pages = page_table + static_cast<long long>(b) * max_pages;
+    if constexpr (kPages64) {
+      // A tile is one page (chunks start on a page, kTile = 64 = the page size): its K and V rows of KV
+      // head g, each in D / 64 boxes. Rows past the sequence's end come too; the consumers zero V's.
+      if (producer != 0) return;
+      for (int i = 0; i < tiles; ++i) {
+        const int stage = i % kStages;
+        const int page = pages[(begin + i * kTile) / kTile];
+        mbarrier_wait(&empty[stage], ((i / kStages) & 1) ^ 1);
+        if (lane == 0) {
+          mbarrier_arrive_expect_tx(&full[stage], 2u * kTile * D * 2);
+          uint8_t* k_stage = smem + stage * L::kStageBytes;
+          uint8_t* v_stage = k_stage + kTile * L::kPitch;
+#pragma unroll
+          for (int h = 0; h < D / 64; ++h) {
+            tma_load_4d(k_stage + h * 64 * 128, &k_map, &full[stage], 64 * h, g, 0, page);
+            tma_load_4d(v_stage + h * 64 * 128, &v_map, &full[stage], 64 * h, g, 0, page);
+          }
+        }
+        __syncwarp();
+      }
+      return;
+    }
+    // Per-row copies: producer p copies the tile's groups of 32 rows p, p + kProducers, ...; producer 0
+    // alone announces the tile's bytes. The other's copies may land first: the phase cannot complete while
+    // producer 0's arrival is pending (contracts.md "expect_tx accounting").
+    constexpr int kGroups = kTile / 32 / kProducers;  // each producer's groups of a tile
     for (int i = 0; i < tiles; ++i) {
       const int stage = i % kStages, t0 = begin + i * kTile, rows = min(kTile, end - t0);
-      long long offsets[kTile / 32];
+      long long offsets[kGroups];
 #pragma unroll
-      for (int k = 0; k < kTile / 32; ++k) {
-        const int t = t0 + lane + 32 * k;
+      for (int k = 0; k < kGroups; ++k) {
+        const int t = t0 + lane + 32 * (producer + kProducers * k);
         offsets[k] =
             t < end
                 ? ((static_cast<long long>(pages[t / page_size]) * page_size + t % page_size) * Hkv + g) * D
                 : 0;
       }
       mbarrier_wait(&empty[stage], ((i / kStages) & 1) ^ 1);
-      if (lane == 0) mbarrier_arrive_expect_tx(&full[stage], static_cast<uint32_t>(rows) * D * 2 * 2);
+      if (producer == 0 && lane == 0)
+        mbarrier_arrive_expect_tx(&full[stage], static_cast<uint32_t>(rows) * D * 2 * 2);
       __syncwarp();
       uint8_t* k_stage = smem + stage * L::kStageBytes;
       uint8_t* v_stage = k_stage + kTile * L::kPitch;
 #pragma unroll
-      for (int k = 0; k < kTile / 32; ++k) {
-        const int r = lane + 32 * k;
+      for (int k = 0; k < kGroups; ++k) {
+        const int r = lane + 32 * (producer + kProducers * k);
         if (r < rows) {
           bulk_load(k_stage + r * L::kPitch, K_cache + offsets[k], D * 2, &full[stage]);
           bulk_load(v_stage + r * L::kPitch, V_cache + offsets[k], D * 2, &full[stage]);
@@ -128,7 +191,8 @@ __global__ void __launch_bounds__(kThreads, 2)
     return;
   }
 
-  // The consumers. Lane l holds row r = l / 4 (and r + 8 when kHigh) of the MMA's fragments, columns c, c + 1.
+  // The consumers. Lane l holds row r = l / 4 (and r + 8 when kHigh) of the MMA's fragments, columns c
+  // and c + 1.
   const int r = lane / 4, c = 2 * (lane % 4);
   const int h0 = g * G;
   const float score_scale = scale * kLog2e;  // scores in the log2 domain
@@ -163,11 +227,11 @@ __global__ void __launch_bounds__(kThreads, 2)
 #pragma unroll
     for (int j = 0; j < kWarpTokens / 8; ++j) {
       s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
-      const uint8_t* row = k_stage + (first + 8 * j + lane % 8) * L::kPitch + 16 * (lane / 8);
+      const int row = first + 8 * j + lane % 8;
 #pragma unroll
       for (int kk = 0; kk < L::kKSteps; kk += 2) {
         uint32_t frag[4];
-        ldmatrix_x4(frag, row + 32 * kk);
+        ldmatrix_x4(frag, row_chunk<D, kPages64>(k_stage, row, 2 * kk + lane / 8));
         mma_m16n8k16_bf16(s[j], q[kk], {frag[0], frag[1]});
         mma_m16n8k16_bf16(s[j], q[kk + 1], {frag[2], frag[3]});
       }
@@ -211,6 +275,20 @@ __global__ void __launch_bounds__(kThreads, 2)
         o[d][3] *= correction[1];
       }
     }
+    if constexpr (kPages64) {
+      // The page's rows past the sequence's end came with it: zeros in place of this warp's, so that P = 0
+      // never meets a NaN there. Generic writes where the copies write next: fenced for the async proxy.
+      if (rows < kTile) {
+        for (int k = lane; k < kWarpTokens * D / 8; k += 32) {
+          const int row = first + k / (D / 8);
+          if (row >= rows)
+            *reinterpret_cast<uint4*>(const_cast<uint8_t*>(row_chunk<D, true>(v_stage, row, k % (D / 8)))) =
+                make_uint4(0, 0, 0, 0);
+        }
+        fence_proxy_async_shared();
+        __syncwarp();
+      }
+    }
     // O += P V: k-step t is tokens first + 16 t ... + 15, P's A fragment the scores of n-tiles 2t and 2t + 1.
     // ldmatrix_x4_trans gives the B fragments of two n-tiles of D: lane l addresses token
     // first + 16 t + l % 8 + 8 ((l / 8) % 2) at column 8 dd + 8 (l / 16).
@@ -221,12 +299,11 @@ __global__ void __launch_bounds__(kThreads, 2)
                              L::kHigh ? pack_bf16x2(s[2 * t][2], s[2 * t][3]) : 0u,
                              pack_bf16x2(s[2 * t + 1][0], s[2 * t + 1][1]),
                              L::kHigh ? pack_bf16x2(s[2 * t + 1][2], s[2 * t + 1][3]) : 0u};
-      const uint8_t* row =
-          v_stage + (first + 16 * t + lane % 8 + 8 * ((lane / 8) % 2)) * L::kPitch + 16 * (lane / 16);
+      const int row = first + 16 * t + lane % 8 + 8 * ((lane / 8) % 2);
 #pragma unroll
       for (int dd = 0; dd < L::kDTiles; dd += 2) {
         uint32_t frag[4];
-        ldmatrix_x4_trans(frag, row + 16 * dd);
+        ldmatrix_x4_trans(frag, row_chunk<D, kPages64>(v_stage, row, dd + lane / 16));
         mma_m16n8k16_bf16(o[dd], p, {frag[0], frag[1]});
         mma_m16n8k16_bf16(o[dd + 1], p, {frag[2], frag[3]});
       }
@@ -235,8 +312,9 @@ __global__ void __launch_bounds__(kThreads, 2)
     if (lane == 0) mbarrier_arrive(&empty[stage]);
   }
 
-  // The warps' states into stage 0 (every tile has been consumed, and every copy into it has landed): row sums
-  // over the quads, then maxima, sums and outputs per warp; then each row's merge over the warps.
+  // The warps' states into the ring from stage 0 on, into stage 1 for G = 16 (every tile has been consumed,
+  // and every copy has landed): row sums over the quads, then maxima, sums and outputs per warp; then each
+  // row's merge over the warps.
   float* m_s = reinterpret_cast<float*>(smem);  // [kWarps][G]
   float* l_s = m_s + kWarps * G;                // [kWarps][G]
   float* o_s = l_s + kWarps * G;                // [kWarps][G][D]
@@ -315,48 +393,59 @@ struct Call {
   __nv_bfloat16* O;
   float* LSE;
   void* workspace;
-  int B, Hq, Hkv, page_size, max_pages;
+  int B, Hq, Hkv, page_size, max_pages, num_pages;
   float scale;
   cudaStream_t stream;
 };
 
-template <int D, int G>
+template <int D, int G, bool kPages64>
 int launch(const Call& c) {
-  using L = Layout<D, G>;
+  using L = Layout<D, G, kPages64>;
+  // Pages of 64: the caches as [num_pages][64][Hkv][D], boxes of 64 rows x 64 columns of one KV head.
+  CUtensorMap k_map{}, v_map{};
+  if (kPages64 &&
+      (make_tensor_map_bshd_bf16(&k_map, c.K_cache, c.num_pages, kTile, c.Hkv, D, kTile) != cudaSuccess ||
+       make_tensor_map_bshd_bf16(&v_map, c.V_cache, c.num_pages, kTile, c.Hkv, D, kTile) != cudaSuccess))
+    return 1;
   // Two CTAs an SM: all of the SM's unified memory as shared memory.
-  if (cudaFuncSetAttribute(split_kernel<D, G>, cudaFuncAttributeMaxDynamicSharedMemorySize, L::kBytes) !=
-          cudaSuccess ||
-      cudaFuncSetAttribute(split_kernel<D, G>, cudaFuncAttributePreferredSharedMemoryCarveout,
+  if (cudaFuncSetAttribute(split_kernel<D, G, kPages64>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           L::kBytes) != cudaSuccess ||
+      cudaFuncSetAttribute(split_kernel<D, G, kPages64>, cudaFuncAttributePreferredSharedMemoryCarveout,
                            cudaSharedmemCarveoutMaxShared) != cudaSuccess)
     return 1;
   const int splits = splits_for(c.page_size, c.max_pages);
   float* partial_o = static_cast<float*>(c.workspace);
   float* partial_ml = partial_o + static_cast<long long>(c.B) * c.Hq * splits * D;
-  split_kernel<D, G><<<dim3(splits, c.Hkv, c.B), kThreads, L::kBytes, c.stream>>>(
+  split_kernel<D, G, kPages64><<<dim3(splits, c.Hkv, c.B), kThreads, L::kBytes, c.stream>>>(
       c.Q, c.K_cache, c.V_cache, c.page_table, c.seq_lens, partial_o, partial_ml, c.Hq, c.Hkv, c.page_size,
-      c.max_pages, splits, c.scale);
+      c.max_pages, splits, c.scale, k_map, v_map);
   merge_kernel<D>
       <<<dim3(c.Hq, c.B), D, 0, c.stream>>>(partial_o, partial_ml, c.seq_lens, c.O, c.LSE, c.Hq, splits);
   return cudaGetLastError() == cudaSuccess ? 0 : 1;
 }
 
 // The kernels for the query heads per KV head, G = Hq / Hkv; 1 for a G they are not built for.
-template <int D>
+template <int D, bool kPages64>
 int launch_for_group(int G, const Call& c) {
   switch (G) {
     case 1:
-      return launch<D, 1>(c);
+      return launch<D, 1, kPages64>(c);
     case 2:
-      return launch<D, 2>(c);
+      return launch<D, 2, kPages64>(c);
     case 4:
-      return launch<D, 4>(c);
+      return launch<D, 4, kPages64>(c);
     case 8:
-      return launch<D, 8>(c);
+      return launch<D, 8, kPages64>(c);
     case 16:
-      return launch<D, 16>(c);
+      return launch<D, 16, kPages64>(c);
     default:
       return 1;
   }
+}
+
+template <int D>
+int launch_for_pages(int G, const Call& c) {
+  return c.page_size == kTile ? launch_for_group<D, true>(G, c) : launch_for_group<D, false>(G, c);
 }
 
 }  // namespace
@@ -372,12 +461,12 @@ extern "C" int ptxbench_attention_decode_paged_bf16(const __nv_bfloat16* Q, cons
                                                     const __nv_bfloat16* V_cache, const int* page_table,
                                                     const int* seq_lens, __nv_bfloat16* O, float* LSE,
                                                     void* workspace, int B, int Hq, int Hkv, int D,
-                                                    int page_size, int max_pages, int, float scale,
+                                                    int page_size, int max_pages, int num_pages, float scale,
                                                     cudaStream_t stream) {
   if (Hkv <= 0 || Hq % Hkv != 0 || B > 65535 || Hkv > 65535 || workspace == nullptr) return 1;
-  const Call call{Q, K_cache, V_cache, page_table, seq_lens,  O,     LSE,   workspace,
-                  B, Hq,      Hkv,     page_size,  max_pages, scale, stream};
-  if (D == 64) return launch_for_group<64>(Hq / Hkv, call);
-  if (D == 128) return launch_for_group<128>(Hq / Hkv, call);
+  const Call call{Q, K_cache, V_cache, page_table, seq_lens,  O,         LSE,   workspace,
+                  B, Hq,      Hkv,     page_size,  max_pages, num_pages, scale, stream};
+  if (D == 64) return launch_for_pages<64>(Hq / Hkv, call);
+  if (D == 128) return launch_for_pages<128>(Hq / Hkv, call);
   return 1;
 }
