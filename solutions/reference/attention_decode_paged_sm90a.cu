@@ -22,9 +22,9 @@
 //         lookup per token, the two warps taking alternate groups of 32 rows (one warp's copies, issued one
 //         after another, left the SM's copies idle). The rows land at a padded pitch (D * 2 + 16 bytes), so
 //         the 8 rows an ldmatrix reads start in different banks, free of conflicts without a swizzle.
-//     On the H100 (bench/harness/h200-2026-12-06d/), the per-row copies alone, from one warp, reached
-//     0.59-0.67 of a plain read of the same bytes, and the whole kernel 0.49-0.55; from two warps 0.63-0.80;
-//     the tensor-map copies for pages of 64, 0.92-0.94.
+//     On the H100 (bench/harness/h200-2026-12-06d/), with one warp's per-row copies for every page size, the
+//     kernel reached 0.49-0.55 of a plain read of the same bytes; as it is now, 0.91-0.93 for pages of 64 and
+//     0.74 for pages of one token.
 //   - Four consumer warps, each a quarter of every tile's tokens, on the tensor cores with mma.sync m16n8k16:
 //     the G heads are the 16 rows of A (zeros below G: G < 64 is too narrow for wgmma, and the MMA's cost is
 //     the copies' shadow anyway). Scores S = Q K^T with K's fragments from ldmatrix; an online softmax in

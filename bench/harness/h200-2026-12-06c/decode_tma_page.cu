@@ -1,3 +1,5 @@
+// (Ran in call P, ../h200-2026-12-06d/: 0.92-0.94 of the read for pages of 64, O within tolerance; merged into
+// the shipped reference in c72d01f.)
 // An experiment for the next device call (decode_probe.sh's variant tma-page; not a shipped solution): the
 // paged-decode reference with pages of 64 tokens loaded by tensor-map copies, one per page, KV head and 64
 // columns of D (128B swizzle), instead of one bulk copy per token row: 4 copies a tile instead of 128, since the
