@@ -11,17 +11,17 @@
 //     small kernel merges a row's chunks (their maxima, sums and unnormalised outputs, in the workspace). Two
 //     CTAs fit an SM, so one's start and end overlap the other's copies.
 //   - Each CTA serves the G = Hq / Hkv query heads of its KV head, so each K and V row is read once for all
-//   of
-//     them.
-//   - Two producer warps gather the chunk's token rows through the page table, tile by tile (kTile tokens),
-//     into a ring of kStages stages that complete on mbarriers.
+//     of them.
+//   - kProducers producer warps gather the chunk's token rows through the page table, tile by tile (kTile
+//     tokens), into a ring of kStages stages that complete on mbarriers.
 //       - Pages of 64 tokens (kTile): a tile is one page, loaded by tensor-map copies (cp.async.bulk.tensor),
 //         one per page, KV head and 64 columns of D for K and for V, into 128B-swizzled boxes: 4 copies a
 //         tile at D = 128. The page's rows past the sequence's end come with it.
 //       - Any other page size: one bulk copy (cp.async.bulk, no tensor map) per K row and per V row, a table
-//         lookup per token, the two warps taking alternate groups of 32 rows (one warp's copies, issued one
-//         after another, left the SM's copies idle). The rows land at a padded pitch (D * 2 + 16 bytes), so
-//         the 8 rows an ldmatrix reads start in different banks, free of conflicts without a swizzle.
+//         lookup per token, each producer warp kTile / kProducers rows of the tile, one a lane (one warp's
+//         copies, issued one after another, left the SM's copies idle). The rows land at a padded pitch
+//         (D * 2 + 16 bytes), so the 8 rows an ldmatrix reads start in different banks, free of conflicts
+//         without a swizzle.
 //     On the H100 (bench/harness/h200-2026-12-06d/), with one warp's per-row copies for every page size, the
 //     kernel reached 0.49-0.55 of a plain read of the same bytes; as it is now, 0.91-0.93 for pages of 64 and
 //     0.74 for pages of one token.
@@ -60,7 +60,8 @@ constexpr uint32_t kConsumerBarrier = 1;  // named barrier of the consumer warps
 static_assert(kTile == 64 && kChunk % kTile == 0,
               "pages of 64 are one tile each, and chunks start on a page");
 static_assert(kWarpTokens % 16 == 0, "a warp's tokens are whole k-steps of P V");
-static_assert(kTile % (32 * kProducers) == 0, "each producer copies whole groups of 32 rows of a tile");
+constexpr int kProducerRows = kTile / kProducers;  // each producer warp's rows of a tile, one a lane
+static_assert(kTile % kProducers == 0 && kProducerRows <= 32, "a producer's rows of a tile are one a lane");
 
 template <int D, int G, bool kPages64 = false>
 struct Layout {
@@ -156,35 +157,27 @@ __global__ void __launch_bounds__(kThreads, 2)
         }
         __syncwarp();
       }
-      return;
-    }
-    // Per-row copies: producer p copies the tile's groups of 32 rows p, p + kProducers, ...; producer 0
-    // alone announces the tile's bytes. The other's copies may land first: the phase cannot complete while
-    // producer 0's arrival is pending (contracts.md "expect_tx accounting").
-    constexpr int kGroups = kTile / 32 / kProducers;  // each producer's groups of a tile
-    for (int i = 0; i < tiles; ++i) {
-      const int stage = i % kStages, t0 = begin + i * kTile, rows = min(kTile, end - t0);
-      long long offsets[kGroups];
-#pragma unroll
-      for (int k = 0; k < kGroups; ++k) {
-        const int t = t0 + lane + 32 * (producer + kProducers * k);
-        offsets[k] =
-            t < end
+    } else {
+      // Per-row copies: producer p copies the tile's rows p * kProducerRows ... + kProducerRows - 1, one a
+      // lane; producer 0 alone announces the tile's bytes. The others' copies may land first: the phase
+      // cannot complete while producer 0's arrival is pending (contracts.md "expect_tx accounting").
+      for (int i = 0; i < tiles; ++i) {
+        const int stage = i % kStages, t0 = begin + i * kTile, rows = min(kTile, end - t0);
+        const int r = producer * kProducerRows + lane, t = t0 + r;
+        const bool copies = lane < kProducerRows && r < rows;
+        const long long offset =
+            copies
                 ? ((static_cast<long long>(pages[t / page_size]) * page_size + t % page_size) * Hkv + g) * D
                 : 0;
-      }
-      mbarrier_wait(&empty[stage], ((i / kStages) & 1) ^ 1);
-      if (producer == 0 && lane == 0)
-        mbarrier_arrive_expect_tx(&full[stage], static_cast<uint32_t>(rows) * D * 2 * 2);
-      __syncwarp();
-      uint8_t* k_stage = smem + stage * L::kStageBytes;
-      uint8_t* v_stage = k_stage + kTile * L::kPitch;
-#pragma unroll
-      for (int k = 0; k < kGroups; ++k) {
-        const int r = lane + 32 * (producer + kProducers * k);
-        if (r < rows) {
-          bulk_load(k_stage + r * L::kPitch, K_cache + offsets[k], D * 2, &full[stage]);
-          bulk_load(v_stage + r * L::kPitch, V_cache + offsets[k], D * 2, &full[stage]);
+        mbarrier_wait(&empty[stage], ((i / kStages) & 1) ^ 1);
+        if (producer == 0 && lane == 0)
+          mbarrier_arrive_expect_tx(&full[stage], static_cast<uint32_t>(rows) * D * 2 * 2);
+        __syncwarp();
+        uint8_t* k_stage = smem + stage * L::kStageBytes;
+        uint8_t* v_stage = k_stage + kTile * L::kPitch;
+        if (copies) {
+          bulk_load(k_stage + r * L::kPitch, K_cache + offset, D * 2, &full[stage]);
+          bulk_load(v_stage + r * L::kPitch, V_cache + offset, D * 2, &full[stage]);
         }
       }
     }
