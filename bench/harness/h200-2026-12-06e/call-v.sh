@@ -2,7 +2,8 @@
 # Call V (prepared 2026-12-06, sixth session; issue 31): the decode reference of 04b9f93 (four producer warps,
 # setmaxnreg) through the judge, every stage, on its four tasks; then twice more each with the correct and time
 # stages alone, for three shares of the read bandwidth per task; then chunks of 512 tokens against the shipped
-# 1024 on the 4-KV-head task (its CTAs are half the 8-head tasks'), alternately, three times each. About 4 minutes.
+# 1024 on the 4-KV-head task (its CTAs are half the 8-head tasks'), alternately, three times each; then issue
+# 32's interleaved placement probe, which call T did not reach. About 4 minutes.
 source bench/harness/h200-2026-12-05/env.sh
 share() {  # share SOLUTION TASK [eval options]: one line of the verdict's status and time figures
   local solution=$1 task=$2; shift 2
@@ -32,3 +33,6 @@ for round in 1 2 3; do
   done
 done
 echo "== chunks: $((SECONDS - start)) s"
+start=$SECONDS
+bash bench/time-stage/placement_interleaved.sh 4 | grep -E "==|all "
+echo "== placement probe: $((SECONDS - start)) s"
