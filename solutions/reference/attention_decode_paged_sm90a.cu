@@ -2,7 +2,7 @@
 // grouped-query heads, bf16 in and out, fp32 softmax (include/ptxbench/abi.h). Written with the kit's shared
 // part (kits/common/ptx); the rules it relies on are in kits/common/contracts.md ("tensor maps", "swizzle",
 // "bulk copies", "expect_tx accounting", "mbarrier phases", "mma.sync", "ldmatrix and stmatrix", "proxy
-// fences").
+// fences", "setmaxnreg").
 //
 // A decode reads its KV cache once and does 2 FLOPs per byte of it: the time is the cache's bytes over the
 // HBM bandwidth, and the design is about keeping HBM busy.
