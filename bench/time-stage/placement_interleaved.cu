@@ -1,14 +1,14 @@
 // Issue 32, the second placement probe. placement_probe.cu timed 8 placements one after another and could not
-// tell placement from drift (its first placement, timed again last, took 11% more: ../harness/h200-2026-12-06d/).
-// Here the placements take turns call by call: call i uses placement i % 8, so drift hits every placement alike,
-// and after each call a one-thread kernel measures the SM clock (clock64 against %globaltimer over 100 us), as
-// the time stage does. The reference GEMM at gemm-bf16-n4096-k4096's main shape (M 8192), each call after a
-// 256 MiB flush. Prints, per placement, the median of its calls in the first and the second half of the run
-// and of all of them, and the clock; then the spread of the placements' medians. Run it in several processes
-// (placement_interleaved.sh): if one process's placements spread as much as the processes' overall medians
-// do (1-5%), placement is the cause of the per-process spread.
-//   nvcc -gencode arch=compute_90a,code=sm_90a -std=c++20 -O3 -I include -I kits/common/ptx -I kits/hopper/ptx \
-//     -o placement_interleaved bench/time-stage/placement_interleaved.cu && ./placement_interleaved [seed]
+// tell placement from drift (its first placement, timed again last, took 11% more:
+// ../harness/h200-2026-12-06d/). Here the placements take turns call by call: call i uses placement i % 8, so
+// drift hits every placement alike, and after each call the time stage's own probe measures the SM clock
+// (runner/kernels.h, launch_clock_probe). The reference GEMM at gemm-bf16-n4096-k4096's main shape (M 8192),
+// on inputs of the runner's generator, each call after a 256 MiB flush. Prints, per placement, the median of
+// its calls in the first and the second half of the run and of all of them, and the clock; then the spread of
+// the placements' medians. Run it in several processes (placement_interleaved.sh): if one process's
+// placements spread as much as the processes' overall medians do (1-5%), placement is the cause of the
+// per-process spread. Built and run by placement_interleaved.sh, with the runner's src/runner/kernels.cu:
+// placement_interleaved [seed]
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -18,35 +18,11 @@
 #include <vector>
 
 #include "../../solutions/reference/gemm_bf16_sm90a.cu"
+#include "runner/kernels.h"
+#include "runner/statistics.h"
+#include "runner/timing_rules.h"
 
-namespace {
-
-__global__ void fill_kernel(__nv_bfloat16* out, size_t n, uint32_t salt) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-    uint32_t h = static_cast<uint32_t>(i) * 0x9E3779B1u ^ salt;
-    h ^= h >> 15, h *= 0x2C1B3C6Du, h ^= h >> 12;
-    out[i] = __float2bfloat16((h >> 8) * (2.0f / 16777216.0f) - 1.0f);
-  }
-}
-
-// SM cycles over `nanoseconds` of the GPU's timer: the clock in MHz is out[0] / out[1] * 1000.
-__global__ void clock_kernel(uint64_t nanoseconds, unsigned long long* out) {
-  uint64_t start, now;
-  const long long first = clock64();
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-  do {
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-  } while (now - start < nanoseconds);
-  out[0] = static_cast<unsigned long long>(clock64() - first);
-  out[1] = now - start;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-
-}  // namespace
+using ptxbench::runner::median;
 
 int main(int argc, char** argv) {
   const int M = 8192, N = 4096, K = 4096, kPlacements = 8, kRounds = 40, kWarmup = 2;
@@ -73,9 +49,11 @@ int main(int argc, char** argv) {
   for (int p = 0; p < kPlacements; ++p) {
     Placement placement{reinterpret_cast<__nv_bfloat16*>(pool + offset(a_bytes)),
                         reinterpret_cast<__nv_bfloat16*>(pool + region + offset(b_bytes)),
-                        reinterpret_cast<__nv_bfloat16*>(pool + 2 * region + offset(c_bytes)), {}, {}};
-    fill_kernel<<<1024, 256>>>(placement.a, size_t(M) * K, 1u);
-    fill_kernel<<<1024, 256>>>(placement.b, size_t(N) * K, 2u);
+                        reinterpret_cast<__nv_bfloat16*>(pool + 2 * region + offset(c_bytes)),
+                        {},
+                        {}};
+    ptxbench::runner::fill_normal_bf16(placement.a, placement.a, int64_t(M) * K, 1, 1.0f, nullptr);
+    ptxbench::runner::fill_normal_bf16(placement.b, placement.b, int64_t(N) * K, 2, 1.0f, nullptr);
     placements.push_back(placement);
   }
   std::vector<double> all;
@@ -88,7 +66,7 @@ int main(int argc, char** argv) {
         return 1;
       }
       cudaEventRecord(stop);
-      clock_kernel<<<1, 1>>>(100000, clock_device);
+      ptxbench::runner::launch_clock_probe(ptxbench::runner::kClockProbeNs, clock_device, nullptr);
       cudaMemcpy(clock, clock_device, 2 * sizeof(unsigned long long), cudaMemcpyDeviceToHost);
       float ms = 0;
       cudaEventElapsedTime(&ms, start, stop);
@@ -105,11 +83,13 @@ int main(int argc, char** argv) {
     const std::vector<double> first(p.us.begin(), p.us.begin() + kRounds / 2),
         second(p.us.begin() + kRounds / 2, p.us.end());
     medians.push_back(median(p.us));
-    std::printf("placement %d: median %.1f us (first half %.1f, second half %.1f), SM clock median %.0f MHz\n", i,
-                medians.back(), median(first), median(second), median(p.mhz));
+    std::printf(
+        "placement %d: median %.1f us (first half %.1f, second half %.1f), SM clock median %.0f MHz\n", i,
+        medians.back(), median(first), median(second), median(p.mhz));
   }
   const auto [low, high] = std::minmax_element(medians.begin(), medians.end());
-  std::printf("all %zu calls: median %.1f us; the placements' medians %.1f-%.1f us, spread %.2f%% of the median\n",
-              all.size(), median(all), *low, *high, (*high - *low) / median(all) * 100);
+  std::printf(
+      "all %zu calls: median %.1f us; the placements' medians %.1f-%.1f us, spread %.2f%% of the median\n",
+      all.size(), median(all), *low, *high, (*high - *low) / median(all) * 100);
   return 0;
 }
