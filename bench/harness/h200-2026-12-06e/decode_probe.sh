@@ -5,8 +5,12 @@
 # root; writes under $OUT/decode. Variants compile in parallel, then run one at a time.
 set -u
 dir=$OUT/decode; mkdir -p "$dir"
-here=bench/harness/h200-2026-12-06e
+here=bench/harness/h200-2026-12-06c  # its decode_probe.cu
 src=solutions/reference/attention_decode_paged_sm90a.cu
+# The edits were written against the reference of 157f6d6 (two producer warps, no setmaxnreg); on a later one
+# some would change nothing and others would add a second setmaxnreg.
+grep -q "constexpr int kProducers = 2; " "$src" ||
+  { echo "decode_probe.sh edits the reference of 157f6d6; $src has changed since (git show 157f6d6:$src)"; exit 1; }
 producers() { echo "s/constexpr int kProducers = 2; /constexpr int kProducers = $1; /"; }
 # setmaxnreg (a warpgroup's budget): the producer warpgroup(s) down to $1, the consumer warpgroup up to $2.
 regs() {
