@@ -87,6 +87,31 @@ class Cli : public testing::Test {
     return names;
   }
 
+  // Runs `ptxbench ARGS` in the background and interrupts it (SIGINT) once its standard error says
+  // `under_way`; it must end by the signal, saying how to resume run 1.
+  void interrupt_run_1(const std::vector<std::string>& args, const std::string& under_way) {
+    const fs::path err = data_ / "stderr.txt";
+    fs::create_directories(data_);
+    std::vector<std::string> argv = {PTXBENCH_BINARY, "--root", kRoot.string(), "--data", data_.string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const pid_t pid = spawn_in_background(argv, err.string());
+    ASSERT_GT(pid, 0);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+    while (read_file(err).find(under_way) == std::string::npos && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    kill(pid, SIGINT);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT)
+        << "the run ended before it could be interrupted: the test proves nothing\n"
+        << read_file(err);
+    EXPECT_NE(
+        read_file(err).find("run 1 interrupted; what it judged is stored: continue it with ptxbench run "
+                            "--resume 1"),
+        std::string::npos)
+        << read_file(err);
+  }
+
   fs::path data_;
 };
 
@@ -130,27 +155,8 @@ TEST_F(Cli, GlobalOptionsComeBeforeOrAfterTheSubcommand) {
 
 // Ctrl-C in an agent run ends it as the signal does, and says how to continue it.
 TEST_F(Cli, AnInterruptedRunSaysHowToResumeIt) {
-  const fs::path err = data_ / "stderr.txt";
-  fs::create_directories(data_);
-  std::vector<std::string> args = {PTXBENCH_BINARY, "--root",    kRoot.string(), "--data", data_.string(),
-                                   "run",           "--cpu-only", "--tasks",      kTask,    "--progress",
-                                   "plain"};
-  const pid_t pid = spawn_in_background(args, err.string());
-  ASSERT_GT(pid, 0);
   // Once the run has said its number, it is under way.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
-  while (read_file(err).find("run 1:") == std::string::npos && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  kill(pid, SIGINT);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT)
-      << "the run ended before it could be interrupted: the test proves nothing\n"
-      << read_file(err);
-  EXPECT_NE(read_file(err).find("run 1 interrupted; what it judged is stored: continue it with ptxbench run "
-                                "--resume 1"),
-            std::string::npos)
-      << read_file(err);
+  interrupt_run_1({"run", "--cpu-only", "--tasks", kTask, "--progress", "plain"}, "run 1:");
 }
 
 TEST_F(Cli, RunHelpShowsBothModes) {
@@ -930,26 +936,9 @@ TEST_F(Cli, AnInterruptedManifestRunResumesWhereItStopped) {
         {{"path", name}, {"tasks", kTask}, {"purpose", "p"}, {"expect", {{"compile", "failed"}}}});
   }
   write_file(solutions / "solutions.json", entries.dump());
-  const fs::path err = data_ / "stderr.txt";
-  const pid_t pid =
-      spawn_in_background({PTXBENCH_BINARY, "--root", kRoot.string(), "--data", data_.string(), "run",
-                           "--solutions", solutions.string(), "--tasks", kTask, "--cpu-only"},
-                          err.string());
-  ASSERT_GT(pid, 0);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
-  while (read_file(err).find("[as expected:") == std::string::npos &&
-         std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  kill(pid, SIGINT);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT)
-      << "the run ended before it could be interrupted: the test proves nothing\n"
-      << read_file(err);
-  EXPECT_NE(read_file(err).find("run 1 interrupted; what it judged is stored: continue it with ptxbench run "
-                                "--resume 1"),
-            std::string::npos)
-      << read_file(err);
+  interrupt_run_1({"run", "--solutions", solutions.string(), "--tasks", kTask, "--cpu-only"},
+                  "[as expected:");
+  if (HasFatalFailure()) return;
   const auto resumed = ptxbench({"run", "--resume", "1", "--json"});
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
   const json doc = json::parse(resumed.out);
