@@ -518,6 +518,7 @@ bool resumed_manifest_settings(const Context& ctx, Store& store, RunCommandOptio
     options.cpu_only = args.at("cpu_only").get<bool>();
     options.stages = args.at("stages").get<std::vector<std::string>>();
     options.stage_time_limit_s = args.at("stage_time_limit_s").get<double>();
+    (void)args.at("archs").get<std::vector<std::string>>();  // taken as it is (run_manifest_command)
     options.track = args.value("track", std::string());
     if (!options.track.empty() && !find_track(options.track))
       throw std::invalid_argument("no track " + options.track);
@@ -577,7 +578,7 @@ int run_manifest_command(const CommonOptions& common, const RunCommandOptions& g
                                  .prior = &prior};
   if (!options.track.empty()) run_options.track = find_track(options.track);
   if (options.resume)
-    run_options.archs = stored_args.value("archs", std::vector<std::string>());
+    run_options.archs = stored_args.at("archs").get<std::vector<std::string>>();
   else if (!select_archs(options.arch, gpu, run_options.archs))
     return kExitUsage;
 
