@@ -554,9 +554,8 @@ bool resume_manifest_run(const Context& ctx, Store& store, int64_t run_id, const
   std::reverse(stored.begin(), stored.end());  // oldest first
   for (const EvaluationRow& row : stored) {
     std::optional<Verdict> verdict = store.verdict(row.id);
-    const std::optional<std::string> source = store.source(row.submission_hash);
-    if (verdict && source && verdict->overall() != OverallStatus::error)
-      prior.add(row.source_name, row.task_id, *source, std::move(*verdict), row.id);
+    if (verdict && verdict->overall() != OverallStatus::error)
+      prior.add(row.source_name, std::move(*verdict), row.id);
   }
   store.reopen_run(run_id);
   return true;

@@ -13,6 +13,7 @@
 
 #include "util/errors.h"
 #include "util/files.h"
+#include "util/hash.h"
 #include "util/json_file.h"
 
 namespace ptxbench {
@@ -135,14 +136,14 @@ void compare_with_expectations(const ShippedSolution& solution, SolutionRunRow& 
 
 }  // namespace
 
-void PriorVerdicts::add(const std::string& path, const std::string& task_id, const std::string& source,
-                        Verdict verdict, int64_t evaluation_id) {
-  rows_[{path, task_id, source}].push_back(
+void PriorVerdicts::add(const std::string& path, Verdict verdict, int64_t evaluation_id) {
+  const std::string task_id = verdict.task_id, submission = verdict.submission_hash;
+  rows_[{path, task_id, submission}].push_back(
       {.task_id = task_id, .solution = path, .verdict = std::move(verdict), .evaluation_id = evaluation_id});
 }
 
 std::optional<SolutionRunRow> PriorVerdicts::take(const ShippedSolution& solution, const Task& task) {
-  const auto found = rows_.find({solution.path.string(), task.id, solution.source});
+  const auto found = rows_.find({solution.path.string(), task.id, sha256_hex(solution.source)});
   if (found == rows_.end() || found->second.empty()) return std::nullopt;
   SolutionRunRow row = std::move(found->second.front());
   found->second.pop_front();

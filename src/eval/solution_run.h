@@ -48,13 +48,13 @@ struct SolutionRunRow {
 };
 
 // The verdicts a run already holds, for its resumption (run --resume): those of each (entry's path, task,
-// source), oldest first, each taken by one pair of the manifest, in the manifest's order (two entries may
-// name the same file). A verdict of another source (the file changed since) is not taken; the caller leaves
-// out the harness errors (the host's failure), whose pairs are judged again.
+// submission: the source's hash, as the verdict keeps it), oldest first, each taken by one pair of the
+// manifest, in the manifest's order (two entries may name the same file). A verdict of another source (the
+// file changed since) is not taken; the caller leaves out the harness errors (the host's failure), whose
+// pairs are judged again.
 class PriorVerdicts {
  public:
-  void add(const std::string& path, const std::string& task_id, const std::string& source, Verdict verdict,
-           int64_t evaluation_id);
+  void add(const std::string& path, Verdict verdict, int64_t evaluation_id);
   // The oldest verdict left for the pair, as its row (expectations not yet compared), or none.
   std::optional<SolutionRunRow> take(const ShippedSolution& solution, const Task& task);
   size_t taken() const { return taken_; }
