@@ -7,13 +7,16 @@
 #   DEADLINE=590 bash bench/harness/record.sh RECORD      (on the GPU host, from the repository's root)
 # RECORD:
 #   shipped           every shipped solution on every task it serves (README.md, item 5)
+#   examples          the SIMT examples on every task they serve (the manifest's part of shipped that
+#                     manifest.sh's `examples` named; 39 evaluations, more than one call)
 #   corpus-gemm       the adversarial corpus on the GEMM task, with its expected verdicts
 #   corpus-attention  the corpus's attention entries on their tasks
 source bench/harness/h200-2026-12-05/env.sh
-record=${1:?record.sh RECORD: shipped, corpus-gemm or corpus-attention}
+record=${1:?record.sh RECORD: shipped, examples, corpus-gemm or corpus-attention}
 deadline=${DEADLINE:-560}
 case $record in
   shipped) what=(--solutions solutions) ;;
+  examples) what=(--solutions solutions --only 'examples/*' --tasks '*-sm90a') ;;
   corpus-gemm) what=(--solutions tests/adversarial --tasks gemm-bf16-n4096-k4096-sm90a --stage-time-limit 30) ;;
   corpus-attention)
     what=(--solutions tests/adversarial --tasks attention-bwd-d64-sm90a,attention-fwd-d64-sm90a --stage-time-limit 60) ;;
