@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Call Z (2026-12-06, ninth session; issue 31). About 7 minutes: no evaluation of step 4 begins after STOP
-# (400 s). The whole of the decode's work this session can afford, so it decides the fix itself.
+# (400 s). The whole of the decode's work this session can afford, so it decides the fix itself. Before it:
+#   git show f61f251:solutions/reference/attention_decode_paged_sm90a.cu > bench/harness/h200-2026-12-06h/decode-f61f251.cu
 #  1. Call Y (../h200-2026-12-06g/call-y.sh) on the decode reference of f61f251 (decode-f61f251.cu here): why its
 #     pages-of-one path never ends under Nsight Compute. Its variants are edits (sed) of that reference.
-#  2. The reference with its CTAs in longest-first order (chunk_of, the working tree's) against f61f251's batch
-#     order, alone (decode_probe.cu), alternately, on the four tasks' shapes: the share of a plain read.
+#  2. The reference with its CTAs in longest-first order (chunk_of, on the branch decode-order: run this call from
+#     its tree) against f61f251's batch order, alone (decode_probe.cu), alternately, on the four tasks' shapes
+#     (SHAPES): the share of a plain read.
 #  3. The candidate: the first of call Y's edits, in the order own-bytes, regs-56-200, no-setmaxnreg, whose
 #     variant ended under ncu, applied to the working tree's reference (candidate.cu); when none ended there,
 #     the first whose candidate passes the judge's instructions stage on pages of one token (45 s).
@@ -24,7 +26,8 @@ probe() {  # probe NAME SOURCE: decode_probe.cu built with SOURCE
 }
 probe batch-order $here/decode-f61f251.cu & probe longest-first $reference &
 wait
-for shape in "32 64 4" "32 64 8" "64 64 8" "32 1 8"; do
+IFS=, read -ra shapes <<< "${SHAPES:-32 64 4,32 64 8,64 64 8,32 1 8}"  # Hq page Hkv, comma-separated
+for shape in "${shapes[@]}"; do
   for name in batch-order longest-first batch-order longest-first; do
     timeout 20 "/tmp/probe-$name" $shape || echo "$name on $shape: exit $?"
   done
