@@ -10,7 +10,8 @@
 #   no-setmaxnreg the same without the two setmaxnreg (the consumers at the 128 of two CTAs an SM)
 #   regs-56-200   setmaxnreg with more room for the producers: 56, the consumers 200
 #   own-bytes     each producer warp announces its own rows' bytes (the full barriers count four arrivals),
-#                 so the transaction count never goes negative (contracts.md allows it; does ncu?)
+#                 so the transaction count never goes transiently negative (contracts.md allows it; the least
+#                 likely cause: c72d01f's two producer warps, which ended under ncu in 2.3 s, relied on it too)
 source bench/harness/h200-2026-12-05/env.sh
 src=${SRC:-solutions/reference/attention_decode_paged_sm90a.cu}
 probe=bench/harness/h200-2026-12-06c/decode_probe.cu
