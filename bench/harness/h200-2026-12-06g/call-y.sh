@@ -4,7 +4,7 @@
 # of ../h200-2026-12-06g/README.md), where it ends in 0.4 ms in the correct stage, under compute-sanitizer's
 # three tools, and where the reference of c72d01f (two producer warps, no setmaxnreg) ended in 2.3 s under ncu.
 # Each variant of the reference runs in decode_probe.cu (its share of a plain read, O checked) on pages of one
-# token, alone and then under ncu with the judge's per-opcode metric on one launch of the split kernel, 40 s
+# token, alone and then under ncu with the judge's per-opcode metric on one launch of the split kernel, 30 s
 # at most; the shipped one on pages of 64 too, where the judge's stage passed. About 3 minutes.
 #   shipped       four producer warps, setmaxnreg: producers 40 registers, consumers 216
 #   no-setmaxnreg the same without the two setmaxnreg (the consumers at the 128 of two CTAs an SM)
