@@ -16,6 +16,9 @@ if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H100; then
       [print(x['name'], x['status'], x.get('wall_s'), x.get('message')) for x in s]"
   fi
   DEADLINE=${DEADLINE:-585} bash bench/harness/record.sh examples
-else
+elif grep -q chunk_of solutions/reference/attention_decode_paged_sm90a.cu; then
   bash bench/harness/h200-2026-12-06h/call-z.sh
+else
+  echo "call Z needs the branch decode-order's reference in the tree (git checkout decode-order -- solutions/reference/attention_decode_paged_sm90a.cu)"
+  exit 2
 fi
