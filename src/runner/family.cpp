@@ -110,7 +110,13 @@ void TaskFamily::allocate(const ShapeSpec& shape) {
   tensors_.clear();
   values_ = std::move(values);
   for (const TensorSpec& tensor : spec_.tensors) {
-    Buffers b{.spec = &tensor, .extents = {}, .data = {}, .pristine = {}, .snapshot = {}, .reference = {}};
+    Buffers b{.spec = &tensor,
+              .extents = {},
+              .data = {},
+              .pristine = {},
+              .snapshot = {},
+              .reference = {},
+              .checked = {}};
     if (tensor.role == Role::workspace) {
       std::vector<int64_t> ints;
       // The workspace function's arguments are integer scalars of the entry point, by their names
@@ -151,7 +157,10 @@ ReferenceTensors TaskFamily::reference_tensors() {
   for (Buffers& b : tensors_) {
     t.data[b.spec->name] = &b.data;
     if (b.spec->role == Role::input) t.pristine[b.spec->name] = &b.pristine;
-    if (b.spec->role == Role::output) t.reference[b.spec->name] = &b.reference;
+    if (b.spec->role == Role::output) {
+      t.reference[b.spec->name] = &b.reference;
+      t.checked[b.spec->name] = &b.checked;
+    }
   }
   return t;
 }
@@ -230,6 +239,21 @@ std::vector<std::pair<std::string, uint64_t>> TaskFamily::changed_inputs(cudaStr
 void TaskFamily::compute_reference(cudaStream_t stream) {
   ReferenceTensors t = reference_tensors();
   reference_->compute(t, stream);
+  sampled_ = false;
+}
+
+bool TaskFamily::compute_reference_sample(uint64_t sample_key, cudaStream_t stream) {
+  if (!reference_->samples()) {
+    compute_reference(stream);
+    return false;
+  }
+  for (Buffers& b : tensors_)
+    if (b.spec->role == Role::output && b.checked.get() == nullptr)
+      b.checked = DeviceBuffer(b.reference.bytes() / sizeof(float));
+  ReferenceTensors t = reference_tensors();
+  reference_->compute_sample(t, sample_key, stream);
+  sampled_ = true;
+  return true;
 }
 
 std::vector<OutputCheck> TaskFamily::compare(const Tolerance& tolerance, cudaStream_t stream) {
@@ -244,13 +268,15 @@ std::vector<OutputCheck> TaskFamily::compare(const Tolerance& tolerance, cudaStr
       (static_cast<int>(k) < b.spec->row_dims ? rows : cols) *= b.extents[k];
     const auto rtol = static_cast<float>(t.rtol), atol = static_cast<float>(t.atol);
     OutputCheck check{.name = b.spec->name, .rows = rows, .cols = cols, .comparison = {}};
+    const uint8_t* checked = sampled_ ? b.checked.as<const uint8_t>() : nullptr;
     switch (b.spec->dtype) {
       case DType::bf16:
-        check.comparison = compare_bf16(b.snapshot.as<const __nv_bfloat16>(), b.reference.as<const float>(),
-                                        rows * cols, rtol, atol, protocol::kMaxReportedMismatches, stream);
+        check.comparison =
+            compare_bf16(b.snapshot.as<const __nv_bfloat16>(), b.reference.as<const float>(), checked,
+                         rows * cols, rtol, atol, protocol::kMaxReportedMismatches, stream);
         break;
       case DType::f32:
-        check.comparison = compare_f32(b.snapshot.as<const float>(), b.reference.as<const float>(),
+        check.comparison = compare_f32(b.snapshot.as<const float>(), b.reference.as<const float>(), checked,
                                        rows * cols, rtol, atol, protocol::kMaxReportedMismatches, stream);
         break;
       default:

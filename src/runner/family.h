@@ -84,9 +84,14 @@ class TaskFamily {
 
   // Computes the reference outputs from the pristine copies.
   void compute_reference(cudaStream_t stream);
+  // The time stage's check of a timed call: the reference of a sample of the outputs' rows drawn from
+  // `sample_key`, where the family's reference samples (Reference::samples), else of every row. Returns
+  // whether it sampled.
+  bool compute_reference_sample(uint64_t sample_key, cudaStream_t stream);
 
   // Compares the snapshot of every output with the reference, each with its tolerance (the request's per-
-  // output one, else `tolerance`). Synchronises `stream`.
+  // output one, else `tolerance`): the elements the last reference computed, all of them but after a sampled
+  // one. Synchronises `stream`.
   std::vector<OutputCheck> compare(const Tolerance& tolerance, cudaStream_t stream);
 
   // Floating-point operations of one call on the current shape (the descriptor's formula).
@@ -105,11 +110,12 @@ class TaskFamily {
 
  private:
   // One tensor of the descriptor: what the solution sees (`data`), and as its role needs, the pristine copy
-  // (an input), the snapshot and the fp32 reference (an output).
+  // (an input), the snapshot, the fp32 reference and the elements a sampled reference computed (an output,
+  // allocated at the first sample).
   struct Buffers {
     const TensorSpec* spec;
     std::vector<int64_t> extents;
-    DeviceBuffer data, pristine, snapshot, reference;
+    DeviceBuffer data, pristine, snapshot, reference, checked;
   };
   const Buffers& buffers(const std::string& name) const;
   ReferenceTensors reference_tensors();
@@ -121,6 +127,7 @@ class TaskFamily {
   Values values_;                 // the current shape's dimensions and the parameters
   std::vector<Buffers> tensors_;  // in the descriptor's order
   SolutionProcess* solution_ = nullptr;
+  bool sampled_ = false;  // the last reference computed was a sample
 };
 
 // The dimension `name` of `shape` as an int; throws std::invalid_argument when it is missing or out

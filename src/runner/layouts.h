@@ -39,4 +39,31 @@ struct PagedPrefillLayout {
 PagedPrefillLayout draw_paged_prefill_layout(int B, int longest, int L, int S, int P, int page, int max_pages,
                                              int num_pages, uint64_t key);
 
+// A sample of the rows of a dense attention reference (the forward's, the backward's): what the time stage
+// checks of each timed call (Reference::compute_sample), drawn after the call from a key the solution never
+// sees. Blocks of kSampleRows query rows of one head position r within the KV groups, for every KV group (the
+// forward's O and LSE, the backward's dQ), and blocks of kSampleRows key rows of every KV head (the
+// backward's dK and dV): about one block in kSampleShare of each batch's (and head position's), at least one.
+// A call that gets a share f of the blocks wrong passes one check with a probability of (1 - f)^(blocks
+// drawn), under 0.08 at f = 1% on the main shapes (256 query blocks), and passes the time stage's 50 checks
+// almost never.
+inline constexpr int kSampleRows = 64;
+inline constexpr int kSampleShare = 16;
+
+struct AttentionSample {
+  struct QueryRows {
+    int b, r, i0;  // rows i0 .. i0 + kSampleRows - 1 (fewer at the end) of heads g G + r, every g, of batch b
+  };
+  struct KeyRows {
+    int b, j0;  // key rows j0 .. j0 + kSampleRows - 1 (fewer at the end) of every KV head of batch b
+  };
+  std::vector<QueryRows> query;
+  std::vector<KeyRows> keys;  // empty unless drawn `with_keys` (the backward)
+};
+
+// Distinct blocks, in increasing order, for B batches of `group` query heads per KV head, Sq query rows and
+// Sk key rows. The same arguments and key give the same sample on every host. Throws std::invalid_argument
+// for a dimension below 1.
+AttentionSample draw_attention_sample(int B, int group, int Sq, int Sk, bool with_keys, uint64_t key);
+
 }  // namespace ptxbench::runner

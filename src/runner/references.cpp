@@ -16,6 +16,10 @@ void Reference::call_baseline(ReferenceTensors&, cudaStream_t) {
   throw std::logic_error("the runner times no baseline of this family in its own process");
 }
 
+void Reference::compute_sample(ReferenceTensors&, uint64_t, cudaStream_t) {
+  throw std::logic_error("this family's reference computes every row");
+}
+
 namespace {
 
 const __nv_bfloat16* bf16(const DeviceBuffer* buffer) {
@@ -84,6 +88,16 @@ class AttentionForwardReference final : public Reference {
                                 bf16(t.pristine.at("V")), t.reference.at("O")->as<float>(),
                                 t.reference.at("LSE")->as<float>(), stream);
   }
+
+  bool samples() const override { return true; }
+  void compute_sample(ReferenceTensors& t, uint64_t sample_key, cudaStream_t stream) override {
+    const AttentionDims dims = attention_dims(t);
+    attention_forward_sample(
+        dims, bf16(t.pristine.at("Q")), bf16(t.pristine.at("K")), bf16(t.pristine.at("V")),
+        t.reference.at("O")->as<float>(), t.reference.at("LSE")->as<float>(),
+        draw_attention_sample(dims.b, dims.hq / dims.hkv, dims.sq, dims.sk, false, sample_key),
+        t.checked.at("O")->as<uint8_t>(), t.checked.at("LSE")->as<uint8_t>(), stream);
+  }
 };
 
 // The backward's O and LSE are the reference forward of its Q, K, V (O rounded to bf16 as a forward kernel
@@ -115,6 +129,19 @@ class AttentionBackwardReference final : public Reference {
                                  t.pristine.at("LSE")->as<const float>(), bf16(t.pristine.at("dO")),
                                  t.reference.at("dQ")->as<float>(), t.reference.at("dK")->as<float>(),
                                  t.reference.at("dV")->as<float>(), delta_.as<float>(), stream);
+  }
+
+  bool samples() const override { return true; }
+  void compute_sample(ReferenceTensors& t, uint64_t sample_key, cudaStream_t stream) override {
+    const AttentionDims dims = attention_dims(t);
+    attention_backward_sample(
+        dims, bf16(t.pristine.at("Q")), bf16(t.pristine.at("K")), bf16(t.pristine.at("V")),
+        bf16(t.pristine.at("O")), t.pristine.at("LSE")->as<const float>(), bf16(t.pristine.at("dO")),
+        t.reference.at("dQ")->as<float>(), t.reference.at("dK")->as<float>(),
+        t.reference.at("dV")->as<float>(), delta_.as<float>(),
+        draw_attention_sample(dims.b, dims.hq / dims.hkv, dims.sq, dims.sk, true, sample_key),
+        t.checked.at("dQ")->as<uint8_t>(), t.checked.at("dK")->as<uint8_t>(),
+        t.checked.at("dV")->as<uint8_t>(), stream);
   }
 
  private:

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -158,8 +159,10 @@ void prepare_call(TaskFamily& family, uint64_t key, cudaStream_t harness,
 // The checks after a call, on the snapshot taken when `stream` was done: inputs unchanged, outputs not
 // written after the snapshot, nothing written outside the buffers, outputs within tolerance of the reference.
 // The sanitize stage compares no outputs: the correct stage does, and the sanitize stage's call is there to
-// be watched by its tool.
-Json judge(Session& session, cudaStream_t harness, Json trial) {
+// be watched by its tool. With a `sample_key` (the time stage's checks), a family whose reference samples
+// (TaskFamily::compute_reference_sample) compares the rows drawn from it; the trial records the key.
+Json judge(Session& session, cudaStream_t harness, Json trial,
+           std::optional<uint64_t> sample_key = std::nullopt) {
   TaskFamily& family = session.family;
   const uint64_t late_writes = family.outputs_changed_since_snapshot(harness);
   Json changed = Json::object();
@@ -180,7 +183,11 @@ Json judge(Session& session, cudaStream_t harness, Json trial) {
   Json outputs = Json::array();
   bool outputs_pass = true;
   const bool compares = session.request.mode != Mode::sanitize;
-  if (compares) family.compute_reference(harness);
+  if (compares && sample_key.has_value()) {
+    if (family.compute_reference_sample(*sample_key, harness)) trial[p::kSampleKey] = hex(*sample_key);
+  } else if (compares) {
+    family.compute_reference(harness);
+  }
   for (const OutputCheck& check :
        compares ? family.compare(session.request.tolerance, harness) : std::vector<OutputCheck>{}) {
     const Comparison& c = check.comparison;
@@ -194,7 +201,7 @@ Json judge(Session& session, cudaStream_t harness, Json trial) {
     outputs.push_back({{p::kName, check.name},
                        {p::kRows, check.rows},
                        {p::kCols, check.cols},
-                       {p::kElements, check.rows * check.cols},
+                       {p::kElements, c.compared},
                        {p::kPassedField, check.passed()},
                        {p::kMismatches, c.mismatches},
                        {p::kNonFinite, c.non_finite},
@@ -258,7 +265,9 @@ std::string describe_failure(const std::string& shape, const Json& trial) {
     if (output[p::kPassedField].get<bool>()) continue;
     text += std::to_string(output[p::kMismatches].get<uint64_t>()) + " of " +
             std::to_string(output[p::kElements].get<int64_t>()) + " elements of " +
-            output[p::kName].get<std::string>() + " are wrong";
+            output[p::kName].get<std::string>() +
+            (trial.contains(p::kSampleKey) ? " (a sample of its rows, drawn after the call)" : "") +
+            " are wrong";
     if (!output[p::kFirstMismatches].empty()) {
       const Json& first = output[p::kFirstMismatches][0];
       text += "; first at row " + std::to_string(first[p::kRow].get<int64_t>()) + ", col " +
@@ -597,11 +606,16 @@ void run_time(Session& session) {
   const auto seconds_since = [](std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
+  // Each timed call's check compares the rows of a sample drawn after the call, where the family's reference
+  // samples (the dense attention families: the whole reference costs many times the call), from a source the
+  // solution cannot predict.
+  std::random_device sample_source;
+  const auto sample_key = [&] { return (uint64_t{sample_source()} << 32) | sample_source(); };
   // The judge's own work for one timed call, measured on the warm-up call's inputs: making them, and the
   // reference its output would be checked against (time_stage_calls).
   const auto judge_start = std::chrono::steady_clock::now();
   prepare_call(family, key(0), harness.get());
-  family.compute_reference(harness.get());
+  family.compute_reference_sample(sample_key(), harness.get());
   PTXBENCH_CUDA(cudaStreamSynchronize(harness.get()));
   const double judge_s = seconds_since(judge_start);
   // The baseline: the request's baseline module in a process of its own, or the family's in this process. A
@@ -672,7 +686,7 @@ void run_time(Session& session) {
     family.snapshot_outputs(harness.get());
     launch_clock_probe(kClockProbeNs, static_cast<unsigned long long*>(clocks.get()) + 2 * i, harness.get());
     PTXBENCH_CUDA(cudaStreamSynchronize(harness.get()));
-    Json checked = judge(session, harness.get(), trial_header(i, key(i + 1), reply));
+    Json checked = judge(session, harness.get(), trial_header(i, key(i + 1), reply), sample_key());
     if (!checked[p::kPassedField].get<bool>() && failed_calls++ == 0)
       recheck = std::move(checked);
     else if (failed_calls == 0 && i == calls - 1)

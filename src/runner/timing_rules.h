@@ -149,7 +149,9 @@ inline bool clock_below_max(double median_mhz, double max_mhz) {
 //   reference forward and its check a reference backward: 19 + 43 ms at B=4 H=16 S=4096 D=128 on the H200
 //   since the reference's products are SGEMMs, but about 1.7 s causal and twice that without the mask with
 //   the plain kernels it had before, when 52 calls ran past the 120-s limit. So the calls, each with its
-//   inputs and check (`judge_s`, measured once), fit kCheckedLoopBudgetS, whatever the reference costs.
+//   inputs and check (`judge_s`, measured once), fit kCheckedLoopBudgetS, whatever the reference costs. (The
+//   dense attention families now check each call on a sample of its rows, Reference::compute_sample: about
+//   one sixteenth of the forward's reference, and an eighth of the backward's.)
 inline constexpr double kSolutionBudgetS = 10;
 inline constexpr double kCheckedLoopBudgetS = 60;
 inline constexpr int kMinRepetitions = 5;
