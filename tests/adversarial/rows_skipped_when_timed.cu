@@ -2,8 +2,9 @@
 // 64 query rows in 16 (their O and LSE left as they were): 6% less work on every timed call. A check of each
 // timed call against the whole reference catches it at once; so must the sample of rows the time stage
 // checks for the dense attention families (one block of 64 query rows in 16 of each batch and head
-// position, drawn after the call: 256 blocks at the main shape, each missing the skipped ones with a
-// probability of 15/16). An honest SIMT forward otherwise (solutions/examples/attention_forward_simt.cu).
+// position, drawn after the call: 16 blocks at the main shape, all 16 missing the skipped ones with a
+// probability of (15/16)^16 = 0.36 a call, and in all of the 50 timed calls with 4e-23). An honest SIMT
+// forward otherwise (solutions/examples/attention_forward_simt.cu).
 // Why it must fail: the skipped rows stay as the judge poisoned them (NaN), and the ABI asks for every row.
 // Stopped by: time (its sampled check; also instructions, as any SIMT kernel).
 #include <math.h>
