@@ -418,9 +418,10 @@ struct BlockScratch {
   Parts p, ds;
 };
 
-// The forward of one block of every key: S, the softmax (P and LSE), O = P V.
+// The forward of one block of every key: S, the softmax (P and LSE), O = P V over P's first `parts` bf16 parts
+// (3: P exactly; 1: P rounded to bf16).
 void forward_block(const Block& block, const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
-                   float* o, float* lse, const BlockScratch& scratch, cudaStream_t stream) {
+                   float* o, float* lse, const BlockScratch& scratch, cudaStream_t stream, int parts = 3) {
   if (block.j0 != 0 || block.cols != block.s.sk) throw std::logic_error("a forward block has every key");
   const size_t row_bytes = sizeof(float) * static_cast<size_t>(block.s.sk);
   const bool cached =
@@ -429,7 +430,7 @@ void forward_block(const Block& block, const __nv_bfloat16* q, const __nv_bfloat
   softmax_kernel<<<row_grid(block), kThreads, cached ? row_bytes : 0, stream>>>(block, scratch.scores.get(),
                                                                                 lse, scratch.p, cached);
   check_launch("softmax_kernel");
-  for (int part = 0; part < 3; ++part)  // O = P V
+  for (int part = 0; part < parts; ++part)  // O = P V
     block.into_q(stream, 1.0f, block.scores(scratch.p.part(part)), block.kv_like(v), part == 0 ? 0.0f : 1.0f,
                  o);
 }
@@ -511,11 +512,12 @@ dim3 key_grid(const Block& block) {
 
 void attention_forward_reference(const AttentionDims& dims, const __nv_bfloat16* q, const __nv_bfloat16* k,
                                  const __nv_bfloat16* v, float* o, float* lse, cudaStream_t stream,
-                                 size_t score_block_bytes) {
+                                 size_t score_block_bytes, bool p_in_bf16) {
   check_dims(dims);
   const BlockScratch scratch(score_floats(dims, score_block_bytes), false, stream);
-  for_each_block(dims, score_block_bytes,
-                 [&](const Block& block) { forward_block(block, q, k, v, o, lse, scratch, stream); });
+  for_each_block(dims, score_block_bytes, [&](const Block& block) {
+    forward_block(block, q, k, v, o, lse, scratch, stream, p_in_bf16 ? 1 : 3);
+  });
 }
 
 void attention_backward_reference(const AttentionDims& dims, const __nv_bfloat16* q, const __nv_bfloat16* k,

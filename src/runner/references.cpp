@@ -100,8 +100,9 @@ class AttentionForwardReference final : public Reference {
   }
 };
 
-// The backward's O and LSE are the reference forward of its Q, K, V (O rounded to bf16 as a forward kernel
-// stores it, LSE as is); its reference is attention_kernels.cu's fp32 backward.
+// The backward's O and LSE are the reference forward of its Q, K, V as a forward kernel computes and stores
+// them (P rounded to bf16 for P V, O rounded to bf16; LSE in fp32 as is); its reference is attention_kernels.cu's
+// fp32 backward, which takes P from the given LSE and Delta from the given O, as the ABI says.
 class AttentionBackwardReference final : public Reference {
  public:
   void allocate(const ReferenceTensors& t) override {
@@ -115,7 +116,7 @@ class AttentionBackwardReference final : public Reference {
     const AttentionDims dims = attention_dims(t);
     attention_forward_reference(dims, bf16(t.pristine.at("Q")), bf16(t.pristine.at("K")),
                                 bf16(t.pristine.at("V")), forward_o_.as<float>(), forward_lse_.as<float>(),
-                                stream);
+                                stream, kAttentionScoreBlockBytes, true);
     round_to_bf16(forward_o_.as<const float>(), t.data.at("O")->as<__nv_bfloat16>(),
                   t.pristine.at("O")->as<__nv_bfloat16>(), dims.q_elements(), stream);
     for (DeviceBuffer* target : {t.data.at("LSE"), t.pristine.at("LSE")})

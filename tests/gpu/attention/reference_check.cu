@@ -178,6 +178,23 @@ void run_case(const Case& c, std::mt19937_64& rng) {
   const auto o_gpu = o.read(), lse_gpu = lse.read();
   compare(name + " O", o_gpu, o_cpu);
   compare(name + " LSE", lse_gpu, lse_cpu);
+  {
+    // The backward's inputs: P rounded to bf16 (a relative 2^-8 at most) before P V. LSE as exact as ever; O
+    // within 2^-8 of the largest |v| of the exact one.
+    Device<float> o_fast(nq), lse_fast(nl);
+    attention_forward_reference(dims, dq_in.get(), dk_in.get(), dv_in.get(), o_fast.get(), lse_fast.get(),
+                                nullptr, c.score_block_bytes, true);
+    PTXBENCH_CUDA(cudaDeviceSynchronize());
+    double largest_v = 0, worst = 0;
+    for (const auto& x : v) largest_v = std::max(largest_v, std::fabs(static_cast<double>(__bfloat162float(x))));
+    const std::vector<float> fast = o_fast.read();
+    for (size_t i = 0; i < nq; ++i) worst = std::max(worst, std::fabs(fast[i] - o_cpu[i]));
+    compare(name + " LSE with P in bf16", lse_fast.read(), lse_cpu);
+    const bool passed = worst <= std::ldexp(largest_v, -8) + 1e-5;
+    std::printf("%s  %-48s at most %.3g off (bound %.3g)\n", passed ? "PASS" : "FAIL",
+                (name + " O with P in bf16").c_str(), worst, std::ldexp(largest_v, -8));
+    failures += !passed;
+  }
 
   // The backward takes O rounded to bf16 (as the family hands it to solutions) and the fp32 LSE; both sides
   // get exactly those.
@@ -377,6 +394,10 @@ void time_main_shapes() {
       const double forward = seconds([&] {
         attention_forward_reference(dims, bf16(q), bf16(k), bf16(v), o.as<float>(), lse.as<float>(), nullptr);
       });
+      const double inputs = seconds([&] {  // the backward's O and LSE inputs: P rounded to bf16 for P V
+        attention_forward_reference(dims, bf16(q), bf16(k), bf16(v), o.as<float>(), lse.as<float>(), nullptr,
+                                    kAttentionScoreBlockBytes, true);
+      });
       const double backward = seconds([&] {
         attention_backward_reference(dims, bf16(q), bf16(k), bf16(v), bf16(o_bf16), lse.as<float>(),
                                      bf16(d_o), dq.as<float>(), dk.as<float>(), dv.as<float>(),
@@ -399,9 +420,9 @@ void time_main_shapes() {
       });
       std::printf(
           "time  B=4 H=16 S=4096 D=%d%s: forward %.1f ms, backward %.1f ms; on the time stage's sample "
-          "%.1f ms and %.1f ms\n",
+          "%.1f ms and %.1f ms; the backward's inputs %.1f ms\n",
           d, causal ? " causal" : "", forward * 1e3, backward * 1e3, forward_sampled * 1e3,
-          backward_sampled * 1e3);
+          backward_sampled * 1e3, inputs * 1e3);
     }
 }
 
