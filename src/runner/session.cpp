@@ -540,10 +540,12 @@ RooflineInputs roofline_inputs(const Session& session, const Samples& solution) 
           .fastest_us = *std::min_element(solution.event_us.begin(), solution.event_us.end())};
 }
 
-// The SM clock in MHz after each of `calls` calls, from the probes' cycles and nanoseconds in `clocks`.
+// The SM clock in MHz after each of the first `calls` calls, from the probes' cycles and nanoseconds in
+// `clocks`.
 std::vector<double> clock_series(const DeviceBuffer& clocks, int calls) {
   std::vector<unsigned long long> figures(2 * static_cast<size_t>(calls));
-  PTXBENCH_CUDA(cudaMemcpy(figures.data(), clocks.get(), clocks.bytes(), cudaMemcpyDeviceToHost));
+  PTXBENCH_CUDA(cudaMemcpy(figures.data(), clocks.get(), figures.size() * sizeof(unsigned long long),
+                           cudaMemcpyDeviceToHost));
   std::vector<double> mhz;
   for (int i = 0; i < calls; ++i)
     if (figures[2 * i + 1] > 0)
@@ -654,8 +656,9 @@ void run_time(Session& session) {
 
   // Every timed call's output is checked, outside the clocks: a solution that counts its calls and does the
   // work only on the last one (the one a single re-check would see) fails here.
-  // Two more calls than `repetitions` are made, and two of them, at random, are counted (tensor_counter.h)
-  // rather than timed; every one is checked.
+  // Up to two more calls than `repetitions` are made, and two of them, at random among the first that every
+  // run makes, are counted (tensor_counter.h) rather than timed; every one is checked. The calls stop early
+  // once the solution's and the baseline's medians are settled (timing_rules.h, median_settled).
   Samples solution, baseline;
   Json recheck;
   int failed_calls = 0;
@@ -663,7 +666,9 @@ void run_time(Session& session) {
   uint64_t stream_handle_value = 0;
   LaunchLog log;
   const int calls = repetitions + kCountedTimeCalls;
-  const std::array<int, kCountedTimeCalls> counted_calls = two_distinct_picks(calls);
+  const std::array<int, kCountedTimeCalls> counted_calls =
+      two_distinct_picks(std::min(calls, kSettledAfter + kCountedTimeCalls));
+  int made = 0;  // the calls made: `calls`, or fewer once the medians are settled
   // The SM clock after each call (timing_rules.h), measured once its outputs are snapshot: two figures a
   // call.
   const DeviceBuffer clocks(sizeof(unsigned long long) * 2 * static_cast<size_t>(calls));
@@ -687,9 +692,10 @@ void run_time(Session& session) {
     launch_clock_probe(kClockProbeNs, static_cast<unsigned long long*>(clocks.get()) + 2 * i, harness.get());
     PTXBENCH_CUDA(cudaStreamSynchronize(harness.get()));
     Json checked = judge(session, harness.get(), trial_header(i, key(i + 1), reply), sample_key());
+    // The first wrong call's check, or the last call's when none was wrong.
     if (!checked[p::kPassedField].get<bool>() && failed_calls++ == 0)
       recheck = std::move(checked);
-    else if (failed_calls == 0 && i == calls - 1)
+    else if (failed_calls == 0)
       recheck = std::move(checked);
     if (has_baseline && !counted) {
       const uint32_t salt = static_cast<uint32_t>(2 * i + 1);
@@ -699,6 +705,8 @@ void run_time(Session& session) {
       else
         time_baseline(family, harness.get(), flush, salt, baseline);
     }
+    made = i + 1;
+    if (median_settled(solution.event_us) && (!has_baseline || median_settled(baseline.event_us))) break;
   }
   const double window_end = unix_s();
   session.result[p::kLaunches] = log.collect(session.solution);
@@ -707,7 +715,7 @@ void run_time(Session& session) {
   Json timing = {{p::kShape, {{p::kLabel, shape.label}, {p::kDims, shape.dims_json()}}},
                  {p::kFlops, flops},
                  {p::kWarmup, std::max(2, warmup_calls)},
-                 {p::kRepetitions, repetitions},
+                 {p::kRepetitions, static_cast<int>(solution.event_us.size())},
                  {p::kJudgeCallS, judge_s},
                  {p::kTimedWindowUnixS, {window_begin, window_end}},
                  {p::kL2FlushBytes, flush.bytes()},
@@ -776,7 +784,7 @@ void run_time(Session& session) {
                 median(p::kSolution, p::kWallUs), median(p::kSolution, p::kEventUs));
   const std::string failure =
       !recheck_passed
-          ? std::to_string(failed_calls) + " of " + std::to_string(calls) +
+          ? std::to_string(failed_calls) + " of " + std::to_string(made) +
                 " timed calls gave a wrong output; the first: " + describe_failure(shape.to_string(), recheck)
       : !claims_hold
           ? "the solution process's reported times do not fit the runner's own clock (events within the "
@@ -785,14 +793,14 @@ void run_time(Session& session) {
                 std::to_string(static_cast<int>(round_trip)) + " us): they cannot be trusted"
           : std::string(hidden);
   timing[p::kRecheck] = std::move(recheck);
-  timing[p::kCheckedCalls] = calls;
+  timing[p::kCheckedCalls] = made;
   timing[p::kFailedCalls] = failed_calls;
   // The physics floor, on the solution's calls: one faster than its task's roofline means the timing itself
   // is broken, which says nothing about the solution. A failure above is the solution's and stands.
   const RooflineInputs floor_inputs = roofline_inputs(session, solution);
   const Roofline floor = roofline(floor_inputs);
   timing[p::kRoofline] = roofline_json(floor_inputs, floor);
-  const std::vector<double> clock_mhz = clock_series(clocks, calls);
+  const std::vector<double> clock_mhz = clock_series(clocks, made);
   timing[p::kSmClockDuringMhz] = clock_mhz.empty() ? Json(nullptr) : summarize(clock_mhz);
   timing[p::kSmClockBelowMax] =
       !clock_mhz.empty() && clock_below_max(runner::median(clock_mhz), floor_inputs.sm_clock_khz / 1e3);

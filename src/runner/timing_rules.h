@@ -5,6 +5,8 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
+#include <cstddef>
 #include <iterator>
 #include <vector>
 
@@ -170,6 +172,26 @@ inline TimeStageCalls time_stage_calls(int warmup, int repetitions, double call_
   return {.warmup = std::max(1, std::min(warmup, solution_calls / 10)),
           .repetitions =
               std::min(repetitions, std::max(kMinRepetitions, std::min(solution_calls, checked_calls)))};
+}
+
+// The timed calls stop before `repetitions` once both medians (the solution's and the baseline's) are settled:
+// after at least kSettledAfter calls, the order statistics that hold the median with 95% confidence (ranks
+// n/2 -+ 0.98 sqrt(n), the normal approximation of the binomial) lie within kMedianPrecision of each other,
+// relative to the median. More calls would move the median by less than that, while the same kernel's median
+// moves by 1-5% between processes (bench/harness/h200-2026-12-06d): the calls past it cost time and say
+// nothing.
+inline constexpr int kSettledAfter = 20;
+inline constexpr double kMedianPrecision = 0.005;
+
+inline bool median_settled(std::vector<double> samples) {
+  const size_t n = samples.size();
+  if (n < static_cast<size_t>(kSettledAfter)) return false;
+  std::sort(samples.begin(), samples.end());
+  const double half = 0.98 * std::sqrt(static_cast<double>(n));
+  const auto low = static_cast<size_t>(std::max(0.0, std::floor(static_cast<double>(n) / 2 - half)));
+  const auto high = std::min(n - 1, static_cast<size_t>(std::ceil(static_cast<double>(n) / 2 + half)));
+  const double median = n % 2 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
+  return median > 0 && samples[high] - samples[low] <= kMedianPrecision * median;
 }
 
 }  // namespace ptxbench::runner

@@ -1,5 +1,7 @@
 // The rules the runner holds a solution's reported times to (src/runner/timing_rules.h), with the numbers the
 // H200 gave (bench/anti-cheat.md run 3, bench/attention.md, bench/runner.md).
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "runner/timing_rules.h"
@@ -141,6 +143,36 @@ TEST(TimingRules, NeitherBudgetGoesBelowTheMinimumOrAboveTheRequest) {
   EXPECT_EQ(time_stage_calls(10, 50, 4.0, 30.0).warmup, 1);
   EXPECT_EQ(time_stage_calls(10, 3, 0.001, 0.001).repetitions, 3);  // the request asked for fewer
   EXPECT_EQ(time_stage_calls(10, 50, 0.0, 0.0).repetitions, 50);    // a call too short to measure
+}
+
+// ---- when the timed calls may stop
+
+namespace {
+
+// n calls spread evenly over +- `width` / 2 around 100 us, in an order that is not sorted.
+std::vector<double> spread_calls(int n, double width) {
+  std::vector<double> us;
+  for (int i = 0; i < n; ++i) us.push_back(100.0 * (1 + width * ((i * 7 % n) / double(n - 1) - 0.5)));
+  return us;
+}
+
+}  // namespace
+
+// A median is settled once the ranks of its 95% interval lie within half a percent: never before kSettledAfter
+// calls, soon for calls as tight as the H100's (a p10-p90 band of about 1%), not for calls spread by 10%.
+TEST(TimingRules, TheCallsStopOnceTheMedianIsSettled) {
+  EXPECT_FALSE(median_settled(spread_calls(kSettledAfter - 1, 0.0))) << "never before kSettledAfter calls";
+  EXPECT_TRUE(median_settled(spread_calls(kSettledAfter, 0.0)));
+  // About 1.25% from the slowest to the fastest: the 95% ranks of 20 (5 and 15 of 0..19) lie 0.66% apart.
+  EXPECT_FALSE(median_settled(spread_calls(20, 0.0125)));
+  // 50 calls (ranks 18 and 32): 0.36% apart.
+  EXPECT_TRUE(median_settled(spread_calls(50, 0.0125)));
+  EXPECT_FALSE(median_settled(spread_calls(50, 0.10))) << "calls spread by 10% never settle";
+  // Outliers outside the interval's ranks do not hold the calls back.
+  std::vector<double> with_outliers = spread_calls(30, 0.002);
+  with_outliers[3] = 500, with_outliers[11] = 20;
+  EXPECT_TRUE(median_settled(with_outliers));
+  EXPECT_FALSE(median_settled(std::vector<double>(40, 0.0))) << "a median of 0 is no measurement";
 }
 
 // ---- the physics floor
