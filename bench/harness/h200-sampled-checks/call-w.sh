@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Call W (prepared 2026-12-06, sixth session; issue 32): the first GPU run of the time stage's sampled checks
-# (dense attention), the backward's inputs from a forward with P in bf16, and the baseline process opened while
-# the check runs. In order, while END (seconds after the call's start; default 570) allows:
+# (dense attention), the backward's inputs from a forward with P in bf16, the baseline process opened while the
+# check runs, and the timed calls that stop once both medians are settled. In order, while END (seconds after
+# the call's start; default 570) allows:
 #   1. the attention reference's GPU test (tests/gpu/attention/run.sh: the sampled forward and backward against
 #      float64, their marks, and the reference's times at the main shapes, sampled and whole);
 #   2. the runner's GPU tests (tests/gpu/runner/run.sh);
