@@ -656,9 +656,9 @@ void run_time(Session& session) {
 
   // Every timed call's output is checked, outside the clocks: a solution that counts its calls and does the
   // work only on the last one (the one a single re-check would see) fails here.
-  // Up to two more calls than `repetitions` are made, and two of them, at random among the first that every
-  // run makes, are counted (tensor_counter.h) rather than timed; every one is checked. The calls stop early
-  // once the solution's and the baseline's medians are settled (timing_rules.h, median_settled).
+  // At most `repetitions` + 2 calls are made: two of them, at random among the first kSettledAfter + 2, are
+  // counted (tensor_counter.h) rather than timed, and the calls stop early once the solution's and the
+  // baseline's medians are settled (timing_rules.h, median_settled). Every one is checked.
   Samples solution, baseline;
   Json recheck;
   int failed_calls = 0;
