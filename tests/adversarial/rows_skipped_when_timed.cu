@@ -3,8 +3,8 @@
 // timed call against the whole reference catches it at once; so must the sample of rows the time stage
 // checks for the dense attention families (one block of 64 query rows in 16 of each batch and head
 // position, drawn after the call: 16 blocks at the main shape, all 16 missing the skipped ones with a
-// probability of (15/16)^16 = 0.36 a call, and in all of the 50 timed calls with 4e-23). An honest SIMT
-// forward otherwise (solutions/examples/attention_forward_simt.cu).
+// probability of (15/16)^16 = 0.36 a call, and in all of the 20 to 50 timed calls with 1e-9 or less). An
+// honest SIMT forward otherwise (solutions/examples/attention_forward_simt.cu).
 // Why it must fail: the skipped rows stay as the judge poisoned them (NaN), and the ABI asks for every row.
 // Stopped by: time (its sampled check; also instructions, as any SIMT kernel).
 #include <math.h>
