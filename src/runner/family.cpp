@@ -247,9 +247,13 @@ bool TaskFamily::compute_reference_sample(uint64_t sample_key, cudaStream_t stre
     compute_reference(stream);
     return false;
   }
-  for (Buffers& b : tensors_)
-    if (b.spec->role == Role::output && b.checked.get() == nullptr)
-      b.checked = DeviceBuffer(b.reference.bytes() / sizeof(float));
+  // Every mark starts cleared here, so that an element the sample did not compute is never compared,
+  // whatever the reference marks.
+  for (Buffers& b : tensors_) {
+    if (b.spec->role != Role::output) continue;
+    if (b.checked.get() == nullptr) b.checked = DeviceBuffer(b.reference.bytes() / sizeof(float));
+    PTXBENCH_CUDA(cudaMemsetAsync(b.checked.get(), 0, b.checked.bytes(), stream));
+  }
   ReferenceTensors t = reference_tensors();
   reference_->compute_sample(t, sample_key, stream);
   sampled_ = true;
@@ -283,6 +287,10 @@ std::vector<OutputCheck> TaskFamily::compare(const Tolerance& tolerance, cudaStr
         throw std::logic_error(spec_.name + ": output " + b.spec->name +
                                " of a type the runner cannot compare");
     }
+    // A sample that marked nothing of an output would pass it unseen: the judge's fault, not the solution's.
+    if (sampled_ && check.comparison.compared == 0)
+      throw std::logic_error(spec_.name + ": the sampled reference marked no element of output " +
+                             b.spec->name);
     checks.push_back(std::move(check));
   }
   return checks;

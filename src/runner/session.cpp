@@ -1,7 +1,6 @@
 #include "runner/session.h"
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -131,12 +130,28 @@ void fill_guards(TaskFamily& family, cudaStream_t stream) {
       if (guard.bytes > 0) PTXBENCH_CUDA(cudaMemsetAsync(guard.start, kGuardPattern, guard.bytes, stream));
 }
 
+// 64 random bits, from a source the solution cannot predict.
+uint64_t random_key() {
+  std::random_device device;
+  return (uint64_t{device()} << 32) | device();
+}
+
+// A uniformly random index in [0, n), from a source the solution cannot predict: which calls are counted.
+int pick(int n) {
+  std::random_device device;
+  return static_cast<int>(std::uniform_int_distribution<int>(0, n - 1)(device));
+}
+
+// True with chance `p`, from a source the solution cannot predict.
+bool chance(double p) {
+  std::random_device device;
+  return std::uniform_real_distribution<double>(0, 1)(device) < p;
+}
+
 // Moves every buffer the solution sees to its other place (DeviceBuffer::move), so that no call finds its
 // arguments where the previous one had them.
 void move_buffers(TaskFamily& family) {
-  std::random_device device;
-  for (const auto& [name, buffer] : family.shared_buffers())
-    buffer->move((uint64_t{device()} << 32) | device());
+  for (const auto& [name, buffer] : family.shared_buffers()) buffer->move(random_key());
 }
 
 // Where a call finds its buffers: moved (every checked call, and the first call of the time stage), or
@@ -236,12 +251,6 @@ Json run_trial(Session& session, const Where& where, uint64_t key, cudaStream_t 
       session, where, solution::kFreshStream | solution::kSnapshotPoint | (counted ? solution::kCounted : 0));
   if (log != nullptr) log->note(outcome.reply, where.phase, counted);
   return judge(session, harness, trial_header(where.trial, key, outcome.reply));
-}
-
-// A uniformly random index in [0, n), from a source the solution cannot predict: which calls are counted.
-int pick(int n) {
-  std::random_device device;
-  return static_cast<int>(std::uniform_int_distribution<int>(0, n - 1)(device));
 }
 
 // One line saying why a trial failed, for the result's message.
@@ -516,13 +525,14 @@ bool time_solution(Session& session, cudaStream_t stream, const DeviceBuffer& fl
   return claims_nest(call);
 }
 
+// The timed calls counted with hardware counters (tensor_counter.h) rather than timed: each call is, with
+// kCountedShare's chance drawn just before it from a source the solution cannot predict, so that no call,
+// early or late, is sure to go uncounted however many calls the medians take to settle (a solution that runs
+// another path from its nth call on is counted there as often as before it); and once the timed calls are
+// done, every call until kCountedTimeCalls have been counted. About kCountedTimeCalls calls among the
+// kSettledAfter + kCountedTimeCalls that settled medians take.
 constexpr int kCountedTimeCalls = 2;
-
-std::array<int, kCountedTimeCalls> two_distinct_picks(int n) {
-  const int first = pick(n);
-  const int second = pick(n - 1);
-  return {first, second < first ? second : second + 1};
-}
+constexpr double kCountedShare = static_cast<double>(kCountedTimeCalls) / (kSettledAfter + kCountedTimeCalls);
 
 // What the physics floor of the solution's timed calls rests on (timing_rules.h): the family's work, this
 // GPU's peak and measured bandwidth, and the fastest call.
@@ -608,16 +618,11 @@ void run_time(Session& session) {
   const auto seconds_since = [](std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
-  // Each timed call's check compares the rows of a sample drawn after the call, where the family's reference
-  // samples (the dense attention families: the whole reference costs many times the call), from a source the
-  // solution cannot predict.
-  std::random_device sample_source;
-  const auto sample_key = [&] { return (uint64_t{sample_source()} << 32) | sample_source(); };
   // The judge's own work for one timed call, measured on the warm-up call's inputs: making them, and the
   // reference its output would be checked against (time_stage_calls).
   const auto judge_start = std::chrono::steady_clock::now();
   prepare_call(family, key(0), harness.get());
-  family.compute_reference_sample(sample_key(), harness.get());
+  family.compute_reference_sample(random_key(), harness.get());
   PTXBENCH_CUDA(cudaStreamSynchronize(harness.get()));
   const double judge_s = seconds_since(judge_start);
   // The baseline: the request's baseline module in a process of its own, or the family's in this process. A
@@ -656,19 +661,19 @@ void run_time(Session& session) {
 
   // Every timed call's output is checked, outside the clocks: a solution that counts its calls and does the
   // work only on the last one (the one a single re-check would see) fails here.
-  // At most `repetitions` + 2 calls are made: two of them, at random among the first kSettledAfter + 2, are
-  // counted (tensor_counter.h) rather than timed, and the calls stop early once the solution's and the
-  // baseline's medians are settled (timing_rules.h, median_settled). Every one is checked.
+  // The calls go on until `repetitions` of them are timed, or fewer once the solution's and the baseline's
+  // medians are settled (timing_rules.h, median_settled), and until kCountedTimeCalls are counted (above,
+  // kCountedShare); at most `calls`. Every one is checked.
   Samples solution, baseline;
   Json recheck;
   int failed_calls = 0;
   bool claims_hold = true;
   uint64_t stream_handle_value = 0;
   LaunchLog log;
-  const int calls = repetitions + kCountedTimeCalls;
-  const std::array<int, kCountedTimeCalls> counted_calls =
-      two_distinct_picks(std::min(calls, kSettledAfter + kCountedTimeCalls));
-  int made = 0;  // the calls made: `calls`, or fewer once the medians are settled
+  // A bound: that the draws leave fewer than `repetitions` timed calls within it has a chance of 2e-6 at 5
+  // repetitions, 1e-13 at 20.
+  const int calls = 2 * repetitions + kCountedTimeCalls;
+  int made = 0, counted_made = 0;
   // The SM clock after each call (timing_rules.h), measured once its outputs are snapshot: two figures a
   // call.
   const DeviceBuffer clocks(sizeof(unsigned long long) * 2 * static_cast<size_t>(calls));
@@ -678,8 +683,13 @@ void run_time(Session& session) {
   };
   const double window_begin = unix_s();
   for (int i = 0; i < calls; ++i) {
+    const bool timed_enough =
+        solution.event_us.size() >= static_cast<size_t>(repetitions) ||
+        (median_settled(solution.event_us) && (!has_baseline || median_settled(baseline.event_us)));
+    if (timed_enough && counted_made >= kCountedTimeCalls) break;
     const Where where{shape.label, i, "timed call " + std::to_string(i)};
-    const bool counted = std::find(counted_calls.begin(), counted_calls.end(), i) != counted_calls.end();
+    const bool counted = timed_enough || chance(kCountedShare);
+    counted_made += counted;
     prepare_call(family, key(i + 1), harness.get(), Placement::kept);
     CallOutcome outcome;
     claims_hold = time_solution(session, harness.get(), flush, static_cast<uint32_t>(2 * i), where, counted,
@@ -691,7 +701,10 @@ void run_time(Session& session) {
     family.snapshot_outputs(harness.get());
     launch_clock_probe(kClockProbeNs, static_cast<unsigned long long*>(clocks.get()) + 2 * i, harness.get());
     PTXBENCH_CUDA(cudaStreamSynchronize(harness.get()));
-    Json checked = judge(session, harness.get(), trial_header(i, key(i + 1), reply), sample_key());
+    // Each timed call's check compares the rows of a sample drawn after the call, where the family's
+    // reference samples (the dense attention families: the whole reference costs many times the call), from a
+    // source the solution cannot predict.
+    Json checked = judge(session, harness.get(), trial_header(i, key(i + 1), reply), random_key());
     // The first wrong call's check, or the last call's when none was wrong.
     if (!checked[p::kPassedField].get<bool>() && failed_calls++ == 0)
       recheck = std::move(checked);
@@ -706,7 +719,6 @@ void run_time(Session& session) {
         time_baseline(family, harness.get(), flush, salt, baseline);
     }
     made = i + 1;
-    if (median_settled(solution.event_us) && (!has_baseline || median_settled(baseline.event_us))) break;
   }
   const double window_end = unix_s();
   session.result[p::kLaunches] = log.collect(session.solution);

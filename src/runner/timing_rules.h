@@ -174,12 +174,13 @@ inline TimeStageCalls time_stage_calls(int warmup, int repetitions, double call_
               std::min(repetitions, std::max(kMinRepetitions, std::min(solution_calls, checked_calls)))};
 }
 
-// The timed calls stop before `repetitions` once both medians (the solution's and the baseline's) are settled:
-// after at least kSettledAfter calls, the order statistics that hold the median with 95% confidence (ranks
-// n/2 -+ 0.98 sqrt(n), the normal approximation of the binomial) lie within kMedianPrecision of each other,
-// relative to the median. More calls would move the median by less than that, while the same kernel's median
-// moves by 1-5% between processes (bench/harness/h200-2026-12-06d): the calls past it cost time and say
-// nothing.
+// The timed calls stop before `repetitions` once both medians (the solution's and the baseline's) are
+// settled: after at least kSettledAfter calls, the order statistics that hold the median with 95% confidence
+// (0-based ranks (n - 1) / 2 -+ 0.98 sqrt(n), the normal approximation of the binomial) lie within
+// kMedianPrecision of each other, relative to the median. More calls would move the median by less than that,
+// while the same kernel's median moves by 1-5% between processes (bench/harness/h200-2026-12-06d): the calls
+// past it cost time and say nothing. The interval assumes calls independent of each other: a drift through
+// the calls widens it, and so does a solution that adds jitter to its own times, which only makes more calls.
 inline constexpr int kSettledAfter = 20;
 inline constexpr double kMedianPrecision = 0.005;
 
@@ -187,9 +188,9 @@ inline bool median_settled(std::vector<double> samples) {
   const size_t n = samples.size();
   if (n < static_cast<size_t>(kSettledAfter)) return false;
   std::sort(samples.begin(), samples.end());
-  const double half = 0.98 * std::sqrt(static_cast<double>(n));
-  const auto low = static_cast<size_t>(std::max(0.0, std::floor(static_cast<double>(n) / 2 - half)));
-  const auto high = std::min(n - 1, static_cast<size_t>(std::ceil(static_cast<double>(n) / 2 + half)));
+  const double half = 0.98 * std::sqrt(static_cast<double>(n)), centre = (static_cast<double>(n) - 1) / 2;
+  const auto low = static_cast<size_t>(std::max(0.0, std::floor(centre - half)));
+  const auto high = std::min(n - 1, static_cast<size_t>(std::ceil(centre + half)));
   const double median = n % 2 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
   return median > 0 && samples[high] - samples[low] <= kMedianPrecision * median;
 }

@@ -163,9 +163,9 @@ std::vector<double> spread_calls(int n, double width) {
 TEST(TimingRules, TheCallsStopOnceTheMedianIsSettled) {
   EXPECT_FALSE(median_settled(spread_calls(kSettledAfter - 1, 0.0))) << "never before kSettledAfter calls";
   EXPECT_TRUE(median_settled(spread_calls(kSettledAfter, 0.0)));
-  // About 1.25% from the slowest to the fastest: the 95% ranks of 20 (5 and 15 of 0..19) lie 0.66% apart.
+  // About 1.25% from the slowest to the fastest: the 95% ranks of 20 (5 and 14 of 0..19) lie 0.59% apart.
   EXPECT_FALSE(median_settled(spread_calls(20, 0.0125)));
-  // 50 calls (ranks 18 and 32): 0.36% apart.
+  // 50 calls (ranks 17 and 32): 0.38% apart.
   EXPECT_TRUE(median_settled(spread_calls(50, 0.0125)));
   EXPECT_FALSE(median_settled(spread_calls(50, 0.10))) << "calls spread by 10% never settle";
   // Outliers outside the interval's ranks do not hold the calls back.
