@@ -142,10 +142,10 @@ int pick(int n) {
   return static_cast<int>(std::uniform_int_distribution<int>(0, n - 1)(device));
 }
 
-// True with chance `p`, from a source the solution cannot predict.
-bool chance(double p) {
+// Uniform in [0, 1), from a source the solution cannot predict.
+double draw() {
   std::random_device device;
-  return std::uniform_real_distribution<double>(0, 1)(device) < p;
+  return std::uniform_real_distribution<double>(0, 1)(device);
 }
 
 // Moves every buffer the solution sees to its other place (DeviceBuffer::move), so that no call finds its
@@ -525,15 +525,6 @@ bool time_solution(Session& session, cudaStream_t stream, const DeviceBuffer& fl
   return claims_nest(call);
 }
 
-// The timed calls counted with hardware counters (tensor_counter.h) rather than timed: each call is, with
-// kCountedShare's chance drawn just before it from a source the solution cannot predict, so that no call,
-// early or late, is sure to go uncounted however many calls the medians take to settle (a solution that runs
-// another path from its nth call on is counted there as often as before it); and once the timed calls are
-// done, every call until kCountedTimeCalls have been counted. About kCountedTimeCalls calls among the
-// kSettledAfter + kCountedTimeCalls that settled medians take.
-constexpr int kCountedTimeCalls = 2;
-constexpr double kCountedShare = static_cast<double>(kCountedTimeCalls) / (kSettledAfter + kCountedTimeCalls);
-
 // What the physics floor of the solution's timed calls rests on (timing_rules.h): the family's work, this
 // GPU's peak and measured bandwidth, and the fastest call.
 RooflineInputs roofline_inputs(const Session& session, const Samples& solution) {
@@ -662,8 +653,8 @@ void run_time(Session& session) {
   // Every timed call's output is checked, outside the clocks: a solution that counts its calls and does the
   // work only on the last one (the one a single re-check would see) fails here.
   // The calls go on until `repetitions` of them are timed, or fewer once the solution's and the baseline's
-  // medians are settled (timing_rules.h, median_settled), and until kCountedTimeCalls are counted (above,
-  // kCountedShare); at most `calls`. Every one is checked.
+  // medians are settled (timing_rules.h, median_settled), and until kCountedTimeCalls are counted
+  // (next_time_call); at most `calls`. Every one is checked.
   Samples solution, baseline;
   Json recheck;
   int failed_calls = 0;
@@ -686,9 +677,10 @@ void run_time(Session& session) {
     const bool timed_enough =
         solution.event_us.size() >= static_cast<size_t>(repetitions) ||
         (median_settled(solution.event_us) && (!has_baseline || median_settled(baseline.event_us)));
-    if (timed_enough && counted_made >= kCountedTimeCalls) break;
+    const NextTimeCall next = next_time_call(timed_enough, counted_made, draw());
+    if (next == NextTimeCall::done) break;
     const Where where{shape.label, i, "timed call " + std::to_string(i)};
-    const bool counted = timed_enough || chance(kCountedShare);
+    const bool counted = next == NextTimeCall::counted;
     counted_made += counted;
     prepare_call(family, key(i + 1), harness.get(), Placement::kept);
     CallOutcome outcome;

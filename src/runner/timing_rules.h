@@ -195,4 +195,23 @@ inline bool median_settled(std::vector<double> samples) {
   return median > 0 && samples[high] - samples[low] <= kMedianPrecision * median;
 }
 
+// The time stage's calls besides the timed ones are counted with hardware counters (tensor_counter.h): each
+// call is one with kCountedShare's chance, drawn just before it from a source the solution cannot predict, so
+// that no call, early or late, is sure to go uncounted however many calls the medians take to settle (a
+// solution that runs another path from its nth call on is counted there as often as before it); and once
+// enough calls are timed, every call until kCountedTimeCalls are counted. About kCountedTimeCalls among the
+// kSettledAfter + kCountedTimeCalls calls that settled medians take.
+inline constexpr int kCountedTimeCalls = 2;
+inline constexpr double kCountedShare =
+    static_cast<double>(kCountedTimeCalls) / (kSettledAfter + kCountedTimeCalls);
+
+enum class NextTimeCall { done, counted, timed };
+
+// The next call of the time stage: `timed_enough` once `repetitions` calls are timed or both medians are
+// settled, `counted` the calls counted so far, `draw` uniform in [0, 1) from the judge's random source.
+inline NextTimeCall next_time_call(bool timed_enough, int counted, double draw) {
+  if (timed_enough) return counted >= kCountedTimeCalls ? NextTimeCall::done : NextTimeCall::counted;
+  return draw < kCountedShare ? NextTimeCall::counted : NextTimeCall::timed;
+}
+
 }  // namespace ptxbench::runner

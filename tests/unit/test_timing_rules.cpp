@@ -1,5 +1,6 @@
 // The rules the runner holds a solution's reported times to (src/runner/timing_rules.h), with the numbers the
 // H200 gave (bench/anti-cheat.md run 3, bench/attention.md, bench/runner.md).
+#include <random>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -173,6 +174,41 @@ TEST(TimingRules, TheCallsStopOnceTheMedianIsSettled) {
   with_outliers[3] = 500, with_outliers[11] = 20;
   EXPECT_TRUE(median_settled(with_outliers));
   EXPECT_FALSE(median_settled(std::vector<double>(40, 0.0))) << "a median of 0 is no measurement";
+}
+
+// The counted calls: none before the draw says so, every call once enough are timed until two are; and over
+// many runs of a time stage whose medians settle at 20 timed calls, the calls after the 22nd are counted as
+// often as those before (a solution that switches paths late is counted there), and every run counts two or
+// more.
+TEST(TimingRules, EveryTimedCallMayBeCountedAndTwoAreAlways) {
+  EXPECT_EQ(next_time_call(false, 0, kCountedShare), NextTimeCall::timed);
+  EXPECT_EQ(next_time_call(false, 5, kCountedShare / 2), NextTimeCall::counted);
+  EXPECT_EQ(next_time_call(true, 1, 0.99), NextTimeCall::counted) << "enough timed, one counted: count";
+  EXPECT_EQ(next_time_call(true, kCountedTimeCalls, 0.0), NextTimeCall::done);
+  std::mt19937_64 random(7);
+  std::uniform_real_distribution<double> uniform(0, 1);
+  constexpr int kRuns = 20000, kSettle = 20, kLate = 22;
+  double counted_early = 0, calls_early = 0, counted_late = 0, calls_late = 0;
+  for (int run = 0; run < kRuns; ++run) {
+    // Medians settle once 20 calls are timed, then 20 more calls for a late switch to happen in: a stage
+    // that needs 40 timed calls.
+    const int timed_needed = run % 2 ? kSettle : 2 * kSettle;
+    int timed = 0, counted = 0;
+    for (int call = 0;; ++call) {
+      const NextTimeCall next = next_time_call(timed >= timed_needed, counted, uniform(random));
+      if (next == NextTimeCall::done) break;
+      const bool is_counted = next == NextTimeCall::counted;
+      counted += is_counted, timed += !is_counted;
+      if (timed_needed == 2 * kSettle && timed < timed_needed) {
+        (call < kLate ? calls_early : calls_late) += 1;
+        (call < kLate ? counted_early : counted_late) += is_counted;
+      }
+    }
+    ASSERT_GE(counted, kCountedTimeCalls);
+  }
+  const double early = counted_early / calls_early, late = counted_late / calls_late;
+  EXPECT_NEAR(early, kCountedShare, 0.01);
+  EXPECT_NEAR(late, kCountedShare, 0.01) << "calls after the 22nd are counted as often as before";
 }
 
 // ---- the physics floor
