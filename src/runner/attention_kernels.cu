@@ -132,6 +132,12 @@ struct Block {
   }
 };
 
+// The KV heads a block of `rows` x `cols` scores may batch within `bytes`, at least one.
+int heads_within(const AttentionDims& s, int rows, int cols, size_t bytes) {
+  const size_t head_bytes = sizeof(float) * static_cast<size_t>(rows) * static_cast<size_t>(cols);
+  return static_cast<int>(std::clamp<size_t>(bytes / head_bytes, 1, static_cast<size_t>(s.hkv)));
+}
+
 // The heads and query rows of a block whose scores fit `bytes`: all of a group position's heads and rows when
 // they fit, fewer heads, or fewer rows of one head.
 struct BlockShape {
@@ -139,8 +145,7 @@ struct BlockShape {
   int rows = 1;
 };
 BlockShape block_shape(const AttentionDims& s, size_t bytes) {
-  const size_t head_bytes = sizeof(float) * static_cast<size_t>(s.sq) * static_cast<size_t>(s.sk);
-  const int heads = static_cast<int>(std::clamp<size_t>(bytes / head_bytes, 1, static_cast<size_t>(s.hkv)));
+  const int heads = heads_within(s, s.sq, s.sk, bytes);
   const int rows = heads > 1 ? s.sq
                              : static_cast<int>(std::clamp<size_t>(bytes / (sizeof(float) * s.sk), 1,
                                                                    static_cast<size_t>(s.sq)));
@@ -461,12 +466,6 @@ void launch_delta(const AttentionDims& dims, const __nv_bfloat16* o, const __nv_
                   cudaStream_t stream) {
   delta_kernel<<<grid_for(dims.q_elements() / dims.d), 256, 0, stream>>>(dims, o, d_o, delta);
   check_launch("delta_kernel");
-}
-
-// The KV heads a block of `rows` x `cols` scores may batch within `bytes`, at least one.
-int heads_within(const AttentionDims& s, int rows, int cols, size_t bytes) {
-  const size_t head_bytes = sizeof(float) * static_cast<size_t>(rows) * static_cast<size_t>(cols);
-  return static_cast<int>(std::clamp<size_t>(bytes / head_bytes, 1, static_cast<size_t>(s.hkv)));
 }
 
 // Calls fn(block, true) for the blocks of a sample's query rows (every key), and fn(block, false) for those

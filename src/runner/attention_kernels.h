@@ -32,8 +32,9 @@ struct AttentionDims {
 inline constexpr size_t kAttentionScoreBlockBytes = size_t{1} << 30;
 
 // O [B,Sq,Hq,D] and LSE [B,Hq,Sq], fp32, from bf16 Q, K, V. A row with no visible key gets O = 0, LSE = -inf.
-// With `p_in_bf16`, P is rounded to bf16 once before P V, as a FlashAttention kernel rounds it (one product
-// where the exact P takes three): the backward's O input, which is rounded to bf16 after anyway.
+// With `p_in_bf16`, P is rounded to bf16 once before P V, as a FlashAttention kernel rounds its P (there
+// before the row's normalisation; one product where the exact P takes three): the backward's O input, which
+// is rounded to bf16 after anyway.
 void attention_forward_reference(const AttentionDims& dims, const __nv_bfloat16* q, const __nv_bfloat16* k,
                                  const __nv_bfloat16* v, float* o, float* lse, cudaStream_t stream,
                                  size_t score_block_bytes = kAttentionScoreBlockBytes, bool p_in_bf16 = false);
