@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 dest=${1:-.device}
-rm -rf "$dest"
+rm -rf "$dest/bin" "$dest/lib"  # not $dest/store (record.sh's store, carried between calls)
 mkdir -p "$dest/bin" "$dest/lib"
 for binary in build/ptxbench build/ptxbench-runner build/libptxbench-solution-worker.so; do
   strip -o "$dest/bin/$(basename "$binary")" "$binary"

@@ -2,7 +2,7 @@
 // grouped-query heads, bf16 in and out, fp32 softmax (include/ptxbench/abi.h). Written with the kit's shared
 // part (kits/common/ptx); the rules it relies on are in kits/common/contracts.md ("tensor maps", "swizzle",
 // "bulk copies", "expect_tx accounting", "mbarrier phases", "mma.sync", "ldmatrix and stmatrix", "proxy
-// fences").
+// fences", "setmaxnreg").
 //
 // A decode reads its KV cache once and does 2 FLOPs per byte of it: the time is the cache's bytes over the
 // HBM bandwidth, and the design is about keeping HBM busy.
@@ -11,20 +11,22 @@
 //     small kernel merges a row's chunks (their maxima, sums and unnormalised outputs, in the workspace). Two
 //     CTAs fit an SM, so one's start and end overlap the other's copies.
 //   - Each CTA serves the G = Hq / Hkv query heads of its KV head, so each K and V row is read once for all
-//   of
-//     them.
-//   - Two producer warps gather the chunk's token rows through the page table, tile by tile (kTile tokens),
-//     into a ring of kStages stages that complete on mbarriers.
+//     of them.
+//   - Four producer warps (a warpgroup, its registers lowered by setmaxnreg and the consumers' raised) gather
+//     the chunk's token rows through the page table, tile by tile (kTile tokens), into a ring of kStages
+//     stages that complete on mbarriers.
 //       - Pages of 64 tokens (kTile): a tile is one page, loaded by tensor-map copies (cp.async.bulk.tensor),
 //         one per page, KV head and 64 columns of D for K and for V, into 128B-swizzled boxes: 4 copies a
 //         tile at D = 128. The page's rows past the sequence's end come with it.
 //       - Any other page size: one bulk copy (cp.async.bulk, no tensor map) per K row and per V row, a table
-//         lookup per token, the two warps taking alternate groups of 32 rows (one warp's copies, issued one
-//         after another, left the SM's copies idle). The rows land at a padded pitch (D * 2 + 16 bytes), so
-//         the 8 rows an ldmatrix reads start in different banks, free of conflicts without a swizzle.
-//     On the H100 (bench/harness/h200-2026-12-06d/), with one warp's per-row copies for every page size, the
-//     kernel reached 0.49-0.55 of a plain read of the same bytes; as it is now, 0.91-0.93 for pages of 64 and
-//     0.74 for pages of one token.
+//         lookup per token, each producer warp kTile / kProducers rows of the tile, one a lane. The rows land
+//         at a padded pitch (D * 2 + 16 bytes), so the 8 rows an ldmatrix reads start in different banks,
+//         free of conflicts without a swizzle.
+//     On the H100, as shares of a plain read of the same bytes: with one warp's per-row copies for every page
+//     size, 0.49-0.55 (bench/harness/h200-2026-12-06d/: one warp's copies, issued one after another, left the
+//     SM's copies idle); with the tensor-map copies, 0.91-0.93 for pages of 64; for pages of one token, 0.73-
+//     0.75 from two producer warps, 0.87-0.89 from four, 0.88-0.90 from four with the registers moved
+//     (bench/harness/h200-2026-12-06e/, call T, one run each).
 //   - Four consumer warps, each a quarter of every tile's tokens, on the tensor cores with mma.sync m16n8k16:
 //     the G heads are the 16 rows of A (zeros below G: G < 64 is too narrow for wgmma, and the MMA's cost is
 //     the copies' shadow anyway). Scores S = Q K^T with K's fragments from ldmatrix; an online softmax in
@@ -52,15 +54,22 @@ constexpr int kStages = 3;       // the ring's depth
 constexpr int kConsumers = 128;  // four warps
 constexpr int kWarps = kConsumers / 32;
 constexpr int kWarpTokens = kTile / kWarps;  // each consumer warp's tokens of a tile
-constexpr int kProducers = 2;                // warps
+constexpr int kProducers = 4;                // warps: one warpgroup
 constexpr int kThreads = kConsumers + 32 * kProducers;
+// Registers per thread (setmaxnreg, per warpgroup): the producers need few, the consumers' fragments many.
+// Two CTAs an SM share its 64K registers.
+constexpr int kProducerRegisters = 40, kConsumerRegisters = 216;
+static_assert(kConsumers % 128 == 0 && (32 * kProducers) % 128 == 0, "setmaxnreg sets a whole warpgroup's");
+static_assert(2 * (kConsumers * kConsumerRegisters + 32 * kProducers * kProducerRegisters) <= 65536,
+              "two CTAs' registers do not fit an SM");
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 constexpr uint32_t kConsumerBarrier = 1;  // named barrier of the consumer warps
 static_assert(kTile == 64 && kChunk % kTile == 0,
               "pages of 64 are one tile each, and chunks start on a page");
 static_assert(kWarpTokens % 16 == 0, "a warp's tokens are whole k-steps of P V");
-static_assert(kTile % (32 * kProducers) == 0, "each producer copies whole groups of 32 rows of a tile");
+constexpr int kProducerRows = kTile / kProducers;  // each producer warp's rows of a tile, one a lane
+static_assert(kTile % kProducers == 0 && kProducerRows <= 32, "a producer's rows of a tile are one a lane");
 
 template <int D, int G, bool kPages64 = false>
 struct Layout {
@@ -134,6 +143,7 @@ __global__ void __launch_bounds__(kThreads, 2)
 
   if (warp >= kWarps) {
     // The producers: tile i into stage i % kStages once the consumers have released it.
+    setmaxnreg_dec<kProducerRegisters>();
     const int producer = warp - kWarps;
     const int* pages = page_table + static_cast<long long>(b) * max_pages;
     if constexpr (kPages64) {
@@ -156,41 +166,34 @@ __global__ void __launch_bounds__(kThreads, 2)
         }
         __syncwarp();
       }
-      return;
-    }
-    // Per-row copies: producer p copies the tile's groups of 32 rows p, p + kProducers, ...; producer 0
-    // alone announces the tile's bytes. The other's copies may land first: the phase cannot complete while
-    // producer 0's arrival is pending (contracts.md "expect_tx accounting").
-    constexpr int kGroups = kTile / 32 / kProducers;  // each producer's groups of a tile
-    for (int i = 0; i < tiles; ++i) {
-      const int stage = i % kStages, t0 = begin + i * kTile, rows = min(kTile, end - t0);
-      long long offsets[kGroups];
-#pragma unroll
-      for (int k = 0; k < kGroups; ++k) {
-        const int t = t0 + lane + 32 * (producer + kProducers * k);
-        offsets[k] =
-            t < end
+    } else {
+      // Per-row copies: producer p copies the tile's rows p * kProducerRows ... + kProducerRows - 1, one a
+      // lane; producer 0 alone announces the tile's bytes. The others' copies may land first: the phase
+      // cannot complete while producer 0's arrival is pending (contracts.md "expect_tx accounting").
+      for (int i = 0; i < tiles; ++i) {
+        const int stage = i % kStages, t0 = begin + i * kTile, rows = min(kTile, end - t0);
+        const int r = producer * kProducerRows + lane, t = t0 + r;
+        const bool copies = lane < kProducerRows && r < rows;
+        const long long offset =
+            copies
                 ? ((static_cast<long long>(pages[t / page_size]) * page_size + t % page_size) * Hkv + g) * D
                 : 0;
-      }
-      mbarrier_wait(&empty[stage], ((i / kStages) & 1) ^ 1);
-      if (producer == 0 && lane == 0)
-        mbarrier_arrive_expect_tx(&full[stage], static_cast<uint32_t>(rows) * D * 2 * 2);
-      __syncwarp();
-      uint8_t* k_stage = smem + stage * L::kStageBytes;
-      uint8_t* v_stage = k_stage + kTile * L::kPitch;
-#pragma unroll
-      for (int k = 0; k < kGroups; ++k) {
-        const int r = lane + 32 * (producer + kProducers * k);
-        if (r < rows) {
-          bulk_load(k_stage + r * L::kPitch, K_cache + offsets[k], D * 2, &full[stage]);
-          bulk_load(v_stage + r * L::kPitch, V_cache + offsets[k], D * 2, &full[stage]);
+        mbarrier_wait(&empty[stage], ((i / kStages) & 1) ^ 1);
+        if (producer == 0 && lane == 0)
+          mbarrier_arrive_expect_tx(&full[stage], static_cast<uint32_t>(rows) * D * 2 * 2);
+        __syncwarp();
+        uint8_t* k_stage = smem + stage * L::kStageBytes;
+        uint8_t* v_stage = k_stage + kTile * L::kPitch;
+        if (copies) {
+          bulk_load(k_stage + r * L::kPitch, K_cache + offset, D * 2, &full[stage]);
+          bulk_load(v_stage + r * L::kPitch, V_cache + offset, D * 2, &full[stage]);
         }
       }
     }
     return;
   }
 
+  setmaxnreg_inc<kConsumerRegisters>();
   // The consumers. Lane l holds row r = l / 4 (and r + 8 when kHigh) of the MMA's fragments, columns c
   // and c + 1.
   const int r = lane / 4, c = 2 * (lane % 4);

@@ -369,6 +369,20 @@ int eval_command(const CommonOptions& common, const EvalCommandOptions& options)
   return exit_code_for(verdict.overall());
 }
 
+// One process drives a run at a time: a second --resume of it, or one while the first still runs, would ask
+// the model twice for the same turns, or judge the same pairs twice. The lock is the kernel's (flock), so it
+// goes with the process however it ends. Returns false when another process holds it.
+bool lock_run(const ProjectPaths& paths, int64_t run_id) {
+  const std::filesystem::path file = paths.data / "runs" / fmt::format("{}.lock", run_id);
+  std::filesystem::create_directories(file.parent_path());
+  const int fd = open(file.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw std::runtime_error(fmt::format("cannot open {}: {}", file.string(), std::strerror(errno)));
+  if (flock(fd, LOCK_EX | LOCK_NB) == 0) return true;  // held, on purpose, until the process ends
+  close(fd);
+  return false;
+}
+
 namespace {
 
 // Whether a shipped solution's verdict is what its manifest entry expects: "yes", "yes (2 unchecked)", or
@@ -376,6 +390,30 @@ namespace {
 std::string as_expected(const SolutionRunRow& row) {
   if (!row.mismatches.empty()) return "NO: " + row.mismatches.front();
   return row.unchecked ? fmt::format("yes ({} unchecked)", row.unchecked) : "yes";
+}
+
+// What an interrupted run says before it ends as the signal ends it (exit status 130 for Ctrl-C):
+// the message is made before the handler is installed, and the handler only writes it and raises the signal
+// again with its default action. A signal the run was started with ignored (nohup, a background job) stays
+// ignored.
+char interrupt_message[256];
+size_t interrupt_message_size = 0;
+
+void say_on_interrupt(const std::string& message) {
+  interrupt_message_size = std::min(message.size(), sizeof(interrupt_message));
+  std::memcpy(interrupt_message, message.data(), interrupt_message_size);
+  struct sigaction action {};
+  action.sa_handler = [](int signal) {
+    (void)!write(STDERR_FILENO, interrupt_message, interrupt_message_size);
+    ::signal(signal, SIG_DFL);
+    ::raise(signal);
+  };
+  sigemptyset(&action.sa_mask);
+  for (const int signal : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction before {};
+    if (sigaction(signal, nullptr, &before) == 0 && before.sa_handler != SIG_IGN)
+      sigaction(signal, &action, nullptr);
+  }
 }
 
 // --evaluator URL: the service that judges instead of this machine.
@@ -426,15 +464,122 @@ bool select_archs(const std::string& arch, const GpuInfo& gpu, std::vector<std::
   return true;
 }
 
-int run_manifest_command(const CommonOptions& common, const RunCommandOptions& options) {
+// Whether the command line gave the option `name` ("--tasks").
+bool given(const RunCommandOptions& options, const char* name) {
+  return std::find(options.given.begin(), options.given.end(), name) != options.given.end();
+}
+
+// What run --resume takes from a stored manifest run, and so refuses on the command line: what is judged, and
+// how (--gpu-share and --evaluator may change; the judge must be the same, as resume_manifest_run checks).
+constexpr const char* kFixedByManifestResume[] = {"--solutions", "--only",  "--tasks",  "--arch",
+                                                  "--cpu-only",  "--track", "--stages", "--stage-time-limit"};
+
+// A manifest run's settings: what it judges, and the judge (its version and where it judged), which a
+// resumption must share with it.
+json manifest_run_args(const RunCommandOptions& options, const SolutionRunOptions& run_options,
+                       const std::string& judged) {
+  json args = {{"tasks", options.tasks},         {"only", options.only},
+               {"archs", run_options.archs},     {"gpu_share", options.gpu_share},
+               {"solutions", options.solutions}, {"cpu_only", options.cpu_only},
+               {"stages", options.stages},       {"stage_time_limit_s", options.stage_time_limit_s},
+               {"version", PTXBENCH_VERSION},    {"judged", judged}};
+  if (run_options.track) args["track"] = run_options.track->name();
+  return args;
+}
+
+// The stored settings of the manifest run that --resume names, into `options`; false (after saying why) when
+// options fix what the run fixed, there is no such manifest run, or it was begun before runs could resume.
+bool resumed_manifest_settings(const Context& ctx, Store& store, RunCommandOptions& options, json& args) {
+  for (const char* name : kFixedByManifestResume)
+    if (given(options, name)) {
+      std::fprintf(stderr,
+                   "ptxbench: --resume continues run %lld with its stored settings; %s cannot be given "
+                   "with it\n",
+                   options.resume, name);
+      return false;
+    }
+  const auto run = store.run(options.resume);
+  if (!run || run->kind != "solutions") {
+    std::fprintf(stderr, "ptxbench: no manifest run %lld in %s (ptxbench results --runs lists them)\n",
+                 options.resume, ctx.paths.store().string().c_str());
+    return false;
+  }
+  args = run->args;
+  if (!args.is_object() || !args.contains("judged")) {
+    std::fprintf(stderr,
+                 "ptxbench: run %lld was begun by a ptxbench that did not store what resuming needs\n",
+                 options.resume);
+    return false;
+  }
+  try {
+    options.tasks = args.at("tasks").get<std::string>();
+    options.only = args.at("only").get<std::string>();
+    options.solutions = args.at("solutions").get<std::string>();
+    options.cpu_only = args.at("cpu_only").get<bool>();
+    options.stages = args.at("stages").get<std::vector<std::string>>();
+    options.stage_time_limit_s = args.at("stage_time_limit_s").get<double>();
+    (void)args.at("archs").get<std::vector<std::string>>();  // taken as it is (run_manifest_command)
+    options.track = args.value("track", std::string());
+    if (!options.track.empty() && !find_track(options.track))
+      throw std::invalid_argument("no track " + options.track);
+    if (!given(options, "--gpu-share")) options.gpu_share = args.at("gpu_share").get<int>();
+  } catch (const std::exception& e) {  // json::exception, std::invalid_argument
+    std::fprintf(stderr, "ptxbench: run %lld's stored settings are broken: %s\n", options.resume, e.what());
+    return false;
+  }
+  return true;
+}
+
+// A resumed run's judge is the one that began it (the same ptxbench, the same GPU or service), so that its
+// verdicts and speedups compare; false after saying what differs. Then its verdicts, those of the host's
+// failures left out (judged again), and the run marked unfinished until it ends.
+bool resume_manifest_run(const Context& ctx, Store& store, int64_t run_id, const json& args,
+                         const std::string& judged, PriorVerdicts& prior) {
+  const std::string version = args.value("version", std::string());
+  const std::string judged_then = args.value("judged", std::string());
+  if (version != PTXBENCH_VERSION || judged_then != judged) {
+    std::fprintf(stderr,
+                 "ptxbench: run %lld was judged by ptxbench %s (%s); this one is %s (%s): its verdicts would "
+                 "not compare with the run's. Begin a new run.\n",
+                 static_cast<long long>(run_id), version.c_str(), judged_then.c_str(), PTXBENCH_VERSION,
+                 judged.c_str());
+    return false;
+  }
+  if (!lock_run(ctx.paths, run_id)) {
+    std::fprintf(stderr, "ptxbench: run %lld is being driven by another ptxbench process\n",
+                 static_cast<long long>(run_id));
+    return false;
+  }
+  std::vector<EvaluationRow> stored = store.evaluations({.run_id = run_id, .limit = -1});
+  std::reverse(stored.begin(), stored.end());  // oldest first
+  for (const EvaluationRow& row : stored) {
+    std::optional<Verdict> verdict = store.verdict(row.id);
+    if (verdict && verdict->overall() != OverallStatus::error)
+      prior.add(row.source_name, std::move(*verdict), row.id);
+  }
+  store.reopen_run(run_id);
+  return true;
+}
+
+int run_manifest_command(const CommonOptions& common, const RunCommandOptions& given_options) {
   Context ctx = open_project(common);
   const HostSettings host = host_settings();
   keep_compile_cache_within_limit(ctx.paths, host);
+  Store store(ctx.paths.store());
+  RunCommandOptions options = given_options;
+  json stored_args;
+  if (options.resume && !resumed_manifest_settings(ctx, store, options, stored_args)) return kExitUsage;
   const GpuInfo gpu = gpu_for(options.cpu_only, host);
-  SolutionRunOptions run_options{
-      .task_glob = options.tasks, .solution_glob = options.only, .parallel = options.gpu_share};
+  PriorVerdicts prior;
+  SolutionRunOptions run_options{.task_glob = options.tasks,
+                                 .solution_glob = options.only,
+                                 .parallel = options.gpu_share,
+                                 .prior = &prior};
   if (!options.track.empty()) run_options.track = find_track(options.track);
-  if (!select_archs(options.arch, gpu, run_options.archs)) return kExitUsage;
+  if (options.resume)
+    run_options.archs = stored_args.at("archs").get<std::vector<std::string>>();
+  else if (!select_archs(options.arch, gpu, run_options.archs))
+    return kExitUsage;
 
   const std::filesystem::path solutions =
       options.solutions.empty() ? ctx.paths.solutions() : std::filesystem::path(options.solutions);
@@ -450,17 +595,21 @@ int run_manifest_command(const CommonOptions& common, const RunCommandOptions& o
                     remote_choice(options, options.cpu_only), ctx.paths, host);
   if (!evaluator) return kExitUsage;
 
-  Store store(ctx.paths.store());
-  json run_args = {{"tasks", options.tasks},
-                   {"only", options.only},
-                   {"archs", run_options.archs},
-                   {"gpu_share", options.gpu_share}};
-  if (run_options.track) run_args["track"] = run_options.track->name();
-  const int64_t run_id = store.begin_run("solutions", run_args);
+  const std::string judged = judged_where(gpu, options.evaluator);
+  int64_t run_id = options.resume;
+  if (run_id) {
+    if (!resume_manifest_run(ctx, store, run_id, stored_args, judged, prior)) return kExitUsage;
+  } else {
+    run_id = store.begin_run("solutions", manifest_run_args(options, run_options, judged));
+    lock_run(ctx.paths, run_id);  // new: nobody else has it
+  }
+  say_on_interrupt(fmt::format(
+      "\nptxbench: run {} interrupted; what it judged is stored: continue it with ptxbench run --resume {}\n",
+      run_id, run_id));
   if (!common.json)
-    std::cerr << fmt::format("run {}: shipped solutions on {} tasks matching '{}' ({}; store {})\n", run_id,
-                             fmt::join(run_options.archs, ", "), options.tasks,
-                             judged_where(gpu, options.evaluator), ctx.paths.store().string());
+    std::cerr << fmt::format("run {}{}: shipped solutions on {} tasks matching '{}' ({}; store {})\n", run_id,
+                             options.resume ? " (resumed)" : "", fmt::join(run_options.archs, ", "),
+                             options.tasks, judged, ctx.paths.store().string());
   // Each verdict with its expectation as it comes: a run stopped before its table has still said both.
   auto record = [&](const ShippedSolution& solution, SolutionRunRow& row) {
     row.evaluation_id = store.add_evaluation(row.verdict, solution.source, run_id);
@@ -495,8 +644,10 @@ int run_manifest_command(const CommonOptions& common, const RunCommandOptions& o
                      {"coverage", number_or_null(row.verdict.coverage)},
                      {"expectation_mismatches", row.mismatches},
                      {"expectations_unchecked", row.unchecked}});
-    std::cout << json_text(tagged(documents::solutions_run,
-                                  {{"run_id", run_id}, {"host", gpu.describe()}, {"evaluations", out}}),
+    std::cout << json_text(tagged(documents::solutions_run, {{"run_id", run_id},
+                                                             {"host", gpu.describe()},
+                                                             {"judged_before_resuming", prior.taken()},
+                                                             {"evaluations", out}}),
                            2)
               << "\n";
   } else {
@@ -510,8 +661,10 @@ int run_manifest_command(const CommonOptions& common, const RunCommandOptions& o
                      ratio(v.kernel_speedup()), percent(v.coverage), as_expected(row)});
     }
     std::cout << table.render();
-    std::cout << fmt::format("\n{} evaluations in run {} on {}; {} differ from their expectation.\n",
-                             rows.size(), run_id, gpu.describe(), mismatched);
+    std::cout << fmt::format(
+        "\n{} evaluations in run {} on {}{}; {} differ from their expectation.\n", rows.size(), run_id,
+        gpu.describe(),
+        options.resume ? fmt::format(" ({} judged before it was resumed)", prior.taken()) : "", mismatched);
     if (!gpu.present && options.evaluator.empty())
       std::cout << "GPU stages (sanitize, correct, instructions, time) skipped: " << gpu.absent_reason
                 << ".\n";
@@ -523,18 +676,13 @@ int run_manifest_command(const CommonOptions& common, const RunCommandOptions& o
 
 // The options of agent mode (any of them selects it explicitly).
 constexpr const char* kAgentOptions[] = {
-    "--model",   "--models",         "--knowledge",          "--context", "--feedback", "--turns",
-    "--samples", "--target-speedup", "--stop-when-verified", "--resume",  "--parallel", "--gpus",
-    "--progress"};
+    "--model",   "--models",         "--knowledge",          "--context",  "--feedback", "--turns",
+    "--samples", "--target-speedup", "--stop-when-verified", "--parallel", "--gpus",     "--progress"};
 // What --resume takes from the stored run and so refuses on the command line.
 constexpr const char* kFixedByResume[] = {
     "--model",   "--models",         "--knowledge",          "--context", "--feedback", "--turns",
     "--samples", "--target-speedup", "--stop-when-verified", "--tasks",   "--arch",     "--cpu-only",
     "--track"};
-
-bool given(const RunCommandOptions& options, const char* name) {
-  return std::find(options.given.begin(), options.given.end(), name) != options.given.end();
-}
 
 }  // namespace
 
@@ -542,20 +690,6 @@ std::filesystem::path catalogue_path(const ProjectPaths& paths, const std::strin
   if (!option.empty()) return option;
   if (const char* env = std::getenv("PTXBENCH_MODELS"); env && *env) return env;
   return paths.root / "models.json";
-}
-
-// One process drives a run at a time: a second --resume of it, or one while the first still runs, would ask
-// the model twice for the same turns. The lock is the kernel's (flock), so it goes with the process however
-// it ends. Returns false when another process holds it.
-bool lock_run(const ProjectPaths& paths, int64_t run_id) {
-  const std::filesystem::path file = paths.data / "runs" / fmt::format("{}.lock", run_id);
-  std::filesystem::create_directories(file.parent_path());
-  const int fd = open(file.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw std::runtime_error(fmt::format("cannot open {}: {}", file.string(), std::strerror(errno)));
-  if (flock(fd, LOCK_EX | LOCK_NB) == 0) return true;  // held, on purpose, until the process ends
-  close(fd);
-  return false;
 }
 
 namespace {
@@ -711,30 +845,6 @@ void print_run_text(const agent::RunSummary& summary, int64_t run_id, const agen
       run_id, run_id);
 }
 
-// What an interrupted agent run says before it ends as the signal ends it (exit status 130 for Ctrl-C):
-// the message is made before the handler is installed, and the handler only writes it and raises the signal
-// again with its default action. A signal the run was started with ignored (nohup, a background job) stays
-// ignored.
-char interrupt_message[256];
-size_t interrupt_message_size = 0;
-
-void say_on_interrupt(const std::string& message) {
-  interrupt_message_size = std::min(message.size(), sizeof(interrupt_message));
-  std::memcpy(interrupt_message, message.data(), interrupt_message_size);
-  struct sigaction action {};
-  action.sa_handler = [](int signal) {
-    (void)!write(STDERR_FILENO, interrupt_message, interrupt_message_size);
-    ::signal(signal, SIG_DFL);
-    ::raise(signal);
-  };
-  sigemptyset(&action.sa_mask);
-  for (const int signal : {SIGINT, SIGTERM, SIGHUP}) {
-    struct sigaction before {};
-    if (sigaction(signal, nullptr, &before) == 0 && before.sa_handler != SIG_IGN)
-      sigaction(signal, &action, nullptr);
-  }
-}
-
 int run_agent_command(const CommonOptions& common, const RunCommandOptions& options) {
   Context ctx = open_project(common);
   const HostSettings host = host_settings();
@@ -832,6 +942,18 @@ int run_agent_command(const CommonOptions& common, const RunCommandOptions& opti
 
 }  // namespace
 
+namespace {
+
+// Whether --resume names a manifest run (run --solutions): one is resumed as a manifest run.
+bool resumes_manifest_run(const CommonOptions& common, int64_t run_id) {
+  const Context ctx = open_project(common);
+  Store store(ctx.paths.store());
+  const auto run = store.run(run_id);
+  return run && run->kind == "solutions";
+}
+
+}  // namespace
+
 int run_command(const CommonOptions& common, const RunCommandOptions& options) {
   for (const char* local : {"--gpus", "--gpu-share"})
     if (!options.evaluator.empty() && given(options, local)) {
@@ -841,10 +963,11 @@ int run_command(const CommonOptions& common, const RunCommandOptions& options) {
                    local);
       return kExitUsage;
     }
-  if (options.manifest) {
+  if (options.manifest || (options.resume && resumes_manifest_run(common, options.resume))) {
+    const std::string mode = options.manifest ? "--solutions" : fmt::format("run {}", options.resume);
     for (const char* name : kAgentOptions)
       if (given(options, name)) {
-        std::fprintf(stderr, "ptxbench: --solutions evaluates a manifest; %s belongs to the agent run\n",
+        std::fprintf(stderr, "ptxbench: %s evaluates a manifest; %s belongs to the agent run\n", mode.c_str(),
                      name);
         return kExitUsage;
       }

@@ -82,9 +82,9 @@ inline const std::vector<CommandExitCodes> kCommandExitCodes = {
        "from its expectation"},
       {kExitUsage,
        "an unknown model, architecture or knowledge level, no task that matches and accepts the track, an "
-       "option of the other mode, --resume of a run that is no agent run or that another process drives, "
-       "more --gpus than here, a bad --evaluator URL or token; with --solutions: no entry applies to a "
-       "matching task"},
+       "option of the other mode, --resume of no such run, of one that another process drives, or of a "
+       "manifest run begun by another ptxbench or on another GPU, more --gpus than here, a bad --evaluator "
+       "URL or token; with --solutions: no entry applies to a matching task"},
       {kExitConfig,
        "a broken task file, solutions manifest (an entry's file unreadable or over 1 MiB) or model "
        "catalogue, or a numeric $PTXBENCH_* setting that is not a whole number"},

@@ -166,7 +166,9 @@ int main(int argc, char** argv) {
       "Agent: stop a trajectory at its first verified turn (always on for the reference model)");
   run_cmd
       ->add_option("--resume", run.resume,
-                   "Agent: continue this run (killed or stopped on an error) with its stored settings")
+                   "Continue this run (killed or stopped on an error) with its stored settings: an agent "
+                   "run, or a manifest run (--solutions), whose stored verdicts stand and whose other pairs "
+                   "are judged, by the same ptxbench on the same GPU")
       ->check(CLI::PositiveNumber);
   run_cmd->add_option("--parallel", run.parallel, "Agent: trajectories driven at once")
       ->check(CLI::Range(1, 256))

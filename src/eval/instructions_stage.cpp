@@ -137,6 +137,12 @@ StageResult instructions_stage(StageContext& context) {
   StageResult instructions;
   if (!profile.result) {
     instructions = process_failure("instructions", profile, tools.profile_limit_s);
+    // Where it hung: the correct stage's calls ran the same code uninstrumented.
+    if (instructions.status == StageStatus::timeout)
+      instructions.message += fmt::format(
+          " (one call of {} under Nsight Compute, whose per-opcode counters run an instrumented copy of the "
+          "kernels)",
+          task.main_shape.to_string());
   } else if (status_of(*profile.result) == StageStatus::runtime_error ||
              profile.result->contains(proto::kRuntimeError)) {
     // A failed call, or a rule it broke (state kept between calls).

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <thread>
 
+#include <SQLiteCpp/Database.h>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -86,6 +87,31 @@ class Cli : public testing::Test {
     return names;
   }
 
+  // Runs `ptxbench ARGS` in the background and interrupts it (SIGINT) once its standard error says
+  // `under_way`; it must end by the signal, saying how to resume run 1.
+  void interrupt_run_1(const std::vector<std::string>& args, const std::string& under_way) {
+    const fs::path err = data_ / "stderr.txt";
+    fs::create_directories(data_);
+    std::vector<std::string> argv = {PTXBENCH_BINARY, "--root", kRoot.string(), "--data", data_.string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const pid_t pid = spawn_in_background(argv, err.string());
+    ASSERT_GT(pid, 0);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+    while (read_file(err).find(under_way) == std::string::npos && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    kill(pid, SIGINT);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT)
+        << "the run ended before it could be interrupted: the test proves nothing\n"
+        << read_file(err);
+    EXPECT_NE(
+        read_file(err).find("run 1 interrupted; what it judged is stored: continue it with ptxbench run "
+                            "--resume 1"),
+        std::string::npos)
+        << read_file(err);
+  }
+
   fs::path data_;
 };
 
@@ -129,27 +155,8 @@ TEST_F(Cli, GlobalOptionsComeBeforeOrAfterTheSubcommand) {
 
 // Ctrl-C in an agent run ends it as the signal does, and says how to continue it.
 TEST_F(Cli, AnInterruptedRunSaysHowToResumeIt) {
-  const fs::path err = data_ / "stderr.txt";
-  fs::create_directories(data_);
-  std::vector<std::string> args = {PTXBENCH_BINARY, "--root",    kRoot.string(), "--data", data_.string(),
-                                   "run",           "--cpu-only", "--tasks",      kTask,    "--progress",
-                                   "plain"};
-  const pid_t pid = spawn_in_background(args, err.string());
-  ASSERT_GT(pid, 0);
   // Once the run has said its number, it is under way.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
-  while (read_file(err).find("run 1:") == std::string::npos && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  kill(pid, SIGINT);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT)
-      << "the run ended before it could be interrupted: the test proves nothing\n"
-      << read_file(err);
-  EXPECT_NE(read_file(err).find("run 1 interrupted; what it judged is stored: continue it with ptxbench run "
-                                "--resume 1"),
-            std::string::npos)
-      << read_file(err);
+  interrupt_run_1({"run", "--cpu-only", "--tasks", kTask, "--progress", "plain"}, "run 1:");
 }
 
 TEST_F(Cli, RunHelpShowsBothModes) {
@@ -852,6 +859,95 @@ TEST_F(Cli, RunStoresVerdictsThatResultsShows) {
     EXPECT_TRUE(e["solution"].get<std::string>().starts_with("examples/gemm_")) << e.dump();
   EXPECT_EQ(ptxbench({"run", "--solutions", "--cpu-only", "--only", "nothing/*"}).exit_code, 2);
   EXPECT_EQ(ptxbench({"run", "--only", "examples/*"}).exit_code, 2);  // the agent run has no manifest
+}
+
+// run --resume N of a manifest run: its verdicts stand, a harness error's pair and a changed file's are
+// judged again, and the judge and what is judged must be those of the run.
+TEST_F(Cli, AManifestRunResumesKeepingItsVerdicts) {
+  const fs::path solutions = data_ / "solutions";
+  fs::create_directories(solutions);
+  write_file(solutions / "a.cu", "this is not C++\n");
+  write_file(solutions / "b.cu", "nor is this\n");
+  write_file(solutions / "solutions.json", std::string(R"([{"path": "a.cu", "tasks": ")") + kTask +
+                                               R"(", "purpose": "p", "expect": {"compile": "failed"}},
+                    {"path": "b.cu", "tasks": ")" +
+                                               kTask +
+                                               R"(", "purpose": "p", "expect": {"compile": "failed"}}])");
+  // The first run's compiles fail on the host (a disk full): harness errors, judged again when resumed.
+  const fs::path nvcc = testing_compile::write_fake_nvcc(
+      data_ / "nvcc", "echo 'fatal error: error writing to /tmp/ccX.s: No space left on device' >&2; exit 1");
+  const auto first =
+      ptxbench({"run", "--solutions", solutions.string(), "--tasks", kTask, "--cpu-only", "--json"}, kRoot,
+               {{"PTXBENCH_NVCC", nvcc.string()}, {"PTXBENCH_COMPILE_MIN_FREE_MB", "1000000000000"}});
+  ASSERT_EQ(json::parse(first.out)["run_id"], 1) << first.err;
+  for (const auto& e : json::parse(first.out)["evaluations"]) ASSERT_EQ(e["status"], "error") << e.dump();
+
+  auto resumed = ptxbench({"run", "--resume", "1", "--json"});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err << resumed.out;
+  json doc = json::parse(resumed.out);
+  EXPECT_EQ(doc["run_id"], 1);
+  EXPECT_EQ(doc["judged_before_resuming"], 0);
+  ASSERT_EQ(doc["evaluations"].size(), 2u);
+  for (const auto& e : doc["evaluations"]) EXPECT_EQ(e["status"], "failed") << e.dump();
+
+  // Resumed again: both verdicts stand, the same evaluations, nothing judged.
+  resumed = ptxbench({"run", "--resume", "1"});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err << resumed.out;
+  EXPECT_NE(resumed.out.find("2 evaluations in run 1 on"), std::string::npos) << resumed.out;
+  EXPECT_NE(resumed.out.find("(2 judged before it was resumed)"), std::string::npos) << resumed.out;
+  EXPECT_NE(resumed.err.find("run 1 (resumed)"), std::string::npos) << resumed.err;
+  EXPECT_EQ(resumed.err.find("[as expected:"), std::string::npos) << "a pair judged again\n" << resumed.err;
+  // A file changed since is judged again.
+  write_file(solutions / "b.cu", "nor is this, now\n");
+  doc = json::parse(ptxbench({"run", "--resume", "1", "--json"}).out);
+  EXPECT_EQ(doc["judged_before_resuming"], 1);
+  const json run = json::parse(ptxbench({"results", "--run", "1", "--json"}).out)["evaluations"];
+  EXPECT_EQ(run.size(), 2u + 2 + 1);  // the host's failures, the first verdicts, b.cu's again
+
+  // What the run judges is its own, and so is its judge.
+  auto refused = ptxbench({"run", "--resume", "1", "--tasks", "*"});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("--tasks cannot be given with it"), std::string::npos) << refused.err;
+  refused = ptxbench({"run", "--resume", "1", "--turns", "3"});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("run 1 evaluates a manifest; --turns belongs to the agent run"),
+            std::string::npos)
+      << refused.err;
+  {
+    SQLite::Database store((data_ / "ptxbench.db").string(), SQLite::OPEN_READWRITE);
+    store.exec("UPDATE runs SET args = json_set(args, '$.judged', 'NVIDIA H200 (sm_90)') WHERE id = 1");
+  }
+  refused = ptxbench({"run", "--resume", "1"});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("its verdicts would not compare with the run's"), std::string::npos)
+      << refused.err;
+  EXPECT_EQ(ptxbench({"run", "--resume", "7"}).exit_code, 2);  // no such run
+}
+
+// A manifest run stopped by a signal says how to resume it, and its resumption judges only what it had not.
+TEST_F(Cli, AnInterruptedManifestRunResumesWhereItStopped) {
+  const fs::path solutions = data_ / "solutions";
+  fs::create_directories(solutions);
+  json entries = json::array();
+  for (int i = 0; i < 8; ++i) {
+    const std::string name = "broken" + std::to_string(i) + ".cu";
+    write_file(solutions / name, "this is not C++ " + std::to_string(i) + "\n");
+    entries.push_back(
+        {{"path", name}, {"tasks", kTask}, {"purpose", "p"}, {"expect", {{"compile", "failed"}}}});
+  }
+  write_file(solutions / "solutions.json", entries.dump());
+  interrupt_run_1({"run", "--solutions", solutions.string(), "--tasks", kTask, "--cpu-only"},
+                  "[as expected:");
+  if (HasFatalFailure()) return;
+  const auto resumed = ptxbench({"run", "--resume", "1", "--json"});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  const json doc = json::parse(resumed.out);
+  ASSERT_EQ(doc["evaluations"].size(), 8u);
+  const int before = doc["judged_before_resuming"].get<int>();
+  EXPECT_GE(before, 1);
+  EXPECT_LT(before, 8);
+  // Each pair once in the run: what the first process stored, then the rest.
+  EXPECT_EQ(json::parse(ptxbench({"results", "--run", "1", "--json"}).out)["evaluations"].size(), 8u);
 }
 
 // "prelude": files whose text goes before the entry's own; the concatenation is what is evaluated and stored.

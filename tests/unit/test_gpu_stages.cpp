@@ -405,6 +405,7 @@ struct FakeRun {
   GpuGate* gate = nullptr;
   double limit_s = 30;
   int memcheck_hangs = 0;                 // memcheck's next runs that hang
+  bool ncu_hangs = false;                 // the fake ncu's run hangs
   std::vector<json>* requests = nullptr;  // where the runner's requests are kept
   const Task* on_task = nullptr;          // the default task() otherwise
   size_t sass_listing_limit = GpuTools{}.sass_listing_limit;
@@ -420,6 +421,7 @@ Verdict stages_with_fake_tools(const json& result, const FakeRun& run = {}) {
   for (const auto& [tool, log] : run.tool_logs) std::ofstream(dir / (tool + ".log")) << log;
   // memcheck's next runs that hang, one file each (the tools run at once; memcheck's own runs one by one)
   for (int i = 0; i < run.memcheck_hangs; ++i) std::ofstream(dir / ("hang-memcheck-" + std::to_string(i)));
+  if (run.ncu_hangs) std::ofstream(dir / "hang-ncu");
   if (run.triton)
     std::ofstream(dir / "kernels.txt") << fmt::format("{}", fmt::join(run.triton->kernel_files, "\n"));
   // Reads the request up to NUL and the key after it; prints the result and its HMAC tag. Keeps the requests
@@ -486,6 +488,7 @@ while [ $# -gt 1 ]; do
     *) break ;;
   esac
 done
+if [ -f "$here/hang-ncu" ]; then sleep 60; fi
 cp "$here/ncu.csv" "$log"
 exec "$@"
 )");
@@ -1135,6 +1138,20 @@ TEST(GpuStages, AFamilyNotInTheCompiledCodeFailsTheInstructionStageWithoutAProfi
   EXPECT_EQ(instructions.details["static_sass"]["opcodes"]["HGMMA.64x256x16.F32.BF16"], 1);
   EXPECT_FALSE(instructions.details.contains("launches")) << "no profile ran";
   EXPECT_FALSE(verdict.coverage);
+}
+
+// A profiled call that never ends is the stage's time-out, and the message says where it hung: under Nsight
+// Compute, on one call of the main shape (a kernel that ends in the correct stage but not under the
+// profiler's instrumented copy is told apart from one that never ends).
+TEST(GpuStages, AProfiledCallThatNeverEndsSaysItHungUnderTheProfiler) {
+  const Verdict verdict =
+      stages_with_fake_tools(kProfiled, {.stages = {"instructions"}, .ncu_csv = kFullCsv, .limit_s = 2,
+                                         .ncu_hangs = true});
+  const StageResult& instructions = stage_named(verdict, "instructions");
+  EXPECT_EQ(instructions.status, StageStatus::timeout) << instructions.message;
+  EXPECT_EQ(instructions.message,
+            "the solution did not finish within 2 s and was killed (one call of " + task().main_shape.to_string() +
+                " under Nsight Compute, whose per-opcode counters run an instrumented copy of the kernels)");
 }
 
 // A SASS listing longer than the judge reads fails the stage, and no profile runs: read in part, it would

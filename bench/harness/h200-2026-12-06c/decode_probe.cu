@@ -1,8 +1,9 @@
 // Where the paged-decode reference's time goes: its entry point called on the main shape of
 // attention-decode-gqa64x8-d128-p64 (64 sequences of 1..8192 tokens, 262144 in all, pages of 64 in a random
 // order), timed with events after an L2 flush; the share of the bytes over the time of a plain device copy of
-// the same size. Built by decode_probe.sh with the solution's source included, in variants (-D flags edit a
-// copy of it there).
+// the same size. Arguments: Hq (64), the page size (64), Hkv (8; a third argument since
+// ../h200-2026-12-06e/'s call T). Built by decode_probe.sh (here and in ../h200-2026-12-06e/) with the
+// solution's source included, in variants (sed edits a copy of it there).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -69,7 +70,8 @@ __global__ void check_kernel(const __nv_bfloat16* q, const __nv_bfloat16* k, con
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int B = 64, Hq = argc > 1 ? std::atoi(argv[1]) : 64, Hkv = 8, D = 128, page = argc > 2 ? std::atoi(argv[2]) : 64;
+  const int B = 64, Hq = argc > 1 ? std::atoi(argv[1]) : 64, Hkv = argc > 3 ? std::atoi(argv[3]) : 8, D = 128,
+            page = argc > 2 ? std::atoi(argv[2]) : 64;
   const int L = 8192;
   const long long T = 262144;
   std::mt19937_64 rng(7);
@@ -170,9 +172,9 @@ int main(int argc, char** argv) {
   std::sort(times.begin(), times.end());
   std::sort(copies.begin(), copies.end());
   const double t = times[times.size() / 2] * 1e-3, c = copies[copies.size() / 2] * 1e-3;
-  std::printf("%-28s Hq %d page %d: %.1f us (min %.1f), %.0f GB/s; a read of the same bytes %.1f us, %.0f GB/s; "
+  std::printf("%-28s Hq %d Hkv %d page %d: %.1f us (min %.1f), %.0f GB/s; a read of the same bytes %.1f us, %.0f GB/s; "
               "share %.3f; O: %llu of %d beyond the tolerance, largest error %.4f\n",
-              VARIANT, Hq, page, t * 1e6, times[0] * 1e3, bytes / t / 1e9, c * 1e6, bytes / c / 1e9, c / t, bad_host,
+              VARIANT, Hq, Hkv, page, t * 1e6, times[0] * 1e3, bytes / t / 1e9, c * 1e6, bytes / c / 1e9, c / t, bad_host,
               B * Hq * D, worst_error);
   return 0;
 }
