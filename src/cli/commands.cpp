@@ -15,6 +15,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 
 #include "agent/agent_run.h"
 #include "agent/feedback.h"
@@ -469,6 +470,20 @@ bool given(const RunCommandOptions& options, const char* name) {
   return std::find(options.given.begin(), options.given.end(), name) != options.given.end();
 }
 
+// Whether the command line leaves alone what a resumed run takes from its stored settings (`fixed`); false
+// after naming the first option it gives anyway.
+bool leaves_stored_settings(const RunCommandOptions& options, std::span<const char* const> fixed) {
+  for (const char* name : fixed)
+    if (given(options, name)) {
+      std::fprintf(
+          stderr,
+          "ptxbench: --resume continues run %lld with its stored settings; %s cannot be given with it\n",
+          options.resume, name);
+      return false;
+    }
+  return true;
+}
+
 // What run --resume takes from a stored manifest run, and so refuses on the command line: what is judged, and
 // how (--gpu-share and --evaluator may change; the judge must be the same, as resume_manifest_run checks).
 constexpr const char* kFixedByManifestResume[] = {"--solutions", "--only",  "--tasks",  "--arch",
@@ -490,14 +505,7 @@ json manifest_run_args(const RunCommandOptions& options, const SolutionRunOption
 // The stored settings of the manifest run that --resume names, into `options`; false (after saying why) when
 // options fix what the run fixed, there is no such manifest run, or it was begun before runs could resume.
 bool resumed_manifest_settings(const Context& ctx, Store& store, RunCommandOptions& options, json& args) {
-  for (const char* name : kFixedByManifestResume)
-    if (given(options, name)) {
-      std::fprintf(stderr,
-                   "ptxbench: --resume continues run %lld with its stored settings; %s cannot be given "
-                   "with it\n",
-                   options.resume, name);
-      return false;
-    }
+  if (!leaves_stored_settings(options, kFixedByManifestResume)) return false;
   const auto run = store.run(options.resume);
   if (!run || run->kind != "solutions") {
     std::fprintf(stderr, "ptxbench: no manifest run %lld in %s (ptxbench results --runs lists them)\n",
@@ -698,14 +706,7 @@ namespace {
 // the run is not an agent run, or another process drives it.
 std::optional<agent::AgentRunSettings> resumed_settings(const Context& ctx, Store& store,
                                                         const RunCommandOptions& options) {
-  for (const char* name : kFixedByResume)
-    if (given(options, name)) {
-      std::fprintf(
-          stderr,
-          "ptxbench: --resume continues run %lld with its stored settings; %s cannot be given with it\n",
-          options.resume, name);
-      return std::nullopt;
-    }
+  if (!leaves_stored_settings(options, kFixedByResume)) return std::nullopt;
   const auto run = store.run(options.resume);
   if (!run || run->kind != "agent") {
     std::fprintf(stderr, "ptxbench: no agent run %lld in %s (ptxbench results --runs lists them)\n",

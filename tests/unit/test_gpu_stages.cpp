@@ -1141,8 +1141,8 @@ TEST(GpuStages, AFamilyNotInTheCompiledCodeFailsTheInstructionStageWithoutAProfi
 }
 
 // A profiled call that never ends is the stage's time-out, and the message says where it hung: under Nsight
-// Compute, on one call of the main shape (a kernel that ends in the correct stage but not under the
-// profiler's instrumented copy is told apart from one that never ends).
+// Compute, on one call of the main shape (beside a correct stage that passed, the kernel is seen to hang only
+// under the profiler's instrumented copy).
 TEST(GpuStages, AProfiledCallThatNeverEndsSaysItHungUnderTheProfiler) {
   const Verdict verdict =
       stages_with_fake_tools(kProfiled, {.stages = {"instructions"}, .ncu_csv = kFullCsv, .limit_s = 2,
