@@ -10,22 +10,7 @@
 # the judge, under a short limit on each path (decode_probe.cu, pages of 1 and of 64), and each evaluation has
 # 60 s a stage and says which stage ended how.
 source bench/harness/h200-2026-12-05/env.sh
-share() {  # share SOLUTION TASK [eval options]: one line of the verdict's status and time figures
-  local solution=$1 task=$2; shift 2
-  ptxbench eval "$solution" --task "$task" --json --stage-time-limit 60 "$@" > /tmp/v.json 2>/dev/null
-  python3 -c "
-import json, sys
-v = json.load(open('/tmp/v.json'))
-t = next((s for s in v['stages'] if s['name'] == 'time'), {}).get('details') or {}
-share = t.get('roofline_share', {}).get('solution', {}).get('bandwidth')
-median = t.get('solution', {}).get('event_us', {}).get('median')
-print(sys.argv[1], sys.argv[2], v['status'], 'share', share, 'median_us', median,
-      ' '.join(s['name'] + ':' + s['status'] for s in v['stages']))
-for s in v['stages']:
-    if s['status'] not in ('passed', 'skipped'): print('  ', s['name'], (s.get('message') or '')[:300])" \
-    "$task" "$(basename "$solution")" 2>&1 |
-    tee -a "$OUT/decode-judge.txt"
-}
+source bench/harness/share.sh
 start=$SECONDS
 reference=solutions/reference/attention_decode_paged_sm90a.cu
 # The reference alone, outside the judge, on both copy paths: it ends, and O is within the tolerance.

@@ -4,13 +4,14 @@
 # of ../h200-2026-12-06g/README.md), where it ends in 0.4 ms in the correct stage, under compute-sanitizer's
 # three tools, and where the reference of c72d01f (two producer warps, no setmaxnreg) ended in 2.3 s under ncu.
 # Each variant of the reference runs in decode_probe.cu (its share of a plain read, O checked) on pages of one
-# token, alone and then under ncu with the judge's per-opcode metric on one launch of the split kernel, 40 s
+# token, alone and then under ncu with the judge's per-opcode metric on one launch of the split kernel, 30 s
 # at most; the shipped one on pages of 64 too, where the judge's stage passed. About 3 minutes.
 #   shipped       four producer warps, setmaxnreg: producers 40 registers, consumers 216
 #   no-setmaxnreg the same without the two setmaxnreg (the consumers at the 128 of two CTAs an SM)
 #   regs-56-200   setmaxnreg with more room for the producers: 56, the consumers 200
 #   own-bytes     each producer warp announces its own rows' bytes (the full barriers count four arrivals),
-#                 so the transaction count never goes negative (contracts.md allows it; does ncu?)
+#                 so the transaction count never goes transiently negative (contracts.md allows it; the least
+#                 likely cause: c72d01f's two producer warps, which ended under ncu in 2.3 s, relied on it too)
 source bench/harness/h200-2026-12-05/env.sh
 src=${SRC:-solutions/reference/attention_decode_paged_sm90a.cu}
 probe=bench/harness/h200-2026-12-06c/decode_probe.cu

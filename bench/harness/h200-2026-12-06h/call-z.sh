@@ -33,7 +33,7 @@ for shape in "${shapes[@]}"; do
   done
 done 2>&1 | tee "$OUT/decode-order.txt"
 echo "== the order, alone: $((SECONDS - start)) s"
-source $here/share.sh
+source bench/harness/share.sh
 p1=attention-decode-gqa32x8-d128-p1-sm90a
 eval "$(sed -n '/^declare -A edits/,/^)/p' bench/harness/h200-2026-12-06g/call-y.sh)"
 chosen=

@@ -1,6 +1,7 @@
 # share SOLUTION TASK [eval options]: one evaluation, as one line of its status, share of the read bandwidth,
-# median time and stages (from call V, ../h200-2026-12-06e/call-v.sh); the line goes to $OUT/decode-judge.txt.
-share() {  # share SOLUTION TASK [eval options]: one line of the verdict's status and time figures
+# median time and stages; the line goes to $OUT/decode-judge.txt. LIMIT: each GPU stage's seconds (60). Sourced by
+# the calls that judge the decode reference (h200-2026-12-06e/call-v.sh, h200-2026-12-06h/call-z.sh).
+share() {
   local solution=$1 task=$2; shift 2
   ptxbench eval "$solution" --task "$task" --json --stage-time-limit "${LIMIT:-60}" "$@" > /tmp/v.json 2>/dev/null
   python3 -c "
