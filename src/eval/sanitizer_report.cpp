@@ -151,6 +151,8 @@ SanitizerReport parse_sanitizer_report(const std::string& output, size_t max_err
       // LEAK SUMMARY: informational; the leaks themselves are error blocks
     } else if (contains(text, "Target application returned an error")) {
       report.target_returned_error = true;
+    } else if (contains(text, "process didn't terminate successfully")) {
+      report.target_ended_abnormally = true;
     } else {
       const auto kind = kind_of(text);
       bool failure = false;
@@ -220,6 +222,7 @@ json to_json(const SanitizerReport& report) {
               {"errors_not_printed", report.errors_not_printed},
               {"errors", std::move(errors)},
               {"target_returned_error", report.target_returned_error},
+              {"target_ended_abnormally", report.target_ended_abnormally},
               {"tool_failed", report.tool_failed},
               {"tool_failure", report.tool_failure}};
 }

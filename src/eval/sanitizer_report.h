@@ -49,6 +49,9 @@ struct SanitizerReport {
   int64_t errors_printed = 0;          // error blocks in the output
   std::vector<SanitizerError> errors;  // the first `max_errors` blocks, in the order printed
   bool target_returned_error = false;  // "Target application returned an error"
+  // "Error: process didn't terminate successfully": how the program ended (a non-zero exit, a signal), not a
+  // hazard; what the call did is the runner's result's to say.
+  bool target_ended_abnormally = false;
   bool tool_failed = false;            // the tool could not check the program: the result says nothing
   std::string tool_failure;            // why, in the tool's words
 

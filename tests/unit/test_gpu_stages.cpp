@@ -637,6 +637,46 @@ TEST(GpuStages, ACallThatFailsUnderTheSanitizerFailsTheStage) {
   EXPECT_FALSE(sanitize.details.contains("synccheck")) << sanitize.details.dump();
 }
 
+// compute-sanitizer's "Error: process didn't terminate successfully" says how the solution process ended, not
+// that a hazard was found (racecheck on the SIMT backward of attention-bwd-gqa32x4-d128-causal, H100,
+// 2026-12-07: "failed at sanitize: racecheck: 0 error(s)"). The runner's result decides: a call it saw
+// complete passes, with the tool's note kept; a call it saw fail is that failure.
+TEST(GpuStages, AnAbnormalEndUnderTheSanitizerIsNoHazard) {
+  const std::string ended_badly =
+      "========= COMPUTE-SANITIZER\n"
+      "========= Error: process didn't terminate successfully\n"
+      "========= Target application returned an error\n"
+      "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n";
+  const json passed =
+      json::parse(R"({"protocol": 1, "mode": "sanitize", "status": "passed", "message": "all passed",
+    "shapes": [{"label": "small-m", "dims": {"M": 128, "N": 4096, "K": 4096}, "passed": true, "trials": [
+      {"trial": 0, "passed": true, "inputs_unchanged": true, "output_stable": true, "outputs": []}]}]})");
+  const Verdict completed = stages_with_fake_tools(passed, {.tool_logs = {{"racecheck", ended_badly}}});
+  const StageResult& sanitize = stage_named(completed, "sanitize");
+  EXPECT_EQ(sanitize.status, StageStatus::passed) << sanitize.message;
+  EXPECT_EQ(sanitize.details["racecheck"]["target_ended_abnormally"], true) << sanitize.details.dump();
+  EXPECT_EQ(sanitize.details["racecheck"]["errors_printed"], 0) << sanitize.details.dump();
+
+  const json failed_call = json::parse(R"j({
+    "protocol": 1, "mode": "sanitize", "status": "runtime_error",
+    "message": "shape small-m (M=128 N=4096 K=4096), trial 0: the solution process ended in the call (it was killed by signal 11 (Segmentation fault))",
+    "runtime_error": {"shape": "small-m", "trial": 0, "where": "trial 0: the solution process ended in the call",
+                      "return_code": null, "cuda_error": null, "cuda_error_string": null},
+    "shapes": [{"label": "small-m", "dims": {"M": 128, "N": 4096, "K": 4096}, "passed": false,
+                "trials": []}]})j");
+  std::map<std::string, std::string> every_tool;
+  for (const char* tool : {"memcheck", "synccheck", "racecheck"}) every_tool[tool] = ended_badly;
+  const Verdict crashed = stages_with_fake_tools(failed_call, {.tool_logs = every_tool});
+  const StageResult& crashed_stage = stage_named(crashed, "sanitize");
+  EXPECT_EQ(crashed_stage.status, StageStatus::runtime_error) << crashed_stage.message;
+  EXPECT_NE(
+      crashed_stage.message.find("memcheck: no error found by the tool, but the call failed: shape small-m"),
+      std::string::npos)
+      << crashed_stage.message;
+  EXPECT_NE(crashed_stage.message.find("Segmentation fault"), std::string::npos) << crashed_stage.message;
+  EXPECT_EQ(crashed.overall(), OverallStatus::failed);
+}
+
 // State kept between calls (solution_worker.cpp, device_state.h): the runner's status is failed, with the
 // call's fault; the stage says what changed.
 TEST(GpuStages, StateKeptBetweenCallsFailsTheStageThatSawIt) {

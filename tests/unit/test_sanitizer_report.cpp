@@ -27,6 +27,23 @@ TEST(SanitizerReport, CleanRuns) {
   }
 }
 
+// The lines with which compute-sanitizer says the program ended with an error (the headline as an H100 run of
+// 2026-12-07 reported it) are how it ended, not hazards: the summary's count stands.
+TEST(SanitizerReport, AProgramThatEndedBadlyIsNoHazard) {
+  const auto report = parse_sanitizer_report(
+      "========= COMPUTE-SANITIZER\n"
+      "========= Error: process didn't terminate successfully\n"
+      "========= Target application returned an error\n"
+      "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n");
+  EXPECT_TRUE(report.target_ended_abnormally);
+  EXPECT_TRUE(report.target_returned_error);
+  EXPECT_EQ(report.error_count, 0);
+  EXPECT_EQ(report.errors_printed, 0);
+  EXPECT_FALSE(report.found_errors());
+  EXPECT_FALSE(report.tool_failed);
+  EXPECT_FALSE(parse_fixture("memcheck_clean.txt").target_ended_abnormally);
+}
+
 TEST(SanitizerReport, MisalignedGlobalReadsBeyondThePrintLimit) {
   const auto report = parse_fixture("memcheck_misaligned.txt");
   EXPECT_EQ(report.error_count, 34);
