@@ -90,6 +90,11 @@ StageResult sanitize_stage(StageContext& context) {
     const SanitizerReport report = parse_sanitizer_report(call.tool_log);
     stage.details[tool] = to_json(report);
     stage.details[tool]["wall_s"] = call.process.wall_s;
+    // The solution process ended badly under the tool: the ends of what the tool and the runner said, for the
+    // verdict's reader; the runner's result still decides, below.
+    if (report.target_ended_abnormally)
+      stage.details[tool]["ended"] = {{"tool_log", tail(call.tool_log)},
+                                      {"runner_stderr", tail(call.process.err)}};
     if (!timed_out_beside.empty()) stage.details[tool]["timed_out_beside_the_other_tools"] = timed_out_beside;
     if (report.tool_failed) {
       // The tool could not judge; an error an earlier tool found still fails the stage.

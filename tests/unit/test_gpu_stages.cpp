@@ -656,6 +656,11 @@ TEST(GpuStages, AnAbnormalEndUnderTheSanitizerIsNoHazard) {
   EXPECT_EQ(sanitize.status, StageStatus::passed) << sanitize.message;
   EXPECT_EQ(sanitize.details["racecheck"]["target_ended_abnormally"], true) << sanitize.details.dump();
   EXPECT_EQ(sanitize.details["racecheck"]["errors_printed"], 0) << sanitize.details.dump();
+  EXPECT_NE(sanitize.details["racecheck"]["ended"]["tool_log"].get<std::string>().find("didn't terminate"),
+            std::string::npos)
+      << sanitize.details.dump();
+  EXPECT_TRUE(sanitize.details["racecheck"]["ended"].contains("runner_stderr")) << sanitize.details.dump();
+  EXPECT_FALSE(sanitize.details["memcheck"].contains("ended")) << sanitize.details.dump();
 
   const json failed_call = json::parse(R"j({
     "protocol": 1, "mode": "sanitize", "status": "runtime_error",
