@@ -134,7 +134,7 @@ __global__ void __launch_bounds__(kThreads, 2)
   fence_proxy_async_shared();
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
-      mbarrier_init(&full[s], 1);
+      mbarrier_init(&full[s], kPages64 ? 1 : kProducers);
       mbarrier_init(&empty[s], kWarps);
     }
     fence_barrier_init();
@@ -168,10 +168,13 @@ __global__ void __launch_bounds__(kThreads, 2)
       }
     } else {
       // Per-row copies: producer p copies the tile's rows p * kProducerRows ... + kProducerRows - 1, one a
-      // lane; producer 0 alone announces the tile's bytes. The others' copies may land first: the phase
-      // cannot complete while producer 0's arrival is pending (contracts.md "expect_tx accounting").
+      // lane, and announces those rows' bytes itself before its copies (the full barrier counts one arrival
+      // a producer), so that the barrier's transaction count never goes below zero. With producer 0
+      // announcing the whole tile, the others' copies could land first; the PTX ISA allows that, but under
+      // Nsight Compute such a kernel on pages of one token never ended (H100, 2026-12-07).
       for (int i = 0; i < tiles; ++i) {
         const int stage = i % kStages, t0 = begin + i * kTile, rows = min(kTile, end - t0);
+        const int own_rows = max(0, min(kProducerRows, rows - producer * kProducerRows));
         const int r = producer * kProducerRows + lane, t = t0 + r;
         const bool copies = lane < kProducerRows && r < rows;
         const long long offset =
@@ -179,8 +182,7 @@ __global__ void __launch_bounds__(kThreads, 2)
                 ? ((static_cast<long long>(pages[t / page_size]) * page_size + t % page_size) * Hkv + g) * D
                 : 0;
         mbarrier_wait(&empty[stage], ((i / kStages) & 1) ^ 1);
-        if (producer == 0 && lane == 0)
-          mbarrier_arrive_expect_tx(&full[stage], static_cast<uint32_t>(rows) * D * 2 * 2);
+        if (lane == 0) mbarrier_arrive_expect_tx(&full[stage], static_cast<uint32_t>(own_rows) * D * 2 * 2);
         __syncwarp();
         uint8_t* k_stage = smem + stage * L::kStageBytes;
         uint8_t* v_stage = k_stage + kTile * L::kPitch;

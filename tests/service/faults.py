@@ -102,6 +102,10 @@ class Redis:
             return self.command("PING") == "PONG"
         except OSError:
             return False
+        except RuntimeError as error:  # a Redis still reading its append-only file answers LOADING: not yet
+            if str(error).startswith("LOADING"):
+                return False
+            raise
 
     def command(self, *args):
         """One command over RESP; the reply decoded (strings, integers, lists, None)."""

@@ -50,6 +50,13 @@ json failing_check_result() {
            "first_mismatches": [{"row": 1998, "col": 0, "expected": 0.25, "actual": "nan"}]}]}]}]})");
 }
 
+// The runner's result of a sanitize call that saw its one call complete.
+json passed_sanitize_result() {
+  return json::parse(R"({"protocol": 1, "mode": "sanitize", "status": "passed", "message": "all passed",
+    "shapes": [{"label": "small-m", "dims": {"M": 128, "N": 4096, "K": 4096}, "passed": true, "trials": [
+      {"trial": 0, "passed": true, "inputs_unchanged": true, "output_stable": true, "outputs": []}]}]})");
+}
+
 // As the runner reports it: hidden work fails the timing, with the runner's message.
 json timing_result(bool hidden_work) {
   return {
@@ -647,10 +654,7 @@ TEST(GpuStages, AnAbnormalEndUnderTheSanitizerIsNoHazard) {
       "========= Error: process didn't terminate successfully\n"
       "========= Target application returned an error\n"
       "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n";
-  const json passed =
-      json::parse(R"({"protocol": 1, "mode": "sanitize", "status": "passed", "message": "all passed",
-    "shapes": [{"label": "small-m", "dims": {"M": 128, "N": 4096, "K": 4096}, "passed": true, "trials": [
-      {"trial": 0, "passed": true, "inputs_unchanged": true, "output_stable": true, "outputs": []}]}]})");
+  const json passed = passed_sanitize_result();
   const Verdict completed = stages_with_fake_tools(passed, {.tool_logs = {{"racecheck", ended_badly}}});
   const StageResult& sanitize = stage_named(completed, "sanitize");
   EXPECT_EQ(sanitize.status, StageStatus::passed) << sanitize.message;
@@ -707,10 +711,7 @@ TEST(GpuStages, StateKeptBetweenCallsFailsTheStageThatSawIt) {
 // A tool that could not run is the harness's failure: the later stages are not run, and the verdict is a
 // harness error, never the solution's failure.
 TEST(GpuStages, AHarnessErrorSkipsTheLaterStagesAndDecidesTheVerdict) {
-  const json passed =
-      json::parse(R"({"protocol": 1, "mode": "sanitize", "status": "passed", "message": "all passed",
-    "shapes": [{"label": "small-m", "dims": {"M": 128, "N": 4096, "K": 4096}, "passed": true, "trials": [
-      {"trial": 0, "passed": true, "inputs_unchanged": true, "output_stable": true, "outputs": []}]}]})");
+  const json passed = passed_sanitize_result();
   const Verdict verdict = stages_with_fake_tools(
       passed, {.stages = {"sanitize", "correct", "instructions", "time"}, .tool_logs = {{"racecheck", ""}}});
   const StageResult& sanitize = stage_named(verdict, "sanitize");
@@ -726,10 +727,7 @@ TEST(GpuStages, AHarnessErrorSkipsTheLaterStagesAndDecidesTheVerdict) {
 
 // Every tool runs, each on its own, and each one's report is kept.
 TEST(GpuStages, SanitizeRunsMemcheckSynccheckAndRacecheck) {
-  const json passed =
-      json::parse(R"({"protocol": 1, "mode": "sanitize", "status": "passed", "message": "all passed",
-    "shapes": [{"label": "small-m", "dims": {"M": 128, "N": 4096, "K": 4096}, "passed": true, "trials": [
-      {"trial": 0, "passed": true, "inputs_unchanged": true, "output_stable": true, "outputs": []}]}]})");
+  const json passed = passed_sanitize_result();
   const Verdict verdict = stages_with_fake_tools(passed);
   const StageResult& sanitize = stage_named(verdict, "sanitize");
   EXPECT_EQ(sanitize.status, StageStatus::passed) << sanitize.message;
@@ -1015,10 +1013,7 @@ echo "3.12.3 (main)"; echo "torch 2.11.0"
 // to check (and instrumented, they cost it more than the solution's did). Each request names its tool, with
 // the log in that runner's own folder, which the fake runner ran (the reports above are those logs).
 TEST(GpuStages, EachSanitizerStartsTheSolutionProcessAlone) {
-  const json passed =
-      json::parse(R"({"protocol": 1, "mode": "sanitize", "status": "passed", "message": "all passed",
-    "shapes": [{"label": "small-m", "dims": {"M": 128, "N": 4096, "K": 4096}, "passed": true, "trials": [
-      {"trial": 0, "passed": true, "inputs_unchanged": true, "output_stable": true, "outputs": []}]}]})");
+  const json passed = passed_sanitize_result();
   std::vector<json> requests;
   const Verdict verdict = stages_with_fake_tools(passed, {.requests = &requests});
   EXPECT_EQ(stage_named(verdict, "sanitize").status, StageStatus::passed);
@@ -1043,10 +1038,7 @@ TEST(GpuStages, EachSanitizerStartsTheSolutionProcessAlone) {
 // GPU is run again with the GPU alone, and that run decides; one that timed out with the GPU to itself timed
 // out.
 TEST(GpuStages, AStageThatTimedOutSharingTheGpuIsRunAgainAlone) {
-  const json passed =
-      json::parse(R"({"protocol": 1, "mode": "sanitize", "status": "passed", "message": "all passed",
-    "shapes": [{"label": "small-m", "dims": {"M": 128, "N": 4096, "K": 4096}, "passed": true, "trials": [
-      {"trial": 0, "passed": true, "inputs_unchanged": true, "output_stable": true, "outputs": []}]}]})");
+  const json passed = passed_sanitize_result();
   GpuGate gate;
   std::atomic<bool> other_inside{false};
   std::thread other([&] {  // another evaluation's sanitize stage, for 4 s
@@ -1097,10 +1089,7 @@ TEST(GpuStages, OnlyWhatSharingMayHaveCausedIsRunAgainAlone) {
 // (The limits in these tests are 5 s: the fake runner, a Python script, took over 2 s to answer when the host
 // was busy, and an honest run then timed out.)
 TEST(GpuStages, AToolThatTimedOutBesideTheOthersIsRunAgainAlone) {
-  const json passed =
-      json::parse(R"({"protocol": 1, "mode": "sanitize", "status": "passed", "message": "all passed",
-    "shapes": [{"label": "small-m", "dims": {"M": 128, "N": 4096, "K": 4096}, "passed": true, "trials": [
-      {"trial": 0, "passed": true, "inputs_unchanged": true, "output_stable": true, "outputs": []}]}]})");
+  const json passed = passed_sanitize_result();
   const Verdict verdict = stages_with_fake_tools(passed, {.limit_s = 5, .memcheck_hangs = 1});
   const StageResult& sanitize = stage_named(verdict, "sanitize");
   EXPECT_EQ(sanitize.status, StageStatus::passed) << sanitize.message;
@@ -1113,10 +1102,7 @@ TEST(GpuStages, AToolThatTimedOutBesideTheOthersIsRunAgainAlone) {
 
 // memcheck found an error; synccheck then could not run: the stage stays failed, and says both.
 TEST(GpuStages, AToolThatCouldNotRunDoesNotHideAnEarlierToolsError) {
-  const json passed =
-      json::parse(R"({"protocol": 1, "mode": "sanitize", "status": "passed", "message": "all passed",
-    "shapes": [{"label": "small-m", "dims": {"M": 128, "N": 4096, "K": 4096}, "passed": true, "trials": [
-      {"trial": 0, "passed": true, "inputs_unchanged": true, "output_stable": true, "outputs": []}]}]})");
+  const json passed = passed_sanitize_result();
   const std::string memcheck_error = read_file(kData / "sanitizer" / "memcheck_oob_shared.txt");
   const Verdict verdict =
       stages_with_fake_tools(passed, {.tool_logs = {{"memcheck", memcheck_error}, {"synccheck", ""}}});

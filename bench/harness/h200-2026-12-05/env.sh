@@ -11,7 +11,8 @@ keep_store() {
   python3 -c "import sqlite3, sys; sqlite3.connect(sys.argv[1]).execute('PRAGMA wal_checkpoint(TRUNCATE)')" \
     "$PTXBENCH_DATA/ptxbench.db" 2>/dev/null
   cp "$PTXBENCH_DATA/ptxbench.db" "$OUT/ptxbench.db" 2>/dev/null
-  (cd "$OUT" && tar czf /tmp/results.tgz --exclude ptxbench.db . && find . -mindepth 1 ! -name ptxbench.db \
-    -delete && mv /tmp/results.tgz .)
+  # (Only the top folder's store stays beside the archive: a nested call's folder goes into it whole.)
+  (cd "$OUT" && tar czf /tmp/results.tgz --exclude ./ptxbench.db . &&
+    find . -mindepth 1 -maxdepth 1 ! -name ptxbench.db -exec rm -rf {} + && mv /tmp/results.tgz .)
 }
 trap keep_store EXIT
