@@ -654,34 +654,29 @@ void run_time(Session& session) {
   // work only on the last one (the one a single re-check would see) fails here.
   // The calls go on until `repetitions` of them are timed, or fewer once the solution's and the baseline's
   // medians are settled (timing_rules.h, median_settled), and until kCountedTimeCalls are counted
-  // (next_time_call); at most `calls`. Every one is checked.
+  // (next_time_call), within the loop's bound (TimeStageLoop). Every one is checked.
   Samples solution, baseline;
   Json recheck;
   int failed_calls = 0;
   bool claims_hold = true;
   uint64_t stream_handle_value = 0;
   LaunchLog log;
-  // A bound: that the draws leave fewer than `repetitions` timed calls within it has a chance of 2e-6 at 5
-  // repetitions, 1e-13 at 20.
-  const int calls = 2 * repetitions + kCountedTimeCalls;
-  int made = 0, counted_made = 0;
+  TimeStageLoop loop(repetitions);
   // The SM clock after each call (timing_rules.h), measured once its outputs are snapshot: two figures a
   // call.
-  const DeviceBuffer clocks(sizeof(unsigned long long) * 2 * static_cast<size_t>(calls));
+  const DeviceBuffer clocks(sizeof(unsigned long long) * 2 * static_cast<size_t>(loop.bound()));
   // The timed calls' window on the host's clock, for the judge's samples of the GPU's power (gpu_monitor.h).
   const auto unix_s = [] {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   };
   const double window_begin = unix_s();
-  for (int i = 0; i < calls; ++i) {
-    const bool timed_enough =
-        solution.event_us.size() >= static_cast<size_t>(repetitions) ||
-        (median_settled(solution.event_us) && (!has_baseline || median_settled(baseline.event_us)));
-    const NextTimeCall next = next_time_call(timed_enough, counted_made, draw());
+  for (int i = 0;; ++i) {
+    const bool settled =
+        median_settled(solution.event_us) && (!has_baseline || median_settled(baseline.event_us));
+    const NextTimeCall next = loop.next(settled, draw());
     if (next == NextTimeCall::done) break;
     const Where where{shape.label, i, "timed call " + std::to_string(i)};
     const bool counted = next == NextTimeCall::counted;
-    counted_made += counted;
     prepare_call(family, key(i + 1), harness.get(), Placement::kept);
     CallOutcome outcome;
     claims_hold = time_solution(session, harness.get(), flush, static_cast<uint32_t>(2 * i), where, counted,
@@ -710,8 +705,8 @@ void run_time(Session& session) {
       else
         time_baseline(family, harness.get(), flush, salt, baseline);
     }
-    made = i + 1;
   }
+  const int made = loop.made();
   const double window_end = unix_s();
   session.result[p::kLaunches] = log.collect(session.solution);
 

@@ -177,9 +177,10 @@ TEST(TimingRules, TheCallsStopOnceTheMedianIsSettled) {
 }
 
 // The counted calls: none before the draw says so, every call once enough are timed until two are; and over
-// many runs of a time stage whose medians settle at 20 timed calls, the calls after the 22nd are counted as
-// often as those before (a solution that switches paths late is counted there), and every run counts two or
-// more.
+// many runs of the time stage's loop (TimeStageLoop, the runner's), whose medians settle at 20 or 40 timed
+// calls or never, the calls after the 22nd are counted as often as those before (a solution that switches
+// paths late is counted there), every run counts two calls or more, and none ends before it has timed
+// `repetitions` calls or the medians settled, within its bound.
 TEST(TimingRules, EveryTimedCallMayBeCountedAndTwoAreAlways) {
   EXPECT_EQ(next_time_call(false, 0, kCountedShare), NextTimeCall::timed);
   EXPECT_EQ(next_time_call(false, 5, kCountedShare / 2), NextTimeCall::counted);
@@ -190,25 +191,45 @@ TEST(TimingRules, EveryTimedCallMayBeCountedAndTwoAreAlways) {
   constexpr int kRuns = 20000, kSettle = 20, kLate = 22;
   double counted_early = 0, calls_early = 0, counted_late = 0, calls_late = 0;
   for (int run = 0; run < kRuns; ++run) {
-    // Medians settle once 20 calls are timed, then 20 more calls for a late switch to happen in: a stage
-    // that needs 40 timed calls.
-    const int timed_needed = run % 2 ? kSettle : 2 * kSettle;
-    int timed = 0, counted = 0;
+    const int repetitions = run % 3 == 2 ? kMinRepetitions : 50;
+    // Medians that settle once 20 or 40 calls are timed (then 20 more calls for a late switch to happen in),
+    // or never.
+    const int settles_at = run % 3 == 0 ? kSettle : run % 3 == 1 ? 2 * kSettle : 1 << 30;
+    TimeStageLoop loop(repetitions);
     for (int call = 0;; ++call) {
-      const NextTimeCall next = next_time_call(timed >= timed_needed, counted, uniform(random));
+      const NextTimeCall next = loop.next(loop.timed() >= settles_at, uniform(random));
       if (next == NextTimeCall::done) break;
-      const bool is_counted = next == NextTimeCall::counted;
-      counted += is_counted, timed += !is_counted;
-      if (timed_needed == 2 * kSettle && timed < timed_needed) {
+      if (settles_at == 2 * kSettle && loop.timed() <= settles_at) {
+        const bool is_counted = next == NextTimeCall::counted;
         (call < kLate ? calls_early : calls_late) += 1;
         (call < kLate ? counted_early : counted_late) += is_counted;
       }
     }
-    ASSERT_GE(counted, kCountedTimeCalls);
+    ASSERT_GE(loop.counted(), kCountedTimeCalls) << "run " << run;
+    ASSERT_LE(loop.made(), loop.bound()) << "run " << run;
+    ASSERT_EQ(loop.made(), loop.timed() + loop.counted()) << "run " << run;
+    ASSERT_LE(loop.timed(), repetitions) << "run " << run;
+    ASSERT_GE(loop.timed(), std::min(repetitions, settles_at)) << "run " << run << ": stopped early";
   }
   const double early = counted_early / calls_early, late = counted_late / calls_late;
   EXPECT_NEAR(early, kCountedShare, 0.01);
   EXPECT_NEAR(late, kCountedShare, 0.01) << "calls after the 22nd are counted as often as before";
+}
+
+// The loop's bound holds whatever the draws: with every draw counting, the loop still times nothing past
+// its bound and stops there, two counted; with no draw counting, it times `repetitions` and then counts two.
+TEST(TimingRules, TheTimeStageLoopStopsAtItsBound) {
+  TimeStageLoop all_counted(kMinRepetitions);
+  while (all_counted.next(false, 0.0) != NextTimeCall::done) {
+  }
+  EXPECT_EQ(all_counted.made(), all_counted.bound());
+  EXPECT_EQ(all_counted.timed(), 0);
+  TimeStageLoop none_counted(kMinRepetitions);
+  while (none_counted.next(false, 0.999) != NextTimeCall::done) {
+  }
+  EXPECT_EQ(none_counted.timed(), kMinRepetitions);
+  EXPECT_EQ(none_counted.counted(), kCountedTimeCalls);
+  EXPECT_EQ(none_counted.made(), kMinRepetitions + kCountedTimeCalls);
 }
 
 // ---- the physics floor
