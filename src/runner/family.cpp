@@ -242,7 +242,7 @@ void TaskFamily::compute_reference(cudaStream_t stream) {
   sampled_ = false;
 }
 
-bool TaskFamily::compute_reference_sample(uint64_t sample_key, cudaStream_t stream) {
+bool TaskFamily::compute_reference_sample(SampleDraw draw, cudaStream_t stream) {
   if (!reference_->samples()) {
     compute_reference(stream);
     return false;
@@ -255,7 +255,7 @@ bool TaskFamily::compute_reference_sample(uint64_t sample_key, cudaStream_t stre
     PTXBENCH_CUDA(cudaMemsetAsync(b.checked.get(), 0, b.checked.bytes(), stream));
   }
   ReferenceTensors t = reference_tensors();
-  reference_->compute_sample(t, sample_key, stream);
+  reference_->compute_sample(t, draw, stream);
   sampled_ = true;
   return true;
 }

@@ -84,10 +84,12 @@ class TaskFamily {
 
   // Computes the reference outputs from the pristine copies.
   void compute_reference(cudaStream_t stream);
-  // The time stage's check of a timed call: the reference of a sample of the outputs' rows drawn from
-  // `sample_key`, where the family's reference samples (Reference::samples), else of every row. Returns
+  // The time stage's check of a timed call: the reference of a sample of the outputs' rows (`draw`,
+  // layouts.h), where the family's reference samples (Reference::samples), else of every row. Returns
   // whether it sampled.
-  bool compute_reference_sample(uint64_t sample_key, cudaStream_t stream);
+  bool compute_reference_sample(SampleDraw draw, cudaStream_t stream);
+  // Whether compute_reference_sample samples.
+  bool samples() const { return reference_->samples(); }
 
   // Compares the snapshot of every output with the reference, each with its tolerance (the request's per-
   // output one, else `tolerance`): the elements the last reference computed, all of them but after a sampled

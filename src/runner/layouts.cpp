@@ -55,11 +55,11 @@ std::vector<int32_t> two_lengths(int B, int longest, int L, int S, Random& rando
   return lens;
 }
 
-// `count` distinct block starts of `length` rows cut in blocks of kSampleRows, in increasing order (a partial
-// Fisher-Yates shuffle of the blocks).
-std::vector<int> block_starts(int length, Random& random) {
+// One in `share` of the blocks of kSampleRows rows that cut `length` rows, at least one: their distinct
+// starts, in increasing order (a partial Fisher-Yates shuffle of the blocks).
+std::vector<int> block_starts(int length, int share, Random& random) {
   const int blocks = (length + kSampleRows - 1) / kSampleRows;
-  const int count = (blocks + kSampleShare - 1) / kSampleShare;
+  const int count = (blocks + share - 1) / share;
   std::vector<int> order(static_cast<size_t>(blocks));
   for (int k = 0; k < blocks; ++k) order[static_cast<size_t>(k)] = k;
   for (int k = 0; k < count; ++k)
@@ -143,17 +143,17 @@ PagedPrefillLayout draw_paged_prefill_layout(int B, int longest, int L, int S, i
   return layout;
 }
 
-AttentionSample draw_attention_sample(int B, int group, int Sq, int Sk, bool with_keys, uint64_t key) {
-  if (B < 1 || group < 1 || Sq < 1 || Sk < 1)
-    throw std::invalid_argument("attention sample: a dimension below 1");
-  Random random(key);
+AttentionSample draw_attention_sample(int B, int group, int Sq, int Sk, bool with_keys, SampleDraw draw) {
+  if (B < 1 || group < 1 || Sq < 1 || Sk < 1 || draw.share < 1)
+    throw std::invalid_argument("attention sample: a dimension or the share below 1");
+  Random random(draw.key);
   AttentionSample sample;
   for (int b = 0; b < B; ++b)
     for (int r = 0; r < group; ++r)
-      for (const int i0 : block_starts(Sq, random)) sample.query.push_back({b, r, i0});
+      for (const int i0 : block_starts(Sq, draw.share, random)) sample.query.push_back({b, r, i0});
   if (with_keys)
     for (int b = 0; b < B; ++b)
-      for (const int j0 : block_starts(Sk, random)) sample.keys.push_back({b, j0});
+      for (const int j0 : block_starts(Sk, draw.share, random)) sample.keys.push_back({b, j0});
   return sample;
 }
 

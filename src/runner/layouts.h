@@ -43,13 +43,21 @@ PagedPrefillLayout draw_paged_prefill_layout(int B, int longest, int L, int S, i
 // checks of each timed call (Reference::compute_sample), drawn after the call from a key the solution never
 // sees. Blocks of kSampleRows query rows of one head position r within the KV groups, for every KV group (the
 // forward's O and LSE, the backward's dQ), and blocks of kSampleRows key rows of every KV head (the
-// backward's dK and dV): about one block in kSampleShare of each batch's (and head position's), at least one.
-// A call whose wrong rows make up a share f of the blocks (each block of every KV group) escapes one check with
-// a probability of (1 - f)^n for n blocks drawn: 16 on most dense main shapes (B x S = 16384 rows, 256
-// blocks of them), so 0.85 at f = 1% and 0.36 at f = 1/16; over the time stage's 20 to 50 calls (it stops once
-// the medians are settled), (1 - f)^(20 n) to (1 - f)^(50 n): 0.04 to 3e-4 at f = 1%.
+// backward's dK and dV): about one block in `share` of each batch's (and head position's), at least one.
+// A call whose wrong rows make up a share f of the blocks (each block of every KV group) escapes one check
+// with a probability of (1 - f)^n for n blocks drawn: 16 at kSampleShare on most dense main shapes (B x S =
+// 16384 rows, 256 blocks of them), so 0.85 at f = 1% and 0.36 at f = 1/16. The time stage draws
+// kSampleShare's share once it times kSettledAfter calls, and more blocks a call when it times fewer
+// (timing_rules.h, time_stage_calls): at least 20 n blocks over the stage, unless 60 s of checks hold fewer,
+// so a wrong share f escapes them all with a probability of (1 - f)^(20 n) at most, 0.04 at f = 1%.
 inline constexpr int kSampleRows = 64;
 inline constexpr int kSampleShare = 16;
+
+// One sample's draw: its key, and the share of the blocks it draws (about one in `share`).
+struct SampleDraw {
+  uint64_t key = 0;
+  int share = kSampleShare;
+};
 
 struct AttentionSample {
   struct QueryRows {
@@ -63,8 +71,8 @@ struct AttentionSample {
 };
 
 // Distinct blocks, in increasing order, for B batches of `group` query heads per KV head, Sq query rows and
-// Sk key rows. The same arguments and key give the same sample on every host. Throws std::invalid_argument
-// for a dimension below 1.
-AttentionSample draw_attention_sample(int B, int group, int Sq, int Sk, bool with_keys, uint64_t key);
+// Sk key rows. The same arguments and draw give the same sample on every host. Throws std::invalid_argument
+// for a dimension or a share below 1.
+AttentionSample draw_attention_sample(int B, int group, int Sq, int Sk, bool with_keys, SampleDraw draw);
 
 }  // namespace ptxbench::runner

@@ -264,6 +264,7 @@ inline constexpr const char* kTrialList = "trials";
 inline constexpr const char* kTrial = "trial";
 inline constexpr const char* kKey = "key";
 inline constexpr const char* kSampleKey = "sample_key";  // the rows a time-stage check sampled (Reference)
+inline constexpr const char* kSampleShare = "sample_share";  // about one block in this many (layouts.h)
 inline constexpr const char* kStreamHandle = "stream_handle";
 inline constexpr const char* kStreamId = "stream_id";
 inline constexpr const char* kReturnCode = "return_code";

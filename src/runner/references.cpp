@@ -16,7 +16,7 @@ void Reference::call_baseline(ReferenceTensors&, cudaStream_t) {
   throw std::logic_error("the runner times no baseline of this family in its own process");
 }
 
-void Reference::compute_sample(ReferenceTensors&, uint64_t, cudaStream_t) {
+void Reference::compute_sample(ReferenceTensors&, SampleDraw, cudaStream_t) {
   throw std::logic_error("this family's reference computes every row");
 }
 
@@ -90,13 +90,13 @@ class AttentionForwardReference final : public Reference {
   }
 
   bool samples() const override { return true; }
-  void compute_sample(ReferenceTensors& t, uint64_t sample_key, cudaStream_t stream) override {
+  void compute_sample(ReferenceTensors& t, SampleDraw draw, cudaStream_t stream) override {
     const AttentionDims dims = attention_dims(t);
-    attention_forward_sample(
-        dims, bf16(t.pristine.at("Q")), bf16(t.pristine.at("K")), bf16(t.pristine.at("V")),
-        t.reference.at("O")->as<float>(), t.reference.at("LSE")->as<float>(),
-        draw_attention_sample(dims.b, dims.hq / dims.hkv, dims.sq, dims.sk, false, sample_key),
-        t.checked.at("O")->as<uint8_t>(), t.checked.at("LSE")->as<uint8_t>(), stream);
+    attention_forward_sample(dims, bf16(t.pristine.at("Q")), bf16(t.pristine.at("K")),
+                             bf16(t.pristine.at("V")), t.reference.at("O")->as<float>(),
+                             t.reference.at("LSE")->as<float>(),
+                             draw_attention_sample(dims.b, dims.hq / dims.hkv, dims.sq, dims.sk, false, draw),
+                             t.checked.at("O")->as<uint8_t>(), t.checked.at("LSE")->as<uint8_t>(), stream);
   }
 };
 
@@ -133,16 +133,16 @@ class AttentionBackwardReference final : public Reference {
   }
 
   bool samples() const override { return true; }
-  void compute_sample(ReferenceTensors& t, uint64_t sample_key, cudaStream_t stream) override {
+  void compute_sample(ReferenceTensors& t, SampleDraw draw, cudaStream_t stream) override {
     const AttentionDims dims = attention_dims(t);
-    attention_backward_sample(
-        dims, bf16(t.pristine.at("Q")), bf16(t.pristine.at("K")), bf16(t.pristine.at("V")),
-        bf16(t.pristine.at("O")), t.pristine.at("LSE")->as<const float>(), bf16(t.pristine.at("dO")),
-        t.reference.at("dQ")->as<float>(), t.reference.at("dK")->as<float>(),
-        t.reference.at("dV")->as<float>(), delta_.as<float>(),
-        draw_attention_sample(dims.b, dims.hq / dims.hkv, dims.sq, dims.sk, true, sample_key),
-        t.checked.at("dQ")->as<uint8_t>(), t.checked.at("dK")->as<uint8_t>(),
-        t.checked.at("dV")->as<uint8_t>(), stream);
+    attention_backward_sample(dims, bf16(t.pristine.at("Q")), bf16(t.pristine.at("K")),
+                              bf16(t.pristine.at("V")), bf16(t.pristine.at("O")),
+                              t.pristine.at("LSE")->as<const float>(), bf16(t.pristine.at("dO")),
+                              t.reference.at("dQ")->as<float>(), t.reference.at("dK")->as<float>(),
+                              t.reference.at("dV")->as<float>(), delta_.as<float>(),
+                              draw_attention_sample(dims.b, dims.hq / dims.hkv, dims.sq, dims.sk, true, draw),
+                              t.checked.at("dQ")->as<uint8_t>(), t.checked.at("dK")->as<uint8_t>(),
+                              t.checked.at("dV")->as<uint8_t>(), stream);
   }
 
  private:

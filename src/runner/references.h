@@ -14,6 +14,7 @@
 
 #include "family/family.h"
 #include "runner/device_buffer.h"
+#include "runner/layouts.h"
 
 namespace ptxbench::runner {
 
@@ -43,9 +44,9 @@ class Reference {
   // Whether the time stage checks each timed call on a sample of the outputs' rows (compute_sample), where
   // the whole reference costs many times the call (the dense attention families).
   virtual bool samples() const { return false; }
-  // The reference of a sample of the outputs' rows drawn from `sample_key`, 1 in each output's `checked`
-  // bytes at the elements computed (zeroed elsewhere).
-  virtual void compute_sample(ReferenceTensors&, uint64_t /*sample_key*/, cudaStream_t);  // throws: none
+  // The reference of a sample of the outputs' rows (layouts.h), 1 in each output's `checked` bytes at the
+  // elements computed (zeroed elsewhere).
+  virtual void compute_sample(ReferenceTensors&, SampleDraw, cudaStream_t);  // throws: none
   // A baseline timed in this process, on the pristine inputs into outputs of its own; null when there is
   // none.
   virtual nlohmann::ordered_json describe_baseline() const { return nullptr; }

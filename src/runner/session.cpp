@@ -174,10 +174,10 @@ void prepare_call(TaskFamily& family, uint64_t key, cudaStream_t harness,
 // The checks after a call, on the snapshot taken when `stream` was done: inputs unchanged, outputs not
 // written after the snapshot, nothing written outside the buffers, outputs within tolerance of the reference.
 // The sanitize stage compares no outputs: the correct stage does, and the sanitize stage's call is there to
-// be watched by its tool. With a `sample_key` (the time stage's checks), a family whose reference samples
-// (TaskFamily::compute_reference_sample) compares the rows drawn from it; the trial records the key.
+// be watched by its tool. With a `sample` (the time stage's checks), a family whose reference samples
+// (TaskFamily::compute_reference_sample) compares the rows drawn; the trial records the draw.
 Json judge(Session& session, cudaStream_t harness, Json trial,
-           std::optional<uint64_t> sample_key = std::nullopt) {
+           std::optional<SampleDraw> sample = std::nullopt) {
   TaskFamily& family = session.family;
   const uint64_t late_writes = family.outputs_changed_since_snapshot(harness);
   Json changed = Json::object();
@@ -198,8 +198,11 @@ Json judge(Session& session, cudaStream_t harness, Json trial,
   Json outputs = Json::array();
   bool outputs_pass = true;
   const bool compares = session.request.mode != Mode::sanitize;
-  if (compares && sample_key.has_value()) {
-    if (family.compute_reference_sample(*sample_key, harness)) trial[p::kSampleKey] = hex(*sample_key);
+  if (compares && sample.has_value()) {
+    if (family.compute_reference_sample(*sample, harness)) {
+      trial[p::kSampleKey] = hex(sample->key);
+      trial[p::kSampleShare] = sample->share;
+    }
   } else if (compares) {
     family.compute_reference(harness);
   }
@@ -613,7 +616,7 @@ void run_time(Session& session) {
   // reference its output would be checked against (time_stage_calls).
   const auto judge_start = std::chrono::steady_clock::now();
   prepare_call(family, key(0), harness.get());
-  family.compute_reference_sample(random_key(), harness.get());
+  family.compute_reference_sample({.key = random_key()}, harness.get());
   PTXBENCH_CUDA(cudaStreamSynchronize(harness.get()));
   const double judge_s = seconds_since(judge_start);
   // The baseline: the request's baseline module in a process of its own, or the family's in this process. A
@@ -627,7 +630,7 @@ void run_time(Session& session) {
   const auto second_call_start = std::chrono::steady_clock::now();
   call_solution(session, {shape.label, 1, "warm-up call 1"}, 0);
   const double call_s = seconds_since(second_call_start);
-  const auto [warmup_calls, repetitions] =
+  const auto [warmup_calls, repetitions, sample_share] =
       time_stage_calls(request.warmup, request.repetitions, call_s, judge_s);
   for (int i = 2; i < warmup_calls; ++i)
     call_solution(session, {shape.label, i, "warm-up call " + std::to_string(i)}, 0);
@@ -691,7 +694,8 @@ void run_time(Session& session) {
     // Each timed call's check compares the rows of a sample drawn after the call, where the family's
     // reference samples (the dense attention families: the whole reference costs many times the call), from a
     // source the solution cannot predict.
-    Json checked = judge(session, harness.get(), trial_header(i, key(i + 1), reply), random_key());
+    Json checked = judge(session, harness.get(), trial_header(i, key(i + 1), reply),
+                         SampleDraw{.key = random_key(), .share = sample_share});
     // The first wrong call's check, or the last call's when none was wrong.
     if (!checked[p::kPassedField].get<bool>() && failed_calls++ == 0)
       recheck = std::move(checked);
@@ -716,6 +720,7 @@ void run_time(Session& session) {
                  {p::kWarmup, std::max(2, warmup_calls)},
                  {p::kRepetitions, static_cast<int>(solution.event_us.size())},
                  {p::kJudgeCallS, judge_s},
+                 {p::kSampleShare, family.samples() ? Json(sample_share) : Json(nullptr)},
                  {p::kTimedWindowUnixS, {window_begin, window_end}},
                  {p::kL2FlushBytes, flush.bytes()},
                  {p::kStreamHandle, hex(stream_handle_value)},

@@ -10,6 +10,8 @@
 #include <iterator>
 #include <vector>
 
+#include "runner/layouts.h"
+
 namespace ptxbench::runner {
 
 // The solution process's honest overheads for calls of one length, measured before its library is loaded
@@ -142,38 +144,6 @@ inline bool clock_below_max(double median_mhz, double max_mhz) {
   return median_mhz > 0 && max_mhz > 0 && median_mhz < kClockBelowMaxShare * max_mhz;
 }
 
-// How many warm-up and timed calls the time stage makes. The request asks for `warmup` and `repetitions`; two
-// budgets can lower them, never below kMinRepetitions timed calls.
-// - The solution's: a slow solution (a plain SIMT kernel can take a second a call) gets as many calls as fit
-//   kSolutionBudgetS; at that length a call's noise is far below what separates it from the baseline.
-// - The judge's: every timed call gets fresh inputs and its output is checked against the reference, outside
-//   the clocks, and the stage's time limit covers that work too. An attention backward's inputs need a
-//   reference forward and its check a reference backward: 19 + 43 ms at B=4 H=16 S=4096 D=128 on the H200
-//   since the reference's products are SGEMMs, but about 1.7 s causal and twice that without the mask with
-//   the plain kernels it had before, when 52 calls ran past the 120-s limit. So the calls, each with its
-//   inputs and check (`judge_s`, measured once), fit kCheckedLoopBudgetS, whatever the reference costs. (The
-//   dense attention families now check each call on a sample of its rows, Reference::compute_sample: about
-//   one sixteenth of the forward's reference, and an eighth of the backward's.)
-inline constexpr double kSolutionBudgetS = 10;
-inline constexpr double kCheckedLoopBudgetS = 60;
-inline constexpr int kMinRepetitions = 5;
-
-struct TimeStageCalls {
-  int warmup = 1;
-  int repetitions = kMinRepetitions;
-};
-
-inline TimeStageCalls time_stage_calls(int warmup, int repetitions, double call_s, double judge_s) {
-  const auto fit = [](double budget_s, double each_s) {
-    return static_cast<int>(std::min(budget_s / std::max(each_s, 1e-6), 1e9));
-  };
-  const int solution_calls = fit(kSolutionBudgetS, call_s);
-  const int checked_calls = fit(kCheckedLoopBudgetS, call_s + judge_s);
-  return {.warmup = std::max(1, std::min(warmup, solution_calls / 10)),
-          .repetitions =
-              std::min(repetitions, std::max(kMinRepetitions, std::min(solution_calls, checked_calls)))};
-}
-
 // The timed calls stop before `repetitions` once both medians (the solution's and the baseline's) are
 // settled: after at least kSettledAfter calls, the order statistics that hold the median with 95% confidence
 // (0-based ranks (n - 1) / 2 -+ 0.98 sqrt(n), the normal approximation of the binomial) lie within
@@ -193,6 +163,48 @@ inline bool median_settled(std::vector<double> samples) {
   const auto high = std::min(n - 1, static_cast<size_t>(std::ceil(centre + half)));
   const double median = n % 2 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
   return median > 0 && samples[high] - samples[low] <= kMedianPrecision * median;
+}
+
+// How many warm-up and timed calls the time stage makes, and the share of the blocks each sampled check draws
+// (layouts.h). The request asks for `warmup` and `repetitions`; two budgets can lower them, never below
+// kMinRepetitions timed calls.
+// - The solution's: a slow solution (a plain SIMT kernel can take a second a call) gets as many calls as fit
+//   kSolutionBudgetS; at that length a call's noise is far below what separates it from the baseline.
+// - The judge's: every timed call gets fresh inputs and its output is checked against the reference, outside
+//   the clocks, and the stage's time limit covers that work too. An attention backward's inputs need a
+//   reference forward and its check a reference backward: 19 + 43 ms at B=4 H=16 S=4096 D=128 on the H200
+//   since the reference's products are SGEMMs, but about 1.7 s causal and twice that without the mask with
+//   the plain kernels it had before, when 52 calls ran past the 120-s limit. So the calls, each with its
+//   inputs and check (`judge_s`, measured once, a check drawing kSampleShare's share), fit
+//   kCheckedLoopBudgetS, whatever the reference costs.
+// The calls' number is the solution's to sway: warm-up call 1 sizes them, and is neither timed nor checked.
+// So a sampled check's share does not let the blocks a stage checks fall with it: kSampleShare from
+// kSettledAfter calls on (the fewest that settled medians end on), proportionally more blocks a call below
+// that (a solution that slows that call to get kMinRepetitions calls has each checked on a quarter of its
+// blocks), as far as the checks alone fit kCheckedLoopBudgetS. Neither bound depends on the calls' length.
+inline constexpr double kSolutionBudgetS = 10;
+inline constexpr double kCheckedLoopBudgetS = 60;
+inline constexpr int kMinRepetitions = 5;
+
+struct TimeStageCalls {
+  int warmup = 1;
+  int repetitions = kMinRepetitions;
+  int sample_share = kSampleShare;
+};
+
+inline TimeStageCalls time_stage_calls(int warmup, int repetitions, double call_s, double judge_s) {
+  const auto fit = [](double budget_s, double each_s) {
+    return static_cast<int>(std::min(budget_s / std::max(each_s, 1e-6), 1e9));
+  };
+  const int solution_calls = fit(kSolutionBudgetS, call_s);
+  const int checked_calls = fit(kCheckedLoopBudgetS, call_s + judge_s);
+  const int calls = std::min(repetitions, std::max(kMinRepetitions, std::min(solution_calls, checked_calls)));
+  const int share_for_blocks = kSampleShare * std::min(calls, kSettledAfter) / kSettledAfter;
+  const double share_for_budget = std::ceil(kSampleShare * calls * judge_s / kCheckedLoopBudgetS);
+  return {.warmup = std::max(1, std::min(warmup, solution_calls / 10)),
+          .repetitions = calls,
+          .sample_share = static_cast<int>(
+              std::clamp<double>(std::max<double>(share_for_blocks, share_for_budget), 1, kSampleShare))};
 }
 
 // The time stage's calls besides the timed ones are counted with hardware counters (tensor_counter.h): each

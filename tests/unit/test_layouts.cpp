@@ -161,7 +161,7 @@ TEST(PagedPrefillLayout, NewTokensAfterThePrefixOnScatteredPages) {
 // head position's) query blocks and key blocks, at least one, distinct and in order, the last block's start
 // among them (a partial block at the end is drawn like the others), and another sample for another key.
 TEST(AttentionSample, OneBlockInSixteenOfEachBatchAndHeadPositionAtRandom) {
-  const AttentionSample sample = draw_attention_sample(4, 2, 4096, 4096, true, 7);
+  const AttentionSample sample = draw_attention_sample(4, 2, 4096, 4096, true, {.key = 7});
   ASSERT_EQ(sample.query.size(), 4u * 2 * 4);  // 64 blocks of 64 rows: 4 each
   ASSERT_EQ(sample.keys.size(), 4u * 4);
   for (int b = 0; b < 4; ++b) {
@@ -178,9 +178,10 @@ TEST(AttentionSample, OneBlockInSixteenOfEachBatchAndHeadPositionAtRandom) {
       }
     }
   }
-  EXPECT_EQ(draw_attention_sample(4, 2, 4096, 4096, false, 7).keys.size(), 0u) << "no keys for the forward";
+  EXPECT_EQ(draw_attention_sample(4, 2, 4096, 4096, false, {.key = 7}).keys.size(), 0u)
+      << "no keys for the forward";
   // The same key, the same sample; other keys, others, each block's start drawn about uniformly.
-  const AttentionSample again = draw_attention_sample(4, 2, 4096, 4096, true, 7);
+  const AttentionSample again = draw_attention_sample(4, 2, 4096, 4096, true, {.key = 7});
   std::vector<int> first, first_again;
   for (const auto& rows : sample.query) first.push_back(rows.i0);
   for (const auto& rows : again.query) first_again.push_back(rows.i0);
@@ -189,7 +190,7 @@ TEST(AttentionSample, OneBlockInSixteenOfEachBatchAndHeadPositionAtRandom) {
   std::set<std::vector<int>> samples;
   for (uint64_t key = 0; key < 400; ++key) {
     std::vector<int> starts;
-    for (const auto& rows : draw_attention_sample(1, 1, 4096, 4096, false, key).query) {
+    for (const auto& rows : draw_attention_sample(1, 1, 4096, 4096, false, {.key = key}).query) {
       starts.push_back(rows.i0);
       ++hits[static_cast<size_t>(rows.i0 / kSampleRows)];
     }
@@ -203,9 +204,20 @@ TEST(AttentionSample, OneBlockInSixteenOfEachBatchAndHeadPositionAtRandom) {
   }
 }
 
+// A larger share of the blocks for a stage of fewer calls (timing_rules.h): one in `share`, at least one.
+TEST(AttentionSample, TheShareSetsTheBlocksDrawn) {
+  for (const int share : {1, 4, 13, 16, 64, 1000}) {
+    const AttentionSample sample = draw_attention_sample(2, 1, 4096, 1000, true, {.key = 5, .share = share});
+    EXPECT_EQ(sample.query.size(), 2u * ((64 + share - 1) / share)) << share;  // 64 query blocks a batch
+    EXPECT_EQ(sample.keys.size(), 2u * ((16 + share - 1) / share))
+        << share;  // 16 key blocks, the last partial
+  }
+  EXPECT_THROW(draw_attention_sample(1, 1, 64, 64, false, {.key = 0, .share = 0}), std::invalid_argument);
+}
+
 TEST(AttentionSample, SmallAndOddShapes) {
   // One block in all (one block of rows, fewer than 64): it is drawn.
-  const AttentionSample one = draw_attention_sample(1, 1, 40, 17, true, 3);
+  const AttentionSample one = draw_attention_sample(1, 1, 40, 17, true, {.key = 3});
   ASSERT_EQ(one.query.size(), 1u);
   EXPECT_EQ(one.query[0].i0, 0);
   ASSERT_EQ(one.keys.size(), 1u);
@@ -213,13 +225,13 @@ TEST(AttentionSample, SmallAndOddShapes) {
   // 17 blocks (the last partial): two drawn, and the partial one among the candidates.
   bool last_drawn = false;
   for (uint64_t key = 0; key < 200; ++key) {
-    const AttentionSample s = draw_attention_sample(1, 1, 16 * 64 + 5, 64, false, key);
+    const AttentionSample s = draw_attention_sample(1, 1, 16 * 64 + 5, 64, false, {.key = key});
     ASSERT_EQ(s.query.size(), 2u);
     last_drawn = last_drawn || s.query.back().i0 == 16 * 64;
   }
   EXPECT_TRUE(last_drawn);
-  EXPECT_THROW(draw_attention_sample(0, 1, 64, 64, false, 0), std::invalid_argument);
-  EXPECT_THROW(draw_attention_sample(1, 1, 64, 0, true, 0), std::invalid_argument);
+  EXPECT_THROW(draw_attention_sample(0, 1, 64, 64, false, {.key = 0}), std::invalid_argument);
+  EXPECT_THROW(draw_attention_sample(1, 1, 64, 0, true, {.key = 0}), std::invalid_argument);
 }
 
 }  // namespace

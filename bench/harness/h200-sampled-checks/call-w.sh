@@ -6,7 +6,8 @@
 #   1. the attention reference's GPU test (tests/gpu/attention/run.sh: the sampled forward and backward against
 #      float64, their marks, and the reference's times at the main shapes, sampled and whole);
 #   2. the runner's GPU tests (tests/gpu/runner/run.sh);
-#   3. the corpus's attention entries (rows_skipped_when_timed.cu must fail at time, on its samples);
+#   3. the corpus's attention entries (rows_skipped_when_timed.cu and slow_warmup_then_rows_skipped.cu must
+#      fail at time, on their samples);
 #   4. every stage's time with the GPU to one evaluation (--gpu-share 1), the three references on the tasks of
 #      ../h200-2026-12-06d/call-p.sh, to set beside that call's (the GPU stages of a59661b);
 #   5. the 5-run spreads of the attention references on those tasks (bench/time-stage/spread.sh).

@@ -212,9 +212,11 @@ void run_case(const Case& c, std::mt19937_64& rng) {
   compare(name + " dK", dk.read(), dk_cpu);
   compare(name + " dV", dv.read(), dv_cpu);
 
-  // The sampled reference: into poisoned outputs, its marks exactly the sample's elements, its values there
-  // those of the float64 reference.
-  const AttentionSample sample = draw_attention_sample(c.b, c.hq / c.hkv, c.sq, c.sk, true, rng());
+  // The sampled reference, at a share drawn like its key (a stage of fewer calls draws more blocks each):
+  // into poisoned outputs, its marks exactly the sample's elements, its values there those of the float64
+  // reference.
+  const SampleDraw draw{.key = rng(), .share = 1 + static_cast<int>(rng() % kSampleShare)};
+  const AttentionSample sample = draw_attention_sample(c.b, c.hq / c.hkv, c.sq, c.sk, true, draw);
   const int group = c.hq / c.hkv;
   std::vector<uint8_t> want_q(nq, 0), want_lse(nl, 0), want_kv(nk, 0);
   for (const auto& rows : sample.query)
@@ -403,8 +405,8 @@ void time_main_shapes() {
                                      bf16(d_o), dq.as<float>(), dk.as<float>(), dv.as<float>(),
                                      delta.as<float>(), nullptr);
       });
-      // The time stage's check of one call: the reference of a sample.
-      const AttentionSample sample = draw_attention_sample(dims.b, 1, dims.sq, dims.sk, true, 1);
+      // The time stage's check of one call: the reference of a sample (at kSampleShare's share).
+      const AttentionSample sample = draw_attention_sample(dims.b, 1, dims.sq, dims.sk, true, {.key = 1});
       DeviceBuffer q_marks(dims.q_elements()), lse_marks(dims.lse_elements()), dk_marks(dims.kv_elements()),
           dv_marks(dims.kv_elements());
       const auto marks = [](const DeviceBuffer& buffer) { return buffer.as<uint8_t>(); };
