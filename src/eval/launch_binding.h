@@ -9,9 +9,9 @@
 // - Durations: each kernel's median duration over the timed calls within kDurationFactor of what ncu
 //   measured for it in the profiled call, or within kDurationSlackUs of it: one kernel whose path switches on
 //   a flag shows here.
-// - Counts: the calls chosen at random to be counted with hardware counters (one checked, two timed) must
-//   have executed the wgmma instructions the profiled call did, within kCountTolerance: counters need no
-//   replay or patching, so the solution cannot tell those calls from the others.
+// - Counts: the calls chosen at random to be counted with hardware counters (one checked, two or more
+//   timed) must have executed the wgmma instructions the profiled call did, within kCountTolerance: counters
+//   need no replay or patching, so the solution cannot tell those calls from the others.
 #pragma once
 
 #include <string>

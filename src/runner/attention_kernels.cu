@@ -95,17 +95,18 @@ struct Parts {
 // ---- blocks of scores
 // -------------------------------------------------------------------------------------------
 // A block is `rows` query rows from i0 of `heads` query heads that share their position in a KV group: heads
-// (g0 + y) * group + r for y < heads, of batch b. Each of its heads reads its own KV head, so the products
-// are batches over y at fixed strides: Q-like rows [B,Sq,Hq,D] G*D elements apart, KV-like rows [B,Sk,Hkv,D]
-// D apart, the block's scores (rows x Sk each, fp32) rows*Sk apart.
+// (g0 + y) * group + r for y < heads, of batch b, against `cols` keys from j0 (every key, but for the sampled
+// backward's dK and dV). Each of its heads reads its own KV head, so the products are batches over y at fixed
+// strides: Q-like rows [B,Sq,Hq,D] G*D elements apart, KV-like rows [B,Sk,Hkv,D] D apart, the block's scores
+// (rows x cols each, fp32) rows*cols apart.
 
 struct Block {
   AttentionDims s;
-  int b, r, g0, heads, i0, rows;
+  int b, r, g0, heads, i0, rows, j0, cols;
 
   __host__ __device__ int group() const { return s.hq / s.hkv; }
   int64_t q_offset() const { return ((int64_t{b} * s.sq + i0) * s.hq + int64_t{g0} * group() + r) * s.d; }
-  int64_t kv_offset() const { return (int64_t{b} * s.sk * s.hkv + g0) * s.d; }
+  int64_t kv_offset() const { return ((int64_t{b} * s.sk + j0) * s.hkv + g0) * s.d; }
   Operand q_like(const __nv_bfloat16* base, bool transposed = false) const {
     return {base + q_offset(), int64_t{s.hq} * s.d, int64_t{group()} * s.d, transposed};
   }
@@ -113,22 +114,29 @@ struct Block {
     return {base + kv_offset(), int64_t{s.hkv} * s.d, s.d, transposed};
   }
   Operand scores(const __nv_bfloat16* base, bool transposed = false) const {
-    return {base, s.sk, int64_t{rows} * s.sk, transposed};
+    return {base, cols, int64_t{rows} * cols, transposed};
   }
-  // C = alpha op(A) op(B) + beta C into Q-like (m = rows, n = D) or KV-like (m = Sk, n = D) outputs.
-  void into_q(cudaStream_t stream, int64_t k, float alpha, const Operand& a, const Operand& b, float beta,
+  // C = alpha op(A) op(B) + beta C into Q-like (m = rows, n = D, k = cols) or KV-like (m = cols, n = D,
+  // k = rows, accumulated) outputs.
+  void into_q(cudaStream_t stream, float alpha, const Operand& a, const Operand& b, float beta,
               float* base) const {
-    gemm(stream, rows, s.d, k, alpha, a, b, beta, base + q_offset(), int64_t{s.hq} * s.d,
+    gemm(stream, rows, s.d, cols, alpha, a, b, beta, base + q_offset(), int64_t{s.hq} * s.d,
          int64_t{group()} * s.d, heads);
   }
   void into_kv(cudaStream_t stream, float alpha, const Operand& a, const Operand& b, float* base) const {
-    gemm(stream, s.sk, s.d, rows, alpha, a, b, 1.0f, base + kv_offset(), int64_t{s.hkv} * s.d, s.d, heads);
+    gemm(stream, cols, s.d, rows, alpha, a, b, 1.0f, base + kv_offset(), int64_t{s.hkv} * s.d, s.d, heads);
   }
-  // Scores = alpha A B^T (m = rows, n = Sk, k = D) from a Q-like and a KV-like operand.
+  // Scores = alpha A B^T (m = rows, n = cols, k = D) from a Q-like and a KV-like operand.
   void into_scores(cudaStream_t stream, float alpha, const Operand& a, const Operand& b, float* out) const {
-    gemm(stream, rows, s.sk, s.d, alpha, a, b, 0.0f, out, s.sk, int64_t{rows} * s.sk, heads);
+    gemm(stream, rows, cols, s.d, alpha, a, b, 0.0f, out, cols, int64_t{rows} * cols, heads);
   }
 };
+
+// The KV heads a block of `rows` x `cols` scores may batch within `bytes`, at least one.
+int heads_within(const AttentionDims& s, int rows, int cols, size_t bytes) {
+  const size_t head_bytes = sizeof(float) * static_cast<size_t>(rows) * static_cast<size_t>(cols);
+  return static_cast<int>(std::clamp<size_t>(bytes / head_bytes, 1, static_cast<size_t>(s.hkv)));
+}
 
 // The heads and query rows of a block whose scores fit `bytes`: all of a group position's heads and rows when
 // they fit, fewer heads, or fewer rows of one head.
@@ -137,8 +145,7 @@ struct BlockShape {
   int rows = 1;
 };
 BlockShape block_shape(const AttentionDims& s, size_t bytes) {
-  const size_t head_bytes = sizeof(float) * static_cast<size_t>(s.sq) * static_cast<size_t>(s.sk);
-  const int heads = static_cast<int>(std::clamp<size_t>(bytes / head_bytes, 1, static_cast<size_t>(s.hkv)));
+  const int heads = heads_within(s, s.sq, s.sk, bytes);
   const int rows = heads > 1 ? s.sq
                              : static_cast<int>(std::clamp<size_t>(bytes / (sizeof(float) * s.sk), 1,
                                                                    static_cast<size_t>(s.sq)));
@@ -154,14 +161,15 @@ void for_each_block(const AttentionDims& s, size_t bytes, Fn fn) {
     for (int r = 0; r < s.hq / s.hkv; ++r)
       for (int g0 = 0; g0 < s.hkv; g0 += heads)
         for (int i0 = 0; i0 < s.sq; i0 += rows)
-          fn(Block{s, b, r, g0, std::min(heads, s.hkv - g0), i0, std::min(rows, s.sq - i0)});
+          fn(Block{s, b, r, g0, std::min(heads, s.hkv - g0), i0, std::min(rows, s.sq - i0), 0, s.sk});
 }
 
 // Device memory for one launcher call, ordered on its stream (freed after the work queued before it).
 class Scratch {
  public:
-  Scratch(size_t floats, cudaStream_t stream) : stream_(stream) {
-    PTXBENCH_CUDA(cudaMallocAsync(reinterpret_cast<void**>(&data_), floats * sizeof(float), stream));
+  Scratch(size_t floats, cudaStream_t stream) : stream_(stream) {  // none for 0 floats
+    if (floats != 0)
+      PTXBENCH_CUDA(cudaMallocAsync(reinterpret_cast<void**>(&data_), floats * sizeof(float), stream));
   }
   ~Scratch() {
     if (data_ != nullptr) (void)cudaFreeAsync(data_, stream_);
@@ -195,7 +203,7 @@ struct ScoreRow {
 };
 __device__ ScoreRow score_row(const Block& block) {
   const int row = static_cast<int>(blockIdx.x), y = static_cast<int>(blockIdx.y);
-  return {(int64_t{y} * block.rows + row) * block.s.sk, block.i0 + row,
+  return {(int64_t{y} * block.rows + row) * block.cols, block.i0 + row,
           (block.g0 + y) * block.group() + block.r};
 }
 
@@ -217,9 +225,9 @@ __device__ float block_reduce(float value, float* scratch, bool is_max) {
 constexpr size_t kRowCacheBytes = 64 * 1024;
 constexpr size_t kUnaskedSharedBytes = 48 * 1024;  // dynamic shared memory a kernel has without asking
 
-// Forward: each score row (scaled S) becomes P = softmax over its visible keys, 0 beyond them, in three bf16
-// parts; LSE of the row. With `cached`, the row's visible keys are read once into shared memory (Sk floats of
-// dynamic shared memory), each thread reading back only what it wrote.
+// Forward: each score row (scaled S, of a block of every key) becomes P = softmax over its visible keys, 0
+// beyond them, in three bf16 parts; LSE of the row. With `cached`, the row's visible keys are read once into
+// shared memory (Sk floats of dynamic shared memory), each thread reading back only what it wrote.
 __global__ void __launch_bounds__(kThreads) softmax_kernel(Block block, const float* scores, float* lse,
                                                            Parts p, bool cached) {
   extern __shared__ float row_cache[];
@@ -243,8 +251,8 @@ __global__ void __launch_bounds__(kThreads) softmax_kernel(Block block, const fl
   if (threadIdx.x == 0) lse[lse_index(s, block.b, h, i)] = n > 0 ? row_max + logf(row_sum) : -INFINITY;
 }
 
-// Backward: from the scaled S and dP of a row, P = exp(S - LSE) over the visible keys (0 beyond them) and
-// dS = P (dP - Delta), each in three bf16 parts.
+// Backward: from the scaled S and dP of a row of the block's keys, P = exp(S - LSE) over the visible keys (0
+// beyond them) and dS = P (dP - Delta), each in three bf16 parts.
 __global__ void __launch_bounds__(kThreads) gradient_kernel(Block block, const float* scores,
                                                             const float* d_scores, const float* lse,
                                                             const float* delta, Parts p_parts, Parts ds_parts) {
@@ -252,8 +260,8 @@ __global__ void __launch_bounds__(kThreads) gradient_kernel(Block block, const f
   const auto [offset, i, h] = score_row(block);
   const int n = visible_keys(s, i);
   const float row_lse = lse[lse_index(s, block.b, h, i)], row_delta = delta[lse_index(s, block.b, h, i)];
-  for (int j = threadIdx.x; j < s.sk; j += kThreads) {
-    const float p = j < n ? expf(scores[offset + j] - row_lse) : 0.0f;
+  for (int j = threadIdx.x; j < block.cols; j += kThreads) {
+    const float p = block.j0 + j < n ? expf(scores[offset + j] - row_lse) : 0.0f;
     split3(p, p_parts.data, p_parts.stride, offset + j);
     split3(p * (d_scores[offset + j] - row_delta), ds_parts.data, ds_parts.stride, offset + j);
   }
@@ -386,26 +394,128 @@ Parts parts_of(const Scratch& scratch, size_t floats) {
   return {reinterpret_cast<__nv_bfloat16*>(scratch.get()), static_cast<int64_t>(part_stride(floats))};
 }
 
+// The elements a block's results cover, marked 1 (the sampled checks' masks): per score row (row_grid), the
+// row's D values of a Q-like output and its LSE; per key row and head, the row's D values of a KV-like one.
+__global__ void mark_query_rows(Block block, uint8_t* q_like, uint8_t* lse) {
+  const AttentionDims& s = block.s;
+  const auto [offset, i, h] = score_row(block);
+  uint8_t* row = q_like + ((int64_t{block.b} * s.sq + i) * s.hq + h) * s.d;
+  for (int d = threadIdx.x; d < s.d; d += blockDim.x) row[d] = 1;
+  if (lse != nullptr && threadIdx.x == 0) lse[lse_index(s, block.b, h, i)] = 1;
+}
+__global__ void mark_key_rows(Block block, uint8_t* kv_like) {
+  const AttentionDims& s = block.s;
+  const int j = block.j0 + static_cast<int>(blockIdx.x), g = block.g0 + static_cast<int>(blockIdx.y);
+  uint8_t* row = kv_like + ((int64_t{block.b} * s.sk + j) * s.hkv + g) * s.d;
+  for (int d = threadIdx.x; d < s.d; d += blockDim.x) row[d] = 1;
+}
+
+// The scratch of the blocks of one launcher call: scores (and dP), and the three bf16 parts of P (and dS).
+struct BlockScratch {
+  BlockScratch(size_t floats, bool backward, cudaStream_t stream)
+      : scores(floats, stream),
+        d_scores(backward ? floats : 0, stream),
+        p_parts(parts_scratch(floats, stream)),
+        ds_parts(parts_scratch(backward ? floats : 0, stream)),
+        p(parts_of(p_parts, floats)),
+        ds(parts_of(ds_parts, floats)) {}
+  Scratch scores, d_scores, p_parts, ds_parts;
+  Parts p, ds;
+};
+
+// The forward of one block of every key: S, the softmax (P and LSE), O = P V over P's first `parts` bf16 parts
+// (3: P exactly; 1: P rounded to bf16).
+void forward_block(const Block& block, const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
+                   float* o, float* lse, const BlockScratch& scratch, cudaStream_t stream, int parts = 3) {
+  if (block.j0 != 0 || block.cols != block.s.sk) throw std::logic_error("a forward block has every key");
+  const size_t row_bytes = sizeof(float) * static_cast<size_t>(block.s.sk);
+  const bool cached =
+      row_bytes <= kUnaskedSharedBytes || (row_bytes <= kRowCacheBytes && row_cache_allowed());
+  block.into_scores(stream, block.s.scale, block.q_like(q), block.kv_like(k, true), scratch.scores.get());
+  softmax_kernel<<<row_grid(block), kThreads, cached ? row_bytes : 0, stream>>>(block, scratch.scores.get(),
+                                                                                lse, scratch.p, cached);
+  check_launch("softmax_kernel");
+  for (int part = 0; part < parts; ++part)  // O = P V
+    block.into_q(stream, 1.0f, block.scores(scratch.p.part(part)), block.kv_like(v), part == 0 ? 0.0f : 1.0f,
+                 o);
+}
+
+// The backward of one block, given Delta: S, dP, then P and dS; dQ = scale dS K for the block's query rows
+// when `dq` (the block has every key), and dV += P^T dO, dK += scale dS^T Q for its keys when `dk`.
+void backward_block(const Block& block, const __nv_bfloat16* q, const __nv_bfloat16* k,
+                    const __nv_bfloat16* v, const float* lse, const __nv_bfloat16* d_o, const float* delta,
+                    float* dq, float* dk, float* dv, const BlockScratch& scratch, cudaStream_t stream) {
+  const float scale = block.s.scale;
+  block.into_scores(stream, scale, block.q_like(q), block.kv_like(k, true), scratch.scores.get());
+  block.into_scores(stream, 1.0f, block.q_like(d_o), block.kv_like(v, true), scratch.d_scores.get());
+  gradient_kernel<<<row_grid(block), kThreads, 0, stream>>>(
+      block, scratch.scores.get(), scratch.d_scores.get(), lse, delta, scratch.p, scratch.ds);
+  check_launch("gradient_kernel");
+  for (int part = 0; part < 3; ++part) {
+    if (dk != nullptr) {
+      block.into_kv(stream, 1.0f, block.scores(scratch.p.part(part), true), block.q_like(d_o), dv);  // P^T dO
+      block.into_kv(stream, scale, block.scores(scratch.ds.part(part), true), block.q_like(q), dk);
+    }
+    if (dq != nullptr)
+      block.into_q(stream, scale, block.scores(scratch.ds.part(part)), block.kv_like(k),
+                   part == 0 ? 0.0f : 1.0f, dq);
+  }
+}
+
+void launch_delta(const AttentionDims& dims, const __nv_bfloat16* o, const __nv_bfloat16* d_o, float* delta,
+                  cudaStream_t stream) {
+  delta_kernel<<<grid_for(dims.q_elements() / dims.d), 256, 0, stream>>>(dims, o, d_o, delta);
+  check_launch("delta_kernel");
+}
+
+// Calls fn(block, true) for the blocks of a sample's query rows (every key), and fn(block, false) for those
+// of its key rows (every query row that may see them: from the first whose causal window reaches j0, over
+// every query head of the group), each over as many KV heads as fit `bytes`.
+template <typename Fn>
+void for_each_sample_block(const AttentionDims& s, const AttentionSample& sample, size_t bytes, Fn fn) {
+  for (const AttentionSample::QueryRows& rows : sample.query) {
+    const int n = std::min(kSampleRows, s.sq - rows.i0), heads = heads_within(s, n, s.sk, bytes);
+    for (int g0 = 0; g0 < s.hkv; g0 += heads)
+      fn(Block{s, rows.b, rows.r, g0, std::min(heads, s.hkv - g0), rows.i0, n, 0, s.sk}, true);
+  }
+  for (const AttentionSample::KeyRows& keys : sample.keys) {
+    const int cols = std::min(kSampleRows, s.sk - keys.j0);
+    const int first = s.causal ? std::clamp(keys.j0 - (s.sk - s.sq), 0, s.sq - 1) : 0;
+    const int heads = heads_within(s, 1, cols, bytes);
+    const int rows = static_cast<int>(
+        std::clamp<size_t>(bytes / (sizeof(float) * static_cast<size_t>(heads) * static_cast<size_t>(cols)),
+                           1, static_cast<size_t>(s.sq)));
+    for (int r = 0; r < s.hq / s.hkv; ++r)
+      for (int g0 = 0; g0 < s.hkv; g0 += heads)
+        for (int i0 = first; i0 < s.sq; i0 += rows)
+          fn(Block{s, keys.b, r, g0, std::min(heads, s.hkv - g0), i0, std::min(rows, s.sq - i0), keys.j0,
+                   cols},
+             false);
+  }
+}
+
+size_t sample_floats(const AttentionDims& s, const AttentionSample& sample, size_t bytes) {
+  size_t floats = 0;
+  for_each_sample_block(s, sample, bytes, [&](const Block& block, bool) {
+    floats = std::max(floats, static_cast<size_t>(block.heads) * static_cast<size_t>(block.rows) *
+                                  static_cast<size_t>(block.cols));
+  });
+  return floats;
+}
+
+dim3 key_grid(const Block& block) {
+  return {static_cast<unsigned>(block.cols), static_cast<unsigned>(block.heads)};
+}
+
 }  // namespace
 
 void attention_forward_reference(const AttentionDims& dims, const __nv_bfloat16* q, const __nv_bfloat16* k,
                                  const __nv_bfloat16* v, float* o, float* lse, cudaStream_t stream,
-                                 size_t score_block_bytes) {
+                                 size_t score_block_bytes, bool p_in_bf16) {
   check_dims(dims);
-  const size_t floats = score_floats(dims, score_block_bytes);
-  const Scratch scores(floats, stream), p_parts = parts_scratch(floats, stream);
-  const Parts p = parts_of(p_parts, floats);
-  const size_t row_bytes = sizeof(float) * static_cast<size_t>(dims.sk);
-  const bool cached =
-      row_bytes <= kUnaskedSharedBytes || (row_bytes <= kRowCacheBytes && row_cache_allowed());
+  const BlockScratch scratch(score_floats(dims, score_block_bytes), false, stream);
   for_each_block(dims, score_block_bytes, [&](const Block& block) {
-    block.into_scores(stream, dims.scale, block.q_like(q), block.kv_like(k, true), scores.get());
-    softmax_kernel<<<row_grid(block), kThreads, cached ? row_bytes : 0, stream>>>(block, scores.get(), lse, p,
-                                                                                  cached);
-    check_launch("softmax_kernel");
-    for (int part = 0; part < 3; ++part)  // O = P V
-      block.into_q(stream, dims.sk, 1.0f, block.scores(p.part(part)), block.kv_like(v), part == 0 ? 0.0f : 1.0f,
-                   o);
+    forward_block(block, q, k, v, o, lse, scratch, stream, p_in_bf16 ? 1 : 3);
   });
 }
 
@@ -414,28 +524,64 @@ void attention_backward_reference(const AttentionDims& dims, const __nv_bfloat16
                                   const __nv_bfloat16* d_o, float* dq, float* dk, float* dv, float* delta,
                                   cudaStream_t stream, size_t score_block_bytes) {
   check_dims(dims);
-  delta_kernel<<<grid_for(dims.q_elements() / dims.d), 256, 0, stream>>>(dims, o, d_o, delta);
-  check_launch("delta_kernel");
-  const size_t floats = score_floats(dims, score_block_bytes);
-  const Scratch scores(floats, stream), d_scores(floats, stream), p_parts = parts_scratch(floats, stream),
-                ds_parts = parts_scratch(floats, stream);
-  const Parts p = parts_of(p_parts, floats), ds = parts_of(ds_parts, floats);
+  launch_delta(dims, o, d_o, delta, stream);
+  const BlockScratch scratch(score_floats(dims, score_block_bytes), true, stream);
   // dK and dV sum over the query heads of their group and over the blocks of query rows.
   PTXBENCH_CUDA(cudaMemsetAsync(dk, 0, sizeof(float) * dims.kv_elements(), stream));
   PTXBENCH_CUDA(cudaMemsetAsync(dv, 0, sizeof(float) * dims.kv_elements(), stream));
   for_each_block(dims, score_block_bytes, [&](const Block& block) {
-    block.into_scores(stream, dims.scale, block.q_like(q), block.kv_like(k, true), scores.get());
-    block.into_scores(stream, 1.0f, block.q_like(d_o), block.kv_like(v, true), d_scores.get());
-    gradient_kernel<<<row_grid(block), kThreads, 0, stream>>>(block, scores.get(), d_scores.get(), lse,
-                                                              delta, p, ds);
-    check_launch("gradient_kernel");
-    for (int part = 0; part < 3; ++part) {
-      block.into_kv(stream, 1.0f, block.scores(p.part(part), true), block.q_like(d_o), dv);  // P^T dO
-      block.into_kv(stream, dims.scale, block.scores(ds.part(part), true), block.q_like(q), dk);
-      block.into_q(stream, dims.sk, dims.scale, block.scores(ds.part(part)), block.kv_like(k),
-                   part == 0 ? 0.0f : 1.0f, dq);
+    backward_block(block, q, k, v, lse, d_o, delta, dq, dk, dv, scratch, stream);
+  });
+}
+
+void attention_forward_sample(const AttentionDims& dims, const __nv_bfloat16* q, const __nv_bfloat16* k,
+                              const __nv_bfloat16* v, float* o, float* lse, const AttentionSample& sample,
+                              uint8_t* o_checked, uint8_t* lse_checked, cudaStream_t stream,
+                              size_t score_block_bytes) {
+  check_dims(dims);
+  if (!sample.keys.empty())
+    throw std::invalid_argument("attention forward sample: the forward has no key rows");
+  PTXBENCH_CUDA(cudaMemsetAsync(o_checked, 0, static_cast<size_t>(dims.q_elements()), stream));
+  PTXBENCH_CUDA(cudaMemsetAsync(lse_checked, 0, static_cast<size_t>(dims.lse_elements()), stream));
+  const BlockScratch scratch(sample_floats(dims, sample, score_block_bytes), false, stream);
+  for_each_sample_block(dims, sample, score_block_bytes, [&](const Block& block, bool) {
+    forward_block(block, q, k, v, o, lse, scratch, stream);
+    mark_query_rows<<<row_grid(block), kThreads, 0, stream>>>(block, o_checked, lse_checked);
+    check_launch("mark_query_rows");
+  });
+}
+
+void attention_backward_sample(const AttentionDims& dims, const __nv_bfloat16* q, const __nv_bfloat16* k,
+                               const __nv_bfloat16* v, const __nv_bfloat16* o, const float* lse,
+                               const __nv_bfloat16* d_o, float* dq, float* dk, float* dv, float* delta,
+                               const AttentionSample& sample, uint8_t* dq_checked, uint8_t* dk_checked,
+                               uint8_t* dv_checked, cudaStream_t stream, size_t score_block_bytes) {
+  check_dims(dims);
+  launch_delta(dims, o, d_o, delta, stream);
+  PTXBENCH_CUDA(cudaMemsetAsync(dq_checked, 0, static_cast<size_t>(dims.q_elements()), stream));
+  for (uint8_t* checked : {dk_checked, dv_checked})
+    PTXBENCH_CUDA(cudaMemsetAsync(checked, 0, static_cast<size_t>(dims.kv_elements()), stream));
+  PTXBENCH_CUDA(cudaMemsetAsync(dk, 0, sizeof(float) * dims.kv_elements(), stream));
+  PTXBENCH_CUDA(cudaMemsetAsync(dv, 0, sizeof(float) * dims.kv_elements(), stream));
+  const BlockScratch scratch(sample_floats(dims, sample, score_block_bytes), true, stream);
+  // Query blocks: dQ of their rows. Key blocks: dK and dV of their keys, summed over every query row that
+  // sees them and every query head of their group.
+  for_each_sample_block(dims, sample, score_block_bytes, [&](const Block& block, bool query_block) {
+    backward_block(block, q, k, v, lse, d_o, delta, query_block ? dq : nullptr, query_block ? nullptr : dk,
+                   dv, scratch, stream);
+    if (query_block) {
+      mark_query_rows<<<row_grid(block), kThreads, 0, stream>>>(block, dq_checked, nullptr);
+      check_launch("mark_query_rows");
     }
   });
+  for (const AttentionSample::KeyRows& keys : sample.keys) {
+    const Block every_head{
+        dims, keys.b, 0, 0, dims.hkv, 0, 1, keys.j0, std::min(kSampleRows, dims.sk - keys.j0)};
+    for (uint8_t* checked : {dk_checked, dv_checked}) {
+      mark_key_rows<<<key_grid(every_head), kThreads, 0, stream>>>(every_head, checked);
+      check_launch("mark_key_rows");
+    }
+  }
 }
 
 void paged_decode_reference(const PagedDecodeDims& dims, const __nv_bfloat16* q, const __nv_bfloat16* k_cache,

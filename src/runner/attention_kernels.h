@@ -13,6 +13,8 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include "runner/layouts.h"
+
 namespace ptxbench::runner {
 
 struct AttentionDims {
@@ -30,9 +32,12 @@ struct AttentionDims {
 inline constexpr size_t kAttentionScoreBlockBytes = size_t{1} << 30;
 
 // O [B,Sq,Hq,D] and LSE [B,Hq,Sq], fp32, from bf16 Q, K, V. A row with no visible key gets O = 0, LSE = -inf.
+// With `p_in_bf16`, P is rounded to bf16 once before P V, as a FlashAttention kernel rounds its P (there
+// before the row's normalisation; one product where the exact P takes three): the backward's O input, which
+// is rounded to bf16 after anyway.
 void attention_forward_reference(const AttentionDims& dims, const __nv_bfloat16* q, const __nv_bfloat16* k,
                                  const __nv_bfloat16* v, float* o, float* lse, cudaStream_t stream,
-                                 size_t score_block_bytes = kAttentionScoreBlockBytes);
+                                 size_t score_block_bytes = kAttentionScoreBlockBytes, bool p_in_bf16 = false);
 
 // dQ [B,Sq,Hq,D], dK and dV [B,Sk,Hkv,D], fp32, from bf16 Q, K, V, O, dO and fp32 LSE, as the ABI defines
 // them (P from the given LSE, Delta from the given O). `delta` is scratch of dims.lse_elements() floats.
@@ -40,6 +45,22 @@ void attention_backward_reference(const AttentionDims& dims, const __nv_bfloat16
                                   const __nv_bfloat16* v, const __nv_bfloat16* o, const float* lse,
                                   const __nv_bfloat16* d_o, float* dq, float* dk, float* dv, float* delta,
                                   cudaStream_t stream, size_t score_block_bytes = kAttentionScoreBlockBytes);
+
+// The forward on a sample: O and LSE of the sample's query rows (as attention_forward_reference computes
+// them), and 1 in `o_checked` and `lse_checked` (one byte per element of O and LSE, zeroed first) at the
+// elements written.
+void attention_forward_sample(const AttentionDims& dims, const __nv_bfloat16* q, const __nv_bfloat16* k,
+                              const __nv_bfloat16* v, float* o, float* lse, const AttentionSample& sample,
+                              uint8_t* o_checked, uint8_t* lse_checked, cudaStream_t stream,
+                              size_t score_block_bytes = kAttentionScoreBlockBytes);
+
+// The backward on a sample: dQ of its query rows and dK, dV of its key rows, with their element masks.
+void attention_backward_sample(const AttentionDims& dims, const __nv_bfloat16* q, const __nv_bfloat16* k,
+                               const __nv_bfloat16* v, const __nv_bfloat16* o, const float* lse,
+                               const __nv_bfloat16* d_o, float* dq, float* dk, float* dv, float* delta,
+                               const AttentionSample& sample, uint8_t* dq_checked, uint8_t* dk_checked,
+                               uint8_t* dv_checked, cudaStream_t stream,
+                               size_t score_block_bytes = kAttentionScoreBlockBytes);
 
 // The paged decode (one query token per sequence over a paged KV cache) at these dimensions.
 struct PagedDecodeDims {

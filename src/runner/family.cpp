@@ -110,7 +110,13 @@ void TaskFamily::allocate(const ShapeSpec& shape) {
   tensors_.clear();
   values_ = std::move(values);
   for (const TensorSpec& tensor : spec_.tensors) {
-    Buffers b{.spec = &tensor, .extents = {}, .data = {}, .pristine = {}, .snapshot = {}, .reference = {}};
+    Buffers b{.spec = &tensor,
+              .extents = {},
+              .data = {},
+              .pristine = {},
+              .snapshot = {},
+              .reference = {},
+              .checked = {}};
     if (tensor.role == Role::workspace) {
       std::vector<int64_t> ints;
       // The workspace function's arguments are integer scalars of the entry point, by their names
@@ -151,7 +157,10 @@ ReferenceTensors TaskFamily::reference_tensors() {
   for (Buffers& b : tensors_) {
     t.data[b.spec->name] = &b.data;
     if (b.spec->role == Role::input) t.pristine[b.spec->name] = &b.pristine;
-    if (b.spec->role == Role::output) t.reference[b.spec->name] = &b.reference;
+    if (b.spec->role == Role::output) {
+      t.reference[b.spec->name] = &b.reference;
+      t.checked[b.spec->name] = &b.checked;
+    }
   }
   return t;
 }
@@ -230,6 +239,25 @@ std::vector<std::pair<std::string, uint64_t>> TaskFamily::changed_inputs(cudaStr
 void TaskFamily::compute_reference(cudaStream_t stream) {
   ReferenceTensors t = reference_tensors();
   reference_->compute(t, stream);
+  sampled_ = false;
+}
+
+bool TaskFamily::compute_reference_sample(SampleDraw draw, cudaStream_t stream) {
+  if (!reference_->samples()) {
+    compute_reference(stream);
+    return false;
+  }
+  // Every mark starts cleared here, so that an element the sample did not compute is never compared,
+  // whatever the reference marks.
+  for (Buffers& b : tensors_) {
+    if (b.spec->role != Role::output) continue;
+    if (b.checked.get() == nullptr) b.checked = DeviceBuffer(b.reference.bytes() / sizeof(float));
+    PTXBENCH_CUDA(cudaMemsetAsync(b.checked.get(), 0, b.checked.bytes(), stream));
+  }
+  ReferenceTensors t = reference_tensors();
+  reference_->compute_sample(t, draw, stream);
+  sampled_ = true;
+  return true;
 }
 
 std::vector<OutputCheck> TaskFamily::compare(const Tolerance& tolerance, cudaStream_t stream) {
@@ -244,19 +272,25 @@ std::vector<OutputCheck> TaskFamily::compare(const Tolerance& tolerance, cudaStr
       (static_cast<int>(k) < b.spec->row_dims ? rows : cols) *= b.extents[k];
     const auto rtol = static_cast<float>(t.rtol), atol = static_cast<float>(t.atol);
     OutputCheck check{.name = b.spec->name, .rows = rows, .cols = cols, .comparison = {}};
+    const uint8_t* checked = sampled_ ? b.checked.as<const uint8_t>() : nullptr;
     switch (b.spec->dtype) {
       case DType::bf16:
-        check.comparison = compare_bf16(b.snapshot.as<const __nv_bfloat16>(), b.reference.as<const float>(),
-                                        rows * cols, rtol, atol, protocol::kMaxReportedMismatches, stream);
+        check.comparison =
+            compare_bf16(b.snapshot.as<const __nv_bfloat16>(), b.reference.as<const float>(), checked,
+                         rows * cols, rtol, atol, protocol::kMaxReportedMismatches, stream);
         break;
       case DType::f32:
-        check.comparison = compare_f32(b.snapshot.as<const float>(), b.reference.as<const float>(),
+        check.comparison = compare_f32(b.snapshot.as<const float>(), b.reference.as<const float>(), checked,
                                        rows * cols, rtol, atol, protocol::kMaxReportedMismatches, stream);
         break;
       default:
         throw std::logic_error(spec_.name + ": output " + b.spec->name +
                                " of a type the runner cannot compare");
     }
+    // A sample that marked nothing of an output would pass it unseen: the judge's fault, not the solution's.
+    if (sampled_ && check.comparison.compared == 0)
+      throw std::logic_error(spec_.name + ": the sampled reference marked no element of output " +
+                             b.spec->name);
     checks.push_back(std::move(check));
   }
   return checks;

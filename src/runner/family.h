@@ -84,9 +84,16 @@ class TaskFamily {
 
   // Computes the reference outputs from the pristine copies.
   void compute_reference(cudaStream_t stream);
+  // The time stage's check of a timed call: the reference of a sample of the outputs' rows (`draw`,
+  // layouts.h), where the family's reference samples (Reference::samples), else of every row. Returns
+  // whether it sampled.
+  bool compute_reference_sample(SampleDraw draw, cudaStream_t stream);
+  // Whether compute_reference_sample samples.
+  bool samples() const { return reference_->samples(); }
 
   // Compares the snapshot of every output with the reference, each with its tolerance (the request's per-
-  // output one, else `tolerance`). Synchronises `stream`.
+  // output one, else `tolerance`): the elements the last reference computed, all of them but after a sampled
+  // one. Synchronises `stream`.
   std::vector<OutputCheck> compare(const Tolerance& tolerance, cudaStream_t stream);
 
   // Floating-point operations of one call on the current shape (the descriptor's formula).
@@ -105,11 +112,12 @@ class TaskFamily {
 
  private:
   // One tensor of the descriptor: what the solution sees (`data`), and as its role needs, the pristine copy
-  // (an input), the snapshot and the fp32 reference (an output).
+  // (an input), the snapshot, the fp32 reference and the elements a sampled reference computed (an output,
+  // allocated at the first sample).
   struct Buffers {
     const TensorSpec* spec;
     std::vector<int64_t> extents;
-    DeviceBuffer data, pristine, snapshot, reference;
+    DeviceBuffer data, pristine, snapshot, reference, checked;
   };
   const Buffers& buffers(const std::string& name) const;
   ReferenceTensors reference_tensors();
@@ -121,6 +129,7 @@ class TaskFamily {
   Values values_;                 // the current shape's dimensions and the parameters
   std::vector<Buffers> tensors_;  // in the descriptor's order
   SolutionProcess* solution_ = nullptr;
+  bool sampled_ = false;  // the last reference computed was a sample
 };
 
 // The dimension `name` of `shape` as an int; throws std::invalid_argument when it is missing or out

@@ -141,6 +141,7 @@ __global__ void count_bytes_other_than_kernel(const uint8_t* bytes, int64_t n, u
 // ---- output comparison ------------------------------------------------------------------------------------
 
 struct CompareCounters {
+  unsigned long long compared;
   unsigned long long mismatches;
   unsigned long long non_finite;
   // Non-negative floats order like their bit patterns, so atomicMax on the bits gives the float maximum.
@@ -161,14 +162,16 @@ __device__ __host__ inline float as_float(__nv_bfloat16 value) {
   return __bfloat162float(value);
 }
 
-// Compares bf16 or fp32 outputs with an fp32 reference.
+// Compares bf16 or fp32 outputs with an fp32 reference, where `checked` (when not null) marks an element.
 template <typename T>
-__global__ void compare_kernel(const T* actual, const float* expected, int64_t n, float rtol, float atol,
-                               CompareCounters* out) {
-  unsigned long long mismatches = 0, non_finite = 0;
+__global__ void compare_kernel(const T* actual, const float* expected, const uint8_t* checked, int64_t n,
+                               float rtol, float atol, CompareCounters* out) {
+  unsigned long long compared = 0, mismatches = 0, non_finite = 0;
   float max_abs = 0, max_rel = 0, max_ratio = 0;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    if (checked != nullptr && checked[i] == 0) continue;
+    ++compared;
     const float a = as_float(actual[i]);
     const float e = expected[i];
     if (!element_passes(a, e, rtol, atol)) ++mismatches;
@@ -183,6 +186,7 @@ __global__ void compare_kernel(const T* actual, const float* expected, int64_t n
     max_ratio = fmaxf(max_ratio, allowed > 0 ? error / allowed : (error > 0 ? INFINITY : 0.0f));
   }
   for (int offset = 16; offset > 0; offset /= 2) {
+    compared += __shfl_xor_sync(0xFFFFFFFFu, compared, offset);
     mismatches += __shfl_xor_sync(0xFFFFFFFFu, mismatches, offset);
     non_finite += __shfl_xor_sync(0xFFFFFFFFu, non_finite, offset);
     max_abs = fmaxf(max_abs, __shfl_xor_sync(0xFFFFFFFFu, max_abs, offset));
@@ -190,6 +194,7 @@ __global__ void compare_kernel(const T* actual, const float* expected, int64_t n
     max_ratio = fmaxf(max_ratio, __shfl_xor_sync(0xFFFFFFFFu, max_ratio, offset));
   }
   if (threadIdx.x % 32 == 0) {
+    if (compared != 0) atomicAdd(&out->compared, compared);
     if (mismatches != 0) atomicAdd(&out->mismatches, mismatches);
     if (non_finite != 0) atomicAdd(&out->non_finite, non_finite);
     atomicMax(&out->max_abs_bits, __float_as_uint(max_abs));
@@ -201,11 +206,13 @@ __global__ void compare_kernel(const T* actual, const float* expected, int64_t n
 // The smallest failing index >= start, into *best (initialised to ULLONG_MAX). Each thread stops at its first
 // failure or once it is past the best found so far.
 template <typename T>
-__global__ void first_mismatch_kernel(const T* actual, const float* expected, int64_t start, int64_t n,
-                                      float rtol, float atol, unsigned long long* best) {
+__global__ void first_mismatch_kernel(const T* actual, const float* expected, const uint8_t* checked,
+                                      int64_t start, int64_t n, float rtol, float atol,
+                                      unsigned long long* best) {
   for (int64_t i = start + blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     if (static_cast<unsigned long long>(i) > *static_cast<volatile unsigned long long*>(best)) return;
+    if (checked != nullptr && checked[i] == 0) continue;
     if (!element_passes(as_float(actual[i]), expected[i], rtol, atol)) {
       atomicMin(best, static_cast<unsigned long long>(i));
       return;
@@ -320,16 +327,17 @@ uint64_t count_bytes_other_than(const void* bytes, size_t n, uint8_t value, cuda
 namespace {
 
 template <typename T>
-Comparison compare_outputs(const T* actual, const float* expected, int64_t n, float rtol, float atol,
-                           int max_reported, cudaStream_t stream) {
+Comparison compare_outputs(const T* actual, const float* expected, const uint8_t* checked, int64_t n,
+                           float rtol, float atol, int max_reported, cudaStream_t stream) {
   DeviceBuffer counters(sizeof(CompareCounters));
   PTXBENCH_CUDA(cudaMemsetAsync(counters.get(), 0, counters.bytes(), stream));
-  compare_kernel<<<grid_for(n), kThreads, 0, stream>>>(actual, expected, n, rtol, atol,
+  compare_kernel<<<grid_for(n), kThreads, 0, stream>>>(actual, expected, checked, n, rtol, atol,
                                                        counters.as<CompareCounters>());
   check_launch("compare_kernel");
   const CompareCounters totals = read_one(counters.as<CompareCounters>(), stream);
 
   Comparison result;
+  result.compared = totals.compared;
   result.mismatches = totals.mismatches;
   result.non_finite = totals.non_finite;
   result.max_abs_error = float_from_bits(totals.max_abs_bits);
@@ -342,8 +350,8 @@ Comparison compare_outputs(const T* actual, const float* expected, int64_t n, fl
   while (result.first_mismatches.size() < static_cast<size_t>(max_reported) &&
          result.first_mismatches.size() < result.mismatches) {
     PTXBENCH_CUDA(cudaMemsetAsync(best.get(), 0xFF, best.bytes(), stream));  // ULLONG_MAX: none found yet
-    first_mismatch_kernel<<<grid_for(n - start), kThreads, 0, stream>>>(actual, expected, start, n, rtol,
-                                                                        atol, best.as<unsigned long long>());
+    first_mismatch_kernel<<<grid_for(n - start), kThreads, 0, stream>>>(
+        actual, expected, checked, start, n, rtol, atol, best.as<unsigned long long>());
     check_launch("first_mismatch_kernel");
     const unsigned long long index = read_one(best.as<unsigned long long>(), stream);
     if (index == ULLONG_MAX) break;
@@ -357,14 +365,14 @@ Comparison compare_outputs(const T* actual, const float* expected, int64_t n, fl
 
 }  // namespace
 
-Comparison compare_bf16(const __nv_bfloat16* actual, const float* expected, int64_t n, float rtol, float atol,
-                        int max_reported, cudaStream_t stream) {
-  return compare_outputs(actual, expected, n, rtol, atol, max_reported, stream);
+Comparison compare_bf16(const __nv_bfloat16* actual, const float* expected, const uint8_t* checked, int64_t n,
+                        float rtol, float atol, int max_reported, cudaStream_t stream) {
+  return compare_outputs(actual, expected, checked, n, rtol, atol, max_reported, stream);
 }
 
-Comparison compare_f32(const float* actual, const float* expected, int64_t n, float rtol, float atol,
-                       int max_reported, cudaStream_t stream) {
-  return compare_outputs(actual, expected, n, rtol, atol, max_reported, stream);
+Comparison compare_f32(const float* actual, const float* expected, const uint8_t* checked, int64_t n,
+                       float rtol, float atol, int max_reported, cudaStream_t stream) {
+  return compare_outputs(actual, expected, checked, n, rtol, atol, max_reported, stream);
 }
 
 }  // namespace ptxbench::runner

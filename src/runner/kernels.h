@@ -63,6 +63,7 @@ struct Mismatch {
 
 // The comparison of one output with its reference, viewed as n elements.
 struct Comparison {
+  uint64_t compared = 0;  // elements compared: all, or those a sampled reference computed
   uint64_t mismatches = 0;
   uint64_t non_finite = 0;
   float max_abs_error = 0;  // over finite elements
@@ -72,11 +73,12 @@ struct Comparison {
 };
 
 // Compares a bf16 output with an fp32 reference: an element passes when it is finite and within
-// atol + rtol * |expected|. Synchronises `stream`.
-Comparison compare_bf16(const __nv_bfloat16* actual, const float* expected, int64_t n, float rtol, float atol,
-                        int max_reported, cudaStream_t stream);
+// atol + rtol * |expected|. Only the elements whose byte of `checked` is non-zero, where it is not null (a
+// sampled reference's). Synchronises `stream`.
+Comparison compare_bf16(const __nv_bfloat16* actual, const float* expected, const uint8_t* checked, int64_t n,
+                        float rtol, float atol, int max_reported, cudaStream_t stream);
 // The same for an fp32 output (attention's LSE).
-Comparison compare_f32(const float* actual, const float* expected, int64_t n, float rtol, float atol,
-                       int max_reported, cudaStream_t stream);
+Comparison compare_f32(const float* actual, const float* expected, const uint8_t* checked, int64_t n,
+                       float rtol, float atol, int max_reported, cudaStream_t stream);
 
 }  // namespace ptxbench::runner

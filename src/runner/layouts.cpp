@@ -55,6 +55,22 @@ std::vector<int32_t> two_lengths(int B, int longest, int L, int S, Random& rando
   return lens;
 }
 
+// One in `share` of the blocks of kSampleRows rows that cut `length` rows, at least one: their distinct
+// starts, in increasing order (a partial Fisher-Yates shuffle of the blocks).
+std::vector<int> block_starts(int length, int share, Random& random) {
+  const int blocks = (length + kSampleRows - 1) / kSampleRows;
+  const int count = (blocks + share - 1) / share;
+  std::vector<int> order(static_cast<size_t>(blocks));
+  for (int k = 0; k < blocks; ++k) order[static_cast<size_t>(k)] = k;
+  for (int k = 0; k < count; ++k)
+    std::swap(order[static_cast<size_t>(k)],
+              order[static_cast<size_t>(k) + random.below(static_cast<uint64_t>(blocks - k))]);
+  std::vector<int> starts(order.begin(), order.begin() + count);
+  std::sort(starts.begin(), starts.end());
+  for (int& start : starts) start *= kSampleRows;
+  return starts;
+}
+
 // The B + 1 offsets of sequences of these lengths packed token after token.
 std::vector<int32_t> offsets(const std::vector<int32_t>& lens) {
   std::vector<int32_t> indptr(lens.size() + 1, 0);
@@ -125,6 +141,20 @@ PagedPrefillLayout draw_paged_prefill_layout(int B, int longest, int L, int S, i
   for (int32_t n : new_tokens) layout.kv_lens.push_back(n + P);
   layout.page_table = page_table(layout.kv_lens, page, max_pages, num_pages, random);
   return layout;
+}
+
+AttentionSample draw_attention_sample(int B, int group, int Sq, int Sk, bool with_keys, SampleDraw draw) {
+  if (B < 1 || group < 1 || Sq < 1 || Sk < 1 || draw.share < 1)
+    throw std::invalid_argument("attention sample: a dimension or the share below 1");
+  Random random(draw.key);
+  AttentionSample sample;
+  for (int b = 0; b < B; ++b)
+    for (int r = 0; r < group; ++r)
+      for (const int i0 : block_starts(Sq, draw.share, random)) sample.query.push_back({b, r, i0});
+  if (with_keys)
+    for (int b = 0; b < B; ++b)
+      for (const int j0 : block_starts(Sk, draw.share, random)) sample.keys.push_back({b, j0});
+  return sample;
 }
 
 }  // namespace ptxbench::runner

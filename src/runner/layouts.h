@@ -39,4 +39,40 @@ struct PagedPrefillLayout {
 PagedPrefillLayout draw_paged_prefill_layout(int B, int longest, int L, int S, int P, int page, int max_pages,
                                              int num_pages, uint64_t key);
 
+// A sample of the rows of a dense attention reference (the forward's, the backward's): what the time stage
+// checks of each timed call (Reference::compute_sample), drawn after the call from a key the solution never
+// sees. Blocks of kSampleRows query rows of one head position r within the KV groups, for every KV group (the
+// forward's O and LSE, the backward's dQ), and blocks of kSampleRows key rows of every KV head (the
+// backward's dK and dV): about one block in `share` of each batch's (and head position's), at least one.
+// A call whose wrong rows make up a share f of the blocks (each block of every KV group) escapes one check
+// with a probability of (1 - f)^n for n blocks drawn: 16 at kSampleShare on most dense main shapes (B x S =
+// 16384 rows, 256 blocks of them), so 0.85 at f = 1% and 0.36 at f = 1/16. The time stage draws
+// kSampleShare's share once it times kSettledAfter calls, and more blocks a call when it times fewer
+// (timing_rules.h, time_stage_calls): at least 20 n blocks over the stage, unless 60 s of checks hold fewer,
+// so a wrong share f escapes them all with a probability of (1 - f)^(20 n) at most, 0.04 at f = 1%.
+inline constexpr int kSampleRows = 64;
+inline constexpr int kSampleShare = 16;
+
+// One sample's draw: its key, and the share of the blocks it draws (about one in `share`).
+struct SampleDraw {
+  uint64_t key = 0;
+  int share = kSampleShare;
+};
+
+struct AttentionSample {
+  struct QueryRows {
+    int b, r, i0;  // rows i0 .. i0 + kSampleRows - 1 (fewer at the end) of heads g G + r, every g, of batch b
+  };
+  struct KeyRows {
+    int b, j0;  // key rows j0 .. j0 + kSampleRows - 1 (fewer at the end) of every KV head of batch b
+  };
+  std::vector<QueryRows> query;
+  std::vector<KeyRows> keys;  // empty unless drawn `with_keys` (the backward)
+};
+
+// Distinct blocks, in increasing order, for B batches of `group` query heads per KV head, Sq query rows and
+// Sk key rows. The same arguments and draw give the same sample on every host. Throws std::invalid_argument
+// for a dimension or a share below 1.
+AttentionSample draw_attention_sample(int B, int group, int Sq, int Sk, bool with_keys, SampleDraw draw);
+
 }  // namespace ptxbench::runner

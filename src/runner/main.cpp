@@ -193,13 +193,16 @@ void keep_compiled_kernels(const std::string& cache, const std::string& to, Json
   result[p::kCompiledKernels] = kept;
 }
 
-// Opens the baseline's process and loads the request's baseline module in it: the harness's own code, so a
-// failure is the harness's (a runtime_error, which run() reports as a harness_error), never the solution's.
+// Opens the baseline's process (its open already requested when `requested`) and loads the request's baseline
+// module in it: the harness's own code, so a failure is the harness's (a runtime_error, which run() reports as
+// a harness_error), never the solution's.
 ptxbench::runner::SolutionProcess* open_baseline(ptxbench::runner::SolutionProcess& baseline,
                                                  const ptxbench::runner::Request& request,
-                                                 const ptxbench::runner::EntrySpec& entry) {
+                                                 const ptxbench::runner::EntrySpec& entry,
+                                                 bool requested = false) {
   try {
-    baseline.open(request.device);
+    if (!requested) baseline.request_open(request.device);
+    baseline.await_open();
     (void)baseline.load(request.baseline_module, entry);
   } catch (const std::exception& error) {
     throw std::runtime_error(std::string("the baseline module ") + request.baseline_module +
@@ -292,6 +295,9 @@ void run_check_then_time(ptxbench::runner::Session& session, ptxbench::runner::S
     session.result[p::kMessage] = into[p::kMessage];
     return into[p::kStatus] == p::kPassed;
   };
+  // The baseline process starts its context while the check runs (its Python imports began when it was
+  // forked): the time part then finds it ready.
+  if (baseline != nullptr) baseline->request_open(request.device);
   const bool checked = part(p::kCheckPart, Mode::check, start, [](Session&) {});
   phases.ended("check_calls");
   if (!checked) return;
@@ -301,7 +307,7 @@ void run_check_then_time(ptxbench::runner::Session& session, ptxbench::runner::S
                                   limit_text("time", request.time_limit_s));
   part(p::kTimePart, Mode::time, timing, [&](Session& own) {
     if (baseline != nullptr) {
-      own.baseline = open_baseline(*baseline, request, entry);
+      own.baseline = open_baseline(*baseline, request, entry, true);
       phases.ended("baseline_process");
     }
   });

@@ -16,6 +16,10 @@ void Reference::call_baseline(ReferenceTensors&, cudaStream_t) {
   throw std::logic_error("the runner times no baseline of this family in its own process");
 }
 
+void Reference::compute_sample(ReferenceTensors&, SampleDraw, cudaStream_t) {
+  throw std::logic_error("this family's reference computes every row");
+}
+
 namespace {
 
 const __nv_bfloat16* bf16(const DeviceBuffer* buffer) {
@@ -84,10 +88,21 @@ class AttentionForwardReference final : public Reference {
                                 bf16(t.pristine.at("V")), t.reference.at("O")->as<float>(),
                                 t.reference.at("LSE")->as<float>(), stream);
   }
+
+  bool samples() const override { return true; }
+  void compute_sample(ReferenceTensors& t, SampleDraw draw, cudaStream_t stream) override {
+    const AttentionDims dims = attention_dims(t);
+    attention_forward_sample(dims, bf16(t.pristine.at("Q")), bf16(t.pristine.at("K")),
+                             bf16(t.pristine.at("V")), t.reference.at("O")->as<float>(),
+                             t.reference.at("LSE")->as<float>(),
+                             draw_attention_sample(dims.b, dims.hq / dims.hkv, dims.sq, dims.sk, false, draw),
+                             t.checked.at("O")->as<uint8_t>(), t.checked.at("LSE")->as<uint8_t>(), stream);
+  }
 };
 
-// The backward's O and LSE are the reference forward of its Q, K, V (O rounded to bf16 as a forward kernel
-// stores it, LSE as is); its reference is attention_kernels.cu's fp32 backward.
+// The backward's O and LSE are the reference forward of its Q, K, V as a forward kernel computes and stores
+// them (P rounded to bf16 for P V, O rounded to bf16; LSE in fp32 as is); its reference is attention_kernels.cu's
+// fp32 backward, which takes P from the given LSE and Delta from the given O, as the ABI says.
 class AttentionBackwardReference final : public Reference {
  public:
   void allocate(const ReferenceTensors& t) override {
@@ -101,7 +116,7 @@ class AttentionBackwardReference final : public Reference {
     const AttentionDims dims = attention_dims(t);
     attention_forward_reference(dims, bf16(t.pristine.at("Q")), bf16(t.pristine.at("K")),
                                 bf16(t.pristine.at("V")), forward_o_.as<float>(), forward_lse_.as<float>(),
-                                stream);
+                                stream, kAttentionScoreBlockBytes, true);
     round_to_bf16(forward_o_.as<const float>(), t.data.at("O")->as<__nv_bfloat16>(),
                   t.pristine.at("O")->as<__nv_bfloat16>(), dims.q_elements(), stream);
     for (DeviceBuffer* target : {t.data.at("LSE"), t.pristine.at("LSE")})
@@ -115,6 +130,19 @@ class AttentionBackwardReference final : public Reference {
                                  t.pristine.at("LSE")->as<const float>(), bf16(t.pristine.at("dO")),
                                  t.reference.at("dQ")->as<float>(), t.reference.at("dK")->as<float>(),
                                  t.reference.at("dV")->as<float>(), delta_.as<float>(), stream);
+  }
+
+  bool samples() const override { return true; }
+  void compute_sample(ReferenceTensors& t, SampleDraw draw, cudaStream_t stream) override {
+    const AttentionDims dims = attention_dims(t);
+    attention_backward_sample(dims, bf16(t.pristine.at("Q")), bf16(t.pristine.at("K")),
+                              bf16(t.pristine.at("V")), bf16(t.pristine.at("O")),
+                              t.pristine.at("LSE")->as<const float>(), bf16(t.pristine.at("dO")),
+                              t.reference.at("dQ")->as<float>(), t.reference.at("dK")->as<float>(),
+                              t.reference.at("dV")->as<float>(), delta_.as<float>(),
+                              draw_attention_sample(dims.b, dims.hq / dims.hkv, dims.sq, dims.sk, true, draw),
+                              t.checked.at("dQ")->as<uint8_t>(), t.checked.at("dK")->as<uint8_t>(),
+                              t.checked.at("dV")->as<uint8_t>(), stream);
   }
 
  private:

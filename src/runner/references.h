@@ -14,6 +14,7 @@
 
 #include "family/family.h"
 #include "runner/device_buffer.h"
+#include "runner/layouts.h"
 
 namespace ptxbench::runner {
 
@@ -24,6 +25,8 @@ struct ReferenceTensors {
   Values values;
   std::map<std::string, double> reals;  // the float scalars' values ("scale")
   std::map<std::string, DeviceBuffer*> pristine, data, reference;
+  // Per output, one byte per element, for compute_sample() to mark what it computed.
+  std::map<std::string, DeviceBuffer*> checked;
 
   int dim(const std::string& name) const { return static_cast<int>(values.at(name)); }
 };
@@ -38,6 +41,12 @@ class Reference {
   virtual void compute_inputs(ReferenceTensors&, uint64_t /*key*/, cudaStream_t) {}
   // Writes each output's fp32 reference from the inputs' pristine copies.
   virtual void compute(ReferenceTensors& tensors, cudaStream_t stream) = 0;
+  // Whether the time stage checks each timed call on a sample of the outputs' rows (compute_sample), where
+  // the whole reference costs many times the call (the dense attention families).
+  virtual bool samples() const { return false; }
+  // The reference of a sample of the outputs' rows (layouts.h), 1 in each output's `checked` bytes at the
+  // elements computed (zeroed elsewhere).
+  virtual void compute_sample(ReferenceTensors&, SampleDraw, cudaStream_t);  // throws: none
   // A baseline timed in this process, on the pristine inputs into outputs of its own; null when there is
   // none.
   virtual nlohmann::ordered_json describe_baseline() const { return nullptr; }

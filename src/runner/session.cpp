@@ -1,11 +1,11 @@
 #include "runner/session.h"
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -130,12 +130,28 @@ void fill_guards(TaskFamily& family, cudaStream_t stream) {
       if (guard.bytes > 0) PTXBENCH_CUDA(cudaMemsetAsync(guard.start, kGuardPattern, guard.bytes, stream));
 }
 
+// 64 random bits, from a source the solution cannot predict.
+uint64_t random_key() {
+  std::random_device device;
+  return (uint64_t{device()} << 32) | device();
+}
+
+// A uniformly random index in [0, n), from a source the solution cannot predict: which calls are counted.
+int pick(int n) {
+  std::random_device device;
+  return static_cast<int>(std::uniform_int_distribution<int>(0, n - 1)(device));
+}
+
+// Uniform in [0, 1), from a source the solution cannot predict.
+double draw() {
+  std::random_device device;
+  return std::uniform_real_distribution<double>(0, 1)(device);
+}
+
 // Moves every buffer the solution sees to its other place (DeviceBuffer::move), so that no call finds its
 // arguments where the previous one had them.
 void move_buffers(TaskFamily& family) {
-  std::random_device device;
-  for (const auto& [name, buffer] : family.shared_buffers())
-    buffer->move((uint64_t{device()} << 32) | device());
+  for (const auto& [name, buffer] : family.shared_buffers()) buffer->move(random_key());
 }
 
 // Where a call finds its buffers: moved (every checked call, and the first call of the time stage), or
@@ -158,8 +174,10 @@ void prepare_call(TaskFamily& family, uint64_t key, cudaStream_t harness,
 // The checks after a call, on the snapshot taken when `stream` was done: inputs unchanged, outputs not
 // written after the snapshot, nothing written outside the buffers, outputs within tolerance of the reference.
 // The sanitize stage compares no outputs: the correct stage does, and the sanitize stage's call is there to
-// be watched by its tool.
-Json judge(Session& session, cudaStream_t harness, Json trial) {
+// be watched by its tool. With a `sample` (the time stage's checks), a family whose reference samples
+// (TaskFamily::compute_reference_sample) compares the rows drawn; the trial records the draw.
+Json judge(Session& session, cudaStream_t harness, Json trial,
+           std::optional<SampleDraw> sample = std::nullopt) {
   TaskFamily& family = session.family;
   const uint64_t late_writes = family.outputs_changed_since_snapshot(harness);
   Json changed = Json::object();
@@ -180,7 +198,14 @@ Json judge(Session& session, cudaStream_t harness, Json trial) {
   Json outputs = Json::array();
   bool outputs_pass = true;
   const bool compares = session.request.mode != Mode::sanitize;
-  if (compares) family.compute_reference(harness);
+  if (compares && sample.has_value()) {
+    if (family.compute_reference_sample(*sample, harness)) {
+      trial[p::kSampleKey] = hex(sample->key);
+      trial[p::kSampleShare] = sample->share;
+    }
+  } else if (compares) {
+    family.compute_reference(harness);
+  }
   for (const OutputCheck& check :
        compares ? family.compare(session.request.tolerance, harness) : std::vector<OutputCheck>{}) {
     const Comparison& c = check.comparison;
@@ -194,7 +219,7 @@ Json judge(Session& session, cudaStream_t harness, Json trial) {
     outputs.push_back({{p::kName, check.name},
                        {p::kRows, check.rows},
                        {p::kCols, check.cols},
-                       {p::kElements, check.rows * check.cols},
+                       {p::kElements, c.compared},
                        {p::kPassedField, check.passed()},
                        {p::kMismatches, c.mismatches},
                        {p::kNonFinite, c.non_finite},
@@ -231,12 +256,6 @@ Json run_trial(Session& session, const Where& where, uint64_t key, cudaStream_t 
   return judge(session, harness, trial_header(where.trial, key, outcome.reply));
 }
 
-// A uniformly random index in [0, n), from a source the solution cannot predict: which calls are counted.
-int pick(int n) {
-  std::random_device device;
-  return static_cast<int>(std::uniform_int_distribution<int>(0, n - 1)(device));
-}
-
 // One line saying why a trial failed, for the result's message.
 std::string describe_failure(const std::string& shape, const Json& trial) {
   std::string text = "shape " + shape + " trial " + std::to_string(trial[p::kTrial].get<int>()) + ": ";
@@ -258,7 +277,9 @@ std::string describe_failure(const std::string& shape, const Json& trial) {
     if (output[p::kPassedField].get<bool>()) continue;
     text += std::to_string(output[p::kMismatches].get<uint64_t>()) + " of " +
             std::to_string(output[p::kElements].get<int64_t>()) + " elements of " +
-            output[p::kName].get<std::string>() + " are wrong";
+            output[p::kName].get<std::string>() +
+            (trial.contains(p::kSampleKey) ? " (a sample of its rows, drawn after the call)" : "") +
+            " are wrong";
     if (!output[p::kFirstMismatches].empty()) {
       const Json& first = output[p::kFirstMismatches][0];
       text += "; first at row " + std::to_string(first[p::kRow].get<int64_t>()) + ", col " +
@@ -507,14 +528,6 @@ bool time_solution(Session& session, cudaStream_t stream, const DeviceBuffer& fl
   return claims_nest(call);
 }
 
-constexpr int kCountedTimeCalls = 2;
-
-std::array<int, kCountedTimeCalls> two_distinct_picks(int n) {
-  const int first = pick(n);
-  const int second = pick(n - 1);
-  return {first, second < first ? second : second + 1};
-}
-
 // What the physics floor of the solution's timed calls rests on (timing_rules.h): the family's work, this
 // GPU's peak and measured bandwidth, and the fastest call.
 RooflineInputs roofline_inputs(const Session& session, const Samples& solution) {
@@ -531,10 +544,12 @@ RooflineInputs roofline_inputs(const Session& session, const Samples& solution) 
           .fastest_us = *std::min_element(solution.event_us.begin(), solution.event_us.end())};
 }
 
-// The SM clock in MHz after each of `calls` calls, from the probes' cycles and nanoseconds in `clocks`.
+// The SM clock in MHz after each of the first `calls` calls, from the probes' cycles and nanoseconds in
+// `clocks`.
 std::vector<double> clock_series(const DeviceBuffer& clocks, int calls) {
   std::vector<unsigned long long> figures(2 * static_cast<size_t>(calls));
-  PTXBENCH_CUDA(cudaMemcpy(figures.data(), clocks.get(), clocks.bytes(), cudaMemcpyDeviceToHost));
+  PTXBENCH_CUDA(cudaMemcpy(figures.data(), clocks.get(), figures.size() * sizeof(unsigned long long),
+                           cudaMemcpyDeviceToHost));
   std::vector<double> mhz;
   for (int i = 0; i < calls; ++i)
     if (figures[2 * i + 1] > 0)
@@ -601,7 +616,7 @@ void run_time(Session& session) {
   // reference its output would be checked against (time_stage_calls).
   const auto judge_start = std::chrono::steady_clock::now();
   prepare_call(family, key(0), harness.get());
-  family.compute_reference(harness.get());
+  family.compute_reference_sample({.key = random_key()}, harness.get());
   PTXBENCH_CUDA(cudaStreamSynchronize(harness.get()));
   const double judge_s = seconds_since(judge_start);
   // The baseline: the request's baseline module in a process of its own, or the family's in this process. A
@@ -615,7 +630,7 @@ void run_time(Session& session) {
   const auto second_call_start = std::chrono::steady_clock::now();
   call_solution(session, {shape.label, 1, "warm-up call 1"}, 0);
   const double call_s = seconds_since(second_call_start);
-  const auto [warmup_calls, repetitions] =
+  const auto [warmup_calls, repetitions, sample_share] =
       time_stage_calls(request.warmup, request.repetitions, call_s, judge_s);
   for (int i = 2; i < warmup_calls; ++i)
     call_solution(session, {shape.label, i, "warm-up call " + std::to_string(i)}, 0);
@@ -640,27 +655,31 @@ void run_time(Session& session) {
 
   // Every timed call's output is checked, outside the clocks: a solution that counts its calls and does the
   // work only on the last one (the one a single re-check would see) fails here.
-  // Two more calls than `repetitions` are made, and two of them, at random, are counted (tensor_counter.h)
-  // rather than timed; every one is checked.
+  // The calls go on until `repetitions` of them are timed, or fewer once the solution's and the baseline's
+  // medians are settled (timing_rules.h, median_settled), and until kCountedTimeCalls are counted
+  // (next_time_call), within the loop's bound (TimeStageLoop). Every one is checked.
   Samples solution, baseline;
   Json recheck;
   int failed_calls = 0;
   bool claims_hold = true;
   uint64_t stream_handle_value = 0;
   LaunchLog log;
-  const int calls = repetitions + kCountedTimeCalls;
-  const std::array<int, kCountedTimeCalls> counted_calls = two_distinct_picks(calls);
+  TimeStageLoop loop(repetitions);
   // The SM clock after each call (timing_rules.h), measured once its outputs are snapshot: two figures a
   // call.
-  const DeviceBuffer clocks(sizeof(unsigned long long) * 2 * static_cast<size_t>(calls));
+  const DeviceBuffer clocks(sizeof(unsigned long long) * 2 * static_cast<size_t>(loop.bound()));
   // The timed calls' window on the host's clock, for the judge's samples of the GPU's power (gpu_monitor.h).
   const auto unix_s = [] {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   };
   const double window_begin = unix_s();
-  for (int i = 0; i < calls; ++i) {
+  for (int i = 0;; ++i) {
+    const bool settled =
+        median_settled(solution.event_us) && (!has_baseline || median_settled(baseline.event_us));
+    const NextTimeCall next = loop.next(settled, draw());
+    if (next == NextTimeCall::done) break;
     const Where where{shape.label, i, "timed call " + std::to_string(i)};
-    const bool counted = std::find(counted_calls.begin(), counted_calls.end(), i) != counted_calls.end();
+    const bool counted = next == NextTimeCall::counted;
     prepare_call(family, key(i + 1), harness.get(), Placement::kept);
     CallOutcome outcome;
     claims_hold = time_solution(session, harness.get(), flush, static_cast<uint32_t>(2 * i), where, counted,
@@ -672,10 +691,15 @@ void run_time(Session& session) {
     family.snapshot_outputs(harness.get());
     launch_clock_probe(kClockProbeNs, static_cast<unsigned long long*>(clocks.get()) + 2 * i, harness.get());
     PTXBENCH_CUDA(cudaStreamSynchronize(harness.get()));
-    Json checked = judge(session, harness.get(), trial_header(i, key(i + 1), reply));
+    // Each timed call's check compares the rows of a sample drawn after the call, where the family's
+    // reference samples (the dense attention families: the whole reference costs many times the call), from a
+    // source the solution cannot predict.
+    Json checked = judge(session, harness.get(), trial_header(i, key(i + 1), reply),
+                         SampleDraw{.key = random_key(), .share = sample_share});
+    // The first wrong call's check, or the last call's when none was wrong.
     if (!checked[p::kPassedField].get<bool>() && failed_calls++ == 0)
       recheck = std::move(checked);
-    else if (failed_calls == 0 && i == calls - 1)
+    else if (failed_calls == 0)
       recheck = std::move(checked);
     if (has_baseline && !counted) {
       const uint32_t salt = static_cast<uint32_t>(2 * i + 1);
@@ -686,6 +710,7 @@ void run_time(Session& session) {
         time_baseline(family, harness.get(), flush, salt, baseline);
     }
   }
+  const int made = loop.made();
   const double window_end = unix_s();
   session.result[p::kLaunches] = log.collect(session.solution);
 
@@ -693,8 +718,9 @@ void run_time(Session& session) {
   Json timing = {{p::kShape, {{p::kLabel, shape.label}, {p::kDims, shape.dims_json()}}},
                  {p::kFlops, flops},
                  {p::kWarmup, std::max(2, warmup_calls)},
-                 {p::kRepetitions, repetitions},
+                 {p::kRepetitions, static_cast<int>(solution.event_us.size())},
                  {p::kJudgeCallS, judge_s},
+                 {p::kSampleShare, family.samples() ? Json(sample_share) : Json(nullptr)},
                  {p::kTimedWindowUnixS, {window_begin, window_end}},
                  {p::kL2FlushBytes, flush.bytes()},
                  {p::kStreamHandle, hex(stream_handle_value)},
@@ -762,7 +788,7 @@ void run_time(Session& session) {
                 median(p::kSolution, p::kWallUs), median(p::kSolution, p::kEventUs));
   const std::string failure =
       !recheck_passed
-          ? std::to_string(failed_calls) + " of " + std::to_string(calls) +
+          ? std::to_string(failed_calls) + " of " + std::to_string(made) +
                 " timed calls gave a wrong output; the first: " + describe_failure(shape.to_string(), recheck)
       : !claims_hold
           ? "the solution process's reported times do not fit the runner's own clock (events within the "
@@ -771,14 +797,14 @@ void run_time(Session& session) {
                 std::to_string(static_cast<int>(round_trip)) + " us): they cannot be trusted"
           : std::string(hidden);
   timing[p::kRecheck] = std::move(recheck);
-  timing[p::kCheckedCalls] = calls;
+  timing[p::kCheckedCalls] = made;
   timing[p::kFailedCalls] = failed_calls;
   // The physics floor, on the solution's calls: one faster than its task's roofline means the timing itself
   // is broken, which says nothing about the solution. A failure above is the solution's and stands.
   const RooflineInputs floor_inputs = roofline_inputs(session, solution);
   const Roofline floor = roofline(floor_inputs);
   timing[p::kRoofline] = roofline_json(floor_inputs, floor);
-  const std::vector<double> clock_mhz = clock_series(clocks, calls);
+  const std::vector<double> clock_mhz = clock_series(clocks, made);
   timing[p::kSmClockDuringMhz] = clock_mhz.empty() ? Json(nullptr) : summarize(clock_mhz);
   timing[p::kSmClockBelowMax] =
       !clock_mhz.empty() && clock_below_max(runner::median(clock_mhz), floor_inputs.sm_clock_khz / 1e3);

@@ -255,8 +255,25 @@ s::Reply SolutionProcess::exchange(Request& request) {
 }
 
 void SolutionProcess::open(int device, bool recorded) {
+  request_open(device, recorded);
+  await_open();
+}
+
+void SolutionProcess::request_open(int device, bool recorded) {
   s::OpenRequest request{.op = s::Op::open, .device = device, .recorded = recorded ? 1u : 0u};
-  const s::Reply reply = exchange(request);
+  request.nonce = nonces_();
+  try {
+    send_message(&request, sizeof(request));
+    pending_open_ = request.nonce;
+  } catch (...) {
+    open_not_sent_ = std::current_exception();
+  }
+}
+
+void SolutionProcess::await_open() {
+  if (open_not_sent_) std::rethrow_exception(std::exchange(open_not_sent_, nullptr));
+  if (!pending_open_) throw std::logic_error("await_open() without request_open()");
+  const s::Reply reply = receive_reply(*std::exchange(pending_open_, std::nullopt));
   if (reply.failed == s::Phase::none) return;
   // The worker's own setup failed (its CUDA context, or a Triton host without torch): the host's failure.
   std::string message = std::string("the solution process could not start: ") + reply.message;

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <random>
@@ -109,6 +110,12 @@ class SolutionProcess {
   // Creates the worker's CUDA context on `device`, with its recorders unless `recorded` is false (a process
   // for the debugger, solution_protocol.h). Throws std::runtime_error when that fails.
   void open(int device, bool recorded = true);
+  // open() in two steps, the request now and its reply at await_open(), so that the worker's start (a Python
+  // worker's imports, its CUDA context) goes on while the runner does other work: the baseline process's, in
+  // the check part of check_then_time. Nothing else may be asked in between. A request that could not be sent
+  // throws at await_open().
+  void request_open(int device, bool recorded = true);
+  void await_open();
   // One timed request for a kernel of the worker's own that runs for `call_us`, before the library is loaded
   // (solution_protocol.h).
   CallOutcome calibrate(double call_us);
@@ -157,6 +164,8 @@ class SolutionProcess {
   int pidfd_ = -1;  // readable once the worker has ended, even while a process it started holds the socket
   int socket_ = -1;
   std::mt19937_64 nonces_{std::random_device{}()};
+  std::optional<uint64_t> pending_open_;  // the nonce of the open request sent and not yet answered
+  std::exception_ptr open_not_sent_;      // why it could not be sent
   std::optional<std::chrono::steady_clock::time_point> deadline_;
   std::string limit_;
   std::string debugger_;

@@ -5,8 +5,12 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
+#include <cstddef>
 #include <iterator>
 #include <vector>
+
+#include "runner/layouts.h"
 
 namespace ptxbench::runner {
 
@@ -140,8 +144,30 @@ inline bool clock_below_max(double median_mhz, double max_mhz) {
   return median_mhz > 0 && max_mhz > 0 && median_mhz < kClockBelowMaxShare * max_mhz;
 }
 
-// How many warm-up and timed calls the time stage makes. The request asks for `warmup` and `repetitions`; two
-// budgets can lower them, never below kMinRepetitions timed calls.
+// The timed calls stop before `repetitions` once both medians (the solution's and the baseline's) are
+// settled: after at least kSettledAfter calls, the order statistics that hold the median with 95% confidence
+// (0-based ranks (n - 1) / 2 -+ 0.98 sqrt(n), the normal approximation of the binomial) lie within
+// kMedianPrecision of each other, relative to the median. More calls would move the median by less than that,
+// while the same kernel's median moves by 1-5% between processes (bench/harness/h200-2026-12-06d): the calls
+// past it cost time and say nothing. The interval assumes calls independent of each other: a drift through
+// the calls widens it, and so does a solution that adds jitter to its own times, which only makes more calls.
+inline constexpr int kSettledAfter = 20;
+inline constexpr double kMedianPrecision = 0.005;
+
+inline bool median_settled(std::vector<double> samples) {
+  const size_t n = samples.size();
+  if (n < static_cast<size_t>(kSettledAfter)) return false;
+  std::sort(samples.begin(), samples.end());
+  const double half = 0.98 * std::sqrt(static_cast<double>(n)), centre = (static_cast<double>(n) - 1) / 2;
+  const auto low = static_cast<size_t>(std::max(0.0, std::floor(centre - half)));
+  const auto high = std::min(n - 1, static_cast<size_t>(std::ceil(centre + half)));
+  const double median = n % 2 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
+  return median > 0 && samples[high] - samples[low] <= kMedianPrecision * median;
+}
+
+// How many warm-up and timed calls the time stage makes, and the share of the blocks each sampled check draws
+// (layouts.h). The request asks for `warmup` and `repetitions`; two budgets can lower them, never below
+// kMinRepetitions timed calls.
 // - The solution's: a slow solution (a plain SIMT kernel can take a second a call) gets as many calls as fit
 //   kSolutionBudgetS; at that length a call's noise is far below what separates it from the baseline.
 // - The judge's: every timed call gets fresh inputs and its output is checked against the reference, outside
@@ -149,7 +175,13 @@ inline bool clock_below_max(double median_mhz, double max_mhz) {
 //   reference forward and its check a reference backward: 19 + 43 ms at B=4 H=16 S=4096 D=128 on the H200
 //   since the reference's products are SGEMMs, but about 1.7 s causal and twice that without the mask with
 //   the plain kernels it had before, when 52 calls ran past the 120-s limit. So the calls, each with its
-//   inputs and check (`judge_s`, measured once), fit kCheckedLoopBudgetS, whatever the reference costs.
+//   inputs and check (`judge_s`, measured once, a check drawing kSampleShare's share), fit
+//   kCheckedLoopBudgetS, whatever the reference costs.
+// The calls' number is the solution's to sway: warm-up call 1 sizes them, and is neither timed nor checked.
+// So a sampled check's share does not let the blocks a stage checks fall with it: kSampleShare from
+// kSettledAfter calls on (the fewest that settled medians end on), proportionally more blocks a call below
+// that (a solution that slows that call to get kMinRepetitions calls has each checked on a quarter of its
+// blocks), as far as the checks alone fit kCheckedLoopBudgetS. Neither bound depends on the calls' length.
 inline constexpr double kSolutionBudgetS = 10;
 inline constexpr double kCheckedLoopBudgetS = 60;
 inline constexpr int kMinRepetitions = 5;
@@ -157,6 +189,7 @@ inline constexpr int kMinRepetitions = 5;
 struct TimeStageCalls {
   int warmup = 1;
   int repetitions = kMinRepetitions;
+  int sample_share = kSampleShare;
 };
 
 inline TimeStageCalls time_stage_calls(int warmup, int repetitions, double call_s, double judge_s) {
@@ -165,9 +198,59 @@ inline TimeStageCalls time_stage_calls(int warmup, int repetitions, double call_
   };
   const int solution_calls = fit(kSolutionBudgetS, call_s);
   const int checked_calls = fit(kCheckedLoopBudgetS, call_s + judge_s);
+  const int calls = std::min(repetitions, std::max(kMinRepetitions, std::min(solution_calls, checked_calls)));
+  const int share_for_blocks = kSampleShare * std::min(calls, kSettledAfter) / kSettledAfter;
+  const double share_for_budget = std::ceil(kSampleShare * calls * judge_s / kCheckedLoopBudgetS);
   return {.warmup = std::max(1, std::min(warmup, solution_calls / 10)),
-          .repetitions =
-              std::min(repetitions, std::max(kMinRepetitions, std::min(solution_calls, checked_calls)))};
+          .repetitions = calls,
+          .sample_share = static_cast<int>(
+              std::clamp<double>(std::max<double>(share_for_blocks, share_for_budget), 1, kSampleShare))};
 }
+
+// The time stage's calls besides the timed ones are counted with hardware counters (tensor_counter.h): each
+// call is one with kCountedShare's chance, drawn just before it from a source the solution cannot predict, so
+// that no call, early or late, is sure to go uncounted however many calls the medians take to settle (a
+// solution that runs another path from its nth call on is counted there as often as before it); and once
+// enough calls are timed, every call until kCountedTimeCalls are counted. About kCountedTimeCalls among the
+// kSettledAfter + kCountedTimeCalls calls that settled medians take.
+inline constexpr int kCountedTimeCalls = 2;
+inline constexpr double kCountedShare =
+    static_cast<double>(kCountedTimeCalls) / (kSettledAfter + kCountedTimeCalls);
+
+enum class NextTimeCall { done, counted, timed };
+
+// The next call of the time stage: `timed_enough` once `repetitions` calls are timed or both medians are
+// settled, `counted` the calls counted so far, `draw` uniform in [0, 1) from the judge's random source.
+inline NextTimeCall next_time_call(bool timed_enough, int counted, double draw) {
+  if (timed_enough) return counted >= kCountedTimeCalls ? NextTimeCall::done : NextTimeCall::counted;
+  return draw < kCountedShare ? NextTimeCall::counted : NextTimeCall::timed;
+}
+
+// The time stage's loop: each call decided by next_time_call, `repetitions` timed calls at most, and at most
+// bound() calls in all. That the draws leave fewer than `repetitions` timed calls within the bound has a
+// chance of 2e-6 at 5 repetitions and 1e-13 at 20; two calls are counted within it whatever the draws.
+class TimeStageLoop {
+ public:
+  explicit TimeStageLoop(int repetitions)
+      : repetitions_(repetitions), bound_(2 * repetitions + kCountedTimeCalls) {}
+
+  // The next call, given whether both medians are settled and a draw uniform in [0, 1).
+  NextTimeCall next(bool medians_settled, double draw) {
+    if (made_ >= bound_) return NextTimeCall::done;
+    const NextTimeCall call = next_time_call(timed_ >= repetitions_ || medians_settled, counted_, draw);
+    if (call == NextTimeCall::done) return call;
+    ++made_;
+    ++(call == NextTimeCall::counted ? counted_ : timed_);
+    return call;
+  }
+  int bound() const { return bound_; }
+  int made() const { return made_; }
+  int timed() const { return timed_; }
+  int counted() const { return counted_; }
+
+ private:
+  int repetitions_, bound_;
+  int made_ = 0, timed_ = 0, counted_ = 0;
+};
 
 }  // namespace ptxbench::runner

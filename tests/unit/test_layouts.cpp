@@ -1,9 +1,10 @@
-// The paged decode's layouts (runner/layouts.h): what the ABI promises of them holds for every key, and
-// they are ragged, scattered and fresh per key.
+// The layouts drawn per call (runner/layouts.h): what the ABI promises of them holds for every key, and they
+// are ragged, scattered and fresh per key; and the time stage's samples of the attention reference's rows.
 #include <algorithm>
 #include <numeric>
 #include <set>
 #include <stdexcept>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -154,6 +155,83 @@ TEST(PagedPrefillLayout, NewTokensAfterThePrefixOnScatteredPages) {
   EXPECT_THROW(draw_paged_prefill_layout(4, 1, 10, 3, -1, 16, 4, 100, 0), std::invalid_argument);  // P < 0
   EXPECT_THROW(draw_paged_prefill_layout(4, 1, 10, 3, 20, 16, 1, 100, 0), std::invalid_argument);  // 30 > 16
   EXPECT_THROW(draw_paged_prefill_layout(4, 1, 10, 3, 20, 16, 2, 5, 0), std::invalid_argument);    // pool
+}
+
+// The time stage's sample of an attention reference's rows: one block in kSampleShare of each batch's (and
+// head position's) query blocks and key blocks, at least one, distinct and in order, the last block's start
+// among them (a partial block at the end is drawn like the others), and another sample for another key.
+TEST(AttentionSample, OneBlockInSixteenOfEachBatchAndHeadPositionAtRandom) {
+  const AttentionSample sample = draw_attention_sample(4, 2, 4096, 4096, true, {.key = 7});
+  ASSERT_EQ(sample.query.size(), 4u * 2 * 4);  // 64 blocks of 64 rows: 4 each
+  ASSERT_EQ(sample.keys.size(), 4u * 4);
+  for (int b = 0; b < 4; ++b) {
+    for (int r = 0; r < 2; ++r) {
+      std::vector<int> starts;
+      for (const auto& rows : sample.query)
+        if (rows.b == b && rows.r == r) starts.push_back(rows.i0);
+      ASSERT_EQ(starts.size(), 4u) << "b " << b << " r " << r;
+      EXPECT_TRUE(std::is_sorted(starts.begin(), starts.end()));
+      EXPECT_EQ(std::adjacent_find(starts.begin(), starts.end()), starts.end()) << "distinct";
+      for (const int i0 : starts) {
+        EXPECT_EQ(i0 % kSampleRows, 0);
+        EXPECT_LT(i0, 4096);
+      }
+    }
+  }
+  EXPECT_EQ(draw_attention_sample(4, 2, 4096, 4096, false, {.key = 7}).keys.size(), 0u)
+      << "no keys for the forward";
+  // The same key, the same sample; other keys, others, each block's start drawn about uniformly.
+  const AttentionSample again = draw_attention_sample(4, 2, 4096, 4096, true, {.key = 7});
+  std::vector<int> first, first_again;
+  for (const auto& rows : sample.query) first.push_back(rows.i0);
+  for (const auto& rows : again.query) first_again.push_back(rows.i0);
+  EXPECT_EQ(first, first_again);
+  std::vector<int> hits(64, 0);
+  std::set<std::vector<int>> samples;
+  for (uint64_t key = 0; key < 400; ++key) {
+    std::vector<int> starts;
+    for (const auto& rows : draw_attention_sample(1, 1, 4096, 4096, false, {.key = key}).query) {
+      starts.push_back(rows.i0);
+      ++hits[static_cast<size_t>(rows.i0 / kSampleRows)];
+    }
+    samples.insert(starts);
+  }
+  EXPECT_GE(samples.size(), 390u) << "samples repeat across keys";
+  // 400 draws of 4 blocks in 64: 25 a block on average; every block drawn, none more than twice as often.
+  for (const int count : hits) {
+    EXPECT_GT(count, 5);
+    EXPECT_LT(count, 50);
+  }
+}
+
+// A larger share of the blocks for a stage of fewer calls (timing_rules.h): one in `share`, at least one.
+TEST(AttentionSample, TheShareSetsTheBlocksDrawn) {
+  for (const int share : {1, 4, 13, 16, 64, 1000}) {
+    const AttentionSample sample = draw_attention_sample(2, 1, 4096, 1000, true, {.key = 5, .share = share});
+    EXPECT_EQ(sample.query.size(), 2u * ((64 + share - 1) / share)) << share;  // 64 query blocks a batch
+    EXPECT_EQ(sample.keys.size(), 2u * ((16 + share - 1) / share))
+        << share;  // 16 key blocks, the last partial
+  }
+  EXPECT_THROW(draw_attention_sample(1, 1, 64, 64, false, {.key = 0, .share = 0}), std::invalid_argument);
+}
+
+TEST(AttentionSample, SmallAndOddShapes) {
+  // One block in all (one block of rows, fewer than 64): it is drawn.
+  const AttentionSample one = draw_attention_sample(1, 1, 40, 17, true, {.key = 3});
+  ASSERT_EQ(one.query.size(), 1u);
+  EXPECT_EQ(one.query[0].i0, 0);
+  ASSERT_EQ(one.keys.size(), 1u);
+  EXPECT_EQ(one.keys[0].j0, 0);
+  // 17 blocks (the last partial): two drawn, and the partial one among the candidates.
+  bool last_drawn = false;
+  for (uint64_t key = 0; key < 200; ++key) {
+    const AttentionSample s = draw_attention_sample(1, 1, 16 * 64 + 5, 64, false, {.key = key});
+    ASSERT_EQ(s.query.size(), 2u);
+    last_drawn = last_drawn || s.query.back().i0 == 16 * 64;
+  }
+  EXPECT_TRUE(last_drawn);
+  EXPECT_THROW(draw_attention_sample(0, 1, 64, 64, false, {.key = 0}), std::invalid_argument);
+  EXPECT_THROW(draw_attention_sample(1, 1, 64, 0, true, {.key = 0}), std::invalid_argument);
 }
 
 }  // namespace

@@ -303,6 +303,30 @@ TEST(SolutionProcessJudge, AWorkerThatCannotStartIsSeenToEnd) {
   }
 }
 
+// The open in two steps (the baseline process's, started while the check runs): the reply is awaited later,
+// and a request asked for before it is answered is read as it would be after an open(); a worker gone before
+// the request could be sent is reported at the await, as an open() would report it.
+TEST(SolutionProcessJudge, AnOpenRequestedEarlyIsAwaitedLater) {
+  {
+    SolutionProcess process(fake_worker_command("honest"));
+    process.request_open(0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the reply waits in the socket meanwhile
+    process.await_open();
+    const CallOutcome outcome = process.calibrate(0);
+    EXPECT_EQ(outcome.reply.event_us, 5);
+    EXPECT_THROW(process.await_open(), std::logic_error) << "nothing is pending any more";
+  }
+  SolutionProcess gone(cuda_worker("/nonexistent/ptxbench-runner"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // it has exited by now
+  EXPECT_NO_THROW(gone.request_open(0));
+  try {
+    gone.await_open();
+    FAIL() << "a worker that was never started answered";
+  } catch (const SolutionFault& fault) {
+    EXPECT_NE(std::string(fault.what()).find("exited with status 127"), std::string::npos) << fault.what();
+  }
+}
+
 int main(int argc, char** argv) {
   if (argc == 3 && std::strcmp(argv[1], "--solution-worker") == 0) {
     const char* behaviour = std::getenv("PTXBENCH_FAKE_WORKER");

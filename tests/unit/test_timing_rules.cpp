@@ -1,5 +1,8 @@
 // The rules the runner holds a solution's reported times to (src/runner/timing_rules.h), with the numbers the
 // H200 gave (bench/anti-cheat.md run 3, bench/attention.md, bench/runner.md).
+#include <random>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "runner/timing_rules.h"
@@ -141,6 +144,134 @@ TEST(TimingRules, NeitherBudgetGoesBelowTheMinimumOrAboveTheRequest) {
   EXPECT_EQ(time_stage_calls(10, 50, 4.0, 30.0).warmup, 1);
   EXPECT_EQ(time_stage_calls(10, 3, 0.001, 0.001).repetitions, 3);  // the request asked for fewer
   EXPECT_EQ(time_stage_calls(10, 50, 0.0, 0.0).repetitions, 50);    // a call too short to measure
+}
+
+// A solution sways how many calls it gets (warm-up call 1 sizes them, untimed and unchecked), never how many
+// blocks the stage's sampled checks draw: n calls at share s check n / s calls' worth of every block.
+TEST(TimingRules, FewerCallsDrawMoreBlocksEach) {
+  EXPECT_EQ(time_stage_calls(10, 50, 0.00036, 0.005).sample_share, kSampleShare);  // 50 calls
+  const TimeStageCalls slowed = time_stage_calls(10, 50, 2.0, 0.1);  // a 2-s warm-up call: 5 calls
+  EXPECT_EQ(slowed.repetitions, kMinRepetitions);
+  EXPECT_EQ(slowed.sample_share, kSampleShare * kMinRepetitions / kSettledAfter);  // a quarter of the blocks
+  // However long the call: a 30-s warm-up call buys no smaller sample.
+  EXPECT_EQ(time_stage_calls(10, 50, 30.0, 0.1).sample_share, slowed.sample_share);
+  // An expensive check keeps the share that fits the checks alone in the judge's budget.
+  const TimeStageCalls expensive = time_stage_calls(10, 50, 0.0033, 3.4);
+  EXPECT_EQ(expensive.sample_share, kSampleShare);
+  const TimeStageCalls slow = time_stage_calls(10, 50, 0.6, 1.0);  // 16 calls: 12 for the blocks, 5 for 60 s
+  EXPECT_EQ(slow.repetitions, 16);
+  EXPECT_EQ(slow.sample_share, 12);
+  const TimeStageCalls costly =
+      time_stage_calls(10, 50, 0.1, 4.0);  // 14 calls: 11 for the blocks, 15 for 60 s
+  EXPECT_EQ(costly.repetitions, 14);
+  EXPECT_EQ(costly.sample_share, 15);
+}
+
+TEST(TimingRules, TheBlocksCheckedDoNotFallWithTheCallsLength) {
+  for (const double judge_s : {0.002, 0.05, 0.4, 1.0, 2.9, 3.4, 10.0, 40.0}) {
+    // kSettledAfter calls' worth at kSampleShare, or what the budget holds when the checks alone overrun it
+    // (n calls at share ceil(x) hold n / (x + 1) for x = kSampleShare n judge_s / budget, n >= 5).
+    const double floor = std::min(static_cast<double>(kSettledAfter) / kSampleShare,
+                                  1 / (kSampleShare * judge_s / kCheckedLoopBudgetS + 1.0 / kMinRepetitions));
+    for (double call_s = 1e-5; call_s < 100; call_s *= 1.7) {
+      const TimeStageCalls calls = time_stage_calls(10, 50, call_s, judge_s);
+      const double worth = static_cast<double>(calls.repetitions) / calls.sample_share;
+      EXPECT_GE(worth, floor) << "judge " << judge_s << " s, call " << call_s << " s";
+      EXPECT_GE(calls.sample_share, 1);
+      EXPECT_LE(calls.sample_share, kSampleShare);
+      // A share larger than kSampleShare's is never drawn; a smaller one keeps the checks within the budget.
+      if (calls.sample_share < kSampleShare) {
+        EXPECT_LE(calls.repetitions * judge_s * kSampleShare / calls.sample_share, kCheckedLoopBudgetS + 1e-9)
+            << "judge " << judge_s << " s, call " << call_s << " s";
+      }
+    }
+  }
+}
+
+// ---- when the timed calls may stop
+
+namespace {
+
+// n calls spread evenly over +- `width` / 2 around 100 us, in an order that is not sorted.
+std::vector<double> spread_calls(int n, double width) {
+  std::vector<double> us;
+  for (int i = 0; i < n; ++i) us.push_back(100.0 * (1 + width * ((i * 7 % n) / double(n - 1) - 0.5)));
+  return us;
+}
+
+}  // namespace
+
+// A median is settled once the ranks of its 95% interval lie within half a percent: never before kSettledAfter
+// calls, soon for calls as tight as the H100's (a p10-p90 band of about 1%), not for calls spread by 10%.
+TEST(TimingRules, TheCallsStopOnceTheMedianIsSettled) {
+  EXPECT_FALSE(median_settled(spread_calls(kSettledAfter - 1, 0.0))) << "never before kSettledAfter calls";
+  EXPECT_TRUE(median_settled(spread_calls(kSettledAfter, 0.0)));
+  // About 1.25% from the slowest to the fastest: the 95% ranks of 20 (5 and 14 of 0..19) lie 0.59% apart.
+  EXPECT_FALSE(median_settled(spread_calls(20, 0.0125)));
+  // 50 calls (ranks 17 and 32): 0.38% apart.
+  EXPECT_TRUE(median_settled(spread_calls(50, 0.0125)));
+  EXPECT_FALSE(median_settled(spread_calls(50, 0.10))) << "calls spread by 10% never settle";
+  // Outliers outside the interval's ranks do not hold the calls back.
+  std::vector<double> with_outliers = spread_calls(30, 0.002);
+  with_outliers[3] = 500, with_outliers[11] = 20;
+  EXPECT_TRUE(median_settled(with_outliers));
+  EXPECT_FALSE(median_settled(std::vector<double>(40, 0.0))) << "a median of 0 is no measurement";
+}
+
+// The counted calls: none before the draw says so, every call once enough are timed until two are; and over
+// many runs of the time stage's loop (TimeStageLoop, the runner's), whose medians settle at 20 or 40 timed
+// calls or never, the calls after the 22nd are counted as often as those before (a solution that switches
+// paths late is counted there), every run counts two calls or more, and none ends before it has timed
+// `repetitions` calls or the medians settled, within its bound.
+TEST(TimingRules, EveryTimedCallMayBeCountedAndTwoAreAlways) {
+  EXPECT_EQ(next_time_call(false, 0, kCountedShare), NextTimeCall::timed);
+  EXPECT_EQ(next_time_call(false, 5, kCountedShare / 2), NextTimeCall::counted);
+  EXPECT_EQ(next_time_call(true, 1, 0.99), NextTimeCall::counted) << "enough timed, one counted: count";
+  EXPECT_EQ(next_time_call(true, kCountedTimeCalls, 0.0), NextTimeCall::done);
+  std::mt19937_64 random(7);
+  std::uniform_real_distribution<double> uniform(0, 1);
+  constexpr int kRuns = 20000, kSettle = 20, kLate = 22;
+  double counted_early = 0, calls_early = 0, counted_late = 0, calls_late = 0;
+  for (int run = 0; run < kRuns; ++run) {
+    const int repetitions = run % 3 == 2 ? kMinRepetitions : 50;
+    // Medians that settle once 20 or 40 calls are timed (then 20 more calls for a late switch to happen in),
+    // or never.
+    const int settles_at = run % 3 == 0 ? kSettle : run % 3 == 1 ? 2 * kSettle : 1 << 30;
+    TimeStageLoop loop(repetitions);
+    for (int call = 0;; ++call) {
+      const NextTimeCall next = loop.next(loop.timed() >= settles_at, uniform(random));
+      if (next == NextTimeCall::done) break;
+      if (settles_at == 2 * kSettle && loop.timed() <= settles_at) {
+        const bool is_counted = next == NextTimeCall::counted;
+        (call < kLate ? calls_early : calls_late) += 1;
+        (call < kLate ? counted_early : counted_late) += is_counted;
+      }
+    }
+    ASSERT_GE(loop.counted(), kCountedTimeCalls) << "run " << run;
+    ASSERT_LE(loop.made(), loop.bound()) << "run " << run;
+    ASSERT_EQ(loop.made(), loop.timed() + loop.counted()) << "run " << run;
+    ASSERT_LE(loop.timed(), repetitions) << "run " << run;
+    ASSERT_GE(loop.timed(), std::min(repetitions, settles_at)) << "run " << run << ": stopped early";
+  }
+  const double early = counted_early / calls_early, late = counted_late / calls_late;
+  EXPECT_NEAR(early, kCountedShare, 0.01);
+  EXPECT_NEAR(late, kCountedShare, 0.01) << "calls after the 22nd are counted as often as before";
+}
+
+// The loop's bound holds whatever the draws: with every draw counting, the loop still times nothing past
+// its bound and stops there, two counted; with no draw counting, it times `repetitions` and then counts two.
+TEST(TimingRules, TheTimeStageLoopStopsAtItsBound) {
+  TimeStageLoop all_counted(kMinRepetitions);
+  while (all_counted.next(false, 0.0) != NextTimeCall::done) {
+  }
+  EXPECT_EQ(all_counted.made(), all_counted.bound());
+  EXPECT_EQ(all_counted.timed(), 0);
+  TimeStageLoop none_counted(kMinRepetitions);
+  while (none_counted.next(false, 0.999) != NextTimeCall::done) {
+  }
+  EXPECT_EQ(none_counted.timed(), kMinRepetitions);
+  EXPECT_EQ(none_counted.counted(), kCountedTimeCalls);
+  EXPECT_EQ(none_counted.made(), kMinRepetitions + kCountedTimeCalls);
 }
 
 // ---- the physics floor

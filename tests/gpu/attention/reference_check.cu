@@ -1,12 +1,14 @@
 // GPU test of the attention families' reference (src/runner/attention_kernels.cu): its fp32 kernels against a
 // float64 CPU implementation written straight from include/ptxbench/abi.h, on small shapes that cover causal
 // masking (bottom-right aligned, Sq < Sk and Sq > Sk with fully masked rows), GQA, Sq != Sk, odd lengths and
-// the three head dims; the paged decode and the paged prefill through drawn page tables. Prints one line per
-// shape and output; exits non-zero on any failure.
+// the three head dims; the time stage's sampled forward and backward (the elements they mark, exactly those
+// of the sample, against the same float64 values); the paged decode and the paged prefill through drawn page
+// tables. Prints one line per shape and output; exits non-zero on any failure.
 //
 //   nvcc -std=c++17 -gencode arch=compute_90a,code=sm_90a -I src -I include \
 //        tests/gpu/attention/reference_check.cu src/runner/attention_kernels.cu -o attention_reference_check
 //   ./attention_reference_check          (tests/gpu/attention/run.sh does both)
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -176,6 +178,23 @@ void run_case(const Case& c, std::mt19937_64& rng) {
   const auto o_gpu = o.read(), lse_gpu = lse.read();
   compare(name + " O", o_gpu, o_cpu);
   compare(name + " LSE", lse_gpu, lse_cpu);
+  {
+    // The backward's inputs: P rounded to bf16 (a relative 2^-8 at most) before P V. LSE as exact as ever; O
+    // within 2^-8 of the largest |v| of the exact one.
+    Device<float> o_fast(nq), lse_fast(nl);
+    attention_forward_reference(dims, dq_in.get(), dk_in.get(), dv_in.get(), o_fast.get(), lse_fast.get(),
+                                nullptr, c.score_block_bytes, true);
+    PTXBENCH_CUDA(cudaDeviceSynchronize());
+    double largest_v = 0, worst = 0;
+    for (const auto& x : v) largest_v = std::max(largest_v, std::fabs(static_cast<double>(__bfloat162float(x))));
+    const std::vector<float> fast = o_fast.read();
+    for (size_t i = 0; i < nq; ++i) worst = std::max(worst, std::fabs(fast[i] - o_cpu[i]));
+    compare(name + " LSE with P in bf16", lse_fast.read(), lse_cpu);
+    const bool passed = worst <= std::ldexp(largest_v, -8) + 1e-5;
+    std::printf("%s  %-48s at most %.3g off (bound %.3g)\n", passed ? "PASS" : "FAIL",
+                (name + " O with P in bf16").c_str(), worst, std::ldexp(largest_v, -8));
+    failures += !passed;
+  }
 
   // The backward takes O rounded to bf16 (as the family hands it to solutions) and the fp32 LSE; both sides
   // get exactly those.
@@ -192,6 +211,56 @@ void run_case(const Case& c, std::mt19937_64& rng) {
   compare(name + " dQ", dq.read(), dq_cpu);
   compare(name + " dK", dk.read(), dk_cpu);
   compare(name + " dV", dv.read(), dv_cpu);
+
+  // The sampled reference, at a share drawn like its key (a stage of fewer calls draws more blocks each):
+  // into poisoned outputs, its marks exactly the sample's elements, its values there those of the float64
+  // reference.
+  const SampleDraw draw{.key = rng(), .share = 1 + static_cast<int>(rng() % kSampleShare)};
+  const AttentionSample sample = draw_attention_sample(c.b, c.hq / c.hkv, c.sq, c.sk, true, draw);
+  const int group = c.hq / c.hkv;
+  std::vector<uint8_t> want_q(nq, 0), want_lse(nl, 0), want_kv(nk, 0);
+  for (const auto& rows : sample.query)
+    for (int i = rows.i0; i < std::min(c.sq, rows.i0 + kSampleRows); ++i)
+      for (int g = 0; g < c.hkv; ++g) {
+        const int h = g * group + rows.r;
+        std::fill_n(want_q.begin() + ((size_t(rows.b) * c.sq + i) * c.hq + h) * c.d, c.d, 1);
+        want_lse[(size_t(rows.b) * c.hq + h) * c.sq + i] = 1;
+      }
+  for (const auto& keys : sample.keys)
+    for (int j = keys.j0; j < std::min(c.sk, keys.j0 + kSampleRows); ++j)
+      std::fill_n(want_kv.begin() + (size_t(keys.b) * c.sk + j) * c.hkv * c.d, size_t(c.hkv) * c.d, 1);
+  const auto sampled = [&](const std::string& what, const Device<float>& gpu, const Device<uint8_t>& marks,
+                           const std::vector<uint8_t>& want, const std::vector<double>& cpu) {
+    const std::vector<uint8_t> got = marks.read();
+    const bool marks_right = got == want;
+    std::printf("%s  %-48s marks %s the sample's %zu elements\n", marks_right ? "PASS" : "FAIL",
+                (what + " marks").c_str(), marks_right ? "are" : "are NOT",
+                static_cast<size_t>(std::count(want.begin(), want.end(), 1)));
+    failures += !marks_right;
+    const std::vector<float> all = gpu.read();
+    std::vector<float> values;
+    std::vector<double> expected;
+    for (size_t i = 0; i < want.size(); ++i)
+      if (want[i]) values.push_back(all[i]), expected.push_back(cpu[i]);
+    compare(what, values, expected);
+  };
+  const AttentionSample forward_sample{sample.query, {}};
+  Device<float> so(nq), slse(nl), sdq(nq), sdk(nk), sdv(nk);
+  Device<uint8_t> o_marks(nq), lse_marks(nl), dq_marks(nq), dk_marks(nk), dv_marks(nk);
+  for (auto* buffer : {&so.buffer, &slse.buffer, &sdq.buffer, &sdk.buffer, &sdv.buffer, &o_marks.buffer,
+                       &lse_marks.buffer, &dq_marks.buffer, &dk_marks.buffer, &dv_marks.buffer})
+    PTXBENCH_CUDA(cudaMemset(buffer->get(), 0xFF, buffer->bytes()));
+  attention_forward_sample(dims, dq_in.get(), dk_in.get(), dv_in.get(), so.get(), slse.get(), forward_sample,
+                           o_marks.get(), lse_marks.get(), nullptr, c.score_block_bytes);
+  attention_backward_sample(dims, dq_in.get(), dk_in.get(), dv_in.get(), o_bf16.get(), lse.get(), ddo.get(),
+                            sdq.get(), sdk.get(), sdv.get(), delta.get(), sample, dq_marks.get(),
+                            dk_marks.get(), dv_marks.get(), nullptr, c.score_block_bytes);
+  PTXBENCH_CUDA(cudaDeviceSynchronize());
+  sampled(name + " sampled O", so, o_marks, want_q, o_cpu);
+  sampled(name + " sampled LSE", slse, lse_marks, want_lse, lse_cpu);
+  sampled(name + " sampled dQ", sdq, dq_marks, want_q, dq_cpu);
+  sampled(name + " sampled dK", sdk, dk_marks, want_kv, dk_cpu);
+  sampled(name + " sampled dV", sdv, dv_marks, want_kv, dv_cpu);
 }
 
 // The paged decode: a layout the runner would draw, the fp32 reference against a float64 decode from the
@@ -327,13 +396,35 @@ void time_main_shapes() {
       const double forward = seconds([&] {
         attention_forward_reference(dims, bf16(q), bf16(k), bf16(v), o.as<float>(), lse.as<float>(), nullptr);
       });
+      const double inputs = seconds([&] {  // the backward's O and LSE inputs: P rounded to bf16 for P V
+        attention_forward_reference(dims, bf16(q), bf16(k), bf16(v), o.as<float>(), lse.as<float>(), nullptr,
+                                    kAttentionScoreBlockBytes, true);
+      });
       const double backward = seconds([&] {
         attention_backward_reference(dims, bf16(q), bf16(k), bf16(v), bf16(o_bf16), lse.as<float>(),
                                      bf16(d_o), dq.as<float>(), dk.as<float>(), dv.as<float>(),
                                      delta.as<float>(), nullptr);
       });
-      std::printf("time  B=4 H=16 S=4096 D=%d%s: forward %.1f ms, backward %.1f ms\n", d,
-                  causal ? " causal" : "", forward * 1e3, backward * 1e3);
+      // The time stage's check of one call: the reference of a sample (at kSampleShare's share).
+      const AttentionSample sample = draw_attention_sample(dims.b, 1, dims.sq, dims.sk, true, {.key = 1});
+      DeviceBuffer q_marks(dims.q_elements()), lse_marks(dims.lse_elements()), dk_marks(dims.kv_elements()),
+          dv_marks(dims.kv_elements());
+      const auto marks = [](const DeviceBuffer& buffer) { return buffer.as<uint8_t>(); };
+      const double forward_sampled = seconds([&] {
+        attention_forward_sample(dims, bf16(q), bf16(k), bf16(v), o.as<float>(), lse.as<float>(),
+                                 AttentionSample{sample.query, {}}, marks(q_marks), marks(lse_marks),
+                                 nullptr);
+      });
+      const double backward_sampled = seconds([&] {
+        attention_backward_sample(dims, bf16(q), bf16(k), bf16(v), bf16(o_bf16), lse.as<float>(), bf16(d_o),
+                                  dq.as<float>(), dk.as<float>(), dv.as<float>(), delta.as<float>(), sample,
+                                  marks(q_marks), marks(dk_marks), marks(dv_marks), nullptr);
+      });
+      std::printf(
+          "time  B=4 H=16 S=4096 D=%d%s: forward %.1f ms, backward %.1f ms; on the time stage's sample "
+          "%.1f ms and %.1f ms; the backward's inputs %.1f ms\n",
+          d, causal ? " causal" : "", forward * 1e3, backward * 1e3, forward_sampled * 1e3,
+          backward_sampled * 1e3, inputs * 1e3);
     }
 }
 
@@ -353,6 +444,10 @@ int main() {
       // Blocks of 3 query rows of one head (rows with no visible key among them), and of 2 of 3 KV heads.
       {1, 8, 2, 70, 90, 64, true, 3 * 90 * sizeof(float)},
       {2, 6, 3, 33, 50, 96, false, 2 * 33 * 50 * sizeof(float)},
+      // Several blocks of 64 rows and of 64 keys, so that a sample leaves some out (and one whose limit on
+      // the scores splits a sampled query block's KV heads and a key block's query rows).
+      {2, 4, 2, 300, 280, 64, true},
+      {1, 6, 3, 200, 330, 128, false, 2 * 100 * 64 * sizeof(float)},
       // Long rows: the softmax's shared-memory row cache past 48 KB (asked for), and past its 64 KB (unused).
       {1, 1, 1, 4, 13000, 64, true},
       {1, 1, 1, 4, 17000, 64, false},

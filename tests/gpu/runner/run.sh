@@ -144,12 +144,15 @@ expect illegal_address.check illegal_address check "$small_shapes" runtime_error
   'r["runtime_error"]["cuda_error"] == "cudaErrorIllegalAddress"'
 
 # ---- time ---------------------------------------------------------------------------------------------------------
-# Every timed call recorded (50 timed, 2 counted), the calibration over four call lengths, the times verified.
+# Every call recorded: 20 to 50 timed (the calls stop once both medians are settled), two or more counted (each
+# call by a draw), every one checked and traced; the calibration over four call lengths, the times verified.
 expect correct.time correct time "$time_shape" passed \
-  'r["timing"]["recheck"]["passed"] and r["timing"]["repetitions"] == 50 and r["timing"]["baseline"]["tflops"] > 100
-   and not r["timing"]["hidden_work_suspected"] and r["timing"]["times_verified"]
-   and r["timing"]["checked_calls"] == 52 and len(r["timing"]["calibration"]["rungs"]) == 4
-   and r["launches"]["calls"] == 52 and len(r["launches"]["signatures"]) == 1 and len(r["launches"]["counted"]) == 2'
+  'r["timing"]["recheck"]["passed"] and 20 <= r["timing"]["repetitions"] <= 50
+   and r["timing"]["baseline"]["tflops"] > 100 and not r["timing"]["hidden_work_suspected"]
+   and r["timing"]["times_verified"] and len(r["timing"]["calibration"]["rungs"]) == 4
+   and len(r["launches"]["counted"]) >= 2
+   and r["timing"]["checked_calls"] == r["timing"]["repetitions"] + len(r["launches"]["counted"])
+   and r["launches"]["calls"] == r["timing"]["checked_calls"] and len(r["launches"]["signatures"]) == 1'
 # The same GEMM as the baseline, timed twice: the speedup must be near 1 and the two runs show the spread.
 expect cublaslt_call.check cublaslt_call check "$check_shapes" passed 'all(s["passed"] for s in r["shapes"])'
 for run in 1 2; do
@@ -167,7 +170,8 @@ LIMITS=',"check_limit_s":120,"time_limit_s":120' expect correct.check_then_time 
   "$check_shapes" passed \
   'r["check"]["status"] == "passed" and r["time"]["status"] == "passed" and len(r["check"]["shapes"]) == 3
    and r["time"]["timing"]["recheck"]["passed"] and r["time"]["timing"]["times_verified"]
-   and r["check"]["launches"]["calls"] == 2 and r["time"]["launches"]["calls"] == 52
+   and r["check"]["launches"]["calls"] == 2 and 20 <= r["time"]["timing"]["repetitions"] <= 50
+   and r["time"]["launches"]["calls"] == r["time"]["timing"]["checked_calls"]
    and 0 < r["check"]["wall_s"] and 0 < r["time"]["wall_s"]
    and {"check_calls", "time_calls", "calibration"} <= set(r["phases_s"])'
 # A check that failed is not timed.
