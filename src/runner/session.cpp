@@ -673,6 +673,16 @@ void run_time(Session& session) {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   };
   const double window_begin = unix_s();
+  // Where the loop's seconds go (the time result's loop_s), each step's seconds summed over the calls: the
+  // inputs and poisoned outputs, the solution's calls (flush, call, snapshot), their checks, the baseline's
+  // calls.
+  Json loop_s = {{"inputs", 0.0}, {"solution", 0.0}, {"check", 0.0}, {"baseline", 0.0}};
+  auto lap_start = std::chrono::steady_clock::now();
+  const auto lap = [&](const char* step) {
+    const auto now = std::chrono::steady_clock::now();
+    loop_s[step] = loop_s[step].get<double>() + std::chrono::duration<double>(now - lap_start).count();
+    lap_start = now;
+  };
   for (int i = 0;; ++i) {
     const bool settled =
         median_settled(solution.event_us) && (!has_baseline || median_settled(baseline.event_us));
@@ -680,7 +690,9 @@ void run_time(Session& session) {
     if (next == NextTimeCall::done) break;
     const Where where{shape.label, i, "timed call " + std::to_string(i)};
     const bool counted = next == NextTimeCall::counted;
+    lap_start = std::chrono::steady_clock::now();
     prepare_call(family, key(i + 1), harness.get(), Placement::kept);
+    lap("inputs");
     CallOutcome outcome;
     claims_hold = time_solution(session, harness.get(), flush, static_cast<uint32_t>(2 * i), where, counted,
                                 solution, &outcome) &&
@@ -691,6 +703,7 @@ void run_time(Session& session) {
     family.snapshot_outputs(harness.get());
     launch_clock_probe(kClockProbeNs, static_cast<unsigned long long*>(clocks.get()) + 2 * i, harness.get());
     PTXBENCH_CUDA(cudaStreamSynchronize(harness.get()));
+    lap("solution");
     // Each timed call's check compares the rows of a sample drawn after the call, where the family's
     // reference samples (the dense attention families: the whole reference costs many times the call), from a
     // source the solution cannot predict.
@@ -701,6 +714,7 @@ void run_time(Session& session) {
       recheck = std::move(checked);
     else if (failed_calls == 0)
       recheck = std::move(checked);
+    lap("check");
     if (has_baseline && !counted) {
       const uint32_t salt = static_cast<uint32_t>(2 * i + 1);
       if (baseline_process != nullptr)
@@ -708,6 +722,7 @@ void run_time(Session& session) {
                               baseline);
       else
         time_baseline(family, harness.get(), flush, salt, baseline);
+      lap("baseline");
     }
   }
   const int made = loop.made();
@@ -720,6 +735,7 @@ void run_time(Session& session) {
                  {p::kWarmup, std::max(2, warmup_calls)},
                  {p::kRepetitions, static_cast<int>(solution.event_us.size())},
                  {p::kJudgeCallS, judge_s},
+                 {p::kLoopS, std::move(loop_s)},
                  {p::kSampleShare, family.samples() ? Json(sample_share) : Json(nullptr)},
                  {p::kTimedWindowUnixS, {window_begin, window_end}},
                  {p::kL2FlushBytes, flush.bytes()},
