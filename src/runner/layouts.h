@@ -48,8 +48,8 @@ PagedPrefillLayout draw_paged_prefill_layout(int B, int longest, int L, int S, i
 // with a probability of (1 - f)^n for n blocks drawn: 16 at kSampleShare on most dense main shapes (B x S =
 // 16384 rows, 256 blocks of them), so 0.85 at f = 1% and 0.36 at f = 1/16. The time stage draws
 // kSampleShare's share once it times kSettledAfter calls, and more blocks a call when it times fewer
-// (timing_rules.h, time_stage_calls): at least 20 n blocks over the stage, unless 60 s of checks hold fewer,
-// so a wrong share f escapes them all with a probability of (1 - f)^(20 n) at most, 0.04 at f = 1%.
+// (timing_rules.h, time_stage_calls): at least 20 n blocks over the stage, so a wrong share f escapes them
+// all with a probability of (1 - f)^(20 n) at most, 0.04 at f = 1%.
 inline constexpr int kSampleRows = 64;
 inline constexpr int kSampleShare = 16;
 

@@ -177,11 +177,15 @@ inline bool median_settled(std::vector<double> samples) {
 //   the plain kernels it had before, when 52 calls ran past the 120-s limit. So the calls, each with its
 //   inputs and check (`judge_s`, measured once, a check drawing kSampleShare's share), fit
 //   kCheckedLoopBudgetS, whatever the reference costs.
-// The calls' number is the solution's to sway: warm-up call 1 sizes them, and is neither timed nor checked.
-// So a sampled check's share does not let the blocks a stage checks fall with it: kSampleShare from
+// The calls' number is the solution's to sway: warm-up call 1 sizes them, and is neither timed nor checked,
+// and `judge_s` is measured while the solution's process lives (work it leaves running could slow it). So a
+// sampled check's share keeps the blocks a stage checks from falling with the calls: kSampleShare from
 // kSettledAfter calls on (the fewest that settled medians end on), proportionally more blocks a call below
-// that (a solution that slows that call to get kMinRepetitions calls has each checked on a quarter of its
-// blocks), as far as the checks alone fit kCheckedLoopBudgetS. Neither bound depends on the calls' length.
+// that (a solution that gets kMinRepetitions calls has each checked on a quarter of its blocks). It depends on
+// the calls' number alone: at least kSettledAfter calls' worth at kSampleShare, whatever the calls' length or
+// the judge's measured work. Below kSettledAfter calls, the checks then cost what kSettledAfter calls' would
+// at kSampleShare, beyond what the budget held: kSettledAfter judge_s at most (`judge_call_s` was 0.1 ms to
+// 74 ms over 176 verdicts of the shipped references on an H100, bench/harness/h200-2026-12-07c).
 inline constexpr double kSolutionBudgetS = 10;
 inline constexpr double kCheckedLoopBudgetS = 60;
 inline constexpr int kMinRepetitions = 5;
@@ -199,12 +203,9 @@ inline TimeStageCalls time_stage_calls(int warmup, int repetitions, double call_
   const int solution_calls = fit(kSolutionBudgetS, call_s);
   const int checked_calls = fit(kCheckedLoopBudgetS, call_s + judge_s);
   const int calls = std::min(repetitions, std::max(kMinRepetitions, std::min(solution_calls, checked_calls)));
-  const int share_for_blocks = kSampleShare * std::min(calls, kSettledAfter) / kSettledAfter;
-  const double share_for_budget = std::ceil(kSampleShare * calls * judge_s / kCheckedLoopBudgetS);
   return {.warmup = std::max(1, std::min(warmup, solution_calls / 10)),
           .repetitions = calls,
-          .sample_share = static_cast<int>(
-              std::clamp<double>(std::max<double>(share_for_blocks, share_for_budget), 1, kSampleShare))};
+          .sample_share = std::max(1, kSampleShare * std::min(calls, kSettledAfter) / kSettledAfter)};
 }
 
 // The time stage's calls besides the timed ones are counted with hardware counters (tensor_counter.h): each
