@@ -181,11 +181,11 @@ inline bool median_settled(std::vector<double> samples) {
 // and `judge_s` is measured while the solution's process lives (work it leaves running could slow it). So a
 // sampled check's share keeps the blocks a stage checks from falling with the calls: kSampleShare from
 // kSettledAfter calls on (the fewest that settled medians end on), proportionally more blocks a call below
-// that (a solution that gets kMinRepetitions calls has each checked on a quarter of its blocks). It depends on
-// the calls' number alone: at least kSettledAfter calls' worth at kSampleShare, whatever the calls' length or
-// the judge's measured work. Below kSettledAfter calls, the checks then cost what kSettledAfter calls' would
-// at kSampleShare, beyond what the budget held: kSettledAfter judge_s at most (`judge_call_s` was 0.1 ms to
-// 74 ms over 176 verdicts of the shipped references on an H100, bench/harness/h200-2026-12-07c).
+// that (a solution that gets kMinRepetitions calls has each checked on a quarter of its blocks). It depends
+// on the calls' number alone: at least kSettledAfter calls' worth at kSampleShare, whatever the calls' length
+// or the judge's measured work. Below kSettledAfter calls, the checks then cost what kSettledAfter calls'
+// would at kSampleShare, beyond what the budget held: kSettledAfter judge_s at most (`judge_call_s` was 0.1
+// ms to 74 ms over 176 verdicts of the shipped references on an H100, bench/harness/h200-2026-12-07c).
 inline constexpr double kSolutionBudgetS = 10;
 inline constexpr double kCheckedLoopBudgetS = 60;
 inline constexpr int kMinRepetitions = 5;
