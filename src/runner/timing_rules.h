@@ -165,6 +165,16 @@ inline bool median_settled(std::vector<double> samples) {
   return median > 0 && samples[high] - samples[low] <= kMedianPrecision * median;
 }
 
+// The time stage's calls besides the timed ones are counted with hardware counters (tensor_counter.h): each
+// call is one with kCountedShare's chance, drawn just before it from a source the solution cannot predict, so
+// that no call, early or late, is sure to go uncounted however many calls the medians take to settle (a
+// solution that runs another path from its nth call on is counted there as often as before it); and once
+// enough calls are timed, every call until kCountedTimeCalls are counted. About kCountedTimeCalls among the
+// kSettledAfter + kCountedTimeCalls calls that settled medians take.
+inline constexpr int kCountedTimeCalls = 2;
+inline constexpr double kCountedShare =
+    static_cast<double>(kCountedTimeCalls) / (kSettledAfter + kCountedTimeCalls);
+
 // How many warm-up and timed calls the time stage makes, and the share of the blocks each sampled check draws
 // (layouts.h). The request asks for `warmup` and `repetitions`; two budgets can lower them, never below
 // kMinRepetitions timed calls.
@@ -176,7 +186,8 @@ inline bool median_settled(std::vector<double> samples) {
 //   since the reference's products are SGEMMs, but about 1.7 s causal and twice that without the mask with
 //   the plain kernels it had before, when 52 calls ran past the 120-s limit. So the calls, each with its
 //   inputs and check (`judge_s`, measured once, a check drawing kSampleShare's share), fit
-//   kCheckedLoopBudgetS, whatever the reference costs.
+//   kCheckedLoopBudgetS, whatever the reference costs: the timed calls and the counted ones, which are
+//   checked too (kCountedTimeCalls at least, and a share kCountedShare of all the calls on average).
 // The calls' number is the solution's to sway: warm-up call 1 sizes them, and is neither timed nor checked,
 // and `judge_s` is measured while the solution's process lives (work it leaves running could slow it). So a
 // sampled check's share keeps the blocks a stage checks from falling with the calls: kSampleShare from
@@ -201,22 +212,15 @@ inline TimeStageCalls time_stage_calls(int warmup, int repetitions, double call_
     return static_cast<int>(std::min(budget_s / std::max(each_s, 1e-6), 1e9));
   };
   const int solution_calls = fit(kSolutionBudgetS, call_s);
+  // The checked calls that fit the judge's budget, and the timed ones among them (the rest counted).
   const int checked_calls = fit(kCheckedLoopBudgetS, call_s + judge_s);
-  const int calls = std::min(repetitions, std::max(kMinRepetitions, std::min(solution_calls, checked_calls)));
+  const int timed_checked_calls =
+      std::min(static_cast<int>(checked_calls * (1 - kCountedShare)), checked_calls - kCountedTimeCalls);
+  const int calls = std::min(repetitions, std::max(kMinRepetitions, std::min(solution_calls, timed_checked_calls)));
   return {.warmup = std::max(1, std::min(warmup, solution_calls / 10)),
           .repetitions = calls,
           .sample_share = std::max(1, kSampleShare * std::min(calls, kSettledAfter) / kSettledAfter)};
 }
-
-// The time stage's calls besides the timed ones are counted with hardware counters (tensor_counter.h): each
-// call is one with kCountedShare's chance, drawn just before it from a source the solution cannot predict, so
-// that no call, early or late, is sure to go uncounted however many calls the medians take to settle (a
-// solution that runs another path from its nth call on is counted there as often as before it); and once
-// enough calls are timed, every call until kCountedTimeCalls are counted. About kCountedTimeCalls among the
-// kSettledAfter + kCountedTimeCalls calls that settled medians take.
-inline constexpr int kCountedTimeCalls = 2;
-inline constexpr double kCountedShare =
-    static_cast<double>(kCountedTimeCalls) / (kSettledAfter + kCountedTimeCalls);
 
 enum class NextTimeCall { done, counted, timed };
 
