@@ -208,6 +208,10 @@ StageResult instructions_stage(StageContext& context) {
     context.verdict.coverage = checked.coverage.coverage;
   }
   instructions.wall_s = profile.process.wall_s;
+  // The runner's steps under the profiler: the rest of wall_s is Nsight Compute's own.
+  if (profile.result && profile.result->contains(proto::kPhasesS) &&
+      (instructions.details.is_object() || instructions.details.is_null()))
+    instructions.details[proto::kPhasesS] = (*profile.result)[proto::kPhasesS];
   std::error_code ec;
   if (!profile.kernels_dir.empty()) fs::remove_all(profile.kernels_dir, ec);
   return instructions;

@@ -1210,6 +1210,22 @@ TEST(GpuStages, ASassListingLongerThanTheJudgeReadsFailsTheInstructionStage) {
       << stage_named(whole, "instructions").message;
 }
 
+// The runner's steps under the profiler travel into the stage's details (the rest of its seconds are Nsight
+// Compute's own), for the stage times of bench/.
+TEST(GpuStages, TheProfiledRunnersStepsAreInTheInstructionStage) {
+  json profiled = kProfiled;
+  profiled["phases_s"] = {{"runner_context", 0.2}, {"solution_process", 0.3}, {"calls", 0.9}};
+  const Verdict verdict = stages_with_fake_tools(
+      profiled,
+      {.stages = {"instructions"},
+       .ncu_csv = kFullCsv,
+       .compiled_kernels = {"_Z4gemmPK13__nv_bfloat16"},
+       .sass = sass_of({"HGMMA.64x256x16.F32.BF16", "UTMALDG.2D", "SYNCS.PHASECHK.TRANS64.TRYWAIT", "EXIT"})});
+  const StageResult& instructions = stage_named(verdict, "instructions");
+  EXPECT_EQ(instructions.status, StageStatus::passed) << instructions.message;
+  EXPECT_EQ(instructions.details["phases_s"]["calls"], 0.9);
+}
+
 // Every family is in the compiled code: the profile decides, as before.
 TEST(GpuStages, EveryFamilyInTheCompiledCodeLeavesTheDecisionToTheProfile) {
   const Verdict verdict =
