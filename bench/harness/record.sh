@@ -2,8 +2,9 @@
 # A record that does not fit one device call, as one run carried across calls: `ptxbench run --solutions`
 # begun in the first call and continued with `ptxbench run --resume N` in the next ones, until every pair
 # has a verdict. The store travels with the tree: carry .device (bundle.sh keeps .device/store), and after
-# each call copy the call's ptxbench.db and RECORD.run back into .device/store. A resumption on another GPU,
-# or by other binaries' ptxbench version, is refused: then begin again (remove RECORD.run).
+# each call copy the call's ptxbench.db and RECORD.run back into .device/store (`keep_record.sh FOLDER
+# RECORD`, FOLDER what the call brought back). A resumption on another GPU, or by other binaries' ptxbench
+# version, is refused: then begin again (remove RECORD.run).
 #   DEADLINE=590 bash bench/harness/record.sh RECORD      (on the GPU host, from the repository's root)
 # RECORD:
 #   shipped           every shipped solution on every task it serves (README.md, item 5)
