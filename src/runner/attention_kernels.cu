@@ -423,8 +423,8 @@ struct BlockScratch {
   Parts p, ds;
 };
 
-// The forward of one block of every key: S, the softmax (P and LSE), O = P V over P's first `parts` bf16 parts
-// (3: P exactly; 1: P rounded to bf16).
+// The forward of one block of every key: S, the softmax (P and LSE), O = P V over P's first `parts` bf16
+// parts (3: P exactly; 1: P rounded to bf16).
 void forward_block(const Block& block, const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
                    float* o, float* lse, const BlockScratch& scratch, cudaStream_t stream, int parts = 3) {
   if (block.j0 != 0 || block.cols != block.s.sk) throw std::logic_error("a forward block has every key");

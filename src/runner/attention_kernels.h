@@ -37,7 +37,8 @@ inline constexpr size_t kAttentionScoreBlockBytes = size_t{1} << 30;
 // is rounded to bf16 after anyway.
 void attention_forward_reference(const AttentionDims& dims, const __nv_bfloat16* q, const __nv_bfloat16* k,
                                  const __nv_bfloat16* v, float* o, float* lse, cudaStream_t stream,
-                                 size_t score_block_bytes = kAttentionScoreBlockBytes, bool p_in_bf16 = false);
+                                 size_t score_block_bytes = kAttentionScoreBlockBytes,
+                                 bool p_in_bf16 = false);
 
 // dQ [B,Sq,Hq,D], dK and dV [B,Sk,Hkv,D], fp32, from bf16 Q, K, V, O, dO and fp32 LSE, as the ABI defines
 // them (P from the given LSE, Delta from the given O). `delta` is scratch of dims.lse_elements() floats.

@@ -194,8 +194,8 @@ void keep_compiled_kernels(const std::string& cache, const std::string& to, Json
 }
 
 // Opens the baseline's process (its open already requested when `requested`) and loads the request's baseline
-// module in it: the harness's own code, so a failure is the harness's (a runtime_error, which run() reports as
-// a harness_error), never the solution's.
+// module in it: the harness's own code, so a failure is the harness's (a runtime_error, which run() reports
+// as a harness_error), never the solution's.
 ptxbench::runner::SolutionProcess* open_baseline(ptxbench::runner::SolutionProcess& baseline,
                                                  const ptxbench::runner::Request& request,
                                                  const ptxbench::runner::EntrySpec& entry,

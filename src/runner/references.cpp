@@ -101,8 +101,9 @@ class AttentionForwardReference final : public Reference {
 };
 
 // The backward's O and LSE are the reference forward of its Q, K, V as a forward kernel computes and stores
-// them (P rounded to bf16 for P V, O rounded to bf16; LSE in fp32 as is); its reference is attention_kernels.cu's
-// fp32 backward, which takes P from the given LSE and Delta from the given O, as the ABI says.
+// them (P rounded to bf16 for P V, O rounded to bf16; LSE in fp32 as is); its reference is
+// attention_kernels.cu's fp32 backward, which takes P from the given LSE and Delta from the given O, as the
+// ABI says.
 class AttentionBackwardReference final : public Reference {
  public:
   void allocate(const ReferenceTensors& t) override {

@@ -45,8 +45,9 @@ class Reference {
   // the whole reference costs many times the call (the dense attention families).
   virtual bool samples() const { return false; }
   // The reference of a sample of the outputs' rows (layouts.h), 1 in each output's `checked` bytes at the
-  // elements computed (zeroed elsewhere).
-  virtual void compute_sample(ReferenceTensors&, SampleDraw, cudaStream_t);  // throws: none
+  // elements computed (zeroed elsewhere). The default, for a reference that does not sample, throws
+  // std::logic_error.
+  virtual void compute_sample(ReferenceTensors&, SampleDraw, cudaStream_t);
   // A baseline timed in this process, on the pristine inputs into outputs of its own; null when there is
   // none.
   virtual nlohmann::ordered_json describe_baseline() const { return nullptr; }

@@ -216,7 +216,8 @@ inline TimeStageCalls time_stage_calls(int warmup, int repetitions, double call_
   const int checked_calls = fit(kCheckedLoopBudgetS, call_s + judge_s);
   const int timed_checked_calls =
       std::min(static_cast<int>(checked_calls * (1 - kCountedShare)), checked_calls - kCountedTimeCalls);
-  const int calls = std::min(repetitions, std::max(kMinRepetitions, std::min(solution_calls, timed_checked_calls)));
+  const int calls =
+      std::min(repetitions, std::max(kMinRepetitions, std::min(solution_calls, timed_checked_calls)));
   return {.warmup = std::max(1, std::min(warmup, solution_calls / 10)),
           .repetitions = calls,
           .sample_share = std::max(1, kSampleShare * std::min(calls, kSettledAfter) / kSettledAfter)};

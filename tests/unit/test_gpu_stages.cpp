@@ -1152,6 +1152,11 @@ std::string sass_of(const std::vector<std::string>& opcodes) {
   return text;
 }
 
+// The compiled code of kFullCsv's kernel, every required family in it.
+std::string full_sass() {
+  return sass_of({"HGMMA.64x256x16.F32.BF16", "UTMALDG.2D", "SYNCS.PHASECHK.TRANS64.TRYWAIT", "EXIT"});
+}
+
 }  // namespace
 
 // A required family is not in the compiled code: the stage fails on that alone, and ncu is not run (it is
@@ -1188,8 +1193,7 @@ TEST(GpuStages, AProfiledCallThatNeverEndsSaysItHungUnderTheProfiler) {
 // A SASS listing longer than the judge reads fails the stage, and no profile runs: read in part, it would
 // leave kernels out of the compiled code, their launches foreign (as the reference forward's did at 4 MB).
 TEST(GpuStages, ASassListingLongerThanTheJudgeReadsFailsTheInstructionStage) {
-  const std::string sass =
-      sass_of({"HGMMA.64x256x16.F32.BF16", "UTMALDG.2D", "SYNCS.PHASECHK.TRANS64.TRYWAIT", "EXIT"});
+  const std::string sass = full_sass();
   const Verdict verdict = stages_with_fake_tools(kProfiled, {.stages = {"instructions"},
                                                              .ncu_csv = kFullCsv,
                                                              .compiled_kernels = {"_Z4gemmPK13__nv_bfloat16"},
@@ -1215,12 +1219,10 @@ TEST(GpuStages, ASassListingLongerThanTheJudgeReadsFailsTheInstructionStage) {
 TEST(GpuStages, TheProfiledRunnersStepsAreInTheInstructionStage) {
   json profiled = kProfiled;
   profiled["phases_s"] = {{"runner_context", 0.2}, {"solution_process", 0.3}, {"calls", 0.9}};
-  const Verdict verdict = stages_with_fake_tools(
-      profiled,
-      {.stages = {"instructions"},
-       .ncu_csv = kFullCsv,
-       .compiled_kernels = {"_Z4gemmPK13__nv_bfloat16"},
-       .sass = sass_of({"HGMMA.64x256x16.F32.BF16", "UTMALDG.2D", "SYNCS.PHASECHK.TRANS64.TRYWAIT", "EXIT"})});
+  const Verdict verdict = stages_with_fake_tools(profiled, {.stages = {"instructions"},
+                                                            .ncu_csv = kFullCsv,
+                                                            .compiled_kernels = {"_Z4gemmPK13__nv_bfloat16"},
+                                                            .sass = full_sass()});
   const StageResult& instructions = stage_named(verdict, "instructions");
   EXPECT_EQ(instructions.status, StageStatus::passed) << instructions.message;
   EXPECT_EQ(instructions.details["phases_s"]["calls"], 0.9);
@@ -1228,12 +1230,10 @@ TEST(GpuStages, TheProfiledRunnersStepsAreInTheInstructionStage) {
 
 // Every family is in the compiled code: the profile decides, as before.
 TEST(GpuStages, EveryFamilyInTheCompiledCodeLeavesTheDecisionToTheProfile) {
-  const Verdict verdict =
-      stages_with_fake_tools(kProfiled, {.stages = {"instructions"},
-                                         .ncu_csv = kFullCsv,
-                                         .compiled_kernels = {"_Z4gemmPK13__nv_bfloat16"},
-                                         .sass = sass_of({"HGMMA.64x256x16.F32.BF16", "UTMALDG.2D",
-                                                          "SYNCS.PHASECHK.TRANS64.TRYWAIT", "EXIT"})});
+  const Verdict verdict = stages_with_fake_tools(kProfiled, {.stages = {"instructions"},
+                                                             .ncu_csv = kFullCsv,
+                                                             .compiled_kernels = {"_Z4gemmPK13__nv_bfloat16"},
+                                                             .sass = full_sass()});
   const StageResult& instructions = stage_named(verdict, "instructions");
   EXPECT_EQ(instructions.status, StageStatus::passed) << instructions.message;
   EXPECT_FALSE(instructions.details.contains("decided_by"));
@@ -1267,8 +1267,7 @@ TEST(GpuStages, ATritonSolutionsLaunchesAreHeldToTheKernelsTritonCompiledInThePr
       "Name\",\"Stream\",\"sass__inst_executed_per_opcode_with_modifier_all\"\n"
       "\"0\",\"1\",\"matmul_kernel\",\"13\",\"2097172 (HGMMA.64x256x16.F32.BF16: 2097152; "
       "UTMALDG.2D: 10; SYNCS.PHASECHK.TRANS64.TRYWAIT: 10)\"\n";
-  std::string sass =
-      sass_of({"HGMMA.64x256x16.F32.BF16", "UTMALDG.2D", "SYNCS.PHASECHK.TRANS64.TRYWAIT", "EXIT"});
+  std::string sass = full_sass();
   sass.replace(sass.find("_Z4gemmPK13__nv_bfloat16"), std::string("_Z4gemmPK13__nv_bfloat16").size(),
                "matmul_kernel");
   FakeTriton triton{.kernel_files = {"abc-matmul_kernel.cubin"}};

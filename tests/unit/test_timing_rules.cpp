@@ -199,8 +199,9 @@ std::vector<double> spread_calls(int n, double width) {
 
 }  // namespace
 
-// A median is settled once the ranks of its 95% interval lie within half a percent: never before kSettledAfter
-// calls, soon for calls as tight as the H100's (a p10-p90 band of about 1%), not for calls spread by 10%.
+// A median is settled once the ranks of its 95% interval lie within half a percent: never before
+// kSettledAfter calls, soon for calls as tight as the H100's (a p10-p90 band of about 1%), not for calls
+// spread by 10%.
 TEST(TimingRules, TheCallsStopOnceTheMedianIsSettled) {
   EXPECT_FALSE(median_settled(spread_calls(kSettledAfter - 1, 0.0))) << "never before kSettledAfter calls";
   EXPECT_TRUE(median_settled(spread_calls(kSettledAfter, 0.0)));

@@ -186,7 +186,8 @@ void run_case(const Case& c, std::mt19937_64& rng) {
                                 nullptr, c.score_block_bytes, true);
     PTXBENCH_CUDA(cudaDeviceSynchronize());
     double largest_v = 0, worst = 0;
-    for (const auto& x : v) largest_v = std::max(largest_v, std::fabs(static_cast<double>(__bfloat162float(x))));
+    for (const auto& x : v)
+      largest_v = std::max(largest_v, std::fabs(static_cast<double>(__bfloat162float(x))));
     const std::vector<float> fast = o_fast.read();
     for (size_t i = 0; i < nq; ++i) worst = std::max(worst, std::fabs(fast[i] - o_cpu[i]));
     compare(name + " LSE with P in bf16", lse_fast.read(), lse_cpu);
