@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Each stored verdict's stage times, from a ptxbench store: one line per evaluation (task, source, verdict,
-each stage's seconds; the sanitize stage's tools in brackets; the runner's steps of the correct and time stages,
-`phases_s`, where the verdict has them), then each stage's total and mean.
+each stage's seconds; the sanitize stage's tools in brackets; the GPU stages' seconds together, `gpu`, where a
+stage that started with another (`started_with`) counts only what it ran beyond it; the runner's steps of the
+correct and time stages, `phases_s`, where the verdict has them), then each stage's total and mean, and the GPU
+stages' together.
 
     bench/harness/stage_times.py DATA/ptxbench.db [--run N] [--json OUT]
 """
@@ -43,7 +45,7 @@ def main():
     query = "SELECT id, run_id, task_id, source_name, status, speedup, verdict FROM evaluations"
     rows = db.execute(query + (" WHERE run_id = ?" if args.run else "") + " ORDER BY id",
                       (args.run,) if args.run else ()).fetchall()
-    table, per_stage = [], {}
+    table, per_stage, gpu_totals = [], {}, []
     for eid, run, task, source, status, speedup, verdict in rows:
         v = json.loads(verdict)
         stages = {}
@@ -58,16 +60,26 @@ def main():
                 entry["tools"] = tools
             if isinstance(details.get("phases_s"), dict):
                 entry["phases"] = {k: round(w, 2) for k, w in details["phases_s"].items()}
+            if isinstance(details.get("started_with"), str):
+                entry["started_with"] = details["started_with"]
             stages[s["name"]] = entry
             per_stage.setdefault(s["name"], []).append(entry["wall_s"])
         timing = time_checks(v)
+        gpu = 0.0
+        for name, e in stages.items():
+            if name in ("compile", "static"):
+                continue
+            beside = stages.get(e.get("started_with"), {}).get("wall_s", 0.0)
+            gpu += max(0.0, e["wall_s"] - beside)
+        gpu = round(gpu, 2)
+        gpu_totals.append(gpu)
         table.append({"id": eid, "run": run, "task": task, "source": source, "status": status,
-                      "speedup": speedup, "stages": stages, "timing": timing})
+                      "speedup": speedup, "stages": stages, "gpu_s": gpu, "timing": timing})
         cells = []
         for name, e in stages.items():
             tools = " [" + " ".join(f"{t} {w:.1f}" for t, w in e["tools"].items()) + "]" if "tools" in e else ""
             cells.append(f"{name} {e['wall_s']:.1f}{tools}")
-        print(f"{eid:4} {task:40} {source:40} {status:8} " + ", ".join(cells))
+        print(f"{eid:4} {task:40} {source:40} {status:8} gpu {gpu:.1f}: " + ", ".join(cells))
         # The correct and time stages share one runner process, whose steps both report: printed once.
         seen = []
         for name, e in stages.items():
@@ -80,6 +92,9 @@ def main():
     for name, walls in per_stage.items():
         print(f"{name:13} n={len(walls):3} total {sum(walls):8.1f} s  mean {statistics.mean(walls):6.2f} s  "
               f"max {max(walls):6.1f} s")
+    if gpu_totals:
+        print(f"{'gpu stages':13} n={len(gpu_totals):3} total {sum(gpu_totals):8.1f} s  "
+              f"mean {statistics.mean(gpu_totals):6.2f} s  max {max(gpu_totals):6.1f} s")
     if args.json:
         with open(args.json, "w") as out:
             json.dump(table, out, indent=1)

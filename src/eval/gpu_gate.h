@@ -1,8 +1,9 @@
 // Who uses the GPUs and the host at a time, when evaluations share them (LocalEvaluator, run --gpu-share):
 // each GPU stage, and each compile, passes the gate. The work whose verdict nothing else on the host can
-// change runs side by side (compiles, the sanitize stage); the stages that measure (counters, times) have
-// the host alone (gpu_stages.cpp's registry says which). A stage waiting to be alone goes first: no stream of
-// shared work keeps it waiting.
+// change runs side by side (compiles, the sanitize stage); the profiler (Nsight Compute counting executed
+// opcodes by patching the kernels) runs beside that work but one at a time; the stages that measure
+// (counters, times) have the host alone (gpu_stages.cpp's registry says which). A stage waiting to be alone
+// goes first: no stream of other work keeps it waiting.
 #pragma once
 
 #include <condition_variable>
@@ -13,7 +14,9 @@ namespace ptxbench {
 
 class GpuGate {
  public:
-  enum class Use { shared, alone };
+  // In order of what each excludes: shared excludes alone; profiler excludes alone and another profiler;
+  // alone excludes everything.
+  enum class Use { shared, profiler, alone };
 
   // Held for one stage. overlapped(): whether another stage held the gate at some moment of this one's
   // (a time-out then may be the other's doing).
@@ -49,16 +52,21 @@ class GpuGate {
 
   Pass enter(Use use) {
     std::unique_lock lock(mutex_);
+    int others = 0;
     if (use == Use::alone) {
       ++waiting_alone_;
-      changed_.wait(lock, [&] { return shared_ == 0 && !alone_; });
+      changed_.wait(lock, [&] { return shared_ == 0 && !profiler_ && !alone_; });
       --waiting_alone_;
       alone_ = true;
+    } else if (use == Use::profiler) {
+      changed_.wait(lock, [&] { return !alone_ && !profiler_ && waiting_alone_ == 0; });
+      profiler_ = true;
+      others = shared_;
     } else {
       changed_.wait(lock, [&] { return !alone_ && waiting_alone_ == 0; });
+      others = shared_ + (profiler_ ? 1 : 0);
       ++shared_;
     }
-    const int others = use == Use::shared ? shared_ - 1 : 0;
     return Pass(this, use, ++entries_, others);
   }
 
@@ -68,6 +76,8 @@ class GpuGate {
       std::lock_guard lock(mutex_);
       if (use == Use::alone)
         alone_ = false;
+      else if (use == Use::profiler)
+        profiler_ = false;
       else
         --shared_;
     }
@@ -77,6 +87,7 @@ class GpuGate {
   std::mutex mutex_;
   std::condition_variable changed_;
   int shared_ = 0;         // shared stages inside
+  bool profiler_ = false;  // the profiler inside
   bool alone_ = false;     // a stage inside alone
   int waiting_alone_ = 0;  // stages waiting to be alone
   uint64_t entries_ = 0;

@@ -46,6 +46,9 @@ RunnerCall run_sanitizer(StageContext& context, const nlohmann::json& request, c
 // both stages. The timing is kept in the context for the time stage.
 StageResult correct_stage(StageContext& context);
 StageResult instructions_stage(StageContext& context);
+// Undoes what the instruction stage left in the context (its profile, the verdict's coverage), when its
+// result is set aside (it ran beside the sanitize stage, and a stage since stopped the rest).
+void set_aside_instructions(StageContext& context);
 // Time: reports the timing the correct stage's process made, or times the solution in a process of its own.
 StageResult time_stage(StageContext& context);
 

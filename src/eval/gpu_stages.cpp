@@ -3,6 +3,9 @@
 #include "eval/gpu_stages.h"
 
 #include <fmt/format.h>
+#include <functional>
+#include <future>
+#include <map>
 #include <random>
 #include <string_view>
 
@@ -38,12 +41,31 @@ class EvaluationFolder {
 
 struct GpuStage {
   const char* name;
-  // Whether the stage may run beside another evaluation's on a shared GPU (gpu_gate.h).
-  GpuGate::Use use;
+  // How the stage uses the GPU beside other work (gpu_gate.h), given the tools.
+  GpuGate::Use (*use)(const GpuTools&);
   StageResult (*run)(StageContext&);
   // Why the stage cannot run after the stages before it, or "" when it can.
   std::string (*blocked)(const Verdict&, const GpuTools&);
+  // The earlier stage whose processes this one's start with, when its use is not alone: its work needs
+  // nothing of the stages before it (it runs_always), and the two share the GPU without changing what either
+  // sees. It still stands in its own place: a stage between the two that stops the rest sets its result
+  // aside, and `set_aside` undoes what it left in the context.
+  const char* starts_with = nullptr;
+  void (*set_aside)(StageContext&) = nullptr;
 };
+
+GpuGate::Use shared(const GpuTools&) {
+  return GpuGate::Use::shared;
+}
+GpuGate::Use alone(const GpuTools&) {
+  return GpuGate::Use::alone;
+}
+// Nsight Compute counts the executed opcodes by patching the kernels, which another process's work on the
+// GPU does not change. The sections of --profile (throughputs, stalls, durations) read the GPU's counters,
+// and another process's kernels would show in them: then the stage has the GPU alone.
+GpuGate::Use profiler(const GpuTools& tools) {
+  return tools.profile_sections ? GpuGate::Use::alone : GpuGate::Use::profiler;
+}
 
 std::string runs_always(const Verdict&, const GpuTools&) {
   return "";
@@ -56,16 +78,17 @@ std::string needs_correct(const Verdict& verdict, const GpuTools& tools) {
                                 : "not run: the time stage needs the correct stage (--stages)";
 }
 
-// Only the sanitize stage runs beside other evaluations' work: what the tools report is the solution
-// process's own, which another process's context on the GPU does not change, and most of its time is the
-// tools' work on the host. The correct and instruction stages read the device's counters (the tensor
-// counter, the profiler: CUPTI_ERROR_HARDWARE_BUSY when another process holds them), and the timed calls and
+// The sanitize stage runs beside other evaluations' work: what the tools report is the solution process's
+// own, which another process's context on the GPU does not change, and most of its time is the tools' work on
+// the host. The instruction stage's profile starts with it (a reference's two stages took 2.1-2.5 s and
+// 2.3-3.0 s, 3.1-3.2 s together, on an H100: bench/harness/h200-2026-12-07d). The correct stage reads the
+// device's tensor counter (CUPTI_ERROR_HARDWARE_BUSY when another process holds it), and the timed calls and
 // their overhead checks are measured on a host and a GPU that do nothing else.
 constexpr GpuStage kGpuStages[] = {
-    {"sanitize", GpuGate::Use::shared, sanitize_stage, runs_always},
-    {"correct", GpuGate::Use::alone, correct_stage, runs_always},
-    {"instructions", GpuGate::Use::alone, instructions_stage, runs_always},
-    {"time", GpuGate::Use::alone, time_stage, needs_correct},
+    {"sanitize", shared, sanitize_stage, runs_always},
+    {"correct", alone, correct_stage, runs_always},
+    {"instructions", profiler, instructions_stage, runs_always, "sanitize", set_aside_instructions},
+    {"time", alone, time_stage, needs_correct},
 };
 
 constexpr bool registry_matches_names() {
@@ -76,11 +99,20 @@ constexpr bool registry_matches_names() {
 }
 static_assert(registry_matches_names(), "kGpuStageNames (gpu_stages.h) lists the registry's stages in order");
 
-// Why no stage after `stage` runs, or "" when they may. After a time-out: a solution that never finishes
-// would hang every later stage as well. After a harness error: what a later stage saw of the solution could
-// not be told from the host's failure, and the verdict is the harness's error, never the solution's failure.
-// (A failure or a runtime error does not stop them: each later stage is evidence of its own, and the verdict
-// fails whatever they find.)
+// A stage that starts early starts with one before it, and needs nothing of the verdict so far.
+constexpr bool early_stages_are_independent() {
+  for (size_t i = 0; i < std::size(kGpuStages); ++i) {
+    if (!kGpuStages[i].starts_with) continue;
+    bool earlier = false;
+    for (size_t j = 0; j < i; ++j)
+      earlier = earlier || std::string_view(kGpuStages[j].name) == kGpuStages[i].starts_with;
+    if (!earlier || kGpuStages[i].blocked != runs_always || !kGpuStages[i].set_aside) return false;
+  }
+  return true;
+}
+static_assert(early_stages_are_independent(),
+              "a stage that starts early starts with an earlier one, runs always and can be set aside");
+
 std::string stops_the_rest(const StageResult& stage) {
   if (stage.status == StageStatus::timeout) return fmt::format("not run: the {} stage timed out", stage.name);
   if (stage.status == StageStatus::harness_error)
@@ -88,22 +120,47 @@ std::string stops_the_rest(const StageResult& stage) {
   return "";
 }
 
-// Runs `stage` through the gate, when the GPU is shared; a result that the sharing may have caused
-// (rerun_alone_because) is set aside, and the stage run again with the GPU alone decides.
-StageResult run_at_gate(const GpuStage& stage, StageContext& context) {
-  GpuGate* gate = context.tools.gate;
-  if (!gate) return stage.run(context);
-  StageResult result;
+// The stricter of two uses (gpu_gate.h: each excludes what the one before it does, and more).
+GpuGate::Use stricter(GpuGate::Use a, GpuGate::Use b) {
+  return static_cast<int>(a) > static_cast<int>(b) ? a : b;
+}
+
+// Results of stages run together, and whether another evaluation's stage held the gate beside them.
+struct RanTogether {
+  std::vector<StageResult> results;
   bool overlapped = false;
-  {
-    const GpuGate::Pass pass = gate->enter(stage.use);
-    result = stage.run(context);
-    overlapped = pass.overlapped();
-  }
+};
+
+// Runs `stages` at once (each but the first in a thread of its own), through the gate when the GPU is shared,
+// under the stricter of their uses.
+RanTogether run_together(const std::vector<const GpuStage*>& stages, StageContext& context) {
+  const auto run_all = [&] {
+    std::vector<std::future<StageResult>> beside;
+    for (size_t i = 1; i < stages.size(); ++i)
+      beside.push_back(std::async(std::launch::async, stages[i]->run, std::ref(context)));
+    std::vector<StageResult> results{stages[0]->run(context)};
+    for (auto& result : beside) results.push_back(result.get());
+    return results;
+  };
+  GpuGate* gate = context.tools.gate;
+  if (!gate) return {run_all()};
+  GpuGate::Use use = GpuGate::Use::shared;
+  for (const GpuStage* stage : stages) use = stricter(use, stage->use(context.tools));
+  const GpuGate::Pass pass = gate->enter(use);
+  RanTogether ran{run_all()};
+  ran.overlapped = pass.overlapped();
+  return ran;
+}
+
+// A result that the sharing with another evaluation may have caused (rerun_alone_because) is set aside, and
+// the stage run again with the GPU alone decides. The stages of one evaluation started together are no
+// reason to run again: neither's work slows the other's for longer than its own few seconds, and a solution
+// that hangs under both tools hangs alone as well.
+StageResult settled(const GpuStage& stage, StageResult result, bool overlapped, StageContext& context) {
   const std::string because = rerun_alone_because(result, overlapped);
-  if (because.empty()) return result;
+  if (because.empty() || !context.tools.gate) return result;
   const std::string first = result.message;
-  const GpuGate::Pass pass = gate->enter(GpuGate::Use::alone);
+  const GpuGate::Pass pass = context.tools.gate->enter(GpuGate::Use::alone);
   result = stage.run(context);
   if (!result.details.is_object()) result.details = json::object();
   result.details[because] = first;
@@ -153,28 +210,56 @@ void run_gpu_stages(const CompileResult& compiled, const Task& task, const GpuTo
   StageContext context{
       .compiled = compiled, .task = task, .tools = tools, .sandbox = sandbox, .verdict = verdict};
   std::string stopped;  // why the remaining stages do not run
+  // The result of a stage that does not run, saying why (and what confined it, where the sandbox is the
+  // reason or the stage was not asked for), or nothing when it runs.
+  const auto not_run = [&](const GpuStage& stage) -> std::optional<StageResult> {
+    const auto confined = [&](StageResult result) {
+      result.details = {{"sandbox", sandboxed}};
+      return result;
+    };
+    if (!unconfined.empty())
+      return confined({.name = stage.name, .status = StageStatus::harness_error, .message = unconfined});
+    if (!stopped.empty())
+      return StageResult{.name = stage.name, .status = StageStatus::skipped, .message = stopped};
+    if (!tools.wants(stage.name))
+      return confined(
+          {.name = stage.name, .status = StageStatus::skipped, .message = "not requested (--stages)"});
+    if (std::string blocked = stage.blocked(verdict, tools); !blocked.empty())
+      return StageResult{.name = stage.name, .status = StageStatus::skipped, .message = std::move(blocked)};
+    return std::nullopt;
+  };
+  // The stages that started with an earlier one, until their place in the order.
+  std::map<std::string, std::pair<StageResult, bool>> early;  // by name: the result, and overlapped
   for (const GpuStage& stage : kGpuStages) {
-    StageResult result{.name = stage.name, .status = StageStatus::skipped};
-    bool says_sandbox = true;  // what confined it: a stage that ran, or was not asked for
-    if (!unconfined.empty()) {
-      result = {.name = stage.name, .status = StageStatus::harness_error, .message = unconfined};
-    } else if (!stopped.empty()) {
-      result.message = stopped;
-      says_sandbox = false;
-    } else if (!tools.wants(stage.name)) {
-      result.message = "not requested (--stages)";
-    } else if (const std::string blocked = stage.blocked(verdict, tools); !blocked.empty()) {
-      result.message = blocked;
-      says_sandbox = false;
+    std::optional<StageResult> result = not_run(stage);
+    const auto started = early.find(stage.name);
+    if (result) {
+      // A stage since its start stopped the rest: as if it had never run, so that the verdict is the one of
+      // an evaluation that runs its stages one by one.
+      if (started != early.end()) stage.set_aside(context);
+      verdict.stages.push_back(std::move(*result));
+      continue;
+    }
+    if (started != early.end()) {
+      StageResult ran = std::move(started->second.first);
+      if (!ran.details.is_object()) ran.details = json::object();
+      ran.details["started_with"] = stage.starts_with;  // their seconds overlap (a rerun alone says nothing)
+      result = settled(stage, std::move(ran), started->second.second, context);
     } else {
-      result = run_at_gate(stage, context);
-      stopped = stops_the_rest(result);
+      std::vector<const GpuStage*> together{&stage};
+      for (const GpuStage& later : kGpuStages)
+        if (later.starts_with && later.starts_with == std::string_view(stage.name) &&
+            later.use(tools) != GpuGate::Use::alone && !not_run(later))
+          together.push_back(&later);
+      RanTogether ran = run_together(together, context);
+      result = settled(stage, std::move(ran.results[0]), ran.overlapped, context);
+      for (size_t i = 1; i < together.size(); ++i)
+        early.emplace(together[i]->name, std::pair{std::move(ran.results[i]), ran.overlapped});
     }
-    if (says_sandbox) {
-      if (!result.details.is_object()) result.details = json::object();
-      result.details["sandbox"] = sandboxed;
-    }
-    verdict.stages.push_back(std::move(result));
+    stopped = stops_the_rest(*result);
+    if (!result->details.is_object()) result->details = json::object();
+    result->details["sandbox"] = sandboxed;
+    verdict.stages.push_back(std::move(*result));
   }
   // The proof is bound once the calls it must cover have run, whichever way the later stages ended.
   bind_proof(context, verdict.stage_mut("instructions"));

@@ -51,7 +51,9 @@ struct GpuTools {
     sanitize_limit_s = correct_limit_s = profile_limit_s = time_limit_s = seconds;
   }
   // The instruction stage's profiled call also collects the architecture profile's Nsight Compute sections
-  // and its details hold their summary (profile_summary.h; run --feedback profile): more replay passes.
+  // and its details hold their summary (profile_summary.h; run --feedback profile): more replay passes, on
+  // the GPU's counters, so that the stage has the GPU alone (gpu_stages.cpp) rather than beside the sanitize
+  // stage.
   bool profile_sections = false;
   int trials = 3;
   int warmup = 10;

@@ -107,23 +107,16 @@ StageResult instructions_stage(StageContext& context) {
   const ArchProfile& arch = *find_arch(task.arch);
   auto ncu = [&](const fs::path& dir) {
     std::vector<std::string> command{
-        tools.ncu.string(),
-        "--target-processes",
+        tools.ncu.string(), "--target-processes",
         "all",  // and the processes the solution process starts
-        "--clock-control",
-        "none",
-        "--profile-from-start",
-        "off",
-        "--print-kernel-base",
+        "--clock-control", "none", "--profile-from-start", "off", "--print-kernel-base",
         "mangled",  // the symbols cuobjdump lists, with no spelling to reconcile
         "--metrics",
-        fmt::format("sass__inst_executed_per_opcode_with_modifier_all,{}", kLaunchMetrics),
-        "--print-metric-instances",
-        "details",
-        "--csv",
-        "--page",
-        "raw",
-        "--log-file",
+        // The kernels' durations need a pass on the GPU's counters, and only --profile has the GPU alone
+        // (gpu_stages.cpp): without it, another process's kernels beside this one would show in them.
+        fmt::format("sass__inst_executed_per_opcode_with_modifier_all,{}{}{}", kLaunchMetrics,
+                    tools.profile_sections ? "," : "", tools.profile_sections ? kDurationMetric : ""),
+        "--print-metric-instances", "details", "--csv", "--page", "raw", "--log-file",
         (dir / ncu_log).string()};
     if (tools.profile_sections)
       for (const std::string& section : arch.profile.sections)
@@ -215,6 +208,11 @@ StageResult instructions_stage(StageContext& context) {
   std::error_code ec;
   if (!profile.kernels_dir.empty()) fs::remove_all(profile.kernels_dir, ec);
   return instructions;
+}
+
+void set_aside_instructions(StageContext& context) {
+  context.profiled.reset();
+  context.verdict.coverage.reset();
 }
 
 void add_launches(StageContext& context, const std::string& stage, const std::optional<json>& result) {

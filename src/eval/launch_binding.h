@@ -6,9 +6,10 @@
 //   as tuning) and every timed call must launch what the profiled call launched, in order: the same kernels
 //   (by mangled name), grids, blocks, clusters and dynamic shared memory (the solution process records them
 //   with CUPTI's activity API in every stage, src/runner/launch_log.h).
-// - Durations: each kernel's median duration over the timed calls within kDurationFactor of what ncu
-//   measured for it in the profiled call, or within kDurationSlackUs of it: one kernel whose path switches on
-//   a flag shows here.
+// - Durations, where ncu measured them (with --profile, whose instruction stage has the GPU alone): each
+//   kernel's median duration over the timed calls within kDurationFactor of what ncu measured for it in the
+//   profiled call, or within kDurationSlackUs of it. (The counts below see a kernel whose path switches on a
+//   flag in any case.)
 // - Counts: the calls chosen at random to be counted with hardware counters (one checked, two or more
 //   timed) must have executed the wgmma instructions the profiled call did, within kCountTolerance: counters
 //   need no replay or patching, so the solution cannot tell those calls from the others.

@@ -289,7 +289,7 @@ NcuReport parse_ncu_report(const std::string& output, const ProfileSpec* profile
   const auto cluster_columns = std::array{column("launch__cluster_dim_x"), column("launch__cluster_dim_y"),
                                           column("launch__cluster_dim_z")};
   const auto dynamic_shared_column = column("launch__shared_mem_per_block_dynamic");
-  const auto duration_column = column("gpu__time_duration.sum");
+  const auto duration_column = column(kDurationMetric);
   // The units row follows the header: a duration's unit is ncu's to choose unless --print-units base.
   double duration_scale_ns = 1;
   if (duration_column && records.size() > 1 && records[1].size() == header.size())

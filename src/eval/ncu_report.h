@@ -59,10 +59,11 @@ struct NcuReport {
 };
 
 // The metrics beside the per-opcode counts that describe each launch, for binding the proof to the launches
-// of unprofiled calls (launch_binding.h).
+// of unprofiled calls (launch_binding.h); and each launch's duration, which ncu measures in a pass on the
+// GPU's counters (asked for only when the stage has the GPU alone).
 inline constexpr const char* kLaunchMetrics =
-    "launch__cluster_dim_x,launch__cluster_dim_y,launch__cluster_dim_z,launch__shared_mem_per_block_dynamic,"
-    "gpu__time_duration.sum";
+    "launch__cluster_dim_x,launch__cluster_dim_y,launch__cluster_dim_z,launch__shared_mem_per_block_dynamic";
+inline constexpr const char* kDurationMetric = "gpu__time_duration.sum";
 
 // Entry: reads ncu's whole output (stdout and stderr together). Never throws on odd input: what cannot be
 // read is named in `errors`. With `profile`, each launch also keeps the metrics it reads

@@ -688,3 +688,35 @@ TEST(GpuGate, SharedStagesOverlapAndAStageAloneHasTheGpuToItself) {
   const GpuGate::Pass lone = gate.enter(GpuGate::Use::shared);
   EXPECT_FALSE(lone.overlapped());
 }
+
+// The profiler runs beside shared stages, one at a time, and never beside a stage alone.
+TEST(GpuGate, TheProfilerRunsBesideSharedStagesButAloneOfItsKind) {
+  GpuGate gate;
+  auto shared = std::make_unique<GpuGate::Pass>(gate.enter(GpuGate::Use::shared));
+  auto profiler = std::make_unique<GpuGate::Pass>(gate.enter(GpuGate::Use::profiler));
+  EXPECT_TRUE(profiler->overlapped()) << "a shared stage was inside";
+  EXPECT_TRUE(shared->overlapped());
+  std::atomic<bool> second_in{false}, alone_in{false};
+  std::thread second([&] {
+    const GpuGate::Pass pass = gate.enter(GpuGate::Use::profiler);
+    second_in = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(second_in) << "one profiler at a time";
+  profiler.reset();
+  second.join();
+  EXPECT_TRUE(second_in);
+  profiler = std::make_unique<GpuGate::Pass>(gate.enter(GpuGate::Use::profiler));
+  shared.reset();
+  std::thread alone([&] {
+    const GpuGate::Pass pass = gate.enter(GpuGate::Use::alone);
+    alone_in = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(alone_in) << "a stage alone waits for the profiler";
+  profiler.reset();
+  alone.join();
+  EXPECT_TRUE(alone_in);
+  const GpuGate::Pass lone = gate.enter(GpuGate::Use::profiler);
+  EXPECT_FALSE(lone.overlapped());
+}

@@ -418,6 +418,11 @@ struct FakeRun {
   size_t sass_listing_limit = GpuTools{}.sass_listing_limit;
   // With it, a fake nvidia-smi prints these lines after the time of day (nvidia-smi's timestamp) and waits.
   std::vector<std::string> nvidia_smi_lines;
+  bool profile_sections = false;
+  // Each sanitizer waits up to 5 s for the fake ncu to start, and leaves "saw-ncu-TOOL" when it did.
+  bool sanitizers_wait_for_ncu = false;
+  // Where the files the fake tools left are kept (by name, with their text): "ncu-args", "saw-ncu-*".
+  std::map<std::string, std::string>* files_left = nullptr;
 };
 
 Verdict stages_with_fake_tools(const json& result, const FakeRun& run = {}) {
@@ -429,6 +434,7 @@ Verdict stages_with_fake_tools(const json& result, const FakeRun& run = {}) {
   // memcheck's next runs that hang, one file each (the tools run at once; memcheck's own runs one by one)
   for (int i = 0; i < run.memcheck_hangs; ++i) std::ofstream(dir / ("hang-memcheck-" + std::to_string(i)));
   if (run.ncu_hangs) std::ofstream(dir / "hang-ncu");
+  if (run.sanitizers_wait_for_ncu) std::ofstream(dir / "wait-for-ncu");
   if (run.triton)
     std::ofstream(dir / "kernels.txt") << fmt::format("{}", fmt::join(run.triton->kernel_files, "\n"));
   // Reads the request up to NUL and the key after it; prints the result and its HMAC tag. Keeps the requests
@@ -480,6 +486,12 @@ for hang in "$here"/hang-$tool-*; do
   if [ -f "$hang" ]; then rm "$hang"; sleep 60; fi
   break
 done
+if [ -f "$here/wait-for-ncu" ]; then
+  for i in $(seq 50); do
+    if [ -f "$here/ncu-started" ]; then touch "$here/saw-ncu-$tool"; break; fi
+    sleep 0.1
+  done
+fi
 if [ -f "$here/$tool.log" ]; then cp "$here/$tool.log" "$log"
 else printf '========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n' > "$log"; fi
 exec "$@"
@@ -487,6 +499,8 @@ exec "$@"
   std::ofstream(dir / "ncu.csv") << run.ncu_csv;
   const fs::path ncu = write_script(dir, "ncu", R"(#!/bin/sh
 here=$(dirname "$0")
+touch "$here/ncu-started"
+echo "$@" > "$here/ncu-args"
 while [ $# -gt 1 ]; do
   case "$1" in
     --log-file) log="$2"; shift 2 ;;
@@ -528,6 +542,7 @@ exec "$@"
   tools.set_all_limits(run.limit_s);
   tools.stages = run.stages;
   tools.gate = run.gate;
+  tools.profile_sections = run.profile_sections;
   tools.sandbox = resolve_sandbox({.enabled = false});
   tools.project_root = dir;
   Verdict verdict;
@@ -537,6 +552,13 @@ exec "$@"
     std::ifstream kept(dir / "requests.jsonl");
     for (std::string line; std::getline(kept, line);) requests->push_back(json::parse(line));
   }
+  if (run.files_left)
+    for (const fs::directory_entry& entry : fs::directory_iterator(dir))
+      if (entry.is_regular_file()) {
+        std::ifstream file(entry.path());
+        (*run.files_left)[entry.path().filename().string()] =
+            std::string(std::istreambuf_iterator<char>(file), {});
+      }
   fs::remove_all(dir);
   return verdict;
 }
@@ -1241,6 +1263,71 @@ TEST(GpuStages, EveryFamilyInTheCompiledCodeLeavesTheDecisionToTheProfile) {
   EXPECT_EQ(instructions.details["launches"][0]["from_submission"], true);
   ASSERT_TRUE(verdict.coverage);
   EXPECT_DOUBLE_EQ(*verdict.coverage, 1.0);
+}
+
+// The instruction stage's profile starts with the sanitize stage's tools, each beside the others (its use
+// of the GPU is the profiler's, gpu_gate.h), and ncu measures no durations, which another process's kernels
+// would show in.
+TEST(GpuStages, TheInstructionStageStartsWithTheSanitizeStage) {
+  std::map<std::string, std::string> files;
+  const Verdict verdict = stages_with_fake_tools(kProfiled, {.stages = {"sanitize", "instructions"},
+                                                             .ncu_csv = kFullCsv,
+                                                             .compiled_kernels = {"_Z4gemmPK13__nv_bfloat16"},
+                                                             .sass = full_sass(),
+                                                             .limit_s = 10,
+                                                             .sanitizers_wait_for_ncu = true,
+                                                             .files_left = &files});
+  EXPECT_EQ(stage_named(verdict, "sanitize").status, StageStatus::passed)
+      << stage_named(verdict, "sanitize").message;
+  EXPECT_EQ(stage_named(verdict, "instructions").status, StageStatus::passed)
+      << stage_named(verdict, "instructions").message;
+  for (const char* tool : {"memcheck", "synccheck", "racecheck"})
+    EXPECT_TRUE(files.count(std::string("saw-ncu-") + tool)) << tool << " ran before or after ncu";
+  EXPECT_NE(files["ncu-args"].find("sass__inst_executed_per_opcode_with_modifier_all,launch__cluster_dim_x"),
+            std::string::npos)
+      << files["ncu-args"];
+  EXPECT_EQ(files["ncu-args"].find("gpu__time_duration"), std::string::npos) << files["ncu-args"];
+  EXPECT_EQ(stage_named(verdict, "instructions").details.value("started_with", ""), "sanitize");
+  ASSERT_TRUE(verdict.coverage);
+  EXPECT_DOUBLE_EQ(*verdict.coverage, 1.0);
+}
+
+// With --profile the instruction stage reads the GPU's counters (its sections, the kernels' durations): it
+// has the GPU alone, in its own place after the sanitize stage.
+TEST(GpuStages, WithProfileSectionsTheInstructionStageRunsAloneAndMeasuresDurations) {
+  std::map<std::string, std::string> files;
+  const Verdict verdict = stages_with_fake_tools(kProfiled, {.stages = {"sanitize", "instructions"},
+                                                             .ncu_csv = kFullCsv,
+                                                             .compiled_kernels = {"_Z4gemmPK13__nv_bfloat16"},
+                                                             .sass = full_sass(),
+                                                             .limit_s = 15,
+                                                             .profile_sections = true,
+                                                             .sanitizers_wait_for_ncu = true,
+                                                             .files_left = &files});
+  EXPECT_EQ(stage_named(verdict, "instructions").status, StageStatus::passed)
+      << stage_named(verdict, "instructions").message;
+  for (const char* tool : {"memcheck", "synccheck", "racecheck"})
+    EXPECT_FALSE(files.count(std::string("saw-ncu-") + tool)) << tool << " ran beside ncu";
+  EXPECT_NE(files["ncu-args"].find(",gpu__time_duration.sum"), std::string::npos) << files["ncu-args"];
+  EXPECT_FALSE(stage_named(verdict, "instructions").details.contains("started_with"));
+}
+
+// A stage that stops the rest after the instruction stage started (here the sanitize stage beside it, which
+// timed out) sets its result aside, the coverage it measured with it: the verdict is the one stages run one
+// by one would give.
+TEST(GpuStages, AStageThatStopsTheRestSetsAsideTheInstructionStageThatStartedBesideIt) {
+  const Verdict verdict = stages_with_fake_tools(kProfiled, {.stages = {"sanitize", "instructions"},
+                                                             .ncu_csv = kFullCsv,
+                                                             .compiled_kernels = {"_Z4gemmPK13__nv_bfloat16"},
+                                                             .sass = full_sass(),
+                                                             .limit_s = 5,
+                                                             .memcheck_hangs = 2});
+  EXPECT_EQ(stage_named(verdict, "sanitize").status, StageStatus::timeout);
+  const StageResult& instructions = stage_named(verdict, "instructions");
+  EXPECT_EQ(instructions.status, StageStatus::skipped);
+  EXPECT_EQ(instructions.message, "not run: the sanitize stage timed out");
+  EXPECT_FALSE(verdict.coverage) << "the set-aside profile's coverage";
+  EXPECT_FALSE(instructions.details.contains("launches"));
 }
 
 TEST(GpuStages, StagesNotRequestedAreSkippedAsSuch) {
