@@ -39,7 +39,7 @@ struct OutputCheck {
   int64_t rows = 0;
   int64_t cols = 0;
   Comparison comparison;
-  bool passed() const { return comparison.mismatches == 0; }
+  bool passed() const { return comparison.mismatches == 0 && comparison.unwritten_outside_sample == 0; }
 };
 
 // A task family as the runner drives it: the buffers of its descriptor's tensors (src/family), which it

@@ -66,6 +66,10 @@ struct Comparison {
   uint64_t compared = 0;  // elements compared: all, or those a sampled reference computed
   uint64_t mismatches = 0;
   uint64_t non_finite = 0;
+  // Elements outside a sample still holding the judge's poison (every byte 0xFF, a NaN no arithmetic makes):
+  // never written by the call. Counted over the whole output, so that a call that skips rows fails whichever
+  // rows the sample drew.
+  uint64_t unwritten_outside_sample = 0;
   float max_abs_error = 0;  // over finite elements
   float max_rel_error = 0;  // over finite elements with |expected| > atol (all non-zero ones when atol is 0)
   float max_error_ratio = 0;  // max |actual - expected| / (atol + rtol |expected|) over finite elements
@@ -74,7 +78,7 @@ struct Comparison {
 
 // Compares a bf16 output with an fp32 reference: an element passes when it is finite and within
 // atol + rtol * |expected|. Only the elements whose byte of `checked` is non-zero, where it is not null (a
-// sampled reference's). Synchronises `stream`.
+// sampled reference's); the others are only looked at for the poison. Synchronises `stream`.
 Comparison compare_bf16(const __nv_bfloat16* actual, const float* expected, const uint8_t* checked, int64_t n,
                         float rtol, float atol, int max_reported, cudaStream_t stream);
 // The same for an fp32 output (attention's LSE).

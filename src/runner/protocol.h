@@ -295,6 +295,7 @@ inline constexpr const char* kCols = "cols";
 inline constexpr const char* kElements = "elements";
 inline constexpr const char* kMismatches = "mismatches";
 inline constexpr const char* kNonFinite = "non_finite";
+inline constexpr const char* kUnwrittenOutsideSample = "unwritten_outside_sample";
 inline constexpr const char* kMaxAbsError = "max_abs_error";
 inline constexpr const char* kMaxRelError = "max_rel_error";
 inline constexpr const char* kMaxErrorRatio = "max_error_ratio";

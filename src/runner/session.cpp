@@ -223,6 +223,7 @@ Json judge(Session& session, cudaStream_t harness, Json trial,
                        {p::kPassedField, check.passed()},
                        {p::kMismatches, c.mismatches},
                        {p::kNonFinite, c.non_finite},
+                       {p::kUnwrittenOutsideSample, c.unwritten_outside_sample},
                        {p::kMaxAbsError, number_or_name(c.max_abs_error)},
                        {p::kMaxRelError, number_or_name(c.max_rel_error)},
                        {p::kMaxErrorRatio, number_or_name(c.max_error_ratio)},
@@ -275,6 +276,13 @@ std::string describe_failure(const std::string& shape, const Json& trial) {
   }
   for (const Json& output : trial[p::kOutputs]) {
     if (output[p::kPassedField].get<bool>()) continue;
+    if (output[p::kMismatches].get<uint64_t>() == 0) {
+      // Every sampled element was right, but elements outside the sample were never written.
+      return text + std::to_string(output.value(p::kUnwrittenOutsideSample, uint64_t{0})) + " elements of " +
+             output[p::kName].get<std::string>() +
+             " outside the sample drawn after the call still hold the judge's poison (NaN): the call never "
+             "wrote them";
+    }
     text += std::to_string(output[p::kMismatches].get<uint64_t>()) + " of " +
             std::to_string(output[p::kElements].get<int64_t>()) + " elements of " +
             output[p::kName].get<std::string>() +

@@ -6,7 +6,8 @@
 // probability of (15/16)^16 = 0.36 a call, and in all of the 20 to 50 timed calls with 1e-9 or less). An
 // honest SIMT forward otherwise (simt/attention_forward.cuh, the manifest's prelude).
 // Why it must fail: the skipped rows stay as the judge poisoned them (NaN), and the ABI asks for every row.
-// Stopped by: time (its sampled check; also instructions, as any SIMT kernel).
+// Stopped by: time (each checked call: the poison left outside the sample is counted too; the sample alone
+// would catch it as above; also instructions, as any SIMT kernel).
 
 extern "C" int ptxbench_attention_forward_bf16(const __nv_bfloat16* Q, const __nv_bfloat16* K,
                                                const __nv_bfloat16* V, __nv_bfloat16* O, float* LSE, int B,

@@ -9,7 +9,9 @@
 // (timing_rules.h, time_stage_calls): a quarter of them at 5 calls, 448 over the 7, missed with 7e-7. An
 // honest SIMT forward otherwise (simt/attention_forward.cuh, the manifest's prelude).
 // Why it must fail: the skipped rows are wrong, and the ABI asks for every row.
-// Stopped by: time (its sampled checks; also instructions, as any SIMT kernel).
+// Stopped by: time (each checked call, by the poison left outside the sample, which the check counts; by the
+// larger sample alone, as above, were the rows written with something else; also instructions, as any SIMT
+// kernel).
 
 namespace {
 

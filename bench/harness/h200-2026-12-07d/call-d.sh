@@ -3,8 +3,10 @@
 # stage's profile beside the sanitize stage's tools (bundled in .device: bench/harness/bundle.sh):
 #   1. the references alone (--gpu-share 1) on call W's 9 tasks, with each evaluation's GPU seconds
 #      (stage_times.py's `gpu`: the two overlapping stages counted once);
-#   2. the corpus's GEMM entries with their expected verdicts (record.sh corpus-gemm), until END (seconds
-#      after the call's start; default 540).
+#   2. the corpus's attention entries, then its GEMM entries, with their expected verdicts (record.sh
+#      corpus-attention, corpus-gemm), until END (seconds after the call's start; default 540). A record
+#      stopped at END goes on with `DEADLINE=... bash bench/harness/record.sh RECORD` once keep_record.sh has put
+#      its store in .device/store.
 source bench/harness/h200-2026-12-05/env.sh
 end=${END:-540}
 gemm='gemm-bf16-n4096-k4096-sm90a gemm-bf16-n7168-k5120-sm90a gemm-bf16-n4096-k14336-sm90a'
@@ -16,6 +18,7 @@ echo "== stages alone: exit $? at $SECONDS s"; grep -E "evaluations in run|as ex
 python3 bench/harness/stage_times.py "$PTXBENCH_DATA/ptxbench.db" --run 1 > "$OUT/stage-times-alone.txt" 2>&1
 grep -E "^ +[0-9]+ " "$OUT/stage-times-alone.txt" | sed 's/, compile.*//' | cut -c1-140
 grep -E "^(sanitize|correct|instructions|time|gpu stages) " "$OUT/stage-times-alone.txt"
-if ((end - SECONDS > 120)); then
-  (OUT=$OUT/corpus-gemm; mkdir -p "$OUT"; DEADLINE=$((end - SECONDS)) bash bench/harness/record.sh corpus-gemm)
-fi
+for record in corpus-attention corpus-gemm; do
+  ((end - SECONDS > 90)) || break
+  (OUT=$OUT/$record; mkdir -p "$OUT"; DEADLINE=$((end - SECONDS)) bash bench/harness/record.sh $record)
+done
