@@ -113,6 +113,11 @@ constexpr bool early_stages_are_independent() {
 static_assert(early_stages_are_independent(),
               "a stage that starts early starts with an earlier one, runs always and can be set aside");
 
+// Why no stage after `stage` runs, or "" when they may. After a time-out: a solution that never finishes
+// would hang every later stage as well. After a harness error: what a later stage saw of the solution could
+// not be told from the host's failure, and the verdict is the harness's error, never the solution's failure.
+// (A failure or a runtime error does not stop them: each later stage is evidence of its own, and the verdict
+// fails whatever they find.)
 std::string stops_the_rest(const StageResult& stage) {
   if (stage.status == StageStatus::timeout) return fmt::format("not run: the {} stage timed out", stage.name);
   if (stage.status == StageStatus::harness_error)
