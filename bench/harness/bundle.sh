@@ -27,5 +27,9 @@ ldd "$dest"/bin/* | awk '/=> \// {print $1, $3}' | sort -u | while read -r name 
       ;;
   esac
 done
+# The commit the binaries were built from ("-dirty": with changes to the code beside it), which a record names.
+commit=$(git rev-parse --short=12 HEAD)
+[[ -z $(git status --porcelain -- src include kits arch tasks baselines CMakeLists.txt) ]] || commit+=-dirty
+echo "$commit" > "$dest/commit"
 du -sh "$dest"
 ls "$dest/bin" "$dest/lib"

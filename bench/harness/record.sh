@@ -3,8 +3,9 @@
 # begun in the first call and continued with `ptxbench run --resume N` in the next ones, until every pair
 # has a verdict. The store travels with the tree: carry .device (bundle.sh keeps .device/store), and after
 # each call copy the call's ptxbench.db and RECORD.run back into .device/store (`keep_record.sh FOLDER
-# RECORD`, FOLDER what the call brought back). A resumption on another GPU, or by other binaries' ptxbench
-# version, is refused: then begin again (remove RECORD.run).
+# RECORD`, FOLDER what the call brought back), which also keeps them in bench/harness/records/RECORD, committed,
+# for a later checkout without .device/store (its binaries must be the record's commit's). A resumption on
+# another GPU is refused: then begin again (remove RECORD.run and the kept copy).
 #   DEADLINE=590 bash bench/harness/record.sh RECORD      (on the GPU host, from the repository's root)
 # RECORD:
 #   shipped           every shipped solution on every task it serves (README.md, item 5)
@@ -24,6 +25,16 @@ case $record in
   *) echo "no record $record"; exit 2 ;;
 esac
 store=.device/store
+kept=bench/harness/records/$record  # keep_record.sh's committed copy, when .device/store has none
+if [[ ! -f $store/$record.run && -f $kept/run ]]; then
+  if [[ $(cat .device/commit) != "$(cat "$kept/commit")" ]]; then
+    echo "run $(cat "$kept/run") of $record was judged by $(cat "$kept/commit")'s binaries, these are" \
+      "$(cat .device/commit)'s: bundle those (a worktree at that commit, scripts/build, bundle.sh), or begin" \
+      "again (git rm -r $kept)"
+    exit 2
+  fi
+  mkdir -p "$store" && gunzip -c "$kept/ptxbench.db.gz" > "$store/ptxbench.db" && cp "$kept/run" "$store/$record.run"
+fi
 [[ -f $store/ptxbench.db && ! -f $PTXBENCH_DATA/ptxbench.db ]] && cp "$store/ptxbench.db" "$PTXBENCH_DATA/"
 if [[ -f $store/$record.run ]]; then
   run=(run --resume "$(cat "$store/$record.run")" --gpu-share 4)
