@@ -4,8 +4,9 @@
 # has a verdict. The store travels with the tree: carry .device (bundle.sh keeps .device/store), and after
 # each call copy the call's ptxbench.db and RECORD.run back into .device/store (`keep_record.sh FOLDER
 # RECORD`, FOLDER what the call brought back), which also keeps them in bench/harness/records/RECORD, committed,
-# for a later checkout without .device/store (its binaries must be the record's commit's). A resumption on
-# another GPU is refused: then begin again (remove RECORD.run and the kept copy).
+# for a later checkout without .device/store (its binaries must be the record's commit's); once the run is
+# whole, remove that copy (git rm -r). A resumption on another GPU is refused: then begin again (remove
+# RECORD.run and the kept copy).
 #   DEADLINE=590 bash bench/harness/record.sh RECORD      (on the GPU host, from the repository's root)
 # RECORD:
 #   shipped           every shipped solution on every task it serves (README.md, item 5)
