@@ -17,7 +17,8 @@ import sys
 def time_checks(verdict):
     """The time stage's figures that its checks compare: the solution's medians (events, wall, the request's
     round trip and its p90) and the calibrated round trip at that call length; and where its timed calls'
-    loop spent its seconds (`loop_s`), with the calls checked, where the verdict has them."""
+    loop spent its seconds (`loop_s`) and the steps before it (`setup_s`), with the calls checked, where the
+    verdict has them."""
     for s in verdict.get("stages", []):
         d = s.get("details")
         if s.get("name") != "time" or not isinstance(d, dict) or not isinstance(d.get("solution"), dict):
@@ -28,9 +29,10 @@ def time_checks(verdict):
                "round_trip_us": get("round_trip_us", "median"), "round_trip_p90": get("round_trip_us", "p90"),
                "calibrated_round_trip_us": cal.get("round_trip_us"), "calibrated_gap_us": cal.get("gap_us"),
                "times_verified": d.get("times_verified"), "checked_calls": d.get("checked_calls")}
-        if isinstance(d.get("loop_s"), dict):
-            out.update({f"loop_{k}_s": w for k, w in d["loop_s"].items()})
-        return {k: round(v, 2 if k.startswith("loop_") else 1) if isinstance(v, float) else v
+        for steps in ("setup", "loop"):
+            if isinstance(d.get(f"{steps}_s"), dict):
+                out.update({f"{steps}_{k}_s": w for k, w in d[f"{steps}_s"].items()})
+        return {k: round(v, 2 if k.startswith(("loop_", "setup_")) else 1) if isinstance(v, float) else v
                 for k, v in out.items()}
     return {}
 

@@ -602,6 +602,25 @@ Json describe_baseline_module(const Request& request) {
           {p::kBaselineModule, request.baseline_module}};
 }
 
+// Seconds by step, each step's summed over its laps: a lap ends a step and begins the next.
+class StepSeconds {
+ public:
+  explicit StepSeconds(std::initializer_list<const char*> steps) {
+    for (const char* step : steps) seconds_[step] = 0.0;
+  }
+  void restart() { start_ = std::chrono::steady_clock::now(); }
+  void lap(const char* step) {
+    const auto now = std::chrono::steady_clock::now();
+    seconds_[step] = seconds_[step].get<double>() + std::chrono::duration<double>(now - start_).count();
+    start_ = now;
+  }
+  Json take() { return std::move(seconds_); }
+
+ private:
+  Json seconds_ = Json::object();
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
 // Solution and baseline alternate, each call with fresh inputs and a poisoned output before its flush, so
 // that drift of clocks or temperature hits both alike and a solution that skips work on repeated calls is
 // caught by the check of every timed call's output. Fails when that re-check fails, when the call's work
@@ -620,6 +639,9 @@ void run_time(Session& session) {
   const auto seconds_since = [](std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
+  // Where the seconds before the timed calls go (the time result's setup_s): the judge's own work measured,
+  // the solution's warm-up calls, the baseline's checked call and its warm-up calls.
+  StepSeconds setup({"judge", "warm_up", "baseline_check", "baseline_warm_up"});
   // The judge's own work for one timed call, measured on the warm-up call's inputs: making them, and the
   // reference its output would be checked against (time_stage_calls).
   const auto judge_start = std::chrono::steady_clock::now();
@@ -627,6 +649,7 @@ void run_time(Session& session) {
   family.compute_reference_sample({.key = random_key()}, harness.get());
   PTXBENCH_CUDA(cudaStreamSynchronize(harness.get()));
   const double judge_s = seconds_since(judge_start);
+  setup.lap("judge");
   // The baseline: the request's baseline module in a process of its own, or the family's in this process. A
   // family without one in the runner (attention) describes it as null: then, without a module, the solution
   // is timed alone.
@@ -642,6 +665,7 @@ void run_time(Session& session) {
       time_stage_calls(request.warmup, request.repetitions, call_s, judge_s);
   for (int i = 2; i < warmup_calls; ++i)
     call_solution(session, {shape.label, i, "warm-up call " + std::to_string(i)}, 0);
+  setup.lap("warm_up");
   if (baseline_process != nullptr) {
     // One call checked against the reference, on inputs of its own and the buffers where the solution's calls
     // find them: a baseline that computes something else than the task gives no speedup.
@@ -653,6 +677,7 @@ void run_time(Session& session) {
     if (!trial[p::kPassedField].get<bool>())
       throw std::runtime_error("the baseline's output is wrong: " +
                                describe_failure(shape.to_string(), trial));
+    setup.lap("baseline_check");
     for (int i = 0; i < warmup_calls; ++i)
       call_baseline_process(*baseline_process, family.solution_call(), 0);
   } else if (has_baseline) {
@@ -660,6 +685,7 @@ void run_time(Session& session) {
       family.call_baseline(harness.get());  // +1: plans the algorithm
     PTXBENCH_CUDA(cudaDeviceSynchronize());
   }
+  setup.lap("baseline_warm_up");
 
   // Every timed call's output is checked, outside the clocks: a solution that counts its calls and does the
   // work only on the last one (the one a single re-check would see) fails here.
@@ -684,13 +710,7 @@ void run_time(Session& session) {
   // Where the loop's seconds go (the time result's loop_s), each step's seconds summed over the calls: the
   // inputs and poisoned outputs, the solution's calls (flush, call, snapshot), their checks, the baseline's
   // calls.
-  Json loop_s = {{"inputs", 0.0}, {"solution", 0.0}, {"check", 0.0}, {"baseline", 0.0}};
-  auto lap_start = std::chrono::steady_clock::now();
-  const auto lap = [&](const char* step) {
-    const auto now = std::chrono::steady_clock::now();
-    loop_s[step] = loop_s[step].get<double>() + std::chrono::duration<double>(now - lap_start).count();
-    lap_start = now;
-  };
+  StepSeconds loop_s({"inputs", "solution", "check", "baseline"});
   for (int i = 0;; ++i) {
     const bool settled =
         median_settled(solution.event_us) && (!has_baseline || median_settled(baseline.event_us));
@@ -698,9 +718,9 @@ void run_time(Session& session) {
     if (next == NextTimeCall::done) break;
     const Where where{shape.label, i, "timed call " + std::to_string(i)};
     const bool counted = next == NextTimeCall::counted;
-    lap_start = std::chrono::steady_clock::now();
+    loop_s.restart();
     prepare_call(family, key(i + 1), harness.get(), Placement::kept);
-    lap("inputs");
+    loop_s.lap("inputs");
     CallOutcome outcome;
     claims_hold = time_solution(session, harness.get(), flush, static_cast<uint32_t>(2 * i), where, counted,
                                 solution, &outcome) &&
@@ -711,7 +731,7 @@ void run_time(Session& session) {
     family.snapshot_outputs(harness.get());
     launch_clock_probe(kClockProbeNs, static_cast<unsigned long long*>(clocks.get()) + 2 * i, harness.get());
     PTXBENCH_CUDA(cudaStreamSynchronize(harness.get()));
-    lap("solution");
+    loop_s.lap("solution");
     // Each timed call's check compares the rows of a sample drawn after the call, where the family's
     // reference samples (the dense attention families: the whole reference costs many times the call), from a
     // source the solution cannot predict.
@@ -722,7 +742,7 @@ void run_time(Session& session) {
       recheck = std::move(checked);
     else if (failed_calls == 0)
       recheck = std::move(checked);
-    lap("check");
+    loop_s.lap("check");
     if (has_baseline && !counted) {
       const uint32_t salt = static_cast<uint32_t>(2 * i + 1);
       if (baseline_process != nullptr)
@@ -730,7 +750,7 @@ void run_time(Session& session) {
                               baseline);
       else
         time_baseline(family, harness.get(), flush, salt, baseline);
-      lap("baseline");
+      loop_s.lap("baseline");
     }
   }
   const int made = loop.made();
@@ -743,7 +763,8 @@ void run_time(Session& session) {
                  {p::kWarmup, std::max(2, warmup_calls)},
                  {p::kRepetitions, static_cast<int>(solution.event_us.size())},
                  {p::kJudgeCallS, judge_s},
-                 {p::kLoopS, std::move(loop_s)},
+                 {p::kSetupS, setup.take()},
+                 {p::kLoopS, loop_s.take()},
                  {p::kSampleShare, family.samples() ? Json(sample_share) : Json(nullptr)},
                  {p::kTimedWindowUnixS, {window_begin, window_end}},
                  {p::kL2FlushBytes, flush.bytes()},
