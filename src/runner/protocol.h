@@ -210,6 +210,7 @@ inline constexpr const char* kRepetitions = "repetitions";
 inline constexpr const char* kJudgeCallS = "judge_call_s";  // the judge's work for one timed call
 inline constexpr const char* kLoopS = "loop_s";  // the timed calls' loop's seconds by step (session.cpp)
 inline constexpr const char* kSetupS = "setup_s";  // the seconds before that loop by step (session.cpp)
+inline constexpr const char* kPlacement = "placement";  // each buffer's offset in its allocation, when timed
 inline constexpr const char* kDevice = "device";
 inline constexpr const char* kDenseFlopsPerSmPerClock = "dense_flops_per_sm_per_clock";
 inline constexpr const char* kTrack = "track";

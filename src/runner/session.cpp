@@ -650,6 +650,11 @@ void run_time(Session& session) {
   PTXBENCH_CUDA(cudaStreamSynchronize(harness.get()));
   const double judge_s = seconds_since(judge_start);
   setup.lap("judge");
+  // Where the timed calls find each buffer in its allocation (they keep the place this call's moved them to;
+  // the allocations start on whole pages): the offsets differ between evaluations, and with them, perhaps,
+  // a kernel's speed.
+  Json placement = Json::object();
+  for (const auto& [name, buffer] : family.shared_buffers()) placement[name] = buffer->offset();
   // The baseline: the request's baseline module in a process of its own, or the family's in this process. A
   // family without one in the runner (attention) describes it as null: then, without a module, the solution
   // is timed alone.
@@ -764,6 +769,7 @@ void run_time(Session& session) {
                  {p::kRepetitions, static_cast<int>(solution.event_us.size())},
                  {p::kJudgeCallS, judge_s},
                  {p::kSetupS, setup.take()},
+                 {p::kPlacement, std::move(placement)},
                  {p::kLoopS, loop_s.take()},
                  {p::kSampleShare, family.samples() ? Json(sample_share) : Json(nullptr)},
                  {p::kTimedWindowUnixS, {window_begin, window_end}},

@@ -174,6 +174,7 @@ LIMITS=',"check_limit_s":120,"time_limit_s":120' expect correct.check_then_time 
    and r["time"]["launches"]["calls"] == r["time"]["timing"]["checked_calls"]
    and set(r["time"]["timing"]["loop_s"]) == {"inputs", "solution", "check", "baseline"}
    and set(r["time"]["timing"]["setup_s"]) == {"judge", "warm_up", "baseline_check", "baseline_warm_up"}
+   and all(v % 256 == 0 for v in r["time"]["timing"]["placement"].values())
    and 0 < r["time"]["timing"]["loop_s"]["solution"] < r["time"]["wall_s"]
    and 0 < r["check"]["wall_s"] and 0 < r["time"]["wall_s"]
    and {"check_calls", "time_calls", "calibration"} <= set(r["phases_s"])'
