@@ -8,6 +8,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <mutex>
 
 namespace ptxbench {
@@ -18,41 +19,36 @@ class GpuGate {
   // alone excludes everything.
   enum class Use { shared, profiler, alone };
 
-  // Held for one stage. overlapped(): whether another stage held the gate at some moment of this one's
-  // (a time-out then may be the other's doing).
+  // Held for one stage. overlapped(): whether a stage of another owner (another evaluation's) held the gate
+  // at some moment of this one's (a time-out then may be the other's doing); the stages of one owner, run
+  // beside each other on purpose, do not count.
   class Pass {
    public:
     Pass(const Pass&) = delete;
     Pass& operator=(const Pass&) = delete;
-    Pass(Pass&& other) noexcept
-        : gate_(other.gate_),
-          use_(other.use_),
-          entered_(other.entered_),
-          others_at_entry_(other.others_at_entry_) {
+    Pass(Pass&& other) noexcept : gate_(other.gate_), use_(other.use_), id_(other.id_) {
       other.gate_ = nullptr;
     }
     ~Pass() {
-      if (gate_) gate_->leave(use_);
+      if (gate_) gate_->leave(use_, id_);
     }
     bool overlapped() const {
       if (!gate_) return false;
       std::lock_guard lock(gate_->mutex_);
-      return others_at_entry_ > 0 || gate_->entries_ != entered_;
+      return gate_->inside_.at(id_).overlapped;
     }
 
    private:
     friend class GpuGate;
-    Pass(GpuGate* gate, Use use, uint64_t entered, int others)
-        : gate_(gate), use_(use), entered_(entered), others_at_entry_(others) {}
+    Pass(GpuGate* gate, Use use, uint64_t id) : gate_(gate), use_(use), id_(id) {}
     GpuGate* gate_;
     Use use_;
-    uint64_t entered_;     // the gate's entry count just after this entry
-    int others_at_entry_;  // stages inside when this one entered
+    uint64_t id_;
   };
 
-  Pass enter(Use use) {
+  // `owner`: whose stage it is (an evaluation's); null: nobody else's, every other stage overlaps it.
+  Pass enter(Use use, const void* owner = nullptr) {
     std::unique_lock lock(mutex_);
-    int others = 0;
     if (use == Use::alone) {
       ++waiting_alone_;
       changed_.wait(lock, [&] { return shared_ == 0 && !profiler_ && !alone_; });
@@ -61,17 +57,25 @@ class GpuGate {
     } else if (use == Use::profiler) {
       changed_.wait(lock, [&] { return !alone_ && !profiler_ && waiting_alone_ == 0; });
       profiler_ = true;
-      others = shared_;
     } else {
       changed_.wait(lock, [&] { return !alone_ && waiting_alone_ == 0; });
-      others = shared_ + (profiler_ ? 1 : 0);
       ++shared_;
     }
-    return Pass(this, use, ++entries_, others);
+    Inside entered{.owner = owner};
+    for (auto& [id, other] : inside_)
+      if (owner == nullptr || other.owner != owner) other.overlapped = entered.overlapped = true;
+    const uint64_t id = ++entries_;
+    inside_.emplace(id, entered);
+    return Pass(this, use, id);
   }
 
  private:
-  void leave(Use use) {
+  struct Inside {
+    const void* owner = nullptr;
+    bool overlapped = false;
+  };
+
+  void leave(Use use, uint64_t id) {
     {
       std::lock_guard lock(mutex_);
       if (use == Use::alone)
@@ -80,6 +84,7 @@ class GpuGate {
         profiler_ = false;
       else
         --shared_;
+      inside_.erase(id);
     }
     changed_.notify_all();
   }
@@ -91,6 +96,7 @@ class GpuGate {
   bool alone_ = false;     // a stage inside alone
   int waiting_alone_ = 0;  // stages waiting to be alone
   uint64_t entries_ = 0;
+  std::map<uint64_t, Inside> inside_;  // the passes held, by entry
 };
 
 }  // namespace ptxbench

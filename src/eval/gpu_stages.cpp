@@ -125,42 +125,36 @@ std::string stops_the_rest(const StageResult& stage) {
   return "";
 }
 
-// The stricter of two uses (gpu_gate.h: each excludes what the one before it does, and more).
-GpuGate::Use stricter(GpuGate::Use a, GpuGate::Use b) {
-  return static_cast<int>(a) > static_cast<int>(b) ? a : b;
-}
-
-// Results of stages run together, and whether another evaluation's stage held the gate beside them.
-struct RanTogether {
-  std::vector<StageResult> results;
+// A stage's result, and whether another evaluation's stage held the gate beside it.
+struct Ran {
+  StageResult result;
   bool overlapped = false;
 };
 
-// Runs `stages` at once (each but the first in a thread of its own), through the gate when the GPU is shared,
-// under the stricter of their uses.
-RanTogether run_together(const std::vector<const GpuStage*>& stages, StageContext& context) {
-  const auto run_all = [&] {
-    std::vector<std::future<StageResult>> beside;
-    for (size_t i = 1; i < stages.size(); ++i)
-      beside.push_back(std::async(std::launch::async, stages[i]->run, std::ref(context)));
-    std::vector<StageResult> results{stages[0]->run(context)};
-    for (auto& result : beside) results.push_back(result.get());
-    return results;
+// Runs `stages` at once (each but the first in a thread of its own), each through the gate under its own use
+// when the GPU is shared: the profiler is held only while the instruction stage runs, and a sanitize stage
+// beside it still runs beside the other evaluations' (a SIMT solution's takes up to two minutes).
+std::vector<Ran> run_together(const std::vector<const GpuStage*>& stages, StageContext& context) {
+  const auto run = [&context](const GpuStage* stage) {
+    GpuGate* gate = context.tools.gate;
+    if (!gate) return Ran{stage->run(context)};
+    const GpuGate::Pass pass = gate->enter(stage->use(context.tools), &context);
+    Ran ran{stage->run(context)};
+    ran.overlapped = pass.overlapped();
+    return ran;
   };
-  GpuGate* gate = context.tools.gate;
-  if (!gate) return {run_all()};
-  GpuGate::Use use = GpuGate::Use::shared;
-  for (const GpuStage* stage : stages) use = stricter(use, stage->use(context.tools));
-  const GpuGate::Pass pass = gate->enter(use);
-  RanTogether ran{run_all()};
-  ran.overlapped = pass.overlapped();
+  std::vector<std::future<Ran>> beside;
+  for (size_t i = 1; i < stages.size(); ++i) beside.push_back(std::async(std::launch::async, run, stages[i]));
+  std::vector<Ran> ran{run(stages[0])};
+  for (auto& result : beside) ran.push_back(result.get());
   return ran;
 }
 
 // A result that the sharing with another evaluation may have caused (rerun_alone_because) is set aside, and
 // the stage run again with the GPU alone decides. The stages of one evaluation started together are no
-// reason to run again: neither's work slows the other's for longer than its own few seconds, and a solution
-// that hangs under both tools hangs alone as well.
+// reason to run again (the gate does not count them: GpuGate::Pass::overlapped): neither's work slows the
+// other's for longer than its own few seconds, and a solution that hangs under both tools hangs alone as
+// well.
 StageResult settled(const GpuStage& stage, StageResult result, bool overlapped, StageContext& context) {
   const std::string because = rerun_alone_because(result, overlapped);
   if (because.empty() || !context.tools.gate) return result;
@@ -234,7 +228,7 @@ void run_gpu_stages(const CompileResult& compiled, const Task& task, const GpuTo
     return std::nullopt;
   };
   // The stages that started with an earlier one, until their place in the order.
-  std::map<std::string, std::pair<StageResult, bool>> early;  // by name: the result, and overlapped
+  std::map<std::string, Ran> early;
   for (const GpuStage& stage : kGpuStages) {
     std::optional<StageResult> result = not_run(stage);
     const auto started = early.find(stage.name);
@@ -246,20 +240,19 @@ void run_gpu_stages(const CompileResult& compiled, const Task& task, const GpuTo
       continue;
     }
     if (started != early.end()) {
-      StageResult ran = std::move(started->second.first);
-      if (!ran.details.is_object()) ran.details = json::object();
-      ran.details["started_with"] = stage.starts_with;  // their seconds overlap (a rerun alone says nothing)
-      result = settled(stage, std::move(ran), started->second.second, context);
+      Ran& ran = started->second;
+      if (!ran.result.details.is_object()) ran.result.details = json::object();
+      ran.result.details["started_with"] = stage.starts_with;  // their seconds overlap (a rerun alone: not)
+      result = settled(stage, std::move(ran.result), ran.overlapped, context);
     } else {
       std::vector<const GpuStage*> together{&stage};
       for (const GpuStage& later : kGpuStages)
         if (later.starts_with && later.starts_with == std::string_view(stage.name) &&
             later.use(tools) != GpuGate::Use::alone && !not_run(later))
           together.push_back(&later);
-      RanTogether ran = run_together(together, context);
-      result = settled(stage, std::move(ran.results[0]), ran.overlapped, context);
-      for (size_t i = 1; i < together.size(); ++i)
-        early.emplace(together[i]->name, std::pair{std::move(ran.results[i]), ran.overlapped});
+      std::vector<Ran> ran = run_together(together, context);
+      result = settled(stage, std::move(ran[0].result), ran[0].overlapped, context);
+      for (size_t i = 1; i < together.size(); ++i) early.emplace(together[i]->name, std::move(ran[i]));
     }
     stopped = stops_the_rest(*result);
     if (!result->details.is_object()) result->details = json::object();

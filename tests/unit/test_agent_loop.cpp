@@ -689,6 +689,23 @@ TEST(GpuGate, SharedStagesOverlapAndAStageAloneHasTheGpuToItself) {
   EXPECT_FALSE(lone.overlapped());
 }
 
+// Stages of one owner (an evaluation's, run beside each other on purpose) do not overlap each other; another
+// owner's stage overlaps them all.
+TEST(GpuGate, OnlyAnotherOwnersStageOverlaps) {
+  GpuGate gate;
+  const int first_evaluation = 0, second_evaluation = 0;
+  auto sanitize = std::make_unique<GpuGate::Pass>(gate.enter(GpuGate::Use::shared, &first_evaluation));
+  auto profile = std::make_unique<GpuGate::Pass>(gate.enter(GpuGate::Use::profiler, &first_evaluation));
+  EXPECT_FALSE(sanitize->overlapped());
+  EXPECT_FALSE(profile->overlapped());
+  {
+    const GpuGate::Pass other = gate.enter(GpuGate::Use::shared, &second_evaluation);
+    EXPECT_TRUE(other.overlapped());
+  }
+  EXPECT_TRUE(sanitize->overlapped());
+  EXPECT_TRUE(profile->overlapped());
+}
+
 // The profiler runs beside shared stages, one at a time, and never beside a stage alone.
 TEST(GpuGate, TheProfilerRunsBesideSharedStagesButAloneOfItsKind) {
   GpuGate gate;

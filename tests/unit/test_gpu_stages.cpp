@@ -1330,6 +1330,24 @@ TEST(GpuStages, AStageThatStopsTheRestSetsAsideTheInstructionStageThatStartedBes
   EXPECT_FALSE(instructions.details.contains("launches"));
 }
 
+// On a shared GPU the two stages pass the gate each under its own use, and neither counts as the other's
+// sharing: a sanitize stage that timed out beside its own instruction stage (memcheck hanging beside the
+// other tools and alone) is not run a third time.
+TEST(GpuStages, StagesStartedTogetherAreNoSharingToRunAgainFor) {
+  GpuGate gate;
+  const Verdict verdict = stages_with_fake_tools(kProfiled, {.stages = {"sanitize", "instructions"},
+                                                             .ncu_csv = kFullCsv,
+                                                             .compiled_kernels = {"_Z4gemmPK13__nv_bfloat16"},
+                                                             .sass = full_sass(),
+                                                             .gate = &gate,
+                                                             .limit_s = 5,
+                                                             .memcheck_hangs = 2});
+  const StageResult& sanitize = stage_named(verdict, "sanitize");
+  EXPECT_EQ(sanitize.status, StageStatus::timeout) << sanitize.message;
+  EXPECT_FALSE(sanitize.details.contains("timed_out_sharing_the_gpu")) << sanitize.details.dump();
+  EXPECT_EQ(stage_named(verdict, "instructions").message, "not run: the sanitize stage timed out");
+}
+
 TEST(GpuStages, StagesNotRequestedAreSkippedAsSuch) {
   const json passed =
       json::parse(R"({"protocol": 1, "mode": "check", "status": "passed", "message": "all passed",
