@@ -52,9 +52,10 @@ int positive_int_dim(const ShapeSpec& shape, const char* name) {
 
 namespace {
 
-// Fills with 0xFF bytes: NaN in bf16 (0xFFFF) and fp32 (0xFFFFFFFF), so an element not written fails.
+// Fills with kPoisonByte (kernels.h), so that an element not written fails.
 void poison(DeviceBuffer& buffer, cudaStream_t stream) {
-  if (buffer.get() != nullptr) PTXBENCH_CUDA(cudaMemsetAsync(buffer.get(), 0xFF, buffer.bytes(), stream));
+  if (buffer.get() != nullptr)
+    PTXBENCH_CUDA(cudaMemsetAsync(buffer.get(), kPoisonByte, buffer.bytes(), stream));
 }
 
 size_t element_bytes(const TensorSpec& tensor) {

@@ -52,6 +52,11 @@ void launch_clock_probe(uint64_t nanoseconds, unsigned long long* out, cudaStrea
 // `stream`.
 uint64_t count_differences(const void* a, const void* b, size_t bytes, int elem_bytes, cudaStream_t stream);
 
+// The byte every output is filled with before a call (TaskFamily::poison_outputs): every element then a NaN
+// (0xFFFF in bf16, 0xFFFFFFFF in fp32) that no arithmetic writes, so an element the call did not write fails
+// its comparison, and is told from a computed NaN (0x7FFF...) where a sample leaves it uncompared.
+inline constexpr uint8_t kPoisonByte = 0xFF;
+
 // Bytes of [bytes, bytes + n) that are not `value`. Synchronises `stream`.
 uint64_t count_bytes_other_than(const void* bytes, size_t n, uint8_t value, cudaStream_t stream);
 
