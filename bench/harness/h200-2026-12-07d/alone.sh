@@ -1,0 +1,18 @@
+# Sourced by this folder's call scripts (after env.sh): references_alone LIMIT runs the CUDA references alone
+# (--gpu-share 1) on call W's 9 tasks within LIMIT seconds, into $OUT/alone.txt, with their stage times
+# (stage_times.py, its `gpu` column and the time stage's steps) in $OUT/stage-times-alone.txt.
+references_alone() {
+  local gemm='gemm-bf16-n4096-k4096-sm90a gemm-bf16-n7168-k5120-sm90a gemm-bf16-n4096-k14336-sm90a'
+  local fwd='attention-fwd-d64-sm90a attention-fwd-d128-sm90a attention-fwd-d128-causal-sm90a'
+  local bwd='attention-bwd-d64-sm90a attention-bwd-d128-sm90a attention-bwd-d64-causal-sm90a'
+  timeout -s INT "$1" ptxbench run --solutions solutions --gpu-share 1 --only 'reference/*.cu' \
+    --tasks "$(echo $gemm $fwd $bwd | tr ' ' ,)" > "$OUT/alone.txt" 2>&1
+  echo "== stages alone: exit $? at $SECONDS s"
+  grep -E "evaluations in run|as expected: no" "$OUT/alone.txt" | cut -c1-200
+  local run
+  run=$(sed -n 's/^run \([0-9]*\)[ :].*/\1/p' "$OUT/alone.txt" | head -1)
+  python3 bench/harness/stage_times.py "$PTXBENCH_DATA/ptxbench.db" --run "$run" > "$OUT/stage-times-alone.txt" 2>&1
+  grep -E "^ +[0-9]+ " "$OUT/stage-times-alone.txt" | sed 's/, compile.*//' | cut -c1-140
+  grep -E "time:" "$OUT/stage-times-alone.txt" | sed 's/.*checked_calls/checked_calls/' | cut -c1-300
+  grep -E "^(sanitize|correct|instructions|time|gpu stages) " "$OUT/stage-times-alone.txt"
+}
