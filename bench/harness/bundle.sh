@@ -27,9 +27,11 @@ ldd "$dest"/bin/* | awk '/=> \// {print $1, $3}' | sort -u | while read -r name 
       ;;
   esac
 done
-# The commit the binaries were built from ("-dirty": with changes to the code beside it), which a record names.
-commit=$(git rev-parse --short=12 HEAD)
-[[ -z $(git status --porcelain -- src include kits arch tasks baselines CMakeLists.txt) ]] || commit+=-dirty
+# The commit the binaries were built from, which a record names: the last one that changed the code they are
+# built from, so that a record goes on across commits of other files ("-dirty": with changes to that code).
+code=(src include kits arch tasks baselines CMakeLists.txt)
+commit=$(git log -1 --format=%H -- "${code[@]}" | cut -c1-12)
+[[ -z $(git status --porcelain -- "${code[@]}") ]] || commit+=-dirty
 echo "$commit" > "$dest/commit"
 du -sh "$dest"
 ls "$dest/bin" "$dest/lib"
