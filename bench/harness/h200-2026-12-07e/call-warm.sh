@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 32, branch baseline-warm (not merged; prepared 2026-12-07, fourteenth session): the attention baseline's
 # process makes its first call beside the check (runner/main.cpp, warm_up_baseline), so that the time stage's
-# setup loses the 0.6-2.4 s of that call's one-time work (README.md here). The branch's binaries bundled in
+# setup loses the 0.6-2.4 s of that call's one-time work (README.md here; the branch's change is
+# baseline-warm.patch here, for a checkout without the branch: git apply). The branch's binaries bundled in
 # .device/warm (from its worktree: scripts/build, then bench/harness/bundle.sh PATH/.device/warm), main's
 # in .device; each run on the same machine:
 #   1. the runner's GPU tests with the branch's runner;
