@@ -7,8 +7,6 @@
 # in .device; each run on the same machine:
 #   1. the runner's GPU tests with the branch's runner;
 #   2. the 9 references alone with main's binaries, then with the branch's: stage times, setup_s;
-#   3. the time stage alone (--stages time: the runner's time mode, where the baseline opens without a check
-#      beside it, the path the branch leaves as it was) on the d64 forward and backward, with the branch's.
 source bench/harness/h200-2026-12-05/env.sh
 source bench/harness/h200-2026-12-07d/alone.sh
 (OUT=$OUT/main; mkdir -p "$OUT"; references_alone 200)
@@ -16,8 +14,3 @@ export PATH=$PWD/.device/warm/bin:$PATH LD_LIBRARY_PATH=$PWD/.device/warm/lib PT
 timeout 170 bash tests/gpu/runner/run.sh > "$OUT/runner-tests.txt" 2>&1
 echo "== runner tests (branch): exit $? at $SECONDS s"; grep -E "^FAIL|summary" "$OUT/runner-tests.txt" | cut -c1-300
 (OUT=$OUT/warm; mkdir -p "$OUT"; references_alone 200)
-for task in attention-fwd-d64-sm90a attention-bwd-d64-sm90a; do
-  solution=solutions/reference/$([[ $task == *fwd* ]] && echo attention_forward_sm90a.cu || echo attention_backward_sm90a.cu)
-  timeout 60 ptxbench eval "$solution" --task "$task" --stages time --json > "$OUT/time-alone-$task.json" 2>&1
-  echo "== $task, the time stage alone (branch): exit $?"
-done
