@@ -6,7 +6,8 @@
 # .device/warm (from its worktree: scripts/build, then bench/harness/bundle.sh PATH/.device/warm), main's
 # in .device; each run on the same machine:
 #   1. the runner's GPU tests with the branch's runner;
-#   2. the 9 references alone with main's binaries, then with the branch's: stage times, setup_s;
+#   2. the 9 references alone with main's binaries, then with the branch's: stage times, setup_s. At most
+#      570 s (each part under a timeout); about 4-5 minutes expected.
 source bench/harness/h200-2026-12-05/env.sh
 source bench/harness/h200-2026-12-07d/alone.sh
 (OUT=$OUT/main; mkdir -p "$OUT"; references_alone 200)
