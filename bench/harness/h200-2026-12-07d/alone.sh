@@ -1,6 +1,14 @@
-# Sourced by this folder's call scripts (after env.sh): references_alone LIMIT runs the CUDA references alone
-# (--gpu-share 1) on call W's 9 tasks within LIMIT seconds, into $OUT/alone.txt, with their stage times
-# (stage_times.py, its `gpu` column and the time stage's steps) in $OUT/stage-times-alone.txt.
+# Sourced by the call scripts of this folder and the next (after env.sh):
+#   references_alone LIMIT runs the CUDA references alone (--gpu-share 1) on call W's 9 tasks within LIMIT
+#     seconds, into $OUT/alone.txt, with their stage times (stage_times.py, its `gpu` column and the time
+#     stage's steps) in $OUT/stage-times-alone.txt;
+#   runner_tests LIMIT runs the runner's GPU tests (tests/gpu/runner/run.sh, with $PTXBENCH_RUNNER) within LIMIT
+#     seconds, into $OUT/runner-tests.txt, and prints its failures and summary.
+runner_tests() {
+  timeout "$1" bash tests/gpu/runner/run.sh > "$OUT/runner-tests.txt" 2>&1
+  echo "== runner tests: exit $? at $SECONDS s"
+  grep -E "^FAIL|summary" "$OUT/runner-tests.txt" | cut -c1-300
+}
 references_alone() {
   local gemm='gemm-bf16-n4096-k4096-sm90a gemm-bf16-n7168-k5120-sm90a gemm-bf16-n4096-k14336-sm90a'
   local fwd='attention-fwd-d64-sm90a attention-fwd-d128-sm90a attention-fwd-d128-causal-sm90a'

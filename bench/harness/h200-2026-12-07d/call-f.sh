@@ -6,9 +6,8 @@
 #      loop goes);
 #   3. the causal backward reference 10 times, each run's time beside where its buffers lay (placement).
 source bench/harness/h200-2026-12-05/env.sh
-timeout 200 bash tests/gpu/runner/run.sh > "$OUT/runner-tests.txt" 2>&1
-echo "== runner tests: exit $? at $SECONDS s"; grep -E "^FAIL|summary" "$OUT/runner-tests.txt" | cut -c1-300
 source bench/harness/h200-2026-12-07d/alone.sh
+runner_tests 200
 references_alone 200
 (OUT=$OUT/spread timeout 180 bash bench/time-stage/spread.sh 10 solutions/reference/attention_backward_sm90a.cu \
   attention-bwd-d64-causal-sm90a)

@@ -9,6 +9,6 @@
 source bench/harness/h200-2026-12-05/env.sh
 trap - EXIT  # record.sh's own keep_store packs this call's files too, its store beside them
 call_s=${CALL_S:-580}
-timeout 170 bash tests/gpu/runner/run.sh > "$OUT/runner-tests.txt" 2>&1
-echo "== runner tests: exit $? at $SECONDS s"; grep -E "^FAIL|summary" "$OUT/runner-tests.txt" | cut -c1-300
+source bench/harness/h200-2026-12-07d/alone.sh
+runner_tests 170
 DEADLINE=$((call_s - SECONDS)) bash bench/harness/record.sh shipped

@@ -12,6 +12,5 @@ source bench/harness/h200-2026-12-05/env.sh
 source bench/harness/h200-2026-12-07d/alone.sh
 (OUT=$OUT/main; mkdir -p "$OUT"; references_alone 200)
 export PATH=$PWD/.device/warm/bin:$PATH LD_LIBRARY_PATH=$PWD/.device/warm/lib PTXBENCH_RUNNER=.device/warm/bin/ptxbench-runner
-timeout 170 bash tests/gpu/runner/run.sh > "$OUT/runner-tests.txt" 2>&1
-echo "== runner tests (branch): exit $? at $SECONDS s"; grep -E "^FAIL|summary" "$OUT/runner-tests.txt" | cut -c1-300
+runner_tests 170
 (OUT=$OUT/warm; mkdir -p "$OUT"; references_alone 200)
