@@ -17,7 +17,7 @@ for task in "$@"; do
   python3 - "$out" "$task" "$(basename "$solution")" "$runs" <<'PY'
 import json, statistics, sys
 out, task, solution, runs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-speedups, times, baselines, placements = [], [], [], []
+speedups, times, baselines, placements, clocks = [], [], [], [], []
 for i in range(1, runs + 1):
     try:
         v = json.load(open(f"{out}/{task}-{solution}-{i}.json"))
@@ -30,15 +30,17 @@ for i in range(1, runs + 1):
         times.append(d["solution"]["event_us"]["median"])
         baselines.append(d["baseline"]["event_us"]["median"])
         placements.append(d.get("placement") or {})
+        clocks.append((d.get("sm_clock_during_mhz") or {}).get("median"))
 if len(speedups) < 2:
     print(f"{task:40s} {solution:28s} {len(speedups)} speedups of {runs}: no spread")
     sys.exit()
 spread = lambda xs: (max(xs) - min(xs)) / statistics.median(xs) * 100
 print(f"{task:40s} {solution:28s} speedups {' '.join(f'{s:.3f}' for s in speedups)}: spread {spread(speedups):.1f}% "
       f"(solution us {spread(times):.1f}%, baseline us {spread(baselines):.1f}%)")
-# Each run's solution time beside where its buffers lay (their offsets modulo 4 KiB), where the verdict says.
-for us, placement in zip(times, placements):
+# Each run's solution time beside the SM clock after its calls (median) and where its buffers lay (each one's
+# offset in its allocation, in bytes), where the verdict says.
+for us, mhz, placement in zip(times, clocks, placements):
     if placement:
-        print(f"    {us:10.1f} us  " + " ".join(f"{k} {v % 4096}" for k, v in sorted(placement.items())))
+        print(f"    {us:10.1f} us  {mhz or 0:6.0f} MHz  " + " ".join(f"{k} {v}" for k, v in sorted(placement.items())))
 PY
 done
