@@ -2,34 +2,79 @@
 // tell placement from drift (its first placement, timed again last, took 11% more:
 // ../harness/h200-2026-12-06d/). Here the placements take turns call by call: call i uses placement i % 8, so
 // drift hits every placement alike, and after each call the time stage's own probe measures the SM clock
-// (runner/kernels.h, launch_clock_probe). The reference GEMM at gemm-bf16-n4096-k4096's main shape (M 8192),
-// on inputs of the runner's generator, each call after a 256 MiB flush. Prints, per placement, the median of
-// its calls in the first and the second half of the run and of all of them, and the clock; then the spread of
-// the placements' medians. Run it in several processes (placement_interleaved.sh): if one process's
-// placements spread as much as the processes' overall medians do (1-5%), placement is the cause of the
-// per-process spread. Built and run by placement_interleaved.sh, with the runner's src/runner/kernels.cu:
+// (runner/kernels.h, launch_clock_probe). Each buffer lies at a 256-byte-aligned offset of its own 1 GiB
+// region, drawn from the seed; inputs of the runner's generator; each call after a 256 MiB flush. Prints, per
+// placement, the median of its calls in the first and the second half of the run and of all of them, and the
+// clock; then the spread of the placements' medians. Run it in several processes (placement_interleaved.sh):
+// if one process's placements spread as much as the processes' overall medians do, placement is the cause of
+// the per-process spread; if two processes of the same seed differ as much, something else of the process is.
+// The workload, chosen when built (placement_interleaved.sh):
+//   default                 the reference GEMM at gemm-bf16-n4096-k4096's main shape (M 8192);
+//   -DPROBE_BACKWARD_CAUSAL the reference backward at attention-bwd-d64-causal's main shape (B 4, H 32,
+//                           S 4096, D 64), its workspace a buffer of its own.
+// Built and run by placement_interleaved.sh, with the runner's src/runner/kernels.cu:
 // placement_interleaved [seed]
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
 #include <vector>
 
+#ifdef PROBE_BACKWARD_CAUSAL
+#include "../../solutions/reference/attention_backward_sm90a.cu"
+#else
 #include "../../solutions/reference/gemm_bf16_sm90a.cu"
+#endif
 #include "runner/kernels.h"
 #include "runner/statistics.h"
 #include "runner/timing_rules.h"
 
 using ptxbench::runner::median;
 
+namespace {
+
+#ifdef PROBE_BACKWARD_CAUSAL
+constexpr int B = 4, H = 32, S = 4096, D = 64;
+constexpr size_t kTensor = size_t(B) * S * H * D * 2;  // Q, K, V, O, dO, dQ, dK, dV: bf16 [B][S][H][D]
+// Buffers: Q K V O dO (inputs), LSE, dQ dK dV (outputs), workspace.
+const std::vector<size_t> kBytes = {kTensor,
+                                    kTensor,
+                                    kTensor,
+                                    kTensor,
+                                    kTensor,
+                                    size_t(B) * H * S * 4,
+                                    kTensor,
+                                    kTensor,
+                                    kTensor,
+                                    ptxbench_attention_backward_workspace_bytes(B, H, H, S, S, D, 1)};
+constexpr int kInputs = 5;
+int call(const std::vector<uint8_t*>& b) {
+  const auto bf = [&](int i) { return reinterpret_cast<__nv_bfloat16*>(b[i]); };
+  return ptxbench_attention_backward_bf16(bf(0), bf(1), bf(2), bf(3), reinterpret_cast<float*>(b[5]), bf(4),
+                                          bf(6), bf(7), bf(8), b[9], B, H, H, S, S, D, 1.0f / std::sqrt(float(D)),
+                                          1, nullptr);
+}
+#else
+constexpr int M = 8192, N = 4096, K = 4096;
+const std::vector<size_t> kBytes = {size_t(M) * K * 2, size_t(N) * K * 2, size_t(M) * N * 2};  // A, B, C
+constexpr int kInputs = 2;
+int call(const std::vector<uint8_t*>& b) {
+  return ptxbench_gemm_bf16(reinterpret_cast<__nv_bfloat16*>(b[0]), reinterpret_cast<__nv_bfloat16*>(b[1]),
+                            reinterpret_cast<__nv_bfloat16*>(b[2]), M, N, K, nullptr);
+}
+#endif
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  const int M = 8192, N = 4096, K = 4096, kPlacements = 8, kRounds = 40, kWarmup = 2;
-  const size_t a_bytes = size_t(M) * K * 2, b_bytes = size_t(N) * K * 2, c_bytes = size_t(M) * N * 2;
+  const int kPlacements = 8, kRounds = 40, kWarmup = 2;
   const size_t region = size_t(1) << 30;  // each buffer somewhere in a 1 GiB region of its own
+  const size_t buffers = kBytes.size();
   uint8_t* pool = nullptr;
-  if (cudaMalloc(&pool, 3 * region) != cudaSuccess) return 1;
+  if (cudaMalloc(&pool, buffers * region) != cudaSuccess) return 1;
   uint8_t* flush = nullptr;
   const size_t flush_bytes = size_t(256) << 20;
   unsigned long long* clock = nullptr;
@@ -42,26 +87,26 @@ int main(int argc, char** argv) {
   std::mt19937_64 rng(argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 42);
   const auto offset = [&](size_t bytes) { return (rng() % ((region - bytes) / 256)) * 256; };
   struct Placement {
-    __nv_bfloat16 *a, *b, *c;
+    std::vector<uint8_t*> buffers;
     std::vector<double> us, mhz;
   };
-  std::vector<Placement> placements;
-  for (int p = 0; p < kPlacements; ++p) {
-    Placement placement{reinterpret_cast<__nv_bfloat16*>(pool + offset(a_bytes)),
-                        reinterpret_cast<__nv_bfloat16*>(pool + region + offset(b_bytes)),
-                        reinterpret_cast<__nv_bfloat16*>(pool + 2 * region + offset(c_bytes)),
-                        {},
-                        {}};
-    ptxbench::runner::fill_normal_bf16(placement.a, placement.a, int64_t(M) * K, 1, 1.0f, nullptr);
-    ptxbench::runner::fill_normal_bf16(placement.b, placement.b, int64_t(N) * K, 2, 1.0f, nullptr);
-    placements.push_back(placement);
+  std::vector<Placement> placements(kPlacements);
+  for (Placement& p : placements) {
+    for (size_t i = 0; i < buffers; ++i) {
+      p.buffers.push_back(pool + i * region + offset(kBytes[i]));
+      cudaMemset(p.buffers[i], 0, kBytes[i]);  // LSE 0 and zero outputs; the inputs are filled below
+      if (i < kInputs)
+        ptxbench::runner::fill_normal_bf16(reinterpret_cast<__nv_bfloat16*>(p.buffers[i]),
+                                           reinterpret_cast<__nv_bfloat16*>(p.buffers[i]),
+                                           int64_t(kBytes[i] / 2), i + 1, 1.0f, nullptr);
+    }
   }
   std::vector<double> all;
   for (int round = 0; round < kWarmup + kRounds; ++round) {
     for (Placement& p : placements) {
       cudaMemsetAsync(flush, round, flush_bytes);
       cudaEventRecord(start);
-      if (ptxbench_gemm_bf16(p.a, p.b, p.c, M, N, K, nullptr) != 0) {
+      if (call(p.buffers) != 0) {
         std::printf("the entry point returned non-zero\n");
         return 1;
       }

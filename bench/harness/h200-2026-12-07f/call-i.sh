@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Prepared 2026-12-07, fifteenth session: what owed item 21 wants of an H200, main's binaries of 40f8166 in
 # .device, at most 580 s:
+#   0. the interleaved placement probe on the causal backward, two processes for each of three seeds
+#      (bench/time-stage/placement_interleaved.sh): do its placements spread as its evaluations do?
 #   1. the causal backward reference 10 times, each run's time beside the SM clock after its calls and where
 #      its buffers lay (issue 32: is its 3.9% between processes the placement each evaluation draws?);
 #   2. the decode reference on the four decode tasks, every stage once and then correct and time twice more
@@ -13,6 +15,8 @@ spread() {  # spread LIMIT RUNS SOLUTION TASK
   (OUT=$OUT/spread timeout "$1" bash bench/time-stage/spread.sh "${@:2}") | tee -a "$OUT/spread.txt"
   echo "== spread of $3 on $4: at $SECONDS s"
 }
+timeout 90 bash bench/time-stage/placement_interleaved.sh backward-causal 1 1 2 2 3 3 | grep -E "==|all "
+echo "== placement probe: at $SECONDS s"
 spread 200 10 solutions/reference/attention_backward_sm90a.cu attention-bwd-d64-causal-sm90a
 decode=(attention-decode-gqa32x8-d128-p1-sm90a attention-decode-gqa32x4-d128-p64-sm90a
   attention-decode-gqa32x8-d128-p64-sm90a attention-decode-gqa64x8-d128-p64-sm90a)
