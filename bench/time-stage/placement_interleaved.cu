@@ -12,8 +12,15 @@
 //   default                 the reference GEMM at gemm-bf16-n4096-k4096's main shape (M 8192);
 //   -DPROBE_BACKWARD_CAUSAL the reference backward at attention-bwd-d64-causal's main shape (B 4, H 32,
 //                           S 4096, D 64), its workspace a buffer of its own.
-// Built and run by placement_interleaved.sh, with the runner's src/runner/kernels.cu:
-// placement_interleaved [seed]
+// INPUTS (the backward only; the GEMM's are always its generator's, fixed):
+//   zero-lse  random Q, K, V, O, dO and LSE 0 (P = exp(S): not the softmax the judge's inputs give);
+//   fixed     random Q, K, V, dO, and O and LSE from the runner's reference forward (the judge's kind of
+//             inputs), made once per placement;
+//   fresh     as fixed, made anew before every call from the round's key (the judge's timed calls each get
+//             fresh inputs): 10 rounds, the reference's seconds between the calls.
+// Built and run by placement_interleaved.sh, with the runner's src/runner/kernels.cu (and, for the backward,
+// attention_kernels.cu, cuBLAS):
+// placement_interleaved SEED [INPUTS]
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -21,10 +28,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <string>
 #include <vector>
 
 #ifdef PROBE_BACKWARD_CAUSAL
 #include "../../solutions/reference/attention_backward_sm90a.cu"
+#include "runner/attention_kernels.h"
 #else
 #include "../../solutions/reference/gemm_bf16_sm90a.cu"
 #endif
@@ -40,27 +49,50 @@ namespace {
 constexpr int B = 4, H = 32, S = 4096, D = 64;
 constexpr size_t kTensor = size_t(B) * S * H * D * 2;  // Q, K, V, O, dO, dQ, dK, dV: bf16 [B][S][H][D]
 // Buffers: Q K V O dO (inputs), LSE, dQ dK dV (outputs), workspace.
-const std::vector<size_t> kBytes = {kTensor,
-                                    kTensor,
-                                    kTensor,
-                                    kTensor,
-                                    kTensor,
-                                    size_t(B) * H * S * 4,
-                                    kTensor,
-                                    kTensor,
-                                    kTensor,
-                                    ptxbench_attention_backward_workspace_bytes(B, H, H, S, S, D, 1)};
-constexpr int kInputs = 5;
+const std::vector<size_t> kBytes = {
+    kTensor, kTensor,
+    kTensor, kTensor,
+    kTensor, size_t(B) * H* S * 4,
+    kTensor, kTensor,
+    kTensor, ptxbench_attention_backward_workspace_bytes(B, H, H, S, S, D, 1)};
+// Q, K, V, dO from `key`; O and LSE as INPUTS says (zero-lse: O random too, LSE as zeroed).
+void make_inputs(const std::vector<uint8_t*>& b, uint64_t key, const std::string& inputs, float* o32) {
+  const auto bf = [&](int i) { return reinterpret_cast<__nv_bfloat16*>(b[i]); };
+  for (int i : {0, 1, 2, 4})
+    ptxbench::runner::fill_normal_bf16(bf(i), bf(i), int64_t(kTensor / 2), key + i, 1.0f, nullptr);
+  if (inputs == "zero-lse") {
+    ptxbench::runner::fill_normal_bf16(bf(3), bf(3), int64_t(kTensor / 2), key + 3, 1.0f, nullptr);
+    return;
+  }
+  ptxbench::runner::AttentionDims dims{.b = B,
+                                       .hq = H,
+                                       .hkv = H,
+                                       .sq = S,
+                                       .sk = S,
+                                       .d = D,
+                                       .causal = true,
+                                       .scale = 1.0f / std::sqrt(float(D))};
+  ptxbench::runner::attention_forward_reference(dims, bf(0), bf(1), bf(2), o32,
+                                                reinterpret_cast<float*>(b[5]), nullptr,
+                                                ptxbench::runner::kAttentionScoreBlockBytes, true);
+  ptxbench::runner::round_to_bf16(o32, bf(3), bf(3), int64_t(kTensor / 2), nullptr);
+}
 int call(const std::vector<uint8_t*>& b) {
   const auto bf = [&](int i) { return reinterpret_cast<__nv_bfloat16*>(b[i]); };
   return ptxbench_attention_backward_bf16(bf(0), bf(1), bf(2), bf(3), reinterpret_cast<float*>(b[5]), bf(4),
-                                          bf(6), bf(7), bf(8), b[9], B, H, H, S, S, D, 1.0f / std::sqrt(float(D)),
-                                          1, nullptr);
+                                          bf(6), bf(7), bf(8), b[9], B, H, H, S, S, D,
+                                          1.0f / std::sqrt(float(D)), 1, nullptr);
 }
 #else
 constexpr int M = 8192, N = 4096, K = 4096;
 const std::vector<size_t> kBytes = {size_t(M) * K * 2, size_t(N) * K * 2, size_t(M) * N * 2};  // A, B, C
 constexpr int kInputs = 2;
+void make_inputs(const std::vector<uint8_t*>& b, uint64_t key, const std::string&, float*) {
+  for (int i = 0; i < kInputs; ++i)
+    ptxbench::runner::fill_normal_bf16(reinterpret_cast<__nv_bfloat16*>(b[i]),
+                                       reinterpret_cast<__nv_bfloat16*>(b[i]), int64_t(kBytes[i] / 2),
+                                       key + i, 1.0f, nullptr);
+}
 int call(const std::vector<uint8_t*>& b) {
   return ptxbench_gemm_bf16(reinterpret_cast<__nv_bfloat16*>(b[0]), reinterpret_cast<__nv_bfloat16*>(b[1]),
                             reinterpret_cast<__nv_bfloat16*>(b[2]), M, N, K, nullptr);
@@ -70,7 +102,13 @@ int call(const std::vector<uint8_t*>& b) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int kPlacements = 8, kRounds = 40, kWarmup = 2;
+  const std::string inputs = argc > 2 ? argv[2] : "zero-lse";
+  if (inputs != "zero-lse" && inputs != "fixed" && inputs != "fresh") {
+    std::printf("INPUTS: zero-lse, fixed or fresh\n");
+    return 2;
+  }
+  const bool fresh = inputs == "fresh";
+  const int kPlacements = 8, kRounds = fresh ? 10 : 40, kWarmup = 2;
   const size_t region = size_t(1) << 30;  // each buffer somewhere in a 1 GiB region of its own
   const size_t buffers = kBytes.size();
   uint8_t* pool = nullptr;
@@ -90,20 +128,20 @@ int main(int argc, char** argv) {
     std::vector<uint8_t*> buffers;
     std::vector<double> us, mhz;
   };
+  float* o32 = nullptr;  // the reference's fp32 O, before it is rounded to bf16
+  if (cudaMalloc(&o32, kBytes[0] * 2) != cudaSuccess) return 1;
   std::vector<Placement> placements(kPlacements);
   for (Placement& p : placements) {
     for (size_t i = 0; i < buffers; ++i) {
       p.buffers.push_back(pool + i * region + offset(kBytes[i]));
-      cudaMemset(p.buffers[i], 0, kBytes[i]);  // LSE 0 and zero outputs; the inputs are filled below
-      if (i < kInputs)
-        ptxbench::runner::fill_normal_bf16(reinterpret_cast<__nv_bfloat16*>(p.buffers[i]),
-                                           reinterpret_cast<__nv_bfloat16*>(p.buffers[i]),
-                                           int64_t(kBytes[i] / 2), i + 1, 1.0f, nullptr);
+      cudaMemset(p.buffers[i], 0, kBytes[i]);  // zero outputs (and LSE, with zero-lse)
     }
+    make_inputs(p.buffers, 1, inputs, o32);
   }
   std::vector<double> all;
   for (int round = 0; round < kWarmup + kRounds; ++round) {
     for (Placement& p : placements) {
+      if (fresh) make_inputs(p.buffers, 1000 * (round + 1), inputs, o32);
       cudaMemsetAsync(flush, round, flush_bytes);
       cudaEventRecord(start);
       if (call(p.buffers) != 0) {
