@@ -8,5 +8,5 @@ bash bench/harness/h200-2026-12-06e/decode_probe.sh 2>&1 | tee "$OUT/decode-prob
 echo "== decode probe: $((SECONDS - start)) s"
 # Issue 32: placements taking turns call by call in four processes (bench/time-stage/placement_interleaved.cu).
 start=$SECONDS
-bash bench/time-stage/placement_interleaved.sh 4 | grep -E "==|all "
+bash bench/time-stage/placement_interleaved.sh gemm 1 2 3 4 | grep -E "==|all "
 echo "== placement probe: $((SECONDS - start)) s"

@@ -35,5 +35,5 @@ for round in 1 2 3; do
 done
 echo "== chunks: $((SECONDS - start)) s"
 start=$SECONDS
-bash bench/time-stage/placement_interleaved.sh 4 | grep -E "==|all "
+bash bench/time-stage/placement_interleaved.sh gemm 1 2 3 4 | grep -E "==|all "
 echo "== placement probe: $((SECONDS - start)) s"
