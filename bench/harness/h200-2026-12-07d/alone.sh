@@ -3,7 +3,11 @@
 #     seconds, into $OUT/alone.txt, with their stage times (stage_times.py, its `gpu` column and the time
 #     stage's steps) in $OUT/stage-times-alone.txt;
 #   runner_tests LIMIT runs the runner's GPU tests (tests/gpu/runner/run.sh, with $PTXBENCH_RUNNER) within LIMIT
-#     seconds, into $OUT/runner-tests.txt, and prints its failures and summary.
+#     seconds, into $OUT/runner-tests.txt, and prints its failures and summary;
+#   against_main BUNDLE REFERENCES_LIMIT TESTS_LIMIT measures a branch's binaries, bundled in .device/BUNDLE,
+#     against main's in .device on one machine: the references alone with main's (into $OUT/main), then the
+#     runner's GPU tests with the branch's runner and the references alone with the branch's (into
+#     $OUT/BUNDLE).
 runner_tests() {
   timeout "$1" bash tests/gpu/runner/run.sh > "$OUT/runner-tests.txt" 2>&1
   echo "== runner tests: exit $? at $SECONDS s"
@@ -23,4 +27,16 @@ references_alone() {
   grep -E "^ +[0-9]+ " "$OUT/stage-times-alone.txt" | sed 's/, compile.*//' | cut -c1-140
   grep -E "time:" "$OUT/stage-times-alone.txt" | sed 's/.*checked_calls/checked_calls/' | cut -c1-300
   grep -E "^(sanitize|correct|instructions|time|gpu stages) " "$OUT/stage-times-alone.txt"
+}
+against_main() {
+  local bundle=$1 references_limit=$2 tests_limit=$3
+  (OUT=$OUT/main; mkdir -p "$OUT"; references_alone "$references_limit")
+  (
+    export PATH=$PWD/.device/$bundle/bin:$PATH LD_LIBRARY_PATH=$PWD/.device/$bundle/lib
+    export PTXBENCH_RUNNER=.device/$bundle/bin/ptxbench-runner
+    runner_tests "$tests_limit"
+    OUT=$OUT/$bundle
+    mkdir -p "$OUT"
+    references_alone "$references_limit"
+  )
 }

@@ -10,7 +10,4 @@
 #      570 s (each part under a timeout); about 4-5 minutes expected.
 source bench/harness/h200-2026-12-05/env.sh
 source bench/harness/h200-2026-12-07d/alone.sh
-(OUT=$OUT/main; mkdir -p "$OUT"; references_alone 200)
-export PATH=$PWD/.device/warm/bin:$PATH LD_LIBRARY_PATH=$PWD/.device/warm/lib PTXBENCH_RUNNER=.device/warm/bin/ptxbench-runner
-runner_tests 170
-(OUT=$OUT/warm; mkdir -p "$OUT"; references_alone 200)
+against_main warm 200 170

@@ -12,15 +12,7 @@ source bench/harness/h200-2026-12-07d/alone.sh
 source bench/harness/share.sh
 timeout 90 bash bench/time-stage/placement_interleaved.sh backward-causal 1 1 2 2 3 3 | grep -E "==|all "
 echo "== placement probe: at $SECONDS s"
-(OUT=$OUT/main; mkdir -p "$OUT"; references_alone 140)
-(
-  export PATH=$PWD/.device/warm/bin:$PATH LD_LIBRARY_PATH=$PWD/.device/warm/lib
-  export PTXBENCH_RUNNER=.device/warm/bin/ptxbench-runner
-  runner_tests 150
-  OUT=$OUT/warm
-  mkdir -p "$OUT"
-  references_alone 140
-)
+against_main warm 140 150
 decode=(attention-decode-gqa32x4-d128-p64-sm90a attention-decode-gqa32x8-d128-p64-sm90a
   attention-decode-gqa64x8-d128-p64-sm90a attention-decode-gqa32x8-d128-p1-sm90a)
 for task in "${decode[@]}"; do

@@ -11,15 +11,7 @@
 #      step): INPUTS=fixed and INPUTS=fresh, two processes each.
 source bench/harness/h200-2026-12-05/env.sh
 source bench/harness/h200-2026-12-07d/alone.sh
-(OUT=$OUT/main; mkdir -p "$OUT"; references_alone 150)
-(
-  export PATH=$PWD/.device/prestart/bin:$PATH LD_LIBRARY_PATH=$PWD/.device/prestart/lib
-  export PTXBENCH_RUNNER=.device/prestart/bin/ptxbench-runner
-  runner_tests 150
-  OUT=$OUT/prestart
-  mkdir -p "$OUT"
-  references_alone 150
-)
+against_main prestart 150 150
 for inputs in fixed fresh; do
   ((SECONDS < 480)) && INPUTS=$inputs timeout 90 bash bench/time-stage/placement_interleaved.sh backward-causal 1 2 |
     grep -E "==|all "
