@@ -55,8 +55,9 @@ const std::vector<size_t> kBytes = {
     kTensor, size_t(B) * H* S * 4,
     kTensor, kTensor,
     kTensor, ptxbench_attention_backward_workspace_bytes(B, H, H, S, S, D, 1)};
+const float kScale = 1.0f / std::sqrt(float(D));
 // Q, K, V, dO from `key`; O and LSE as INPUTS says (zero-lse: O random too, LSE as zeroed).
-void make_inputs(const std::vector<uint8_t*>& b, uint64_t key, const std::string& inputs, float* o32) {
+void make_inputs(const std::vector<uint8_t*>& b, uint64_t key, const std::string& inputs) {
   const auto bf = [&](int i) { return reinterpret_cast<__nv_bfloat16*>(b[i]); };
   for (int i : {0, 1, 2, 4})
     ptxbench::runner::fill_normal_bf16(bf(i), bf(i), int64_t(kTensor / 2), key + i, 1.0f, nullptr);
@@ -64,14 +65,12 @@ void make_inputs(const std::vector<uint8_t*>& b, uint64_t key, const std::string
     ptxbench::runner::fill_normal_bf16(bf(3), bf(3), int64_t(kTensor / 2), key + 3, 1.0f, nullptr);
     return;
   }
-  ptxbench::runner::AttentionDims dims{.b = B,
-                                       .hq = H,
-                                       .hkv = H,
-                                       .sq = S,
-                                       .sk = S,
-                                       .d = D,
-                                       .causal = true,
-                                       .scale = 1.0f / std::sqrt(float(D))};
+  ptxbench::runner::AttentionDims dims{
+      .b = B, .hq = H, .hkv = H, .sq = S, .sk = S, .d = D, .causal = true, .scale = kScale};
+  static float* const o32 = [] {  // the reference's fp32 O, before it is rounded to bf16
+    float* o = nullptr;
+    return cudaMalloc(&o, kTensor * 2) == cudaSuccess ? o : nullptr;
+  }();
   ptxbench::runner::attention_forward_reference(dims, bf(0), bf(1), bf(2), o32,
                                                 reinterpret_cast<float*>(b[5]), nullptr,
                                                 ptxbench::runner::kAttentionScoreBlockBytes, true);
@@ -80,14 +79,13 @@ void make_inputs(const std::vector<uint8_t*>& b, uint64_t key, const std::string
 int call(const std::vector<uint8_t*>& b) {
   const auto bf = [&](int i) { return reinterpret_cast<__nv_bfloat16*>(b[i]); };
   return ptxbench_attention_backward_bf16(bf(0), bf(1), bf(2), bf(3), reinterpret_cast<float*>(b[5]), bf(4),
-                                          bf(6), bf(7), bf(8), b[9], B, H, H, S, S, D,
-                                          1.0f / std::sqrt(float(D)), 1, nullptr);
+                                          bf(6), bf(7), bf(8), b[9], B, H, H, S, S, D, kScale, 1, nullptr);
 }
 #else
 constexpr int M = 8192, N = 4096, K = 4096;
 const std::vector<size_t> kBytes = {size_t(M) * K * 2, size_t(N) * K * 2, size_t(M) * N * 2};  // A, B, C
 constexpr int kInputs = 2;
-void make_inputs(const std::vector<uint8_t*>& b, uint64_t key, const std::string&, float*) {
+void make_inputs(const std::vector<uint8_t*>& b, uint64_t key, const std::string&) {
   for (int i = 0; i < kInputs; ++i)
     ptxbench::runner::fill_normal_bf16(reinterpret_cast<__nv_bfloat16*>(b[i]),
                                        reinterpret_cast<__nv_bfloat16*>(b[i]), int64_t(kBytes[i] / 2),
@@ -128,20 +126,18 @@ int main(int argc, char** argv) {
     std::vector<uint8_t*> buffers;
     std::vector<double> us, mhz;
   };
-  float* o32 = nullptr;  // the reference's fp32 O, before it is rounded to bf16
-  if (cudaMalloc(&o32, kBytes[0] * 2) != cudaSuccess) return 1;
   std::vector<Placement> placements(kPlacements);
   for (Placement& p : placements) {
     for (size_t i = 0; i < buffers; ++i) {
       p.buffers.push_back(pool + i * region + offset(kBytes[i]));
       cudaMemset(p.buffers[i], 0, kBytes[i]);  // zero outputs (and LSE, with zero-lse)
     }
-    make_inputs(p.buffers, 1, inputs, o32);
+    make_inputs(p.buffers, 1, inputs);
   }
   std::vector<double> all;
   for (int round = 0; round < kWarmup + kRounds; ++round) {
     for (Placement& p : placements) {
-      if (fresh) make_inputs(p.buffers, 1000 * (round + 1), inputs, o32);
+      if (fresh) make_inputs(p.buffers, 1000 * (round + 1), inputs);
       cudaMemsetAsync(flush, round, flush_bytes);
       cudaEventRecord(start);
       if (call(p.buffers) != 0) {
